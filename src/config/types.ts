@@ -1,0 +1,65 @@
+/**
+ * Normalized, validated service config as returned by `parseServiceConfig`.
+ * Durations are in milliseconds; status codes are numeric `grpc.status` values.
+ */
+
+/** A `name` entry of a methodConfig. Empty strings, null and absent all normalize to `undefined`. */
+export interface MethodName {
+  readonly service?: string;
+  readonly method?: string;
+}
+
+/** A6 retryPolicy, normalized. `maxAttempts` is as written in the config (not yet clamped). */
+export interface RetryPolicy {
+  readonly kind: 'retry';
+  readonly maxAttempts: number;
+  readonly initialBackoffMs: number;
+  readonly maxBackoffMs: number;
+  readonly backoffMultiplier: number;
+  readonly retryableStatusCodes: readonly number[];
+}
+
+/** A6 hedgingPolicy, normalized. `hedgingDelayMs` is 0 when the field was absent or "0s". */
+export interface HedgingPolicy {
+  readonly kind: 'hedging';
+  readonly maxAttempts: number;
+  readonly hedgingDelayMs: number;
+  readonly nonFatalStatusCodes: readonly number[];
+}
+
+/** The policy a call runs under. */
+export type CallPolicy = RetryPolicy | HedgingPolicy;
+
+/** One `methodConfig[]` entry, normalized. */
+export interface MethodConfig {
+  readonly name: readonly MethodName[];
+  readonly retryPolicy?: RetryPolicy;
+  readonly hedgingPolicy?: HedgingPolicy;
+  /** `timeout`, when present, in ms. Validated but not enforced by this package. */
+  readonly timeoutMs?: number;
+  readonly waitForReady?: boolean;
+}
+
+/** A6 retryThrottling; `tokenRatio` is truncated to 3 decimals. */
+export interface RetryThrottlingConfig {
+  readonly maxTokens: number;
+  readonly tokenRatio: number;
+}
+
+export interface ServiceConfig {
+  readonly methodConfig: readonly MethodConfig[];
+  readonly retryThrottling?: RetryThrottlingConfig;
+}
+
+/** Result of looking a method up in a config. */
+export interface MethodPolicyMatch {
+  /** The policy with `maxAttempts` clamped to the limit. */
+  readonly policy: CallPolicy;
+  /** Index of the `methodConfig` entry that matched. */
+  readonly methodConfigIndex: number;
+  /** How specific the matching name was. */
+  readonly matchedBy: 'method' | 'service' | 'default';
+}
+
+/** Default client-side cap on maxAttempts (A6). */
+export const DEFAULT_MAX_ATTEMPTS_LIMIT = 5;

@@ -1,0 +1,67 @@
+/**
+ * The scripting contract of the flaky test server.
+ *
+ * A client picks a call id and sends it as request metadata `x-flaky-call-id` on every attempt (the retry
+ * interceptor forwards application metadata unchanged, so this happens by itself). The server counts the attempts
+ * it sees per call id and plays the matching {@link AttemptScript}: attempt 1 plays `script[0]`, attempt 2
+ * `script[1]`, and so on; attempts beyond the end of the script repeat its last entry. A call id with no script
+ * (or no call id at all) gets the server's `onAttempt` hook's answer, or else a prompt success.
+ */
+
+/** Metadata key carrying the client-chosen call id. */
+export const CALL_ID_METADATA_KEY = 'x-flaky-call-id';
+/** Metadata key through which a client can ship its own script (JSON array of AttemptScript). */
+export const SCRIPT_METADATA_KEY = 'x-flaky-script';
+
+/** What the server does on one attempt. Every field is optional; `{}` is a prompt success. */
+export interface AttemptScript {
+  /** Status code to end the attempt with (numeric `grpc.status`). Default 0 (OK). */
+  status?: number;
+  /** Status details for a non-OK status. Default: `"scripted failure (attempt N)"`. */
+  details?: string;
+  /** Wait this long (ms) before doing anything else except `sendHeaders`. Cancelling the call ends the wait. */
+  delayMs?: number;
+  /** Raw value of the `grpc-retry-pushback-ms` trailer (sent verbatim, so garbage can be tested). */
+  pushback?: string;
+  /** Extra trailers to send with the status. */
+  trailers?: Record<string, string>;
+  /** Send response headers (with `x-flaky-attempt`) as soon as the attempt arrives, before the delay. */
+  sendHeaders?: boolean;
+  /**
+   * Server streaming and bidi: number of response messages to send before ending with `status`.
+   * Default: 1 for an OK server-streaming attempt, 0 for a failing one; bidi: see `echo`.
+   */
+  responses?: number;
+  /** Client streaming and bidi: end with `status` as soon as the first client message arrives. */
+  failOnFirstMessage?: boolean;
+  /** Bidi: answer every client message as it arrives (one TestResponse each) instead of after the half-close. */
+  echo?: boolean;
+}
+
+/** What the server recorded about one attempt. */
+export interface RecordedAttempt {
+  /** The call id the attempt belongs to (`""` when the client sent none). */
+  readonly callId: string;
+  /** 1-based attempt number within the call id. */
+  readonly attempt: number;
+  /** Full gRPC method path, e.g. `/grpc_retry_hedging.testing.v1.FlakyTest/Unary`. */
+  readonly method: string;
+  /** `Date.now()` when the attempt arrived. */
+  readonly arrivedAt: number;
+  /** Parsed `grpc-previous-rpc-attempts` header, or undefined when absent. */
+  readonly previousRpcAttempts: number | undefined;
+  /** Request metadata as a plain object (binary values as Buffers, repeated keys as arrays). */
+  readonly metadata: Readonly<Record<string, string | Buffer | Array<string | Buffer>>>;
+  /** Payloads of the client messages received (unary/server streaming: the single request). */
+  readonly messages: string[];
+  /** Total bytes of `blob` fields received. */
+  blobBytes: number;
+  /** Whether the client half-closed the attempt (client streaming and bidi). */
+  halfClosed: boolean;
+  /** Whether the client cancelled the attempt before the server ended it. */
+  cancelled: boolean;
+  /** The status the server ended the attempt with, or undefined while it runs or when cancelled. */
+  endedWith: number | undefined;
+  /** How many response messages the server sent. */
+  responsesSent: number;
+}
