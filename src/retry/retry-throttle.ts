@@ -1,0 +1,59 @@
+import type { RetryThrottlingConfig } from '../config/types.js';
+
+/**
+ * A6 retry throttling: a token bucket per server, shared by every call that points at it.
+ *
+ * Tokens start at `maxTokens` and stay within [0, maxTokens]. An attempt failing with a retryable (retry) or
+ * non-fatal (hedging) code, or with a do-not-retry pushback, takes one token; a successful call adds `tokenRatio`.
+ * Retries and further hedges are allowed only while tokens > maxTokens / 2.
+ *
+ * Share one instance between interceptors (or clients) that talk to the same server so they throttle together.
+ * Tokens are kept in thousandths, so `tokenRatio` (3 decimals) adds up exactly.
+ */
+export class RetryThrottle {
+  readonly maxTokens: number;
+  readonly tokenRatio: number;
+  private readonly maxMilli: number;
+  private readonly ratioMilli: number;
+  private milliTokens: number;
+
+  constructor(config: RetryThrottlingConfig) {
+    const { maxTokens, tokenRatio } = config;
+    if (!Number.isInteger(maxTokens) || maxTokens <= 0 || maxTokens > 1000) {
+      throw new RangeError(`RetryThrottle: maxTokens must be an integer in (0, 1000], got ${maxTokens}`);
+    }
+    if (typeof tokenRatio !== 'number' || !Number.isFinite(tokenRatio) || tokenRatio <= 0) {
+      throw new RangeError(`RetryThrottle: tokenRatio must be a number greater than 0, got ${tokenRatio}`);
+    }
+    this.maxTokens = maxTokens;
+    this.maxMilli = maxTokens * 1000;
+    this.ratioMilli = Math.max(1, Math.floor(tokenRatio * 1000 + 1e-6));
+    this.tokenRatio = this.ratioMilli / 1000;
+    this.milliTokens = this.maxMilli;
+  }
+
+  /** Current token count. */
+  get tokens(): number {
+    return this.milliTokens / 1000;
+  }
+
+  /** Retries and hedges are allowed only while tokens exceed this. */
+  get threshold(): number {
+    return this.maxTokens / 2;
+  }
+
+  /** Whether a retry or a further hedge may be sent now. */
+  isRetryAllowed(): boolean {
+    return this.milliTokens * 2 > this.maxMilli;
+  }
+
+  /** An attempt failed in a way that counts against the server: take one token. */
+  recordFailure(): void {
+    this.milliTokens = Math.max(0, this.milliTokens - 1000);
+  }
+
+  /** A call succeeded: add tokenRatio. */
+  recordSuccess(): void {
+    this.milliTokens = Math.min(this.maxMilli, this.milliTokens + this.ratioMilli);
+  }
+}
