@@ -1,0 +1,28 @@
+/**
+ * grpc-retry-hedging: gRPC A6 client retries and hedging for @grpc/grpc-js, as interceptors driven by
+ * service-config JSON.
+ */
+export * from './config/index.js';
+export { Backoff, cappedBackoffMs, JITTER_STRATEGIES, type JitterStrategy, maxBackoffMs } from './retry/backoff.js';
+export type {
+  AttemptEndEvent,
+  AttemptKind,
+  AttemptStartEvent,
+  CallEndEvent,
+  CommittedEvent,
+  HedgeScheduledEvent,
+  RetryEvent,
+  RetryEventListener,
+  RetryEventType,
+  RetryScheduledEvent,
+  ThrottledEvent,
+} from './retry/events.js';
+export { PUSHBACK_METADATA_KEY, type Pushback, parsePushback, parsePushbackValues } from './retry/pushback.js';
+export {
+  createRetryInterceptor,
+  DEFAULT_PER_RPC_BUFFER_BYTES,
+  DEFAULT_TOTAL_BUFFER_BYTES,
+  type RetryInterceptorOptions,
+} from './retry/retry-interceptor.js';
+export { RetryThrottle } from './retry/retry-throttle.js';
+export { PREVIOUS_ATTEMPTS_METADATA_KEY } from './retry/retrying-call.js';

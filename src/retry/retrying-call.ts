@@ -1,0 +1,618 @@
+import {
+  type InterceptingListener,
+  type InterceptorOptions,
+  Metadata,
+  type NextCall,
+  status as Status,
+  type StatusObject,
+} from '@grpc/grpc-js';
+import type { CallPolicy } from '../config/types.js';
+import { Backoff, type JitterStrategy } from './backoff.js';
+import type { BufferPool } from './buffer-pool.js';
+import type { AttemptKind, RetryEvent } from './events.js';
+import type { InterceptingCallInterface, MessageContext } from './grpc-types.js';
+import { type Pushback, parsePushback } from './pushback.js';
+import type { RetryThrottle } from './retry-throttle.js';
+
+/** Request header telling the server how many attempts preceded this one (A6). */
+export const PREVIOUS_ATTEMPTS_METADATA_KEY = 'grpc-previous-rpc-attempts';
+
+/** Node's setTimeout fires at once for delays of 2^31 ms or more. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * What the calls of one interceptor share.
+ * @internal
+ */
+export interface RetryingCallContext {
+  readonly pool: BufferPool;
+  readonly throttle: RetryThrottle | undefined;
+  readonly random: () => number;
+  readonly jitter: JitterStrategy;
+  /** Undefined when nobody listens, so that events cost nothing then. */
+  readonly emit: ((event: RetryEvent) => void) | undefined;
+  /** End at once with the last status rather than start a backoff that would outlast the deadline. */
+  readonly deadlineAware: boolean;
+  nextCallId(): number;
+}
+
+type AttemptState = 'live' | 'cancelled' | 'done';
+
+class Attempt {
+  state: AttemptState = 'live';
+  /** Absolute index of the next message of the call's log to hand to this attempt. */
+  sent: number;
+  /** A message was handed over and its write has not completed: grpc-js takes one at a time. */
+  writing = false;
+  halfCloseSent = false;
+  constructor(
+    readonly number: number,
+    readonly call: InterceptingCallInterface,
+    readonly startedAt: number,
+    firstIndex: number,
+  ) {
+    this.sent = firstIndex;
+  }
+}
+
+interface LoggedMessage {
+  readonly message: unknown;
+  readonly flags: number | undefined;
+  /** The application's write callback, while it waits for an attempt to take the message. */
+  callback: (() => void) | undefined;
+}
+
+function deadlineToMs(deadline: InterceptorOptions['deadline']): number {
+  if (deadline === undefined || deadline === null) return Number.POSITIVE_INFINITY;
+  return deadline instanceof Date ? deadline.getTime() : deadline;
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * One logical call under a retry or hedging policy: the A6 state machine shared by both.
+ *
+ * It sits where grpc-js expects an intercepting call, starts attempts through `nextCall`, buffers what the
+ * application sends so it can replay it, commits to one attempt on response headers, a response message, an OK
+ * status or a buffer overflow, and reports exactly one status to the application.
+ * @internal
+ */
+export class RetryingCall implements InterceptingCallInterface {
+  private listener: Partial<InterceptingListener> | undefined;
+  private metadata: Metadata | undefined;
+  private readonly live: Attempt[] = [];
+  private lastAttempt: Attempt | undefined;
+  private attemptsStarted = 0;
+  private committed: Attempt | undefined;
+  /** The replay buffer overflowed while no attempt was in flight: the next attempt is the last. */
+  private commitNextAttempt = false;
+  private ended = false;
+  private cancelled = false;
+  /** Messages the application sent that some attempt may still need, in order; log[0] has index logBase. */
+  private log: LoggedMessage[] = [];
+  private logBase = 0;
+  /** Bytes reserved in the shared pool for replay; 0 once committed. */
+  private bufferedBytes = 0;
+  private halfClosed = false;
+  private readRequested = false;
+  private timer: NodeJS.Timeout | undefined;
+  private backoff: Backoff | undefined;
+  private lastFailure: StatusObject | undefined;
+  private hedgesStopped = false;
+  private idleSince = -1;
+  private retryDelayMs = 0;
+  private startedAt = 0;
+  private readonly deadlineMs: number;
+  private readonly method: string;
+  private readonly callId: number;
+  private firstCall: InterceptingCallInterface | undefined;
+
+  constructor(
+    private readonly options: InterceptorOptions,
+    private readonly nextCall: NextCall,
+    private readonly policy: CallPolicy,
+    private readonly ctx: RetryingCallContext,
+  ) {
+    this.method = options.method_definition.path;
+    this.deadlineMs = deadlineToMs(options.deadline);
+    this.callId = ctx.nextCallId();
+    // Created now, as grpc-js would without us, so that a closed channel throws where it always did.
+    this.firstCall = nextCall(options);
+  }
+
+  // ---- InterceptingCallInterface: what the application (through grpc-js) does ----
+
+  start(metadata: Metadata, listener?: Partial<InterceptingListener>): void {
+    this.metadata = metadata;
+    this.listener = listener;
+    this.startedAt = Date.now();
+    this.startAttempt('original');
+    if (this.policy.kind === 'hedging') this.continueHedging(this.policy.hedgingDelayMs, 'hedging-delay');
+  }
+
+  sendMessageWithContext(context: MessageContext, message: unknown): void {
+    if (this.ended || this.cancelled) {
+      if (context.callback) process.nextTick(context.callback);
+      return;
+    }
+    if (this.committed) {
+      this.log.push({ message, flags: context.flags, callback: context.callback });
+      this.pump(this.committed);
+      return;
+    }
+    const bytes = this.measure(message);
+    if (this.ctx.pool.tryReserve(this.bufferedBytes, bytes)) {
+      this.bufferedBytes += bytes;
+      this.log.push({ message, flags: context.flags, callback: undefined });
+      // Safe in the replay buffer: the writer may go on at once.
+      if (context.callback) process.nextTick(context.callback);
+      for (const attempt of this.live.slice()) this.pump(attempt);
+      return;
+    }
+    // The replay buffer overflows: commit to the attempt that has sent the most (A6).
+    this.log.push({ message, flags: context.flags, callback: context.callback });
+    let target: Attempt | undefined;
+    for (const attempt of this.live) {
+      if (!target || attempt.sent > target.sent) target = attempt;
+    }
+    if (target) {
+      this.commit(target, 'buffer-overflow');
+      this.pump(target);
+    } else {
+      // Between attempts: the next attempt carries the whole log once, and is the last.
+      this.commitNextAttempt = true;
+    }
+  }
+
+  sendMessage(message: unknown): void {
+    this.sendMessageWithContext({}, message);
+  }
+
+  halfClose(): void {
+    if (this.ended || this.cancelled || this.halfClosed) return;
+    this.halfClosed = true;
+    for (const attempt of this.live.slice()) this.pump(attempt);
+  }
+
+  startRead(): void {
+    if (this.ended || this.cancelled) return;
+    if (this.committed) {
+      this.committed.call.startRead();
+      return;
+    }
+    if (this.readRequested) return;
+    this.readRequested = true;
+    for (const attempt of this.live.slice()) attempt.call.startRead();
+  }
+
+  cancelWithStatus(code: Status, details: string): void {
+    if (this.ended || this.cancelled) return;
+    this.cancelled = true;
+    this.clearTimer();
+    if (this.firstCall) {
+      // Cancelled before start: nothing went out.
+      this.firstCall = undefined;
+    }
+    for (const attempt of this.live.slice()) this.cancelAttempt(attempt, code, details);
+    const status: StatusObject = { code, details, metadata: new Metadata() };
+    process.nextTick(() => this.finish(status));
+  }
+
+  getPeer(): string {
+    const attempt = this.committed ?? this.lastAttempt;
+    return attempt ? attempt.call.getPeer() : '';
+  }
+
+  getAuthContext(): ReturnType<InterceptingCallInterface['getAuthContext']> {
+    const attempt = this.committed ?? this.lastAttempt;
+    return attempt ? attempt.call.getAuthContext() : null;
+  }
+
+  // ---- attempts ----
+
+  private startAttempt(kind: AttemptKind): void {
+    const number = this.attemptsStarted + 1;
+    let call: InterceptingCallInterface;
+    if (this.firstCall) {
+      call = this.firstCall;
+      this.firstCall = undefined;
+    } else {
+      try {
+        call = this.nextCall(this.options);
+      } catch (error) {
+        this.finish({
+          code: Status.UNAVAILABLE,
+          details: `could not start attempt ${number}: ${errorMessage(error)}`,
+          metadata: new Metadata(),
+        });
+        return;
+      }
+    }
+    this.attemptsStarted = number;
+    const now = Date.now();
+    if (this.idleSince >= 0) {
+      this.retryDelayMs += now - this.idleSince;
+      this.idleSince = -1;
+    }
+    const metadata = (this.metadata as Metadata).clone();
+    if (number > 1) metadata.set(PREVIOUS_ATTEMPTS_METADATA_KEY, String(number - 1));
+    const attempt = new Attempt(number, call, now, this.logBase);
+    this.live.push(attempt);
+    this.lastAttempt = attempt;
+    this.ctx.emit?.({ type: 'attempt-start', method: this.method, callId: this.callId, attempt: number, kind });
+    call.start(metadata, {
+      onReceiveMetadata: (md) => this.onAttemptMetadata(attempt, md),
+      onReceiveMessage: (message) => this.onAttemptMessage(attempt, message),
+      onReceiveStatus: (status) => this.onAttemptStatus(attempt, status),
+    });
+    this.pump(attempt);
+    if (attempt.state !== 'live') return;
+    if (this.readRequested) call.startRead();
+    if (this.commitNextAttempt && !this.committed && attempt.state === 'live') {
+      this.commit(attempt, 'buffer-overflow');
+    }
+  }
+
+  private cancelAttempt(attempt: Attempt, code: Status, details: string): void {
+    if (attempt.state !== 'live') return;
+    attempt.state = 'cancelled';
+    this.removeLive(attempt);
+    attempt.call.cancelWithStatus(code, details);
+  }
+
+  private removeLive(attempt: Attempt): void {
+    const index = this.live.indexOf(attempt);
+    if (index >= 0) this.live.splice(index, 1);
+  }
+
+  private onAttemptMetadata(attempt: Attempt, metadata: Metadata): void {
+    if (attempt.state !== 'live' || this.ended) return;
+    if (!this.committed) this.commit(attempt, 'headers');
+    if (this.committed === attempt) this.listener?.onReceiveMetadata?.(metadata);
+  }
+
+  private onAttemptMessage(attempt: Attempt, message: unknown): void {
+    if (attempt.state !== 'live' || this.ended) return;
+    if (this.committed !== attempt) {
+      if (this.committed) return;
+      // grpc-js hands unary listeners a null message before a status that came without one: not a response.
+      if (message === null && !this.options.method_definition.responseStream) return;
+      this.commit(attempt, 'message');
+    }
+    this.readRequested = false;
+    this.listener?.onReceiveMessage?.(message);
+  }
+
+  private onAttemptStatus(attempt: Attempt, status: StatusObject): void {
+    if (attempt.state === 'done') return;
+    const wasLive = attempt.state === 'live';
+    attempt.state = 'done';
+    if (wasLive) this.removeLive(attempt);
+    this.ctx.emit?.({
+      type: 'attempt-end',
+      method: this.method,
+      callId: this.callId,
+      attempt: attempt.number,
+      code: status.code,
+      details: status.details,
+      durationMs: Date.now() - attempt.startedAt,
+    });
+    if (!wasLive || this.ended) return;
+    if (this.committed === attempt) {
+      this.finish(status);
+      return;
+    }
+    if (this.committed) return;
+    this.onUncommittedStatus(attempt, status);
+  }
+
+  private onUncommittedStatus(attempt: Attempt, status: StatusObject): void {
+    if (status.code === Status.OK) {
+      this.commit(attempt, 'status');
+      this.finish(status);
+      return;
+    }
+    const policy = this.policy;
+    const codes = policy.kind === 'retry' ? policy.retryableStatusCodes : policy.nonFatalStatusCodes;
+    const retryable = codes.includes(status.code);
+    const pushback = parsePushback(status.metadata);
+    if (retryable || pushback.kind === 'do-not-retry') this.ctx.throttle?.recordFailure();
+    if (status.code === Status.DEADLINE_EXCEEDED && Number.isFinite(this.deadlineMs)) {
+      // The call's own deadline (shared by all attempts) has passed.
+      this.finish(status);
+      return;
+    }
+    if (policy.kind === 'retry') this.afterRetryableFailure(status, retryable, pushback);
+    else this.afterHedgeFailure(status, retryable, pushback);
+  }
+
+  // ---- retries ----
+
+  private afterRetryableFailure(status: StatusObject, retryable: boolean, pushback: Pushback): void {
+    const policy = this.policy;
+    if (policy.kind !== 'retry') return;
+    if (
+      !retryable ||
+      pushback.kind === 'do-not-retry' ||
+      this.attemptsStarted >= policy.maxAttempts ||
+      this.commitNextAttempt ||
+      this.deadlinePassed()
+    ) {
+      this.finish(status);
+      return;
+    }
+    if (!this.throttleAllows()) {
+      this.finish(status);
+      return;
+    }
+    let delayMs: number;
+    let reason: 'backoff' | 'pushback';
+    if (pushback.kind === 'retry-after') {
+      delayMs = pushback.delayMs;
+      reason = 'pushback';
+      this.backoff?.reset();
+    } else {
+      this.backoff ??= new Backoff(policy, this.ctx.jitter, this.ctx.random);
+      delayMs = this.backoff.next();
+      reason = 'backoff';
+    }
+    if (this.ctx.deadlineAware && Date.now() + delayMs >= this.deadlineMs) {
+      this.finish(status);
+      return;
+    }
+    this.lastFailure = status;
+    this.ctx.emit?.({
+      type: 'retry-scheduled',
+      method: this.method,
+      callId: this.callId,
+      attempt: this.attemptsStarted + 1,
+      delayMs,
+      reason,
+    });
+    this.idleSince = Date.now();
+    this.schedule(delayMs, () => this.startAttempt('retry'));
+  }
+
+  // ---- hedging ----
+
+  private afterHedgeFailure(status: StatusObject, nonFatal: boolean, pushback: Pushback): void {
+    if (!nonFatal) {
+      this.finish(status);
+      return;
+    }
+    this.lastFailure = status;
+    if (pushback.kind === 'do-not-retry') {
+      this.hedgesStopped = true;
+      this.clearTimer();
+    } else if (pushback.kind === 'retry-after') {
+      this.continueHedging(pushback.delayMs, 'pushback');
+    } else {
+      this.continueHedging(0, 'non-fatal-status');
+    }
+    this.finishIfHedgingIsOver();
+  }
+
+  private canHedgeMore(): boolean {
+    return (
+      this.policy.kind === 'hedging' &&
+      !this.ended &&
+      !this.cancelled &&
+      !this.committed &&
+      !this.hedgesStopped &&
+      !this.commitNextAttempt &&
+      this.attemptsStarted < this.policy.maxAttempts
+    );
+  }
+
+  /** Send the next hedge after `delayMs` (at once when 0), then keep sending them every hedgingDelay. */
+  private continueHedging(delayMs: number, reason: 'hedging-delay' | 'non-fatal-status' | 'pushback'): void {
+    this.clearTimer();
+    if (this.policy.kind !== 'hedging') return;
+    const hedgingDelayMs = this.policy.hedgingDelayMs;
+    while (this.canHedgeMore()) {
+      this.ctx.emit?.({
+        type: 'hedge-scheduled',
+        method: this.method,
+        callId: this.callId,
+        attempt: this.attemptsStarted + 1,
+        delayMs,
+        reason,
+      });
+      if (delayMs > 0) {
+        if (this.live.length === 0) this.idleSince = Date.now();
+        this.schedule(delayMs, () => {
+          if (this.sendHedge()) this.continueHedging(hedgingDelayMs, 'hedging-delay');
+          else this.finishIfHedgingIsOver();
+        });
+        return;
+      }
+      if (!this.sendHedge()) {
+        this.finishIfHedgingIsOver();
+        return;
+      }
+      delayMs = hedgingDelayMs;
+      reason = 'hedging-delay';
+    }
+  }
+
+  private sendHedge(): boolean {
+    if (!this.canHedgeMore()) return false;
+    if (!this.throttleAllows()) {
+      this.hedgesStopped = true;
+      return false;
+    }
+    this.startAttempt('hedge');
+    return true;
+  }
+
+  /** When no attempt is in flight and none is coming, the last failure is the result. */
+  private finishIfHedgingIsOver(): void {
+    if (this.ended || this.committed || this.live.length > 0 || this.timer !== undefined) return;
+    this.finish(
+      this.lastFailure ?? { code: Status.UNAVAILABLE, details: 'no hedge could be sent', metadata: new Metadata() },
+    );
+  }
+
+  // ---- commit, buffers, timers, end ----
+
+  private commit(attempt: Attempt, reason: 'headers' | 'message' | 'status' | 'buffer-overflow'): void {
+    this.committed = attempt;
+    this.clearTimer();
+    for (const other of this.live.slice()) {
+      if (other !== attempt) this.cancelAttempt(other, Status.CANCELLED, 'another attempt of this call committed');
+    }
+    this.ctx.pool.release(this.bufferedBytes);
+    this.bufferedBytes = 0;
+    this.freeWritten(attempt);
+    this.ctx.emit?.({ type: 'committed', method: this.method, callId: this.callId, attempt: attempt.number, reason });
+  }
+
+  private measure(message: unknown): number {
+    try {
+      return this.options.method_definition.requestSerialize(message).length;
+    } catch {
+      return 0; // the attempt itself will fail with the serialization error
+    }
+  }
+
+  /**
+   * Hand `attempt` the next message of the log it has not had, one at a time as grpc-js requires, then the
+   * half-close right behind the last one.
+   */
+  private pump(attempt: Attempt): void {
+    if (attempt.state !== 'live') return;
+    const end = this.logBase + this.log.length;
+    if (!attempt.writing && attempt.sent < end) {
+      const index = attempt.sent;
+      const entry = this.log[index - this.logBase] as LoggedMessage;
+      attempt.sent = index + 1;
+      attempt.writing = true;
+      attempt.call.sendMessageWithContext(
+        { flags: entry.flags, callback: () => this.onWritten(attempt, index) },
+        entry.message,
+      );
+    }
+    if (this.halfClosed && !attempt.halfCloseSent && attempt.state === 'live' && attempt.sent >= end) {
+      attempt.halfCloseSent = true;
+      attempt.call.halfClose();
+    }
+  }
+
+  private onWritten(attempt: Attempt, index: number): void {
+    attempt.writing = false;
+    const entry = this.log[index - this.logBase];
+    if (entry?.callback) {
+      const callback = entry.callback;
+      entry.callback = undefined;
+      callback();
+    }
+    if (this.committed === attempt) this.freeWritten(attempt);
+    this.pump(attempt);
+  }
+
+  /** Once committed, what the committed attempt has written is needed no more. */
+  private freeWritten(attempt: Attempt): void {
+    const written = (attempt.writing ? attempt.sent - 1 : attempt.sent) - this.logBase;
+    if (written <= 0) return;
+    this.log.splice(0, written);
+    this.logBase += written;
+  }
+
+  /** At the end of the call: drop the log and release every writer still waiting. */
+  private dropLog(): void {
+    this.ctx.pool.release(this.bufferedBytes);
+    this.bufferedBytes = 0;
+    const log = this.log;
+    this.logBase += log.length;
+    this.log = [];
+    for (const entry of log) {
+      if (entry.callback) process.nextTick(entry.callback);
+    }
+  }
+
+  private throttleAllows(): boolean {
+    const throttle = this.ctx.throttle;
+    if (!throttle || throttle.isRetryAllowed()) return true;
+    this.ctx.emit?.({
+      type: 'throttled',
+      method: this.method,
+      callId: this.callId,
+      attempt: this.attemptsStarted + 1,
+      tokens: throttle.tokens,
+    });
+    return false;
+  }
+
+  private deadlinePassed(): boolean {
+    return Date.now() >= this.deadlineMs;
+  }
+
+  /** Run `action` after `delayMs`, unless the deadline comes first: then the call ends with DEADLINE_EXCEEDED. */
+  private schedule(delayMs: number, action: () => void): void {
+    this.clearTimer();
+    const dueAt = Date.now() + delayMs;
+    const deadlineFirst = this.deadlineMs <= dueAt;
+    const target = deadlineFirst ? this.deadlineMs : dueAt;
+    const arm = () => {
+      const remaining = target - Date.now();
+      this.timer = setTimeout(
+        () => {
+          this.timer = undefined;
+          if (remaining > MAX_TIMER_MS) arm();
+          else if (deadlineFirst) this.finishOnDeadline();
+          else action();
+        },
+        Math.max(0, Math.min(remaining, MAX_TIMER_MS)),
+      );
+    };
+    arm();
+  }
+
+  private clearTimer(): void {
+    if (this.timer !== undefined) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
+  }
+
+  private finishOnDeadline(): void {
+    const last = this.lastFailure;
+    const details = last
+      ? `Deadline exceeded while waiting to retry (last attempt: ${Status[last.code] ?? last.code} ${last.details})`
+      : 'Deadline exceeded';
+    this.finish({ code: Status.DEADLINE_EXCEEDED, details, metadata: new Metadata() });
+  }
+
+  private finish(status: StatusObject): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.clearTimer();
+    for (const attempt of this.live.slice()) {
+      if (attempt !== this.committed) this.cancelAttempt(attempt, Status.CANCELLED, 'call ended');
+    }
+    this.dropLog();
+    if (this.idleSince >= 0) {
+      this.retryDelayMs += Date.now() - this.idleSince;
+      this.idleSince = -1;
+    }
+    if (status.code === Status.OK) this.ctx.throttle?.recordSuccess();
+    // The attempt count, visible to the caller in the trailers (as grpc-java does).
+    status.metadata?.set(PREVIOUS_ATTEMPTS_METADATA_KEY, String(Math.max(0, this.attemptsStarted - 1)));
+    this.ctx.emit?.({
+      type: 'call-end',
+      method: this.method,
+      callId: this.callId,
+      code: status.code,
+      details: status.details,
+      attempts: this.attemptsStarted,
+      retryDelayMs: this.retryDelayMs,
+      durationMs: Date.now() - this.startedAt,
+    });
+    const listener = this.listener;
+    this.listener = undefined;
+    this.metadata = undefined;
+    listener?.onReceiveStatus?.(status);
+  }
+}
