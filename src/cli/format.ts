@@ -1,0 +1,81 @@
+/**
+ * Formatting helpers for the command-line reports.
+ */
+
+import { statusCodeName } from '../config/status-codes.js';
+import type { MethodName } from '../config/types.js';
+
+const MS_PER_SECOND = 1000;
+const MS_PER_MINUTE = 60 * MS_PER_SECOND;
+const MS_PER_HOUR = 60 * MS_PER_MINUTE;
+
+/**
+ * A duration for people: "0 ms", "0.5 ms", "100 ms", "1.5 s", "2.5 min", "3 h" (at most 3 decimals).
+ */
+export function formatDuration(ms: number): string {
+  if (!Number.isFinite(ms)) {
+    return String(ms);
+  }
+  const magnitude = Math.abs(ms);
+  if (magnitude === 0) {
+    return '0 ms';
+  }
+  if (magnitude < 1) {
+    return `${Number(ms.toPrecision(3))} ms`;
+  }
+  if (magnitude < MS_PER_SECOND) {
+    return `${formatNumber(ms)} ms`;
+  }
+  if (magnitude < MS_PER_MINUTE) {
+    return `${formatNumber(ms / MS_PER_SECOND)} s`;
+  }
+  if (magnitude < MS_PER_HOUR) {
+    return `${formatNumber(ms / MS_PER_MINUTE)} min`;
+  }
+  return `${formatNumber(ms / MS_PER_HOUR)} h`;
+}
+
+/** A number with at most 3 decimals and no trailing zeros: 0.1, 2, 1.333. */
+export function formatNumber(value: number): string {
+  return String(Number(value.toFixed(3)));
+}
+
+/** A methodConfig name as `pkg.Service/Method`, `pkg.Service/*`, or `*` for the default `{}`. */
+export function formatMethodName(name: MethodName): string {
+  if (name.service === undefined) {
+    return '*';
+  }
+  return `${name.service}/${name.method ?? '*'}`;
+}
+
+/** Status codes as `UNAVAILABLE (14), RESOURCE_EXHAUSTED (8)`; `none` for an empty list. */
+export function formatStatusCodes(codes: readonly number[]): string {
+  if (codes.length === 0) {
+    return 'none';
+  }
+  return codes.map((code) => `${statusCodeName(code)} (${code})`).join(', ');
+}
+
+/** A sum of durations such as `100 ms + 200 ms + 400 ms`, elided in the middle when there are many terms. */
+export function formatDurationSum(terms: readonly number[], maxTerms = 6): string {
+  const shown =
+    terms.length <= maxTerms
+      ? terms.map(formatDuration)
+      : [
+          ...terms.slice(0, maxTerms - 2).map(formatDuration),
+          '...',
+          formatDuration(terms[terms.length - 1] ?? 0),
+        ];
+  return shown.join(' + ');
+}
+
+/** Lines indented by `depth` × 2 spaces, each ending in a newline. */
+export function indentLines(lines: readonly string[], depth: number): string {
+  const pad = '  '.repeat(depth);
+  return lines.map((line) => `${pad}${line}\n`).join('');
+}
+
+/** `count` followed by the singular or plural noun: `1 attempt`, `3 attempts`. */
+export function plural(count: number, singular: string, pluralForm = `${singular}s`): string {
+  return `${count} ${count === 1 ? singular : pluralForm}`;
+}

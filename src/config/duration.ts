@@ -1,0 +1,49 @@
+/**
+ * Proto3 JSON `google.protobuf.Duration` parsing.
+ */
+
+import { describeValue, ServiceConfigError } from './service-config-error.js';
+
+/** Largest magnitude of the seconds part of a proto3 Duration (about 10,000 years). */
+export const MAX_DURATION_SECONDS = 315_576_000_000;
+
+/**
+ * Sign, whole seconds, up to nine fractional digits, then `s`. At least one digit is required; a fraction
+ * without whole seconds (".5s", as in A6's own examples) is accepted, a dot without digits after it ("1.s") is not.
+ */
+const DURATION_PATTERN = /^(-?)(\d*)(?:\.(\d{1,9}))?s$/;
+
+const EXPECTATION =
+  'must be a duration string such as "0.1s" or "2s" (seconds, up to 9 decimals, ending in "s")';
+
+/**
+ * Parses a proto3 JSON Duration ("0.1s", "1.000000001s", "-2s", ".5s") into milliseconds, keeping fractional
+ * milliseconds (so "1.000000001s" is 1000.000001). The sign is not checked here: callers decide whether zero or
+ * negative values are allowed.
+ *
+ * @param value The JSON value; anything but a well-formed string is rejected.
+ * @param path JSON path of the value, for the error.
+ * @returns The duration in milliseconds (never `-0`).
+ * @throws ServiceConfigError when the value is not a valid Duration or is out of the Duration range.
+ */
+export function parseDuration(value: unknown, path: string): number {
+  if (typeof value !== 'string') {
+    throw new ServiceConfigError(path, `${EXPECTATION}, got ${describeValue(value)}`);
+  }
+  const match = DURATION_PATTERN.exec(value);
+  const whole = match?.[2] ?? '';
+  const fraction = match?.[3] ?? '';
+  if (match === null || (whole === '' && fraction === '')) {
+    throw new ServiceConfigError(path, `${EXPECTATION}, got ${describeValue(value)}`);
+  }
+  const seconds = whole === '' ? 0 : Number(whole);
+  if (seconds > MAX_DURATION_SECONDS) {
+    throw new ServiceConfigError(
+      path,
+      `duration ${describeValue(value)} is out of range (at most ${MAX_DURATION_SECONDS}s either way)`,
+    );
+  }
+  const nanos = fraction === '' ? 0 : Number(fraction.padEnd(9, '0'));
+  const ms = seconds * 1000 + nanos / 1_000_000;
+  return match[1] === '-' && ms !== 0 ? -ms : ms;
+}

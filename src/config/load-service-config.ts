@@ -1,0 +1,61 @@
+/**
+ * Reading service configs from JSON files.
+ */
+
+import { readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { parseServiceConfig } from './parse-service-config.js';
+import { isServiceConfigError, ServiceConfigError } from './service-config-error.js';
+import type { ServiceConfig } from './types.js';
+
+/**
+ * Reads and validates a service config file synchronously.
+ *
+ * @param file Path of a JSON service config.
+ * @returns The normalized config.
+ * @throws ServiceConfigError with `file` set and a message starting with the file name, when the file cannot be
+ *   read, is not valid JSON, or is not a valid service config.
+ */
+export function loadServiceConfig(file: string): ServiceConfig {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw readError(file, error);
+  }
+  return parseWithFile(text, file);
+}
+
+/**
+ * Reads and validates a service config file.
+ *
+ * @param file Path of a JSON service config.
+ * @returns The normalized config.
+ * @throws ServiceConfigError (as a rejection) with `file` set and a message starting with the file name, when the
+ *   file cannot be read, is not valid JSON, or is not a valid service config.
+ */
+export async function loadServiceConfigAsync(file: string): Promise<ServiceConfig> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    throw readError(file, error);
+  }
+  return parseWithFile(text, file);
+}
+
+function parseWithFile(text: string, file: string): ServiceConfig {
+  try {
+    return parseServiceConfig(text);
+  } catch (error) {
+    if (isServiceConfigError(error)) {
+      throw new ServiceConfigError(error.path, error.detail, { file, cause: error.cause });
+    }
+    throw error;
+  }
+}
+
+function readError(file: string, error: unknown): ServiceConfigError {
+  const reason = error instanceof Error ? error.message : String(error);
+  return new ServiceConfigError('', `cannot read the service config file: ${reason}`, { file, cause: error });
+}

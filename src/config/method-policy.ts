@@ -1,0 +1,202 @@
+/**
+ * Finding the policy a call runs under: the most specific `methodConfig` name wins and its whole entry is used.
+ */
+
+import type {
+  CallPolicy,
+  HedgingPolicy,
+  MethodConfig,
+  MethodPolicyMatch,
+  RetryPolicy,
+  ServiceConfig,
+} from './types.js';
+import { DEFAULT_MAX_ATTEMPTS_LIMIT } from './types.js';
+
+/** A resolved match before it is turned into a {@link MethodPolicyMatch}. */
+interface IndexedEntry {
+  readonly methodConfigIndex: number;
+  /** The entry's policy with maxAttempts clamped, or `undefined` for an entry without a policy. */
+  readonly policy: CallPolicy | undefined;
+}
+
+/** Per-config index of names: exact `service/method`, whole service, and the default `{}`. */
+interface NameIndex {
+  readonly byMethod: ReadonlyMap<string, IndexedEntry>;
+  readonly byService: ReadonlyMap<string, IndexedEntry>;
+  readonly byDefault: IndexedEntry | undefined;
+}
+
+/** Cache bound for {@link createPolicyLookup}: method paths come from stubs, so this is only a safety net. */
+const MAX_CACHED_PATHS = 10_000;
+
+/** Indexes built by {@link findMethodPolicy}, per config and limit. Parsed configs are frozen, so this is safe. */
+const indexCache = new WeakMap<ServiceConfig, Map<number, NameIndex>>();
+
+/**
+ * Looks up the policy for a grpc-js method path such as `/pkg.Service/Method`.
+ *
+ * Precedence: an exact `{service, method}` name, then `{service}`, then the default `{}`. The whole matched entry
+ * is used; nothing is merged from less specific entries, so a matched entry without a policy shadows them and the
+ * result is `undefined`.
+ *
+ * @param config A config from `parseServiceConfig`.
+ * @param methodPath The grpc-js method path (`/pkg.Service/Method`; the leading slash is optional).
+ * @param maxAttemptsLimit Client-side cap on maxAttempts (A6 default 5); an integer >= 1.
+ * @returns The clamped policy and where it came from, or `undefined` when no policy applies.
+ * @throws RangeError when `maxAttemptsLimit` is not an integer >= 1.
+ */
+export function findMethodPolicy(
+  config: ServiceConfig,
+  methodPath: string,
+  maxAttemptsLimit: number = DEFAULT_MAX_ATTEMPTS_LIMIT,
+): MethodPolicyMatch | undefined {
+  checkMaxAttemptsLimit(maxAttemptsLimit);
+  const index = cachedNameIndex(config, maxAttemptsLimit);
+  const { service, method } = splitMethodPath(methodPath);
+  const exact = service !== undefined ? index.byMethod.get(methodKey(service, method)) : undefined;
+  if (exact !== undefined) {
+    return toMatch(exact, 'method');
+  }
+  const byService = service !== undefined ? index.byService.get(service) : undefined;
+  if (byService !== undefined) {
+    return toMatch(byService, 'service');
+  }
+  return index.byDefault === undefined ? undefined : toMatch(index.byDefault, 'default');
+}
+
+/**
+ * Precomputes a lookup function for a config: each call is a Map get once a path has been seen (hits and misses
+ * are both cached). Returned policies are shared, frozen objects with maxAttempts already clamped.
+ *
+ * @param config A config from `parseServiceConfig`.
+ * @param maxAttemptsLimit Client-side cap on maxAttempts (A6 default 5); an integer >= 1.
+ * @returns `(methodPath) => policy | undefined`, with the precedence of {@link findMethodPolicy}.
+ * @throws RangeError when `maxAttemptsLimit` is not an integer >= 1.
+ */
+export function createPolicyLookup(
+  config: ServiceConfig,
+  maxAttemptsLimit: number = DEFAULT_MAX_ATTEMPTS_LIMIT,
+): (methodPath: string) => CallPolicy | undefined {
+  checkMaxAttemptsLimit(maxAttemptsLimit);
+  const index = buildNameIndex(config, maxAttemptsLimit);
+  const cache = new Map<string, CallPolicy | undefined>();
+  return (methodPath: string): CallPolicy | undefined => {
+    const cached = cache.get(methodPath);
+    if (cached !== undefined || cache.has(methodPath)) {
+      return cached;
+    }
+    const policy = resolvePolicy(index, methodPath);
+    if (cache.size < MAX_CACHED_PATHS) {
+      cache.set(methodPath, policy);
+    }
+    return policy;
+  };
+}
+
+/**
+ * Clamps a policy's maxAttempts to the client limit; returns the same object when no clamping is needed.
+ *
+ * @throws RangeError when `maxAttemptsLimit` is not an integer >= 1.
+ */
+export function clampPolicy(policy: RetryPolicy, maxAttemptsLimit: number): RetryPolicy;
+export function clampPolicy(policy: HedgingPolicy, maxAttemptsLimit: number): HedgingPolicy;
+export function clampPolicy(policy: CallPolicy, maxAttemptsLimit: number): CallPolicy;
+export function clampPolicy(policy: CallPolicy, maxAttemptsLimit: number): CallPolicy {
+  checkMaxAttemptsLimit(maxAttemptsLimit);
+  if (policy.maxAttempts <= maxAttemptsLimit) {
+    return policy;
+  }
+  return Object.freeze({ ...policy, maxAttempts: maxAttemptsLimit });
+}
+
+function resolvePolicy(index: NameIndex, methodPath: string): CallPolicy | undefined {
+  const { service, method } = splitMethodPath(methodPath);
+  if (service !== undefined) {
+    const entry = index.byMethod.get(methodKey(service, method)) ?? index.byService.get(service);
+    if (entry !== undefined) {
+      return entry.policy;
+    }
+  }
+  return index.byDefault?.policy;
+}
+
+function checkMaxAttemptsLimit(limit: number): void {
+  if (!Number.isInteger(limit) || limit < 1) {
+    throw new RangeError(`maxAttemptsLimit must be an integer >= 1, got ${String(limit)}`);
+  }
+}
+
+function cachedNameIndex(config: ServiceConfig, maxAttemptsLimit: number): NameIndex {
+  if (!Object.isFrozen(config)) {
+    return buildNameIndex(config, maxAttemptsLimit);
+  }
+  let byLimit = indexCache.get(config);
+  if (byLimit === undefined) {
+    byLimit = new Map();
+    indexCache.set(config, byLimit);
+  }
+  let index = byLimit.get(maxAttemptsLimit);
+  if (index === undefined) {
+    index = buildNameIndex(config, maxAttemptsLimit);
+    byLimit.set(maxAttemptsLimit, index);
+  }
+  return index;
+}
+
+function buildNameIndex(config: ServiceConfig, maxAttemptsLimit: number): NameIndex {
+  const byMethod = new Map<string, IndexedEntry>();
+  const byService = new Map<string, IndexedEntry>();
+  let byDefault: IndexedEntry | undefined;
+  config.methodConfig.forEach((entry, methodConfigIndex) => {
+    const policy = entryPolicy(entry);
+    const indexed: IndexedEntry = {
+      methodConfigIndex,
+      policy: policy === undefined ? undefined : clampPolicy(policy, maxAttemptsLimit),
+    };
+    for (const name of entry.name) {
+      if (name.service === undefined) {
+        byDefault ??= indexed;
+      } else if (name.method === undefined) {
+        setIfAbsent(byService, name.service, indexed);
+      } else {
+        setIfAbsent(byMethod, methodKey(name.service, name.method), indexed);
+      }
+    }
+  });
+  return { byMethod, byService, byDefault };
+}
+
+/** Parsed configs never repeat a name; for hand-built ones the first entry wins. */
+function setIfAbsent(map: Map<string, IndexedEntry>, key: string, value: IndexedEntry): void {
+  if (!map.has(key)) {
+    map.set(key, value);
+  }
+}
+
+function entryPolicy(entry: MethodConfig): CallPolicy | undefined {
+  return entry.retryPolicy ?? entry.hedgingPolicy;
+}
+
+function methodKey(service: string, method: string): string {
+  return `${service}/${method}`;
+}
+
+/** `/pkg.Service/Method` → its parts; a path without a `service/method` shape only matches the default. */
+function splitMethodPath(methodPath: string): { service: string | undefined; method: string } {
+  const path = methodPath.startsWith('/') ? methodPath.slice(1) : methodPath;
+  const slash = path.lastIndexOf('/');
+  if (slash <= 0 || slash === path.length - 1) {
+    return { service: undefined, method: '' };
+  }
+  return { service: path.slice(0, slash), method: path.slice(slash + 1) };
+}
+
+function toMatch(
+  entry: IndexedEntry,
+  matchedBy: MethodPolicyMatch['matchedBy'],
+): MethodPolicyMatch | undefined {
+  if (entry.policy === undefined) {
+    return undefined;
+  }
+  return { policy: entry.policy, methodConfigIndex: entry.methodConfigIndex, matchedBy };
+}

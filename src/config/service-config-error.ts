@@ -1,0 +1,104 @@
+/**
+ * Error type for invalid service configs, carrying the JSON path of the offending value.
+ */
+
+/**
+ * Registry-wide brand, so that `isServiceConfigError` recognizes errors thrown by another copy of this package
+ * (two versions installed side by side, or the CJS and ESM builds loaded together).
+ */
+const SERVICE_CONFIG_ERROR_BRAND: unique symbol = Symbol.for('grpc-retry-hedging.ServiceConfigError');
+
+/** Options of the {@link ServiceConfigError} constructor. */
+export interface ServiceConfigErrorOptions {
+  /** The file the config was read from; the message is then prefixed with it. */
+  readonly file?: string;
+  /** The underlying error (a file-system error, for instance). */
+  readonly cause?: unknown;
+}
+
+/**
+ * A service config was rejected. `path` is the JSON path of the offending value, such as
+ * `methodConfig[1].retryPolicy.maxAttempts`, or `` for the root (and for JSON syntax errors).
+ *
+ * The message reads `[file: ][path: ]detail`, for example
+ * `methodConfig[1].retryPolicy.maxAttempts: must be an integer greater than 1, got 1`.
+ */
+export class ServiceConfigError extends Error {
+  /** JSON path of the offending value; `` for the root. */
+  readonly path: string;
+  /** What is wrong, without the file and path prefix. */
+  readonly detail: string;
+  /** The file the config was read from, when known. */
+  readonly file?: string;
+
+  /**
+   * @param path JSON path of the offending value (`` for the root).
+   * @param detail What is wrong, e.g. `must be an integer greater than 1, got 1`.
+   * @param options Optional file name and cause.
+   */
+  constructor(path: string, detail: string, options: ServiceConfigErrorOptions = {}) {
+    super(
+      composeMessage(path, detail, options.file),
+      options.cause === undefined ? undefined : { cause: options.cause },
+    );
+    this.name = 'ServiceConfigError';
+    this.path = path;
+    this.detail = detail;
+    if (options.file !== undefined) {
+      this.file = options.file;
+    }
+  }
+}
+
+Object.defineProperty(ServiceConfigError.prototype, SERVICE_CONFIG_ERROR_BRAND, {
+  value: true,
+  enumerable: false,
+  writable: false,
+});
+
+function composeMessage(path: string, detail: string, file: string | undefined): string {
+  const located = path === '' ? detail : `${path}: ${detail}`;
+  return file === undefined ? located : `${file}: ${located}`;
+}
+
+/**
+ * Whether `e` is a {@link ServiceConfigError}, including one created by another copy of this package.
+ * Plain objects and other errors, even with a `path` property, are not.
+ */
+export function isServiceConfigError(e: unknown): e is ServiceConfigError {
+  if (e instanceof ServiceConfigError) {
+    return true;
+  }
+  if (typeof e !== 'object' || e === null) {
+    return false;
+  }
+  const candidate = e as { [SERVICE_CONFIG_ERROR_BRAND]?: unknown; path?: unknown; message?: unknown };
+  return (
+    candidate[SERVICE_CONFIG_ERROR_BRAND] === true &&
+    typeof candidate.path === 'string' &&
+    typeof candidate.message === 'string'
+  );
+}
+
+/**
+ * Renders a config value for an error message (`got ...`): JSON for plain data, a type name otherwise.
+ * Long renderings are shortened.
+ */
+export function describeValue(value: unknown): string {
+  if (value === undefined) {
+    return 'nothing';
+  }
+  if (typeof value === 'number' && !Number.isFinite(value)) {
+    return String(value);
+  }
+  if (typeof value === 'function' || typeof value === 'symbol' || typeof value === 'bigint') {
+    return typeof value === 'bigint' ? `${value}n` : `a ${typeof value}`;
+  }
+  let text: string;
+  try {
+    text = JSON.stringify(value) ?? String(value);
+  } catch {
+    text = Object.prototype.toString.call(value);
+  }
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}

@@ -1,0 +1,59 @@
+/**
+ * gRPC status codes as they appear in service configs: an integer or a case-insensitive name.
+ */
+
+import { status } from '@grpc/grpc-js';
+import { describeValue, ServiceConfigError } from './service-config-error.js';
+
+/** Highest canonical gRPC status code (UNAUTHENTICATED). */
+const MAX_STATUS_CODE = 16;
+
+const CODE_BY_NAME: ReadonlyMap<string, number> = buildNameTable();
+
+const NAME_BY_CODE: ReadonlyMap<number, string> = new Map(
+  [...CODE_BY_NAME].map(([name, code]) => [code, name] as const),
+);
+
+function buildNameTable(): Map<string, number> {
+  const table = new Map<string, number>();
+  for (const [name, code] of Object.entries(status)) {
+    if (typeof code === 'number' && Number.isInteger(code) && code >= 0 && code <= MAX_STATUS_CODE) {
+      table.set(name, code);
+    }
+  }
+  return table;
+}
+
+/**
+ * Parses a status code from a service config: an integer 0..16 or a name in any letter case
+ * ("UNAVAILABLE", "unavailable", "deadline_exceeded"). Numeric strings ("14") are rejected.
+ *
+ * @param value The JSON value.
+ * @param path JSON path of the value, for the error.
+ * @returns The numeric `grpc.status` value.
+ * @throws ServiceConfigError when the value is not a known status code.
+ */
+export function parseStatusCode(value: unknown, path: string): number {
+  if (typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= MAX_STATUS_CODE) {
+    return value;
+  }
+  if (typeof value === 'string') {
+    const code = CODE_BY_NAME.get(value.toUpperCase());
+    if (code !== undefined) {
+      return code;
+    }
+  }
+  throw new ServiceConfigError(
+    path,
+    `must be a gRPC status code (an integer 0..${MAX_STATUS_CODE} or a name such as "UNAVAILABLE"), ` +
+      `got ${describeValue(value)}`,
+  );
+}
+
+/**
+ * The canonical upper-case name of a status code, e.g. `statusCodeName(14) === 'UNAVAILABLE'`.
+ * Codes outside 0..16 are returned as their decimal string.
+ */
+export function statusCodeName(code: number): string {
+  return NAME_BY_CODE.get(code) ?? String(code);
+}

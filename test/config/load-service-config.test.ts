@@ -1,0 +1,73 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { loadServiceConfig, loadServiceConfigAsync } from '../../src/config/load-service-config.js';
+import { isServiceConfigError, type ServiceConfigError } from '../../src/config/service-config-error.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'grh-config-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function writeTemp(name: string, text: string): string {
+  const file = join(dir, name);
+  writeFileSync(file, text);
+  return file;
+}
+
+async function errorOf(fn: () => unknown): Promise<ServiceConfigError> {
+  try {
+    await fn();
+  } catch (error) {
+    if (isServiceConfigError(error)) {
+      return error;
+    }
+    throw error;
+  }
+  throw new Error('expected a ServiceConfigError');
+}
+
+const loaders = [
+  ['loadServiceConfig', loadServiceConfig],
+  ['loadServiceConfigAsync', loadServiceConfigAsync],
+] as const;
+
+describe.each(loaders)('%s', (_name, load) => {
+  it('loads the examples', async () => {
+    const config = await load('examples/service-config.json');
+    expect(config.methodConfig).toHaveLength(2);
+    expect(config.retryThrottling).toEqual({ maxTokens: 10, tokenRatio: 0.1 });
+    const hedging = await load('examples/hedging-config.json');
+    expect(hedging.methodConfig[0]?.hedgingPolicy?.hedgingDelayMs).toBe(20);
+  });
+
+  it('names a missing file', async () => {
+    const file = join(dir, 'missing.json');
+    const error = await errorOf(() => load(file));
+    expect(error.file).toBe(file);
+    expect(error.path).toBe('');
+    expect(error.message.startsWith(`${file}: `)).toBe(true);
+    expect(error.message).toContain('cannot read');
+  });
+
+  it('names the file and the path of an invalid config', async () => {
+    const error = await errorOf(() => load('test/fixtures/bad-service-config.json'));
+    expect(error.file).toBe('test/fixtures/bad-service-config.json');
+    expect(error.path).toBe('methodConfig[0].retryPolicy.maxAttempts');
+    expect(error.message).toBe(
+      'test/fixtures/bad-service-config.json: methodConfig[0].retryPolicy.maxAttempts: ' +
+        'must be an integer greater than 1, got 1',
+    );
+  });
+
+  it('names the file and the position of a JSON syntax error', async () => {
+    const file = writeTemp('syntax.json', '{\n  "methodConfig": [}\n');
+    const error = await errorOf(() => load(file));
+    expect(error.file).toBe(file);
+    expect(error.message.startsWith(`${file}: invalid JSON at line 2, column 20`)).toBe(true);
+  });
+
+  it('accepts a byte-order mark', async () => {
+    const file = writeTemp('bom.json', '\uFEFF{"retryThrottling": {"maxTokens": 3, "tokenRatio": 0.5466}}');
+    expect((await load(file)).retryThrottling).toEqual({ maxTokens: 3, tokenRatio: 0.546 });
+  });
+});
