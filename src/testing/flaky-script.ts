@@ -21,15 +21,23 @@ export interface AttemptScript {
   details?: string;
   /** Wait this long (ms) before doing anything else except `sendHeaders`. Cancelling the call ends the wait. */
   delayMs?: number;
-  /** Raw value of the `grpc-retry-pushback-ms` trailer (sent verbatim, so garbage can be tested). */
+  /**
+   * Raw value of the `grpc-retry-pushback-ms` trailer (sent verbatim, so garbage such as `"abc"`, `"-1"` or `""`
+   * can be tested). Sent with whatever status the attempt ends with.
+   */
   pushback?: string;
-  /** Extra trailers to send with the status. */
+  /**
+   * Extra trailers to send with the status (OK or not). Keys must be legal lowercase metadata keys; for keys ending
+   * in `-bin` the UTF-8 bytes of the value are sent.
+   */
   trailers?: Record<string, string>;
   /** Send response headers (with `x-flaky-attempt`) as soon as the attempt arrives, before the delay. */
   sendHeaders?: boolean;
   /**
    * Server streaming and bidi: number of response messages to send before ending with `status`.
-   * Default: 1 for an OK server-streaming attempt, 0 for a failing one; bidi: see `echo`.
+   * Default: 1 for an OK server-streaming attempt, 0 for a failing one. Bidi without `echo`: sent after the
+   * half-close, echoing the received payloads in order (cycling when more responses than messages); default one per
+   * received message for an OK attempt, 0 for a failing one. Ignored by bidi with `echo`.
    */
   responses?: number;
   /** Client streaming and bidi: end with `status` as soon as the first client message arrives. */
@@ -48,7 +56,10 @@ export interface RecordedAttempt {
   readonly method: string;
   /** `Date.now()` when the attempt arrived. */
   readonly arrivedAt: number;
-  /** Parsed `grpc-previous-rpc-attempts` header, or undefined when absent. */
+  /**
+   * Parsed `grpc-previous-rpc-attempts` header, or undefined when absent. A value that is present but not a
+   * plain non-negative decimal integer is recorded as `NaN` (the raw text stays in `metadata`).
+   */
   readonly previousRpcAttempts: number | undefined;
   /** Request metadata as a plain object (binary values as Buffers, repeated keys as arrays). */
   readonly metadata: Readonly<Record<string, string | Buffer | Array<string | Buffer>>>;
@@ -64,4 +75,8 @@ export interface RecordedAttempt {
   endedWith: number | undefined;
   /** How many response messages the server sent. */
   responsesSent: number;
+  /** Status details the server ended the attempt with (set together with `endedWith`). */
+  endedDetails?: string;
+  /** `Date.now()` when the attempt ended with a status or was seen cancelled; undefined while it runs. */
+  endedAt?: number;
 }

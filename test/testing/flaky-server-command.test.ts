@@ -1,0 +1,172 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as grpc from '@grpc/grpc-js';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { runFlakyServerCommand } from '../../src/testing/flaky-server-command.js';
+import { CALL_ID_METADATA_KEY, loadFlakyTestService } from '../../src/testing/index.js';
+
+interface TestResponse {
+  payload: string;
+  attempt: number;
+}
+type UnaryMethod = (
+  req: { payload: string },
+  md: grpc.Metadata,
+  cb: (err: grpc.ServiceError | null, res?: TestResponse) => void,
+) => grpc.ClientUnaryCall;
+
+/** Captures the command's output and lets the test wait for a line. */
+class CapturedIo {
+  out = '';
+  err = '';
+  readonly controller = new AbortController();
+  readonly signal = this.controller.signal;
+  stdout = (s: string): void => {
+    this.out += s;
+  };
+  stderr = (s: string): void => {
+    this.err += s;
+  };
+
+  async waitForOut(pattern: RegExp, timeoutMs = 2000): Promise<RegExpMatchArray> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const match = this.out.match(pattern);
+      if (match) return match;
+      if (Date.now() > deadline) throw new Error(`no ${pattern} in output:\n${this.out}\n${this.err}`);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  }
+}
+
+let dir: string;
+const running: Array<{ io: CapturedIo; exit: Promise<number> }> = [];
+
+function start(argv: string[]): { io: CapturedIo; exit: Promise<number> } {
+  const io = new CapturedIo();
+  const entry = { io, exit: runFlakyServerCommand(argv, io) };
+  running.push(entry);
+  return entry;
+}
+
+function unary(
+  address: string,
+  callId: string,
+): Promise<{ error: grpc.ServiceError | null; res?: TestResponse }> {
+  const Service = loadFlakyTestService();
+  const client = new Service(address, grpc.credentials.createInsecure(), { 'grpc.enable_retries': 0 });
+  const metadata = new grpc.Metadata();
+  metadata.set(CALL_ID_METADATA_KEY, callId);
+  metadata.set('grpc-previous-rpc-attempts', '1');
+  const method = (client as unknown as Record<string, UnaryMethod>).Unary!.bind(client);
+  return new Promise((resolve) => {
+    method({ payload: 'cli' }, metadata, (error, res) => {
+      client.close();
+      resolve({ error, res });
+    });
+  });
+}
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'flaky-cli-'));
+});
+
+afterEach(async () => {
+  for (const { io, exit } of running.splice(0)) {
+    io.controller.abort();
+    await exit;
+  }
+});
+
+afterAll(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('flaky-server command', () => {
+  it('serves a script file, logs each attempt and stops on abort with exit code 0', async () => {
+    const file = join(dir, 'script.json');
+    writeFileSync(file, JSON.stringify({ c1: [{ status: 14, details: 'down for a bit' }, {}] }));
+    const sigintListeners = process.listenerCount('SIGINT');
+    const { io, exit } = start(['--port', '0', '--script', file]);
+    const [, address] = await io.waitForOut(/^flaky server listening on (127\.0\.0\.1:\d+)$/m);
+    expect(process.listenerCount('SIGINT')).toBe(sigintListeners + 1);
+
+    const first = await unary(address!, 'c1');
+    expect(first.error?.code).toBe(grpc.status.UNAVAILABLE);
+    expect(first.error?.details).toBe('down for a bit');
+    const second = await unary(address!, 'c1');
+    expect(second.res).toMatchObject({ payload: 'cli', attempt: 2 });
+
+    await io.waitForOut(/attempt=2/);
+    const lines = io.out.trim().split('\n').slice(1);
+    expect(lines[0]).toMatch(
+      /^\d{4}-\d\d-\d\dT[\d:.]+Z call="c1" attempt=1 Unary previous-attempts=1 -> UNAVAILABLE "down for a bit" \d+ms$/,
+    );
+    expect(lines[1]).toMatch(/ call="c1" attempt=2 Unary previous-attempts=1 -> OK responses=0 \d+ms$/);
+
+    io.controller.abort();
+    expect(await exit).toBe(0);
+    expect(io.out).toMatch(/flaky server stopped\n$/);
+    expect(io.err).toBe('');
+    expect(process.listenerCount('SIGINT')).toBe(sigintListeners);
+  });
+
+  it('logs nothing per attempt with --quiet and accepts --opt=value', async () => {
+    const { io, exit } = start(['--quiet', '--host=127.0.0.1', '--port=0']);
+    const [, address] = await io.waitForOut(/listening on (\S+)/);
+    expect((await unary(address!, 'q')).res?.attempt).toBe(1);
+    io.controller.abort();
+    expect(await exit).toBe(0);
+    expect(io.out).toBe(`flaky server listening on ${address}\n`);
+  });
+
+  it('prints help with exit code 0', async () => {
+    const { io, exit } = start(['--help']);
+    expect(await exit).toBe(0);
+    expect(io.out).toMatch(/^usage: grpc-retry-hedging flaky-server/);
+  });
+
+  it.each([
+    [['--port'], /--port needs a value/],
+    [['--port', 'abc'], /--port must be an integer/],
+    [['--port', '70000'], /--port must be an integer/],
+    [['--bogus'], /unknown option --bogus/],
+    [['extra'], /unexpected argument "extra"/],
+    [['--quiet=yes'], /--quiet takes no value/],
+    [['--script', '/nonexistent/flaky.json'], /cannot read script file/],
+  ])('exits with 2 on usage error %j', async (argv, message) => {
+    const { io, exit } = start(argv);
+    expect(await exit).toBe(2);
+    expect(io.err).toMatch(message);
+    expect(io.err).toMatch(/usage: grpc-retry-hedging flaky-server/);
+    expect(io.out).toBe('');
+  });
+
+  it.each([
+    ['not json', /not valid JSON/],
+    ['[]', /must be a JSON object/],
+    ['{"c": [{"stauts": 14}]}', /"c"\[0\]: unknown field "stauts"/],
+    ['{"c": []}', /"c": must contain at least one/],
+  ])('exits with 2 on an invalid script file %j', async (content, message) => {
+    const file = join(dir, 'bad.json');
+    writeFileSync(file, content);
+    const { io, exit } = start(['--script', file]);
+    expect(await exit).toBe(2);
+    expect(io.err).toMatch(message);
+  });
+
+  it('exits with 1 when the port is taken', async () => {
+    const first = start(['--quiet']);
+    const [, port] = await first.io.waitForOut(/listening on 127\.0\.0\.1:(\d+)/);
+    const { io, exit } = start(['--port', port!]);
+    expect(await exit).toBe(1);
+    expect(io.err).toMatch(/cannot bind/);
+  });
+
+  it('stops at once when the signal is already aborted', async () => {
+    const io = new CapturedIo();
+    io.controller.abort();
+    expect(await runFlakyServerCommand(['--quiet'], io)).toBe(0);
+  });
+});
