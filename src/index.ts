@@ -3,7 +3,13 @@
  * service-config JSON.
  */
 export * from './config/index.js';
-export { Backoff, cappedBackoffMs, JITTER_STRATEGIES, type JitterStrategy, maxBackoffMs } from './retry/backoff.js';
+export {
+  Backoff,
+  cappedBackoffMs,
+  JITTER_STRATEGIES,
+  type JitterStrategy,
+  maxBackoffMs,
+} from './retry/backoff.js';
 export type {
   AttemptEndEvent,
   AttemptKind,
@@ -17,7 +23,12 @@ export type {
   RetryScheduledEvent,
   ThrottledEvent,
 } from './retry/events.js';
-export { PUSHBACK_METADATA_KEY, type Pushback, parsePushback, parsePushbackValues } from './retry/pushback.js';
+export {
+  PUSHBACK_METADATA_KEY,
+  type Pushback,
+  parsePushback,
+  parsePushbackValues,
+} from './retry/pushback.js';
 export {
   createRetryInterceptor,
   DEFAULT_PER_RPC_BUFFER_BYTES,

@@ -23,7 +23,8 @@ const CANONICAL_INTEGER = /^(?:0|-?[1-9][0-9]*)$/;
  */
 export function parsePushbackValues(values: readonly unknown[]): Pushback {
   if (values.length === 0) return ABSENT;
-  if (values.length > 1) return { kind: 'do-not-retry', reason: `repeated pushback (${values.length} values)` };
+  if (values.length > 1)
+    return { kind: 'do-not-retry', reason: `repeated pushback (${values.length} values)` };
   const raw = values[0];
   if (typeof raw !== 'string') return { kind: 'do-not-retry', reason: 'pushback value is not text' };
   if (!CANONICAL_INTEGER.test(raw)) {

@@ -41,7 +41,9 @@ export const DEFAULT_TOTAL_BUFFER_BYTES = 16 * 1024 * 1024;
 
 function checkInteger(name: string, value: number, min: number): number {
   if (!Number.isInteger(value) || value < min) {
-    throw new RangeError(`createRetryInterceptor: options.${name} must be an integer >= ${min}, got ${value}`);
+    throw new RangeError(
+      `createRetryInterceptor: options.${name} must be an integer >= ${min}, got ${value}`,
+    );
   }
   return value;
 }
@@ -87,7 +89,11 @@ export function createRetryInterceptor(
     options.maxAttemptsLimit ?? DEFAULT_MAX_ATTEMPTS_LIMIT,
     1,
   );
-  const perRpc = checkInteger('perRpcBufferBytes', options.perRpcBufferBytes ?? DEFAULT_PER_RPC_BUFFER_BYTES, 0);
+  const perRpc = checkInteger(
+    'perRpcBufferBytes',
+    options.perRpcBufferBytes ?? DEFAULT_PER_RPC_BUFFER_BYTES,
+    0,
+  );
   const total = checkInteger('totalBufferBytes', options.totalBufferBytes ?? DEFAULT_TOTAL_BUFFER_BYTES, 0);
   const jitter = options.jitter ?? 'a6';
   if (!JITTER_STRATEGIES.includes(jitter)) {
@@ -96,7 +102,9 @@ export function createRetryInterceptor(
     );
   }
   if (options.random !== undefined && typeof options.random !== 'function') {
-    throw new TypeError('createRetryInterceptor: options.random must be a function returning a number in [0, 1)');
+    throw new TypeError(
+      'createRetryInterceptor: options.random must be a function returning a number in [0, 1)',
+    );
   }
   if (options.onEvent !== undefined && typeof options.onEvent !== 'function') {
     throw new TypeError('createRetryInterceptor: options.onEvent must be a function');
@@ -104,7 +112,10 @@ export function createRetryInterceptor(
   if (options.throttle !== undefined && !(options.throttle instanceof RetryThrottle)) {
     throw new TypeError('createRetryInterceptor: options.throttle must be a RetryThrottle');
   }
-  const lookup: (path: string) => CallPolicy | undefined = createPolicyLookup(serviceConfig, maxAttemptsLimit);
+  const lookup: (path: string) => CallPolicy | undefined = createPolicyLookup(
+    serviceConfig,
+    maxAttemptsLimit,
+  );
   let callCount = 0;
   const context: RetryingCallContext = {
     pool: new BufferPool(perRpc, total),

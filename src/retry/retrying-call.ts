@@ -241,7 +241,13 @@ export class RetryingCall implements InterceptingCallInterface {
     const attempt = new Attempt(number, call, now, this.logBase);
     this.live.push(attempt);
     this.lastAttempt = attempt;
-    this.ctx.emit?.({ type: 'attempt-start', method: this.method, callId: this.callId, attempt: number, kind });
+    this.ctx.emit?.({
+      type: 'attempt-start',
+      method: this.method,
+      callId: this.callId,
+      attempt: number,
+      kind,
+    });
     call.start(metadata, {
       onReceiveMetadata: (md) => this.onAttemptMetadata(attempt, md),
       onReceiveMessage: (message) => this.onAttemptMessage(attempt, message),
@@ -451,7 +457,11 @@ export class RetryingCall implements InterceptingCallInterface {
   private finishIfHedgingIsOver(): void {
     if (this.ended || this.committed || this.live.length > 0 || this.timer !== undefined) return;
     this.finish(
-      this.lastFailure ?? { code: Status.UNAVAILABLE, details: 'no hedge could be sent', metadata: new Metadata() },
+      this.lastFailure ?? {
+        code: Status.UNAVAILABLE,
+        details: 'no hedge could be sent',
+        metadata: new Metadata(),
+      },
     );
   }
 
@@ -461,12 +471,19 @@ export class RetryingCall implements InterceptingCallInterface {
     this.committed = attempt;
     this.clearTimer();
     for (const other of this.live.slice()) {
-      if (other !== attempt) this.cancelAttempt(other, Status.CANCELLED, 'another attempt of this call committed');
+      if (other !== attempt)
+        this.cancelAttempt(other, Status.CANCELLED, 'another attempt of this call committed');
     }
     this.ctx.pool.release(this.bufferedBytes);
     this.bufferedBytes = 0;
     this.freeWritten(attempt);
-    this.ctx.emit?.({ type: 'committed', method: this.method, callId: this.callId, attempt: attempt.number, reason });
+    this.ctx.emit?.({
+      type: 'committed',
+      method: this.method,
+      callId: this.callId,
+      attempt: attempt.number,
+      reason,
+    });
   }
 
   private measure(message: unknown): number {

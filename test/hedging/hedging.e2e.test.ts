@@ -1,5 +1,6 @@
 import { status } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RetryInterceptorOptions } from '../../src/retry/retry-interceptor.js';
 import { RetryThrottle } from '../../src/retry/retry-throttle.js';
 import { FlakyServer } from '../../src/testing/index.js';
 import {
@@ -12,7 +13,6 @@ import {
   startHarness,
   unary,
 } from '../helpers/harness.js';
-import type { RetryInterceptorOptions } from '../../src/retry/retry-interceptor.js';
 
 const UNAVAILABLE = status.UNAVAILABLE;
 let server: FlakyServer;
@@ -76,7 +76,12 @@ describe('hedging: unary', () => {
       // timers never fire early; allow a little transit jitter between attempts
       expect(t[1]! - t[0]!).toBeGreaterThanOrEqual(80);
       expect(t[2]! - t[1]!).toBeGreaterThanOrEqual(80);
-      await server.waitFor(() => server.attempts(c).slice(0, 2).every((a) => a.cancelled));
+      await server.waitFor(() =>
+        server
+          .attempts(c)
+          .slice(0, 2)
+          .every((a) => a.cancelled),
+      );
     }));
 
   it('a non-fatal status sends the next hedge at once', () =>
@@ -87,7 +92,10 @@ describe('hedging: unary', () => {
       const out = await unary(h.client, c);
       expect(out.responses[0]?.attempt).toBe(2);
       expect(Date.now() - started).toBeLessThan(2000);
-      expect(eventsOf(h.events, 'hedge-scheduled').map((e) => e.reason)).toEqual(['hedging-delay', 'non-fatal-status']);
+      expect(eventsOf(h.events, 'hedge-scheduled').map((e) => e.reason)).toEqual([
+        'hedging-delay',
+        'non-fatal-status',
+      ]);
     }));
 
   it('a fatal status cancels the other attempts and is the result at once', () =>
@@ -188,7 +196,12 @@ describe('hedging: unary', () => {
       expect(out.responses[0]?.attempt).toBe(3);
       const t = server.attempts(c).map((a) => a.arrivedAt);
       expect(Math.max(...t) - Math.min(...t)).toBeLessThan(500);
-      await server.waitFor(() => server.attempts(c).slice(0, 2).every((a) => a.cancelled));
+      await server.waitFor(() =>
+        server
+          .attempts(c)
+          .slice(0, 2)
+          .every((a) => a.cancelled),
+      );
     }));
 
   it('the deadline ends a call with hedges in flight and cancels them all', () =>
@@ -212,7 +225,9 @@ describe('hedging: unary', () => {
       });
       expect(out.code).toBe(status.CANCELLED);
       expect(out.statusEvents).toBe(1);
-      await server.waitFor(() => server.attempts(c).length === 3 && server.attempts(c).every((a) => a.cancelled));
+      await server.waitFor(
+        () => server.attempts(c).length === 3 && server.attempts(c).every((a) => a.cancelled),
+      );
       await sleep(150);
       expect(server.attempts(c)).toHaveLength(3);
     }));
@@ -247,7 +262,10 @@ describe('hedging: streaming', () => {
   it('bidi: the first echoed response commits and the other attempt is cancelled', () =>
     withHarness({ hedgingDelay: '0.05s' }, {}, async (h) => {
       const c = id();
-      server.script(c, [{ delayMs: 3000, echo: true }, { echo: true, delayMs: 100 }]);
+      server.script(c, [
+        { delayMs: 3000, echo: true },
+        { echo: true, delayMs: 100 },
+      ]);
       const out = await bidi(h.client, c, [{ payload: 'x' }, { payload: 'y' }], {
         between: async (i) => {
           if (i === 0) await server.waitForAttempts(c, 2);
@@ -265,11 +283,16 @@ describe('hedging: streaming', () => {
     withHarness({ hedgingDelay: '0.05s' }, { perRpcBufferBytes: 100 }, async (h) => {
       const c = id();
       server.script(c, [{ delayMs: 400 }, { delayMs: 400 }]);
-      const out = await clientStream(h.client, c, [{ payload: 'small' }, { payload: 'big', blob: Buffer.alloc(300) }], {
-        between: async (i) => {
-          if (i === 0) await server.waitForAttempts(c, 2);
+      const out = await clientStream(
+        h.client,
+        c,
+        [{ payload: 'small' }, { payload: 'big', blob: Buffer.alloc(300) }],
+        {
+          between: async (i) => {
+            if (i === 0) await server.waitForAttempts(c, 2);
+          },
         },
-      });
+      );
       expect(out.code).toBe(status.OK);
       const committed = eventsOf(h.events, 'committed');
       expect(committed).toEqual([expect.objectContaining({ reason: 'buffer-overflow' })]);

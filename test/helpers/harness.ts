@@ -1,6 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
-import { createRetryInterceptor, type RetryInterceptorOptions } from '../../src/retry/retry-interceptor.js';
 import type { RetryEvent } from '../../src/retry/events.js';
+import { createRetryInterceptor, type RetryInterceptorOptions } from '../../src/retry/retry-interceptor.js';
 import { CALL_ID_METADATA_KEY, FlakyServer, loadFlakyTestService } from '../../src/testing/index.js';
 
 export interface TestRequest {
@@ -73,7 +73,14 @@ export function callMetadata(callId: string, extra: Record<string, string> = {})
 }
 
 function newOutcome(): CallOutcome {
-  return { error: undefined, code: -1, responses: [], headers: undefined, trailers: undefined, statusEvents: 0 };
+  return {
+    error: undefined,
+    code: -1,
+    responses: [],
+    headers: undefined,
+    trailers: undefined,
+    statusEvents: 0,
+  };
 }
 
 function observe(
@@ -93,7 +100,13 @@ function observe(
 export interface CallOpts {
   deadlineMs?: number;
   metadata?: grpc.Metadata;
-  onCall?: (call: grpc.ClientUnaryCall | grpc.ClientReadableStream<unknown> | grpc.ClientDuplexStream<unknown, unknown> | grpc.ClientWritableStream<unknown>) => void;
+  onCall?: (
+    call:
+      | grpc.ClientUnaryCall
+      | grpc.ClientReadableStream<unknown>
+      | grpc.ClientDuplexStream<unknown, unknown>
+      | grpc.ClientWritableStream<unknown>,
+  ) => void;
 }
 
 function callOptions(opts: CallOpts): grpc.CallOptions {
@@ -103,7 +116,12 @@ function callOptions(opts: CallOpts): grpc.CallOptions {
 /** Wait a tick so the final 'status' event (which grpc-js may emit after the callback) is counted. */
 const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
 
-export function unary(client: FlakyClient, callId: string, request: TestRequest = { payload: 'hello' }, opts: CallOpts = {}): Promise<CallOutcome> {
+export function unary(
+  client: FlakyClient,
+  callId: string,
+  request: TestRequest = { payload: 'hello' },
+  opts: CallOpts = {},
+): Promise<CallOutcome> {
   const outcome = newOutcome();
   return new Promise((resolve) => {
     const call = client.Unary(
@@ -121,10 +139,19 @@ export function unary(client: FlakyClient, callId: string, request: TestRequest 
   });
 }
 
-export function serverStream(client: FlakyClient, callId: string, request: TestRequest = { payload: 'hello' }, opts: CallOpts = {}): Promise<CallOutcome> {
+export function serverStream(
+  client: FlakyClient,
+  callId: string,
+  request: TestRequest = { payload: 'hello' },
+  opts: CallOpts = {},
+): Promise<CallOutcome> {
   const outcome = newOutcome();
   return new Promise((resolve) => {
-    const call = client.ServerStream(request, opts.metadata ?? callMetadata(callId), callOptions(opts)) as grpc.ClientReadableStream<TestResponse>;
+    const call = client.ServerStream(
+      request,
+      opts.metadata ?? callMetadata(callId),
+      callOptions(opts),
+    ) as grpc.ClientReadableStream<TestResponse>;
     observe(call, outcome);
     call.on('data', (r: TestResponse) => outcome.responses.push(r));
     call.on('error', (e: grpc.ServiceError) => {
@@ -173,7 +200,10 @@ export function bidi(
 ): Promise<CallOutcome> {
   const outcome = newOutcome();
   return new Promise((resolve) => {
-    const call = client.Bidi(opts.metadata ?? callMetadata(callId), callOptions(opts)) as grpc.ClientDuplexStream<TestRequest, TestResponse>;
+    const call = client.Bidi(
+      opts.metadata ?? callMetadata(callId),
+      callOptions(opts),
+    ) as grpc.ClientDuplexStream<TestRequest, TestResponse>;
     observe(call, outcome);
     call.on('data', (r: TestResponse) => outcome.responses.push(r));
     call.on('error', (e: grpc.ServiceError) => {
@@ -194,7 +224,10 @@ export function bidi(
 export const FLAKY = 'grpc_retry_hedging.testing.v1.FlakyTest';
 
 /** A service config giving the whole FlakyTest service one retry policy. */
-export function retryConfig(policy: Record<string, unknown> = {}, extra: Record<string, unknown> = {}): object {
+export function retryConfig(
+  policy: Record<string, unknown> = {},
+  extra: Record<string, unknown> = {},
+): object {
   return {
     methodConfig: [
       {
@@ -214,19 +247,30 @@ export function retryConfig(policy: Record<string, unknown> = {}, extra: Record<
 }
 
 /** A service config giving the whole FlakyTest service one hedging policy. */
-export function hedgingConfig(policy: Record<string, unknown> = {}, extra: Record<string, unknown> = {}): object {
+export function hedgingConfig(
+  policy: Record<string, unknown> = {},
+  extra: Record<string, unknown> = {},
+): object {
   return {
     methodConfig: [
       {
         name: [{ service: FLAKY }],
-        hedgingPolicy: { maxAttempts: 3, hedgingDelay: '0.1s', nonFatalStatusCodes: ['UNAVAILABLE'], ...policy },
+        hedgingPolicy: {
+          maxAttempts: 3,
+          hedgingDelay: '0.1s',
+          nonFatalStatusCodes: ['UNAVAILABLE'],
+          ...policy,
+        },
       },
     ],
     ...extra,
   };
 }
 
-export function eventsOf<T extends RetryEvent['type']>(events: RetryEvent[], type: T): Extract<RetryEvent, { type: T }>[] {
+export function eventsOf<T extends RetryEvent['type']>(
+  events: RetryEvent[],
+  type: T,
+): Extract<RetryEvent, { type: T }>[] {
   return events.filter((e): e is Extract<RetryEvent, { type: T }> => e.type === type);
 }
 

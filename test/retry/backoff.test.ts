@@ -15,7 +15,9 @@ function sequence(...values: number[]): () => number {
 
 describe('cappedBackoffMs', () => {
   it('grows exponentially and is capped at maxBackoff', () => {
-    expect([1, 2, 3, 4, 5, 6].map((n) => cappedBackoffMs(policy, n))).toEqual([100, 200, 400, 800, 1000, 1000]);
+    expect([1, 2, 3, 4, 5, 6].map((n) => cappedBackoffMs(policy, n))).toEqual([
+      100, 200, 400, 800, 1000, 1000,
+    ]);
   });
   it('supports multipliers below 1', () => {
     expect(cappedBackoffMs({ ...policy, backoffMultiplier: 0.5 }, 3)).toBe(25);

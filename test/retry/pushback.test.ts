@@ -11,12 +11,27 @@ describe('parsePushbackValues', () => {
     expect(parsePushbackValues([raw])).toEqual({ kind: 'retry-after', delayMs: ms });
   });
 
-  it.each(['-1', '-300', '-2147483648', 'abc', '10abc', 'abc10', '', ' 10', '10 ', '1.5', '1e3', '007', '+5', '-0', '2147483648', '0x10', '١٠'])(
-    '"%s" means do not retry',
-    (raw) => {
-      expect(parsePushbackValues([raw]).kind).toBe('do-not-retry');
-    },
-  );
+  it.each([
+    '-1',
+    '-300',
+    '-2147483648',
+    'abc',
+    '10abc',
+    'abc10',
+    '',
+    ' 10',
+    '10 ',
+    '1.5',
+    '1e3',
+    '007',
+    '+5',
+    '-0',
+    '2147483648',
+    '0x10',
+    '١٠',
+  ])('"%s" means do not retry', (raw) => {
+    expect(parsePushbackValues([raw]).kind).toBe('do-not-retry');
+  });
 
   it('no value means no pushback', () => {
     expect(parsePushbackValues([])).toEqual({ kind: 'absent' });

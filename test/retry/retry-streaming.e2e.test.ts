@@ -1,7 +1,15 @@
 import { status } from '@grpc/grpc-js';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { FlakyServer } from '../../src/testing/index.js';
-import { bidi, clientStream, eventsOf, type Harness, retryConfig, serverStream, startHarness } from '../helpers/harness.js';
+import {
+  bidi,
+  clientStream,
+  eventsOf,
+  type Harness,
+  retryConfig,
+  serverStream,
+  startHarness,
+} from '../helpers/harness.js';
 
 const UNAVAILABLE = status.UNAVAILABLE;
 let server: FlakyServer;
@@ -41,7 +49,9 @@ describe('server streaming', () => {
     expect(out.code).toBe(UNAVAILABLE);
     expect(out.responses.map((r) => r.attempt)).toEqual([1, 1]);
     expect(server.attempts(c)).toHaveLength(1);
-    expect(eventsOf(h.events, 'committed')).toEqual([expect.objectContaining({ reason: expect.stringMatching(/headers|message/) })]);
+    expect(eventsOf(h.events, 'committed')).toEqual([
+      expect.objectContaining({ reason: expect.stringMatching(/headers|message/) }),
+    ]);
     expect(out.statusEvents).toBe(1);
   });
 
@@ -74,14 +84,19 @@ describe('client streaming', () => {
     try {
       const c = id();
       server.script(c, [{ status: UNAVAILABLE, failOnFirstMessage: true }, {}]);
-      const out = await clientStream(slow.client, c, [{ payload: 'm1' }, { payload: 'm2' }, { payload: 'm3' }], {
-        between: async (i) => {
-          if (i === 0) {
-            // wait until the first attempt has failed: the next writes land in the backoff
-            await server.waitFor(() => server.attempts(c)[0]?.endedWith !== undefined);
-          }
+      const out = await clientStream(
+        slow.client,
+        c,
+        [{ payload: 'm1' }, { payload: 'm2' }, { payload: 'm3' }],
+        {
+          between: async (i) => {
+            if (i === 0) {
+              // wait until the first attempt has failed: the next writes land in the backoff
+              await server.waitFor(() => server.attempts(c)[0]?.endedWith !== undefined);
+            }
+          },
         },
-      });
+      );
       expect(out.error).toBeUndefined();
       expect(out.responses[0]?.payload).toBe('m1,m2,m3');
       expect(server.attempts(c)).toHaveLength(2);
@@ -96,13 +111,18 @@ describe('client streaming', () => {
     try {
       const c = id();
       server.script(c, [{ status: UNAVAILABLE }, {}]);
-      const out = await clientStream(small.client, c, [{ payload: 'a' }, { payload: 'b', blob: Buffer.alloc(200) }]);
+      const out = await clientStream(small.client, c, [
+        { payload: 'a' },
+        { payload: 'b', blob: Buffer.alloc(200) },
+      ]);
       expect(out.code).toBe(UNAVAILABLE);
       const attempts = server.attempts(c);
       expect(attempts).toHaveLength(1);
       expect(attempts[0]?.messages).toEqual(['a', 'b']);
       expect(attempts[0]?.blobBytes).toBe(200);
-      expect(eventsOf(small.events, 'committed')).toEqual([expect.objectContaining({ reason: 'buffer-overflow' })]);
+      expect(eventsOf(small.events, 'committed')).toEqual([
+        expect.objectContaining({ reason: 'buffer-overflow' }),
+      ]);
     } finally {
       await small.close();
     }
@@ -123,7 +143,11 @@ describe('client streaming', () => {
   });
 
   it('the total buffer is shared by the calls of one interceptor', async () => {
-    const shared = await startHarness(retryConfig(), { perRpcBufferBytes: 1000, totalBufferBytes: 300 }, server);
+    const shared = await startHarness(
+      retryConfig(),
+      { perRpcBufferBytes: 1000, totalBufferBytes: 300 },
+      server,
+    );
     try {
       const c1 = id();
       const c2 = id();

@@ -2,7 +2,14 @@ import { status } from '@grpc/grpc-js';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { RetryThrottle } from '../../src/retry/retry-throttle.js';
 import { FlakyServer } from '../../src/testing/index.js';
-import { callMetadata, eventsOf, type Harness, retryConfig, startHarness, unary } from '../helpers/harness.js';
+import {
+  callMetadata,
+  eventsOf,
+  type Harness,
+  retryConfig,
+  startHarness,
+  unary,
+} from '../helpers/harness.js';
 
 const UNAVAILABLE = status.UNAVAILABLE;
 let server: FlakyServer;
@@ -63,7 +70,10 @@ describe('unary retries', () => {
 
   it('stops after maxAttempts and returns the last status', async () => {
     const c = id();
-    server.script(c, [{ status: UNAVAILABLE, details: 'first' }, { status: UNAVAILABLE, details: 'last' }]);
+    server.script(c, [
+      { status: UNAVAILABLE, details: 'first' },
+      { status: UNAVAILABLE, details: 'last' },
+    ]);
     const local = await startHarness(retryConfig({ maxAttempts: 3 }), {}, server);
     try {
       const out = await unary(local.client, c);
@@ -103,7 +113,12 @@ describe('pushback', () => {
     );
     try {
       const c = id();
-      server.script(c, [{ status: UNAVAILABLE }, { status: UNAVAILABLE, pushback: '300' }, { status: UNAVAILABLE }, {}]);
+      server.script(c, [
+        { status: UNAVAILABLE },
+        { status: UNAVAILABLE, pushback: '300' },
+        { status: UNAVAILABLE },
+        {},
+      ]);
       const out = await unary(local.client, c);
       expect(out.error).toBeUndefined();
       const scheduled = eventsOf(local.events, 'retry-scheduled').map((e) => [e.reason, e.delayMs]);
@@ -176,7 +191,11 @@ describe('throttling', () => {
       for (let i = 0; i < 4; i++) await run([{}]);
       expect(throttle.tokens).toBe(2.5);
       // 2.5 → 1.5 after the failure: not above 2, so no retry
-      expect(await run([{ status: UNAVAILABLE }, {}])).toEqual({ attempts: 1, tokens: 1.5, code: UNAVAILABLE });
+      expect(await run([{ status: UNAVAILABLE }, {}])).toEqual({
+        attempts: 1,
+        tokens: 1.5,
+        code: UNAVAILABLE,
+      });
       const throttled = eventsOf(local.events, 'throttled');
       expect(throttled.map((e) => e.tokens)).toEqual([2, 1, 1.5]);
     } finally {
@@ -205,7 +224,11 @@ describe('throttling', () => {
   });
 
   it('retryThrottling from the config builds a throttle per interceptor', async () => {
-    const local = await startHarness(retryConfig({}, { retryThrottling: { maxTokens: 2, tokenRatio: 1 } }), {}, server);
+    const local = await startHarness(
+      retryConfig({}, { retryThrottling: { maxTokens: 2, tokenRatio: 1 } }),
+      {},
+      server,
+    );
     try {
       const c = id();
       server.script(c, [{ status: UNAVAILABLE }, {}]);
@@ -232,7 +255,9 @@ describe('commit, deadline and cancellation', () => {
       expect(out.code).toBe(UNAVAILABLE);
       expect(out.headers?.get('x-flaky-attempt')).toEqual(['1']);
       expect(server.attempts(c)).toHaveLength(1);
-      expect(eventsOf(fast.events, 'committed')).toEqual([expect.objectContaining({ attempt: 1, reason: 'headers' })]);
+      expect(eventsOf(fast.events, 'committed')).toEqual([
+        expect.objectContaining({ attempt: 1, reason: 'headers' }),
+      ]);
     } finally {
       await fast.close();
     }
@@ -254,7 +279,9 @@ describe('commit, deadline and cancellation', () => {
     server.script(c, [{ status: UNAVAILABLE }, {}]);
     const out = await unary(h.client, c, undefined, {
       onCall: (call) => {
-        void server.waitFor(() => server.attempts(c)[0]?.endedWith !== undefined).then(() => setTimeout(() => call.cancel(), 30));
+        void server
+          .waitFor(() => server.attempts(c)[0]?.endedWith !== undefined)
+          .then(() => setTimeout(() => call.cancel(), 30));
       },
     });
     expect(out.code).toBe(status.CANCELLED);
