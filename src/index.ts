@@ -37,3 +37,4 @@ export {
 } from './retry/retry-interceptor.js';
 export { RetryThrottle } from './retry/retry-throttle.js';
 export { PREVIOUS_ATTEMPTS_METADATA_KEY } from './retry/retrying-call.js';
+export { type CallRetryOptions, type PolicyOverride, withRetryOptions } from './retry/call-options.js';

@@ -7,6 +7,7 @@ export { loadServiceConfig, loadServiceConfigAsync } from './load-service-config
 export { clampPolicy, createPolicyLookup, findMethodPolicy } from './method-policy.js';
 export {
   isNormalizedServiceConfig,
+  parseCallPolicy,
   NORMALIZED_SERVICE_CONFIG,
   parseServiceConfig,
 } from './parse-service-config.js';

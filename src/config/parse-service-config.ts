@@ -9,6 +9,7 @@ import { parseDuration } from './duration.js';
 import { describeValue, ServiceConfigError } from './service-config-error.js';
 import { parseStatusCode } from './status-codes.js';
 import type {
+  CallPolicy,
   HedgingPolicy,
   MethodConfig,
   MethodName,
@@ -221,6 +222,27 @@ function describeName(name: MethodName): string {
     return '{} (the default for every method)';
   }
   return name.method === undefined ? `${name.service}/*` : `${name.service}/${name.method}`;
+}
+
+/**
+ * Parses a single policy in service-config form, `{ "retryPolicy": {...} }` or `{ "hedgingPolicy": {...} }`, with
+ * the same rules as inside a methodConfig entry (used for per-call overrides).
+ *
+ * @param path JSON path prefix for error messages (default `policy`).
+ * @throws ServiceConfigError naming the path of the invalid value.
+ */
+export function parseCallPolicy(input: unknown, path = 'policy'): CallPolicy {
+  const obj = requireObject(input, path, 'an object with retryPolicy or hedgingPolicy');
+  const hasRetry = isPresent(obj.retryPolicy);
+  const hasHedging = isPresent(obj.hedgingPolicy);
+  if (hasRetry === hasHedging) {
+    throw new ServiceConfigError(path, 'must have exactly one of retryPolicy and hedgingPolicy');
+  }
+  return deepFreeze(
+    hasRetry
+      ? parseRetryPolicy(obj.retryPolicy, `${path}.retryPolicy`)
+      : parseHedgingPolicy(obj.hedgingPolicy, `${path}.hedgingPolicy`),
+  );
 }
 
 function parseRetryPolicy(value: unknown, path: string): RetryPolicy {

@@ -1,9 +1,10 @@
 import { InterceptingCall, type Interceptor } from '@grpc/grpc-js';
-import { createPolicyLookup } from '../config/method-policy.js';
+import { clampPolicy, createPolicyLookup } from '../config/method-policy.js';
 import { parseServiceConfig } from '../config/parse-service-config.js';
 import { type CallPolicy, DEFAULT_MAX_ATTEMPTS_LIMIT, type ServiceConfig } from '../config/types.js';
 import { JITTER_STRATEGIES, type JitterStrategy } from './backoff.js';
 import { BufferPool } from './buffer-pool.js';
+import { readCallRetryOptions } from './call-options.js';
 import type { RetryEvent, RetryEventListener } from './events.js';
 import { RetryThrottle } from './retry-throttle.js';
 import { RetryingCall, type RetryingCallContext } from './retrying-call.js';
@@ -46,6 +47,17 @@ function checkInteger(name: string, value: number, min: number): number {
     );
   }
   return value;
+}
+
+function chainListeners(
+  first: ((event: RetryEvent) => void) | undefined,
+  second: (event: RetryEvent) => void,
+): (event: RetryEvent) => void {
+  if (!first) return second;
+  return (event) => {
+    first(event);
+    second(event);
+  };
 }
 
 function safeListener(listener: RetryEventListener): (event: RetryEvent) => void {
@@ -124,7 +136,6 @@ export function createRetryInterceptor(
       (serviceConfig.retryThrottling ? new RetryThrottle(serviceConfig.retryThrottling) : undefined),
     random: options.random ?? Math.random,
     jitter,
-    emit: options.onEvent ? safeListener(options.onEvent) : undefined,
     deadlineAware: options.deadlineAwareBackoff === true,
     nextCallId: () => {
       callCount += 1;
@@ -132,12 +143,26 @@ export function createRetryInterceptor(
     },
   };
 
+  const emit = options.onEvent ? safeListener(options.onEvent) : undefined;
+
   return (callOptions, nextCall) => {
-    const policy = lookup(callOptions.method_definition.path);
+    const perCall = readCallRetryOptions(callOptions);
+    let policy: CallPolicy | undefined;
+    let callEmit = emit;
+    if (perCall === undefined) {
+      policy = lookup(callOptions.method_definition.path);
+    } else {
+      policy = !perCall.enabled
+        ? undefined
+        : perCall.policy
+          ? clampPolicy(perCall.policy, maxAttemptsLimit)
+          : lookup(callOptions.method_definition.path);
+      if (perCall.onEvent) callEmit = chainListeners(emit, safeListener(perCall.onEvent));
+    }
     if (policy === undefined || policy.maxAttempts < 2) {
       // No policy: hand grpc-js the next call itself. It only uses the InterceptingCall interface.
       return nextCall(callOptions) as InterceptingCall;
     }
-    return new InterceptingCall(new RetryingCall(callOptions, nextCall, policy, context));
+    return new InterceptingCall(new RetryingCall(callOptions, nextCall, policy, context, callEmit));
   };
 }

@@ -29,8 +29,6 @@ export interface RetryingCallContext {
   readonly throttle: RetryThrottle | undefined;
   readonly random: () => number;
   readonly jitter: JitterStrategy;
-  /** Undefined when nobody listens, so that events cost nothing then. */
-  readonly emit: ((event: RetryEvent) => void) | undefined;
   /** End at once with the last status rather than start a backoff that would outlast the deadline. */
   readonly deadlineAware: boolean;
   nextCallId(): number;
@@ -114,6 +112,8 @@ export class RetryingCall implements InterceptingCallInterface {
     private readonly nextCall: NextCall,
     private readonly policy: CallPolicy,
     private readonly ctx: RetryingCallContext,
+    /** Event sink of this call; undefined when nobody listens, so that events cost nothing then. */
+    private readonly emit: ((event: RetryEvent) => void) | undefined,
   ) {
     this.method = options.method_definition.path;
     this.deadlineMs = deadlineToMs(options.deadline);
@@ -241,7 +241,7 @@ export class RetryingCall implements InterceptingCallInterface {
     const attempt = new Attempt(number, call, now, this.logBase);
     this.live.push(attempt);
     this.lastAttempt = attempt;
-    this.ctx.emit?.({
+    this.emit?.({
       type: 'attempt-start',
       method: this.method,
       callId: this.callId,
@@ -296,7 +296,7 @@ export class RetryingCall implements InterceptingCallInterface {
     const wasLive = attempt.state === 'live';
     attempt.state = 'done';
     if (wasLive) this.removeLive(attempt);
-    this.ctx.emit?.({
+    this.emit?.({
       type: 'attempt-end',
       method: this.method,
       callId: this.callId,
@@ -369,7 +369,7 @@ export class RetryingCall implements InterceptingCallInterface {
       return;
     }
     this.lastFailure = status;
-    this.ctx.emit?.({
+    this.emit?.({
       type: 'retry-scheduled',
       method: this.method,
       callId: this.callId,
@@ -418,7 +418,7 @@ export class RetryingCall implements InterceptingCallInterface {
     if (this.policy.kind !== 'hedging') return;
     const hedgingDelayMs = this.policy.hedgingDelayMs;
     while (this.canHedgeMore()) {
-      this.ctx.emit?.({
+      this.emit?.({
         type: 'hedge-scheduled',
         method: this.method,
         callId: this.callId,
@@ -477,7 +477,7 @@ export class RetryingCall implements InterceptingCallInterface {
     this.ctx.pool.release(this.bufferedBytes);
     this.bufferedBytes = 0;
     this.freeWritten(attempt);
-    this.ctx.emit?.({
+    this.emit?.({
       type: 'committed',
       method: this.method,
       callId: this.callId,
@@ -552,7 +552,7 @@ export class RetryingCall implements InterceptingCallInterface {
   private throttleAllows(): boolean {
     const throttle = this.ctx.throttle;
     if (!throttle || throttle.isRetryAllowed()) return true;
-    this.ctx.emit?.({
+    this.emit?.({
       type: 'throttled',
       method: this.method,
       callId: this.callId,
@@ -617,7 +617,7 @@ export class RetryingCall implements InterceptingCallInterface {
     if (status.code === Status.OK) this.ctx.throttle?.recordSuccess();
     // The attempt count, visible to the caller in the trailers (as grpc-java does).
     status.metadata?.set(PREVIOUS_ATTEMPTS_METADATA_KEY, String(Math.max(0, this.attemptsStarted - 1)));
-    this.ctx.emit?.({
+    this.emit?.({
       type: 'call-end',
       method: this.method,
       callId: this.callId,

@@ -1,4 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
+import { withRetryOptions } from '../../src/retry/call-options.js';
 import type { RetryEvent } from '../../src/retry/events.js';
 import { createRetryInterceptor, type RetryInterceptorOptions } from '../../src/retry/retry-interceptor.js';
 import { CALL_ID_METADATA_KEY, FlakyServer, loadFlakyTestService } from '../../src/testing/index.js';
@@ -99,6 +100,8 @@ function observe(
 
 export interface CallOpts {
   deadlineMs?: number;
+  /** Extra grpc-js call options (e.g. from withRetryOptions). */
+  callOptions?: grpc.CallOptions;
   metadata?: grpc.Metadata;
   onCall?: (
     call:
@@ -110,7 +113,23 @@ export interface CallOpts {
 }
 
 function callOptions(opts: CallOpts): grpc.CallOptions {
-  return opts.deadlineMs === undefined ? {} : { deadline: Date.now() + opts.deadlineMs };
+  const base = opts.callOptions ?? {};
+  return opts.deadlineMs === undefined ? base : { ...base, deadline: Date.now() + opts.deadlineMs };
+}
+
+/** Call options that cancel the call as soon as its first retry is scheduled (so: during the backoff). */
+export function cancelDuringBackoff(): Pick<CallOpts, 'onCall' | 'callOptions'> {
+  let call: { cancel(): void } | undefined;
+  return {
+    onCall: (c) => {
+      call = c;
+    },
+    callOptions: withRetryOptions({
+      onEvent: (e) => {
+        if (e.type === 'retry-scheduled') setImmediate(() => call?.cancel());
+      },
+    }),
+  };
 }
 
 /** Wait a tick so the final 'status' event (which grpc-js may emit after the callback) is counted. */

@@ -1,7 +1,15 @@
 import { status } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FlakyServer } from '../../src/testing/index.js';
-import { eventsOf, hedgingConfig, retryConfig, sleep, startHarness, unary } from '../helpers/harness.js';
+import {
+  cancelDuringBackoff,
+  eventsOf,
+  hedgingConfig,
+  retryConfig,
+  sleep,
+  startHarness,
+  unary,
+} from '../helpers/harness.js';
 
 let server: FlakyServer;
 beforeAll(async () => {
@@ -42,14 +50,7 @@ describe('resources', () => {
       } else if (kind === 2) {
         // cancelled during a 10 s backoff
         server.script(c, [{ status: status.UNAVAILABLE }, {}]);
-        calls.push(
-          unary(slowRetry.client, c, undefined, {
-            onCall: (call) =>
-              void server
-                .waitFor(() => server.attempts(c)[0]?.endedWith !== undefined)
-                .then(() => setTimeout(() => call.cancel(), 20)),
-          }),
-        );
+        calls.push(unary(slowRetry.client, c, undefined, cancelDuringBackoff()));
       } else if (kind === 3) {
         // the deadline passes during a 10 s backoff
         server.script(c, [{ status: status.UNAVAILABLE }, {}]);

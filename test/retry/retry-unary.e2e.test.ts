@@ -4,6 +4,7 @@ import { RetryThrottle } from '../../src/retry/retry-throttle.js';
 import { FlakyServer } from '../../src/testing/index.js';
 import {
   callMetadata,
+  cancelDuringBackoff,
   eventsOf,
   type Harness,
   retryConfig,
@@ -277,13 +278,7 @@ describe('commit, deadline and cancellation', () => {
   it('cancel during the backoff ends the call once with CANCELLED and sends nothing more', async () => {
     const c = id();
     server.script(c, [{ status: UNAVAILABLE }, {}]);
-    const out = await unary(h.client, c, undefined, {
-      onCall: (call) => {
-        void server
-          .waitFor(() => server.attempts(c)[0]?.endedWith !== undefined)
-          .then(() => setTimeout(() => call.cancel(), 30));
-      },
-    });
+    const out = await unary(h.client, c, undefined, cancelDuringBackoff());
     expect(out.code).toBe(status.CANCELLED);
     expect(out.statusEvents).toBe(1);
     await new Promise((r) => setTimeout(r, 100));

@@ -1,0 +1,73 @@
+import type { CallOptions } from '@grpc/grpc-js';
+import { parseCallPolicy } from '../config/parse-service-config.js';
+import type { CallPolicy } from '../config/types.js';
+import type { RetryEventListener } from './events.js';
+
+/**
+ * Where per-call retry options travel inside grpc-js `CallOptions` (grpc-js hands the call options, symbol keys
+ * included, to every interceptor).
+ * @internal
+ */
+export const CALL_RETRY_OPTIONS: unique symbol = Symbol.for('grpc-retry-hedging.call-retry-options');
+
+/** A policy in service-config form, as it would appear inside a methodConfig entry. */
+export type PolicyOverride = { readonly retryPolicy: object } | { readonly hedgingPolicy: object };
+
+/** Per-call control of the retry interceptor; see {@link withRetryOptions}. */
+export interface CallRetryOptions {
+  /** `false`: this call makes a single attempt, with no retries and no hedges. Default true. */
+  readonly enabled?: boolean;
+  /**
+   * Use this policy for the call instead of the one the service config gives its method, in service-config form:
+   * `{ retryPolicy: {...} }` or `{ hedgingPolicy: {...} }`. It is validated by {@link withRetryOptions} and its
+   * maxAttempts is clamped to the interceptor's limit.
+   */
+  readonly policy?: PolicyOverride | CallPolicy;
+  /** A listener for this call's events, called after the interceptor's own `onEvent`. */
+  readonly onEvent?: RetryEventListener;
+}
+
+/** Validated per-call options, as the interceptor reads them. @internal */
+export interface ResolvedCallRetryOptions {
+  readonly enabled: boolean;
+  readonly policy: CallPolicy | undefined;
+  readonly onEvent: RetryEventListener | undefined;
+}
+
+function isCallPolicy(value: unknown): value is CallPolicy {
+  const kind = (value as { kind?: unknown } | null)?.kind;
+  return kind === 'retry' || kind === 'hedging';
+}
+
+/**
+ * Call options that steer the retry interceptor for one call. Pass the result as the call's options:
+ *
+ * ```ts
+ * client.getUser(request, withRetryOptions({ enabled: false }), callback);
+ * client.getUser(request, metadata, withRetryOptions({ policy: { hedgingPolicy: {...} } }, { deadline }), cb);
+ * ```
+ * @param retry What to change for this call.
+ * @param callOptions Ordinary grpc-js call options to keep (deadline, credentials, ...).
+ * @returns A new call options object; `callOptions` is not modified.
+ * @throws ServiceConfigError (path `policy...`) when the policy override is invalid; TypeError for other bad input.
+ */
+export function withRetryOptions(retry: CallRetryOptions, callOptions: CallOptions = {}): CallOptions {
+  if (typeof retry !== 'object' || retry === null) {
+    throw new TypeError('withRetryOptions: the first argument must be an object such as { enabled: false }');
+  }
+  if (retry.enabled !== undefined && typeof retry.enabled !== 'boolean') {
+    throw new TypeError(`withRetryOptions: enabled must be true or false, got ${String(retry.enabled)}`);
+  }
+  if (retry.onEvent !== undefined && typeof retry.onEvent !== 'function') {
+    throw new TypeError('withRetryOptions: onEvent must be a function');
+  }
+  const policy =
+    retry.policy === undefined ? undefined : isCallPolicy(retry.policy) ? retry.policy : parseCallPolicy(retry.policy);
+  const resolved: ResolvedCallRetryOptions = { enabled: retry.enabled ?? true, policy, onEvent: retry.onEvent };
+  return { ...callOptions, [CALL_RETRY_OPTIONS]: resolved } as CallOptions;
+}
+
+/** The per-call options grpc-js passed along to the interceptor, if any. @internal */
+export function readCallRetryOptions(callOptions: CallOptions): ResolvedCallRetryOptions | undefined {
+  return (callOptions as { [CALL_RETRY_OPTIONS]?: ResolvedCallRetryOptions })[CALL_RETRY_OPTIONS];
+}
