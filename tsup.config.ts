@@ -5,6 +5,7 @@ export default defineConfig({
     index: 'src/index.ts',
     'testing/index': 'src/testing/index.ts',
     'cli/main': 'src/cli/main.ts',
+    'otel/index': 'src/otel/index.ts',
   },
   format: ['esm', 'cjs'],
   dts: true,

@@ -1,0 +1,196 @@
+/**
+ * OpenTelemetry metrics for retries and hedging (gRPC A96 per-call instruments), fed by the retry
+ * interceptor's typed events. Only this module imports `@opentelemetry/api`; the package's main entry does not.
+ */
+
+import {
+  type Attributes,
+  type Histogram,
+  type Meter,
+  type MeterProvider,
+  metrics,
+  ValueType,
+} from '@opentelemetry/api';
+import { statusCodeName } from '../config/status-codes.js';
+import type { CallEndEvent, RetryEvent, RetryEventListener } from '../retry/events.js';
+
+/** Name of the meter the instruments are created on. */
+export const RETRY_METER_NAME = 'grpc-retry-hedging';
+
+/** Names of the instruments {@link createRetryMetrics} records (gRPC A96). */
+export const RETRY_METRIC_NAMES = Object.freeze({
+  retries: 'grpc.client.call.retries',
+  hedges: 'grpc.client.call.hedges',
+  retryDelay: 'grpc.client.call.retry_delay',
+} as const);
+
+/** Bucket boundaries advised for the per-call retry and hedge counts. */
+export const COUNT_BUCKET_BOUNDARIES: readonly number[] = Object.freeze([1, 2, 3, 4, 5]);
+
+/** Bucket boundaries advised for `grpc.client.call.retry_delay`, in seconds (gRPC's latency buckets). */
+export const DELAY_BUCKET_BOUNDARIES: readonly number[] = Object.freeze([
+  0, 0.00001, 0.00005, 0.0001, 0.0003, 0.0006, 0.0008, 0.001, 0.002, 0.003, 0.004, 0.005, 0.006, 0.008, 0.01,
+  0.013, 0.016, 0.02, 0.025, 0.03, 0.04, 0.05, 0.065, 0.08, 0.1, 0.13, 0.16, 0.2, 0.25, 0.3, 0.4, 0.5, 0.65,
+  0.8, 1, 2, 5, 10, 20, 50, 100,
+]);
+
+/** Default of {@link RetryMetricsOptions.maxTrackedCalls}. */
+export const DEFAULT_MAX_TRACKED_CALLS = 10_000;
+
+/** Options of {@link createRetryMetrics}. */
+export interface RetryMetricsOptions {
+  /** Meter to create the instruments on. Takes precedence over `meterProvider`. */
+  meter?: Meter;
+  /**
+   * Provider to get the `grpc-retry-hedging` meter from. Default: the global one (`metrics.getMeterProvider()`),
+   * read once when {@link createRetryMetrics} runs, so register the SDK before calling it.
+   */
+  meterProvider?: MeterProvider;
+  /** Value of the `grpc.target` attribute, e.g. the channel target. The attribute is left out when unset. */
+  target?: string;
+  /**
+   * Maps a method name without the leading slash (`pkg.Service/Method`) to the `grpc.method` attribute value,
+   * e.g. to collapse methods you do not know to `'other'` and keep cardinality bounded. Default: as is.
+   */
+  methodAttribute?: (method: string) => string;
+  /**
+   * Most calls tracked at once between their first retry or hedge and their end (default 10 000). When the
+   * limit is hit the oldest entry is dropped, and that call's retry or hedge count is not recorded.
+   */
+  maxTrackedCalls?: number;
+}
+
+/** What {@link createRetryMetrics} returns. */
+export interface RetryMetrics {
+  /** Pass as the `onEvent` option of `createRetryInterceptor`. Use one `RetryMetrics` per interceptor. */
+  readonly onEvent: RetryEventListener;
+  /** A listener that feeds these metrics and then `other` (which still runs if recording throws). */
+  combine(other?: RetryEventListener): RetryEventListener;
+  /** Calls that have sent a retry or hedge and not ended yet (0 when no call is in flight). */
+  readonly trackedCalls: number;
+}
+
+function checkOptions(options: RetryMetricsOptions): void {
+  if (typeof options !== 'object' || options === null) {
+    throw new TypeError('createRetryMetrics: options must be an object');
+  }
+  const { meter, meterProvider, target, methodAttribute, maxTrackedCalls } = options;
+  if (meter !== undefined && typeof meter?.createHistogram !== 'function') {
+    throw new TypeError('createRetryMetrics: options.meter must be an OpenTelemetry Meter');
+  }
+  if (meterProvider !== undefined && typeof meterProvider?.getMeter !== 'function') {
+    throw new TypeError('createRetryMetrics: options.meterProvider must be an OpenTelemetry MeterProvider');
+  }
+  if (target !== undefined && typeof target !== 'string') {
+    throw new TypeError('createRetryMetrics: options.target must be a string');
+  }
+  if (methodAttribute !== undefined && typeof methodAttribute !== 'function') {
+    throw new TypeError('createRetryMetrics: options.methodAttribute must be a function');
+  }
+  if (maxTrackedCalls !== undefined && (!Number.isInteger(maxTrackedCalls) || maxTrackedCalls < 1)) {
+    throw new RangeError(
+      `createRetryMetrics: options.maxTrackedCalls must be an integer >= 1, got ${maxTrackedCalls}`,
+    );
+  }
+}
+
+/**
+ * Records the gRPC A96 per-call retry metrics from the retry interceptor's events, once per call that had a
+ * retry or hedging policy (calls without one produce no events):
+ *
+ * - `grpc.client.call.retries` (`{retry}`): retries sent; recorded only when > 0.
+ * - `grpc.client.call.hedges` (`{hedge}`): hedges sent; recorded only when > 0.
+ * - `grpc.client.call.retry_delay` (`s`): time spent with no attempt in flight; recorded for every call, 0 too.
+ *
+ * Attributes: `grpc.method` (`pkg.Service/Method`), `grpc.status` (code name, e.g. `UNAVAILABLE`) and, when
+ * `target` is given, `grpc.target`.
+ *
+ * `grpc.client.call.transparent_retries` is not recorded: grpc-js retries transparently below the interceptor
+ * layer, where this package cannot see it, so any value would be made up.
+ *
+ * The call ids in events are numbered per interceptor, so give each interceptor its own `RetryMetrics`;
+ * several of them on the same meter feed the same instruments.
+ *
+ * ```ts
+ * const retryMetrics = createRetryMetrics({ target: address });
+ * const interceptor = createRetryInterceptor(config, { onEvent: retryMetrics.onEvent });
+ * ```
+ */
+export function createRetryMetrics(options: RetryMetricsOptions = {}): RetryMetrics {
+  checkOptions(options);
+  const meter =
+    options.meter ?? (options.meterProvider ?? metrics.getMeterProvider()).getMeter(RETRY_METER_NAME);
+  const countAdvice = { explicitBucketBoundaries: [...COUNT_BUCKET_BOUNDARIES] };
+  const retries: Histogram = meter.createHistogram(RETRY_METRIC_NAMES.retries, {
+    description: 'Retries sent by a client call (recorded only for calls that retried).',
+    unit: '{retry}',
+    valueType: ValueType.INT,
+    advice: countAdvice,
+  });
+  const hedges: Histogram = meter.createHistogram(RETRY_METRIC_NAMES.hedges, {
+    description: 'Hedges sent by a client call (recorded only for calls that hedged).',
+    unit: '{hedge}',
+    valueType: ValueType.INT,
+    advice: countAdvice,
+  });
+  const retryDelay: Histogram = meter.createHistogram(RETRY_METRIC_NAMES.retryDelay, {
+    description: 'Time a client call spent waiting, with no attempt in flight, to send its next attempt.',
+    unit: 's',
+    valueType: ValueType.DOUBLE,
+    advice: { explicitBucketBoundaries: [...DELAY_BUCKET_BOUNDARIES] },
+  });
+
+  const target = options.target;
+  const methodAttribute = options.methodAttribute;
+  const maxTracked = options.maxTrackedCalls ?? DEFAULT_MAX_TRACKED_CALLS;
+  /** callId → which histogram counts the call's extra attempts; set at its first retry or hedge. */
+  const tracked = new Map<number, Histogram>();
+
+  const attributesOf = (event: CallEndEvent): Attributes => {
+    const name = event.method.startsWith('/') ? event.method.slice(1) : event.method;
+    const attributes: Attributes = {
+      'grpc.method': methodAttribute ? methodAttribute(name) : name,
+      'grpc.status': statusCodeName(event.code),
+    };
+    if (target !== undefined) attributes['grpc.target'] = target;
+    return attributes;
+  };
+
+  const onEvent: RetryEventListener = (event: RetryEvent) => {
+    if (event.type === 'attempt-start') {
+      if (event.kind === 'original' || tracked.has(event.callId)) return;
+      if (tracked.size >= maxTracked) {
+        const oldest = tracked.keys().next();
+        if (!oldest.done) tracked.delete(oldest.value);
+      }
+      tracked.set(event.callId, event.kind === 'hedge' ? hedges : retries);
+    } else if (event.type === 'call-end') {
+      const histogram = tracked.get(event.callId);
+      if (histogram !== undefined) tracked.delete(event.callId);
+      const attributes = attributesOf(event);
+      const extraAttempts = event.attempts - 1;
+      if (histogram !== undefined && extraAttempts > 0) histogram.record(extraAttempts, attributes);
+      retryDelay.record(Math.max(0, event.retryDelayMs) / 1000, attributes);
+    }
+  };
+
+  return {
+    onEvent,
+    combine(other?: RetryEventListener): RetryEventListener {
+      if (other === undefined) return onEvent;
+      if (typeof other !== 'function') {
+        throw new TypeError('RetryMetrics.combine: the listener must be a function');
+      }
+      return (event) => {
+        try {
+          onEvent(event);
+        } finally {
+          other(event);
+        }
+      };
+    },
+    get trackedCalls() {
+      return tracked.size;
+    },
+  };
+}

@@ -1,0 +1,386 @@
+import { status } from '@grpc/grpc-js';
+import { type Attributes, metrics } from '@opentelemetry/api';
+import { DataPointType, type Histogram, MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import {
+  COUNT_BUCKET_BOUNDARIES,
+  createRetryMetrics,
+  DELAY_BUCKET_BOUNDARIES,
+  RETRY_METER_NAME,
+  type RetryMetricsOptions,
+} from '../../src/otel/index.js';
+import type { RetryEvent } from '../../src/retry/events.js';
+import { FlakyServer } from '../../src/testing/index.js';
+import { FLAKY, hedgingConfig, retryConfig, startHarness, unary } from '../helpers/harness.js';
+
+/** A reader whose collect() the test calls itself. */
+class TestReader extends MetricReader {
+  protected override onShutdown(): Promise<void> {
+    return Promise.resolve();
+  }
+  protected override onForceFlush(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+interface Point {
+  attributes: Attributes;
+  count: number;
+  sum: number;
+  boundaries: number[];
+}
+
+const RETRIES = 'grpc.client.call.retries';
+const HEDGES = 'grpc.client.call.hedges';
+const DELAY = 'grpc.client.call.retry_delay';
+const METHOD = `/${FLAKY}/Unary`;
+
+function setup(options: RetryMetricsOptions = {}) {
+  const reader = new TestReader();
+  const provider = new MeterProvider({ readers: [reader] });
+  const retryMetrics = createRetryMetrics({ meterProvider: provider, ...options });
+  /** Histogram points of one instrument, by name; [] when it recorded nothing. */
+  const points = async (name: string): Promise<Point[]> => {
+    const { resourceMetrics, errors } = await reader.collect();
+    expect(errors).toEqual([]);
+    const out: Point[] = [];
+    for (const scope of resourceMetrics.scopeMetrics) {
+      for (const metric of scope.metrics) {
+        if (metric.descriptor.name !== name) continue;
+        expect(metric.dataPointType).toBe(DataPointType.HISTOGRAM);
+        for (const dp of metric.dataPoints) {
+          const value = dp.value as Histogram;
+          out.push({
+            attributes: dp.attributes,
+            count: value.count,
+            sum: value.sum ?? Number.NaN,
+            boundaries: value.buckets.boundaries,
+          });
+        }
+      }
+    }
+    return out;
+  };
+  return { reader, provider, retryMetrics, points };
+}
+
+function attemptStart(callId: number, attempt: number, kind: 'original' | 'retry' | 'hedge'): RetryEvent {
+  return { type: 'attempt-start', method: METHOD, callId, attempt, kind };
+}
+
+function callEnd(
+  callId: number,
+  attempts: number,
+  code: number = status.OK,
+  retryDelayMs = 0,
+  method = METHOD,
+): RetryEvent {
+  return {
+    type: 'call-end',
+    method,
+    callId,
+    code,
+    details: '',
+    attempts,
+    retryDelayMs,
+    durationMs: 5,
+  };
+}
+
+describe('createRetryMetrics: synthetic events', () => {
+  it('records retries and retry_delay for a call that retried', async () => {
+    const { retryMetrics, points } = setup({ target: 'dns:///example:443' });
+    const feed = retryMetrics.onEvent;
+    feed(attemptStart(1, 1, 'original'));
+    feed({ type: 'retry-scheduled', method: METHOD, callId: 1, attempt: 2, delayMs: 10, reason: 'backoff' });
+    feed(attemptStart(1, 2, 'retry'));
+    feed(attemptStart(1, 3, 'retry'));
+    expect(retryMetrics.trackedCalls).toBe(1);
+    feed(callEnd(1, 3, status.OK, 30));
+    expect(retryMetrics.trackedCalls).toBe(0);
+
+    const attributes = {
+      'grpc.method': `${FLAKY}/Unary`,
+      'grpc.status': 'OK',
+      'grpc.target': 'dns:///example:443',
+    };
+    const retries = await points(RETRIES);
+    expect(retries).toHaveLength(1);
+    expect(retries[0]).toMatchObject({ attributes, count: 1, sum: 2 });
+    expect(retries[0]?.boundaries).toEqual([...COUNT_BUCKET_BOUNDARIES]);
+    expect(await points(HEDGES)).toEqual([]);
+    const delay = await points(DELAY);
+    expect(delay).toHaveLength(1);
+    expect(delay[0]).toMatchObject({ attributes, count: 1 });
+    expect(delay[0]?.sum).toBeCloseTo(0.03, 10);
+    expect(delay[0]?.boundaries).toEqual([...DELAY_BUCKET_BOUNDARIES]);
+  });
+
+  it('records hedges, with the status name, for a hedged call', async () => {
+    const { retryMetrics, points } = setup();
+    const feed = retryMetrics.onEvent;
+    feed(attemptStart(7, 1, 'original'));
+    feed(attemptStart(7, 2, 'hedge'));
+    feed(attemptStart(7, 3, 'hedge'));
+    feed(callEnd(7, 3, status.UNAVAILABLE));
+    const attributes = { 'grpc.method': `${FLAKY}/Unary`, 'grpc.status': 'UNAVAILABLE' };
+    expect(await points(HEDGES)).toMatchObject([{ attributes, count: 1, sum: 2 }]);
+    expect(await points(RETRIES)).toEqual([]);
+    expect(await points(DELAY)).toMatchObject([{ attributes, count: 1, sum: 0 }]);
+  });
+
+  it('records only retry_delay (0) for a call with a single attempt, and no grpc.target when unset', async () => {
+    const { retryMetrics, points } = setup();
+    retryMetrics.onEvent(attemptStart(1, 1, 'original'));
+    retryMetrics.onEvent(callEnd(1, 1, status.DEADLINE_EXCEEDED));
+    expect(retryMetrics.trackedCalls).toBe(0);
+    expect(await points(RETRIES)).toEqual([]);
+    expect(await points(HEDGES)).toEqual([]);
+    const delay = await points(DELAY);
+    expect(delay).toHaveLength(1);
+    expect(delay[0]).toMatchObject({ count: 1, sum: 0 });
+    expect(delay[0]?.attributes).toEqual({
+      'grpc.method': `${FLAKY}/Unary`,
+      'grpc.status': 'DEADLINE_EXCEEDED',
+    });
+  });
+
+  it('follows interleaved calls separately and aggregates by attributes', async () => {
+    const { retryMetrics, points } = setup();
+    const feed = retryMetrics.onEvent;
+    feed(attemptStart(1, 1, 'original'));
+    feed(attemptStart(2, 1, 'original'));
+    feed(attemptStart(1, 2, 'retry'));
+    feed(attemptStart(2, 2, 'retry'));
+    feed(attemptStart(3, 1, 'original'));
+    feed(attemptStart(3, 2, 'retry'));
+    expect(retryMetrics.trackedCalls).toBe(3);
+    feed(attemptStart(2, 3, 'retry'));
+    feed(callEnd(2, 3));
+    feed(callEnd(1, 2));
+    feed(callEnd(3, 2, status.UNAVAILABLE));
+    expect(retryMetrics.trackedCalls).toBe(0);
+    const retries = await points(RETRIES);
+    const ok = retries.find((p) => p.attributes['grpc.status'] === 'OK');
+    const unavailable = retries.find((p) => p.attributes['grpc.status'] === 'UNAVAILABLE');
+    expect(ok).toMatchObject({ count: 2, sum: 3 });
+    expect(unavailable).toMatchObject({ count: 1, sum: 1 });
+    expect(await points(DELAY)).toHaveLength(2);
+  });
+
+  it('maps method names with methodAttribute', async () => {
+    const known = new Set([`${FLAKY}/Unary`]);
+    const { retryMetrics, points } = setup({
+      methodAttribute: (m) => (known.has(m) ? m : 'other'),
+    });
+    retryMetrics.onEvent(callEnd(1, 1, status.OK, 0, '/secret.Service/Method'));
+    retryMetrics.onEvent(callEnd(2, 1, status.OK, 0));
+    const methods = (await points(DELAY)).map((p) => p.attributes['grpc.method']).sort();
+    expect(methods).toEqual([`${FLAKY}/Unary`, 'other']);
+  });
+
+  it('bounds the tracked calls, dropping the oldest', async () => {
+    const { retryMetrics, points } = setup({ maxTrackedCalls: 2 });
+    const feed = retryMetrics.onEvent;
+    for (const id of [1, 2, 3]) {
+      feed(attemptStart(id, 1, 'original'));
+      feed(attemptStart(id, 2, 'retry'));
+    }
+    expect(retryMetrics.trackedCalls).toBe(2);
+    for (const id of [1, 2, 3]) feed(callEnd(id, 2));
+    expect(retryMetrics.trackedCalls).toBe(0);
+    // call 1 was dropped: its count is unknown and not recorded, its delay still is
+    expect(await points(RETRIES)).toMatchObject([{ count: 2, sum: 2 }]);
+    expect(await points(DELAY)).toMatchObject([{ count: 3 }]);
+  });
+
+  it('combine() forwards every event to both listeners', async () => {
+    const { retryMetrics, points } = setup();
+    const seen: RetryEvent[] = [];
+    const both = retryMetrics.combine((e) => seen.push(e));
+    both(attemptStart(1, 1, 'original'));
+    both(callEnd(1, 1));
+    expect(seen.map((e) => e.type)).toEqual(['attempt-start', 'call-end']);
+    expect(await points(DELAY)).toHaveLength(1);
+    expect(retryMetrics.combine()).toBe(retryMetrics.onEvent);
+    expect(() => retryMetrics.combine('x' as never)).toThrow(TypeError);
+  });
+
+  it('combine() still calls the other listener when recording throws', () => {
+    const { retryMetrics } = setup({
+      methodAttribute: () => {
+        throw new Error('boom');
+      },
+    });
+    const seen: RetryEvent[] = [];
+    const both = retryMetrics.combine((e) => seen.push(e));
+    both(attemptStart(1, 1, 'original'));
+    both(attemptStart(1, 2, 'retry'));
+    expect(() => both(callEnd(1, 2))).toThrow('boom');
+    expect(seen).toHaveLength(3);
+    expect(retryMetrics.trackedCalls).toBe(0);
+  });
+
+  it('uses the meter it is given, and the global provider by default', async () => {
+    const a = setup();
+    const meter = a.provider.getMeter('custom');
+    const viaMeter = createRetryMetrics({ meter });
+    viaMeter.onEvent(callEnd(1, 1));
+    const { resourceMetrics } = await a.reader.collect();
+    expect(resourceMetrics.scopeMetrics.map((s) => s.scope.name)).toEqual(['custom']);
+
+    const b = setup();
+    metrics.setGlobalMeterProvider(b.provider);
+    try {
+      const viaGlobal = createRetryMetrics();
+      viaGlobal.onEvent(callEnd(1, 1));
+      const collected = await b.reader.collect();
+      expect(collected.resourceMetrics.scopeMetrics.map((s) => s.scope.name)).toEqual([RETRY_METER_NAME]);
+    } finally {
+      metrics.disable();
+    }
+  });
+
+  it('several RetryMetrics on one provider feed the same instruments', async () => {
+    const { provider, retryMetrics, points } = setup();
+    const other = createRetryMetrics({ meterProvider: provider });
+    for (const m of [retryMetrics, other]) {
+      m.onEvent(attemptStart(1, 1, 'original'));
+      m.onEvent(attemptStart(1, 2, 'retry'));
+      m.onEvent(callEnd(1, 2));
+    }
+    expect(await points(RETRIES)).toMatchObject([{ count: 2, sum: 2 }]);
+  });
+
+  it('rejects invalid options', () => {
+    expect(() => createRetryMetrics(null as never)).toThrow(TypeError);
+    expect(() => createRetryMetrics({ meter: {} as never })).toThrow(/options\.meter /);
+    expect(() => createRetryMetrics({ meterProvider: {} as never })).toThrow(/meterProvider/);
+    expect(() => createRetryMetrics({ target: 5 as never })).toThrow(/target/);
+    expect(() => createRetryMetrics({ methodAttribute: 'x' as never })).toThrow(/methodAttribute/);
+    expect(() => createRetryMetrics({ maxTrackedCalls: 0 })).toThrow(RangeError);
+    expect(() => createRetryMetrics({ maxTrackedCalls: 1.5 })).toThrow(RangeError);
+  });
+});
+
+describe('createRetryMetrics: end to end with the flaky server', () => {
+  let server: FlakyServer;
+  let n = 0;
+  const id = () => `otel-${++n}`;
+  let ctx: ReturnType<typeof setup>;
+  let close: (() => Promise<void>) | undefined;
+
+  beforeAll(async () => {
+    server = await FlakyServer.start();
+  });
+  afterAll(async () => {
+    await server.stop();
+  });
+  afterEach(async () => {
+    await close?.();
+    close = undefined;
+    expect(ctx.retryMetrics.trackedCalls).toBe(0);
+  });
+
+  async function client(config: object) {
+    ctx = setup({ target: server.address });
+    const h = await startHarness(config, { onEvent: ctx.retryMetrics.onEvent }, server);
+    close = () => h.close();
+    return h.client;
+  }
+
+  const attributes = (grpcStatus: string) => ({
+    'grpc.method': `${FLAKY}/Unary`,
+    'grpc.status': grpcStatus,
+    'grpc.target': server.address,
+  });
+
+  it('a call that fails twice then succeeds records 2 retries and a retry delay', async () => {
+    const c = await client(retryConfig());
+    const call = id();
+    server.script(call, [{ status: status.UNAVAILABLE }, { status: status.UNAVAILABLE }, {}]);
+    const out = await unary(c, call);
+    expect(out.code).toBe(status.OK);
+    expect(await ctx.points(RETRIES)).toEqual([
+      expect.objectContaining({ attributes: attributes('OK'), count: 1, sum: 2 }),
+    ]);
+    expect(await ctx.points(HEDGES)).toEqual([]);
+    const delay = await ctx.points(DELAY);
+    expect(delay).toHaveLength(1);
+    expect(delay[0]?.attributes).toEqual(attributes('OK'));
+    expect(delay[0]?.sum).toBeGreaterThan(0);
+    expect(ctx.retryMetrics.trackedCalls).toBe(0);
+  });
+
+  it('a call that runs out of attempts records its retries with the final status', async () => {
+    const c = await client(retryConfig({ maxAttempts: 3 }));
+    const call = id();
+    server.script(call, [{ status: status.UNAVAILABLE }]);
+    const out = await unary(c, call);
+    expect(out.code).toBe(status.UNAVAILABLE);
+    expect(await ctx.points(RETRIES)).toEqual([
+      expect.objectContaining({ attributes: attributes('UNAVAILABLE'), count: 1, sum: 2 }),
+    ]);
+  });
+
+  it('a hedged call won by the hedge records one hedge', async () => {
+    const c = await client(hedgingConfig({ hedgingDelay: '0.05s' }));
+    const call = id();
+    server.script(call, [{ delayMs: 3000 }, {}]);
+    const out = await unary(c, call);
+    expect(out.code).toBe(status.OK);
+    expect(out.responses[0]?.attempt).toBe(2);
+    expect(await ctx.points(HEDGES)).toEqual([
+      expect.objectContaining({ attributes: attributes('OK'), count: 1, sum: 1 }),
+    ]);
+    expect(await ctx.points(RETRIES)).toEqual([]);
+    // a hedge is sent while the first attempt is in flight: no retry delay
+    expect(await ctx.points(DELAY)).toEqual([
+      expect.objectContaining({ attributes: attributes('OK'), count: 1, sum: 0 }),
+    ]);
+    expect(ctx.retryMetrics.trackedCalls).toBe(0);
+  });
+
+  it('a call that succeeds at once records no retries but a zero retry delay', async () => {
+    const c = await client(retryConfig());
+    const out = await unary(c, id());
+    expect(out.code).toBe(status.OK);
+    expect(await ctx.points(RETRIES)).toEqual([]);
+    expect(await ctx.points(HEDGES)).toEqual([]);
+    expect(await ctx.points(DELAY)).toEqual([
+      expect.objectContaining({ attributes: attributes('OK'), count: 1, sum: 0 }),
+    ]);
+  });
+
+  it('a call without a policy records nothing', async () => {
+    const c = await client({
+      methodConfig: [
+        { name: [{ service: FLAKY, method: 'ServerStream' }], retryPolicy: retryPolicyOf(retryConfig()) },
+      ],
+    });
+    const call = id();
+    server.script(call, [{ status: status.UNAVAILABLE }, {}]);
+    const out = await unary(c, call);
+    expect(out.code).toBe(status.UNAVAILABLE);
+    const { resourceMetrics } = await ctx.reader.collect();
+    expect(resourceMetrics.scopeMetrics.flatMap((s) => s.metrics)).toEqual([]);
+  });
+
+  it('many concurrent calls leave nothing tracked', async () => {
+    const c = await client(retryConfig());
+    const calls = Array.from({ length: 20 }, (_, i) => {
+      const call = id();
+      server.script(call, i % 2 === 0 ? [{ status: status.UNAVAILABLE }, {}] : [{}]);
+      return unary(c, call);
+    });
+    const outs = await Promise.all(calls);
+    expect(outs.every((o) => o.code === status.OK)).toBe(true);
+    expect(ctx.retryMetrics.trackedCalls).toBe(0);
+    expect(await ctx.points(RETRIES)).toEqual([expect.objectContaining({ count: 10, sum: 10 })]);
+    expect(await ctx.points(DELAY)).toEqual([expect.objectContaining({ count: 20 })]);
+  });
+});
+
+function retryPolicyOf(config: object): unknown {
+  return (config as { methodConfig: Array<{ retryPolicy: unknown }> }).methodConfig[0]?.retryPolicy;
+}
