@@ -1,0 +1,96 @@
+/**
+ * Attach the retry interceptor to a client loaded with @grpc/proto-loader, with the policy from
+ * examples/service-config.json, and make a call that fails twice before it succeeds.
+ *
+ * Run: npm run build && node --import tsx examples/retry-client.ts
+ */
+import { fileURLToPath } from 'node:url';
+import * as grpc from '@grpc/grpc-js';
+import * as protoLoader from '@grpc/proto-loader';
+import { createRetryInterceptor, loadServiceConfig, type RetryEvent } from 'grpc-retry-hedging';
+import { CALL_ID_METADATA_KEY, FlakyServer } from 'grpc-retry-hedging/testing';
+
+const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
+
+export interface AttemptLine {
+  attempt: number;
+  atMs: number;
+  status: string;
+}
+
+export interface RetryDemoResult {
+  attempts: AttemptLine[];
+  response: { payload: string; attempt: number } | undefined;
+  finalStatus: string;
+  retryDelayMs: number;
+}
+
+type Callback = (error: grpc.ServiceError | null, response?: { payload: string; attempt: number }) => void;
+interface FlakyTestClient extends grpc.Client {
+  Unary(request: { payload: string }, metadata: grpc.Metadata, callback: Callback): grpc.ClientUnaryCall;
+}
+
+export async function main(print: (line: string) => void = console.log): Promise<RetryDemoResult> {
+  // 1. A flaky server to talk to (in your project: your own server).
+  const server = await FlakyServer.start();
+
+  // 2. The client, as users build it: proto-loader + the interceptor, policy from the service config file.
+  const definition = protoLoader.loadSync(here('../protos/flaky_test.proto'), {
+    longs: String,
+    defaults: true,
+  });
+  const proto = grpc.loadPackageDefinition(definition) as unknown as {
+    grpc_retry_hedging: { testing: { v1: { FlakyTest: grpc.ServiceClientConstructor } } };
+  };
+  const started = performance.now();
+  const attempts: AttemptLine[] = [];
+  let retryDelayMs = 0;
+  const onEvent = (event: RetryEvent) => {
+    const at = Math.round(performance.now() - started);
+    if (event.type === 'attempt-end') {
+      const status = grpc.status[event.code] ?? String(event.code);
+      attempts.push({ attempt: event.attempt, atMs: at, status });
+      print(`  +${String(at).padStart(4)} ms  attempt ${event.attempt} ended: ${status}`);
+    } else if (event.type === 'retry-scheduled') {
+      print(
+        `  +${String(at).padStart(4)} ms  retry ${event.attempt} in ${Math.round(event.delayMs)} ms (${event.reason})`,
+      );
+    } else if (event.type === 'call-end') {
+      retryDelayMs = event.retryDelayMs;
+    }
+  };
+  const interceptor = createRetryInterceptor(loadServiceConfig(here('service-config.json')), { onEvent });
+  const Client = proto.grpc_retry_hedging.testing.v1.FlakyTest;
+  const client = new Client(server.address, grpc.credentials.createInsecure(), {
+    interceptors: [interceptor],
+  }) as unknown as FlakyTestClient;
+
+  // 3. Script the server: this call fails twice with UNAVAILABLE, then succeeds.
+  server.script('demo-call', [{ status: grpc.status.UNAVAILABLE }, { status: grpc.status.UNAVAILABLE }, {}]);
+  const metadata = new grpc.Metadata();
+  metadata.set(CALL_ID_METADATA_KEY, 'demo-call');
+
+  print('Unary call, scripted to fail twice, under retryPolicy {maxAttempts 4, initialBackoff 0.1s, x2}:');
+  try {
+    const response = await new Promise<{ payload: string; attempt: number } | undefined>(
+      (resolve, reject) => {
+        client.Unary({ payload: 'hello' }, metadata, (error, reply) =>
+          error ? reject(error) : resolve(reply),
+        );
+      },
+    );
+    print(`  => OK: ${JSON.stringify(response)} after ${Math.round(retryDelayMs)} ms of backoff`);
+    return { attempts, response, finalStatus: 'OK', retryDelayMs };
+  } catch (error) {
+    const status = grpc.status[(error as grpc.ServiceError).code] ?? 'UNKNOWN';
+    print(`  => failed: ${status}`);
+    return { attempts, response: undefined, finalStatus: status, retryDelayMs };
+  } finally {
+    client.close();
+    await server.stop();
+  }
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  await main();
+}
