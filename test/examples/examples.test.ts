@@ -1,0 +1,26 @@
+import { describe, expect, it } from 'vitest';
+import { main as hedgedReads } from '../../examples/hedged-reads.js';
+import { main as retryClient } from '../../examples/retry-client.js';
+
+const quiet = () => {};
+
+describe('examples', () => {
+  it('retry-client: the call fails twice, then succeeds on the third attempt after a backoff', async () => {
+    const result = await retryClient(quiet);
+    expect(result.finalStatus).toBe('OK');
+    expect(result.response?.attempt).toBe(3);
+    expect(result.attempts.map((a) => a.status)).toEqual(['UNAVAILABLE', 'UNAVAILABLE', 'OK']);
+    // initialBackoff 100 ms then 200 ms, each x [0.8, 1.2]: at least 240 ms of waiting in total
+    expect(result.retryDelayMs).toBeGreaterThanOrEqual(235);
+    expect(result.attempts[1]!.atMs - result.attempts[0]!.atMs).toBeGreaterThanOrEqual(75);
+  });
+
+  it('hedged-reads: hedging cuts p99 of a long-tail server for a few percent more attempts', async () => {
+    const { plain, hedged } = await hedgedReads({ calls: 300, print: quiet });
+    expect(plain.p99).toBeGreaterThan(150);
+    expect(hedged.p99).toBeLessThan(plain.p99 / 2);
+    expect(plain.attemptsPerCall).toBe(1);
+    expect(hedged.attemptsPerCall).toBeGreaterThan(1);
+    expect(hedged.attemptsPerCall).toBeLessThan(1.3);
+  });
+});
