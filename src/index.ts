@@ -10,6 +10,7 @@ export {
   type JitterStrategy,
   maxBackoffMs,
 } from './retry/backoff.js';
+export { type CallRetryOptions, type PolicyOverride, withRetryOptions } from './retry/call-options.js';
 export type {
   AttemptEndEvent,
   AttemptKind,
@@ -37,4 +38,3 @@ export {
 } from './retry/retry-interceptor.js';
 export { RetryThrottle } from './retry/retry-throttle.js';
 export { PREVIOUS_ATTEMPTS_METADATA_KEY } from './retry/retrying-call.js';
-export { type CallRetryOptions, type PolicyOverride, withRetryOptions } from './retry/call-options.js';

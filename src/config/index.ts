@@ -7,8 +7,8 @@ export { loadServiceConfig, loadServiceConfigAsync } from './load-service-config
 export { clampPolicy, createPolicyLookup, findMethodPolicy } from './method-policy.js';
 export {
   isNormalizedServiceConfig,
-  parseCallPolicy,
   NORMALIZED_SERVICE_CONFIG,
+  parseCallPolicy,
   parseServiceConfig,
 } from './parse-service-config.js';
 export type { ServiceConfigErrorOptions } from './service-config-error.js';

@@ -62,8 +62,16 @@ export function withRetryOptions(retry: CallRetryOptions, callOptions: CallOptio
     throw new TypeError('withRetryOptions: onEvent must be a function');
   }
   const policy =
-    retry.policy === undefined ? undefined : isCallPolicy(retry.policy) ? retry.policy : parseCallPolicy(retry.policy);
-  const resolved: ResolvedCallRetryOptions = { enabled: retry.enabled ?? true, policy, onEvent: retry.onEvent };
+    retry.policy === undefined
+      ? undefined
+      : isCallPolicy(retry.policy)
+        ? retry.policy
+        : parseCallPolicy(retry.policy);
+  const resolved: ResolvedCallRetryOptions = {
+    enabled: retry.enabled ?? true,
+    policy,
+    onEvent: retry.onEvent,
+  };
   return { ...callOptions, [CALL_RETRY_OPTIONS]: resolved } as CallOptions;
 }
 
