@@ -778,24 +778,8 @@ export class FlakyServer {
         run.finish(end, respond);
       }
     };
-    call.on('data', (message: unknown) => {
-      FlakyServer.receive(run, message);
-      maybeFinish();
-    });
-    call.on('end', () => {
-      run.record.halfClosed = true;
-      maybeFinish();
-    });
-    call.on('error', () => {
-      // stream errors end up as cancellation or status; nothing to do here
-    });
-    if (run.failure) {
-      run.finish(end);
-      return;
-    }
-    run.afterDelay(() => {
+    FlakyServer.follow(call, run, end, maybeFinish, () => {
       delayOver = true;
-      maybeFinish();
     });
   };
 
@@ -839,6 +823,22 @@ export class FlakyServer {
       if (run.script.echo && !run.script.failOnFirstMessage) echoPending();
       if (run.record.halfClosed) finishAfterHalfClose();
     };
+    FlakyServer.follow(call, run, end, progress, () => {
+      delayOver = true;
+    });
+  };
+
+  /**
+   * Client streaming and bidi: record every client message and the half-close, calling `progress` after each;
+   * after the scripted delay, `delayOver` then `progress` run once more.
+   */
+  private static follow(
+    call: grpc.ServerReadableStream<unknown, unknown> | grpc.ServerDuplexStream<unknown, TestResponse>,
+    run: AttemptRun,
+    end: Ender,
+    progress: () => void,
+    delayOver: () => void,
+  ): void {
     call.on('data', (message: unknown) => {
       FlakyServer.receive(run, message);
       progress();
@@ -855,8 +855,8 @@ export class FlakyServer {
       return;
     }
     run.afterDelay(() => {
-      delayOver = true;
+      delayOver();
       progress();
     });
-  };
+  }
 }
