@@ -95,7 +95,9 @@ function parseTokenRatio(value: unknown, path: string): number {
   if (!isFiniteNumber(value) || value <= 0) {
     throw new ServiceConfigError(path, `must be a number greater than 0, got ${describeValue(value)}`);
   }
-  const truncated = Math.floor(value * 1000 + 1e-9) / 1000;
+  // Beyond 2^53 thousandths there are no decimals left to drop (and ×1000 may overflow to Infinity).
+  const scaled = value * 1000;
+  const truncated = scaled < 2 ** 53 ? Math.floor(scaled + 1e-9) / 1000 : value;
   if (truncated <= 0) {
     throw new ServiceConfigError(
       path,

@@ -27,8 +27,11 @@ export class RetryThrottle {
     }
     this.maxTokens = maxTokens;
     this.maxMilli = maxTokens * 1000;
-    this.ratioMilli = Math.max(1, Math.floor(tokenRatio * 1000 + 1e-6));
-    this.tokenRatio = this.ratioMilli / 1000;
+    const scaled = tokenRatio * 1000;
+    const milli = scaled < 2 ** 53 ? Math.floor(scaled + 1e-6) : scaled;
+    this.tokenRatio = scaled < 2 ** 53 ? milli / 1000 : tokenRatio;
+    // Adding more than maxTokens at once is the same as adding maxTokens.
+    this.ratioMilli = Math.min(Math.max(1, milli), this.maxMilli);
     this.milliTokens = this.maxMilli;
   }
 

@@ -60,3 +60,13 @@ describe('RetryThrottle', () => {
     expect(() => new RetryThrottle(config)).toThrow(message);
   });
 });
+
+describe('RetryThrottle with a huge tokenRatio', () => {
+  it('keeps the ratio and refills to maxTokens on one success', () => {
+    const t = new RetryThrottle({ maxTokens: 10, tokenRatio: 1e306 });
+    expect(t.tokenRatio).toBe(1e306);
+    for (let i = 0; i < 8; i++) t.recordFailure();
+    t.recordSuccess();
+    expect(t.tokens).toBe(10);
+  });
+});
