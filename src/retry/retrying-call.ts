@@ -36,14 +36,19 @@ export interface RetryingCallContext {
 
 type AttemptState = 'live' | 'cancelled' | 'done';
 
-class Attempt {
+/** One attempt of a call; it is also the listener grpc-js reports the attempt's responses to. */
+class Attempt implements InterceptingListener {
   state: AttemptState = 'live';
   /** Absolute index of the next message of the call's log to hand to this attempt. */
   sent: number;
   /** A message was handed over and its write has not completed: grpc-js takes one at a time. */
   writing = false;
   halfCloseSent = false;
+  /** Write-completion callback, one per attempt (only one write is in flight at a time). */
+  readonly onWriteDone = (): void => this.owner.onWritten(this);
+
   constructor(
+    private readonly owner: RetryingCall,
     readonly number: number,
     readonly call: InterceptingCallInterface,
     readonly startedAt: number,
@@ -51,11 +56,25 @@ class Attempt {
   ) {
     this.sent = firstIndex;
   }
+
+  onReceiveMetadata(metadata: Metadata): void {
+    this.owner.onAttemptMetadata(this, metadata);
+  }
+
+  onReceiveMessage(message: unknown): void {
+    this.owner.onAttemptMessage(this, message);
+  }
+
+  onReceiveStatus(status: StatusObject): void {
+    this.owner.onAttemptStatus(this, status);
+  }
 }
 
 interface LoggedMessage {
   readonly message: unknown;
   readonly flags: number | undefined;
+  /** Serialized size reserved in the pool; -1 while not measured yet. */
+  bytes: number;
   /** The application's write callback, while it waits for an attempt to take the message. */
   callback: (() => void) | undefined;
 }
@@ -106,6 +125,11 @@ export class RetryingCall implements InterceptingCallInterface {
   private readonly method: string;
   private readonly callId: number;
   private firstCall: InterceptingCallInterface | undefined;
+  /**
+   * Methods without a request stream send one message; it is measured only when a second attempt needs it
+   * (serializing it twice on every call would be the largest cost of the interceptor).
+   */
+  private readonly measureLazily: boolean;
 
   constructor(
     private readonly options: InterceptorOptions,
@@ -118,6 +142,7 @@ export class RetryingCall implements InterceptingCallInterface {
     this.method = options.method_definition.path;
     this.deadlineMs = deadlineToMs(options.deadline);
     this.callId = ctx.nextCallId();
+    this.measureLazily = !options.method_definition.requestStream;
     // Created now, as grpc-js would without us, so that a closed channel throws where it always did.
     this.firstCall = nextCall(options);
   }
@@ -138,25 +163,22 @@ export class RetryingCall implements InterceptingCallInterface {
       return;
     }
     if (this.committed) {
-      this.log.push({ message, flags: context.flags, callback: context.callback });
+      this.log.push({ message, flags: context.flags, callback: context.callback, bytes: 0 });
       this.pump(this.committed);
       return;
     }
-    const bytes = this.measure(message);
-    if (this.ctx.pool.tryReserve(this.bufferedBytes, bytes)) {
-      this.bufferedBytes += bytes;
-      this.log.push({ message, flags: context.flags, callback: undefined });
+    const bytes = this.measureLazily ? -1 : this.measure(message);
+    if (bytes < 0 || this.ctx.pool.tryReserve(this.bufferedBytes, bytes)) {
+      if (bytes > 0) this.bufferedBytes += bytes;
+      this.log.push({ message, flags: context.flags, callback: undefined, bytes });
       // Safe in the replay buffer: the writer may go on at once.
       if (context.callback) process.nextTick(context.callback);
-      for (const attempt of this.live.slice()) this.pump(attempt);
+      this.pumpAll();
       return;
     }
     // The replay buffer overflows: commit to the attempt that has sent the most (A6).
-    this.log.push({ message, flags: context.flags, callback: context.callback });
-    let target: Attempt | undefined;
-    for (const attempt of this.live) {
-      if (!target || attempt.sent > target.sent) target = attempt;
-    }
+    this.log.push({ message, flags: context.flags, callback: context.callback, bytes: 0 });
+    const target = this.attemptThatSentMost();
     if (target) {
       this.commit(target, 'buffer-overflow');
       this.pump(target);
@@ -173,7 +195,7 @@ export class RetryingCall implements InterceptingCallInterface {
   halfClose(): void {
     if (this.ended || this.cancelled || this.halfClosed) return;
     this.halfClosed = true;
-    for (const attempt of this.live.slice()) this.pump(attempt);
+    this.pumpAll();
   }
 
   startRead(): void {
@@ -184,7 +206,9 @@ export class RetryingCall implements InterceptingCallInterface {
     }
     if (this.readRequested) return;
     this.readRequested = true;
-    for (const attempt of this.live.slice()) attempt.call.startRead();
+    const live = this.live;
+    if (live.length === 1) (live[0] as Attempt).call.startRead();
+    else for (const attempt of live.slice()) attempt.call.startRead();
   }
 
   cancelWithStatus(code: Status, details: string): void {
@@ -238,7 +262,7 @@ export class RetryingCall implements InterceptingCallInterface {
     }
     const metadata = (this.metadata as Metadata).clone();
     if (number > 1) metadata.set(PREVIOUS_ATTEMPTS_METADATA_KEY, String(number - 1));
-    const attempt = new Attempt(number, call, now, this.logBase);
+    const attempt = new Attempt(this, number, call, now, this.logBase);
     this.live.push(attempt);
     this.lastAttempt = attempt;
     this.emit?.({
@@ -248,11 +272,7 @@ export class RetryingCall implements InterceptingCallInterface {
       attempt: number,
       kind,
     });
-    call.start(metadata, {
-      onReceiveMetadata: (md) => this.onAttemptMetadata(attempt, md),
-      onReceiveMessage: (message) => this.onAttemptMessage(attempt, message),
-      onReceiveStatus: (status) => this.onAttemptStatus(attempt, status),
-    });
+    call.start(metadata, attempt);
     this.pump(attempt);
     if (attempt.state !== 'live') return;
     if (this.readRequested) call.startRead();
@@ -269,17 +289,53 @@ export class RetryingCall implements InterceptingCallInterface {
   }
 
   private removeLive(attempt: Attempt): void {
-    const index = this.live.indexOf(attempt);
-    if (index >= 0) this.live.splice(index, 1);
+    const live = this.live;
+    if (live.length === 1 && live[0] === attempt) {
+      live.pop();
+      return;
+    }
+    const index = live.indexOf(attempt);
+    if (index >= 0) live.splice(index, 1);
   }
 
-  private onAttemptMetadata(attempt: Attempt, metadata: Metadata): void {
+  private pumpAll(): void {
+    const live = this.live;
+    if (live.length === 1) this.pump(live[0] as Attempt);
+    else for (const attempt of live.slice()) this.pump(attempt);
+  }
+
+  private attemptThatSentMost(): Attempt | undefined {
+    let target: Attempt | undefined;
+    for (const attempt of this.live) {
+      if (!target || attempt.sent > target.sent) target = attempt;
+    }
+    return target;
+  }
+
+  /**
+   * Reserve replay-buffer room for what a further attempt must resend (lazily measured messages are measured now).
+   * False when it does not fit: the call may then make no further attempt.
+   */
+  private fitsReplayBuffer(): boolean {
+    for (const entry of this.log) {
+      if (entry.bytes >= 0) continue;
+      const bytes = this.measure(entry.message);
+      if (!this.ctx.pool.tryReserve(this.bufferedBytes, bytes)) return false;
+      this.bufferedBytes += bytes;
+      entry.bytes = bytes;
+    }
+    return true;
+  }
+
+  /** @internal */
+  onAttemptMetadata(attempt: Attempt, metadata: Metadata): void {
     if (attempt.state !== 'live' || this.ended) return;
     if (!this.committed) this.commit(attempt, 'headers');
     if (this.committed === attempt) this.listener?.onReceiveMetadata?.(metadata);
   }
 
-  private onAttemptMessage(attempt: Attempt, message: unknown): void {
+  /** @internal */
+  onAttemptMessage(attempt: Attempt, message: unknown): void {
     if (attempt.state !== 'live' || this.ended) return;
     if (this.committed !== attempt) {
       if (this.committed) return;
@@ -291,7 +347,8 @@ export class RetryingCall implements InterceptingCallInterface {
     this.listener?.onReceiveMessage?.(message);
   }
 
-  private onAttemptStatus(attempt: Attempt, status: StatusObject): void {
+  /** @internal */
+  onAttemptStatus(attempt: Attempt, status: StatusObject): void {
     if (attempt.state === 'done') return;
     const wasLive = attempt.state === 'live';
     attempt.state = 'done';
@@ -350,6 +407,17 @@ export class RetryingCall implements InterceptingCallInterface {
       return;
     }
     if (!this.throttleAllows()) {
+      this.finish(status);
+      return;
+    }
+    if (!this.fitsReplayBuffer()) {
+      this.emit?.({
+        type: 'committed',
+        method: this.method,
+        callId: this.callId,
+        attempt: this.attemptsStarted,
+        reason: 'buffer-overflow',
+      });
       this.finish(status);
       return;
     }
@@ -449,6 +517,13 @@ export class RetryingCall implements InterceptingCallInterface {
       this.hedgesStopped = true;
       return false;
     }
+    if (!this.fitsReplayBuffer()) {
+      // A6: keep the attempt that has sent the most, or, with none in flight, send nothing more.
+      this.hedgesStopped = true;
+      const target = this.attemptThatSentMost();
+      if (target) this.commit(target, 'buffer-overflow');
+      return false;
+    }
     this.startAttempt('hedge');
     return true;
   }
@@ -470,9 +545,10 @@ export class RetryingCall implements InterceptingCallInterface {
   private commit(attempt: Attempt, reason: 'headers' | 'message' | 'status' | 'buffer-overflow'): void {
     this.committed = attempt;
     this.clearTimer();
-    for (const other of this.live.slice()) {
-      if (other !== attempt)
-        this.cancelAttempt(other, Status.CANCELLED, 'another attempt of this call committed');
+    if (this.live.length > 1) {
+      for (const other of this.live.slice()) {
+        if (other !== attempt) this.cancelAttempt(other, Status.CANCELLED, 'another attempt committed');
+      }
     }
     this.ctx.pool.release(this.bufferedBytes);
     this.bufferedBytes = 0;
@@ -502,12 +578,11 @@ export class RetryingCall implements InterceptingCallInterface {
     if (attempt.state !== 'live') return;
     const end = this.logBase + this.log.length;
     if (!attempt.writing && attempt.sent < end) {
-      const index = attempt.sent;
-      const entry = this.log[index - this.logBase] as LoggedMessage;
-      attempt.sent = index + 1;
+      const entry = this.log[attempt.sent - this.logBase] as LoggedMessage;
+      attempt.sent += 1;
       attempt.writing = true;
       attempt.call.sendMessageWithContext(
-        { flags: entry.flags, callback: () => this.onWritten(attempt, index) },
+        { flags: entry.flags, callback: attempt.onWriteDone },
         entry.message,
       );
     }
@@ -517,9 +592,10 @@ export class RetryingCall implements InterceptingCallInterface {
     }
   }
 
-  private onWritten(attempt: Attempt, index: number): void {
+  /** @internal */
+  onWritten(attempt: Attempt): void {
     attempt.writing = false;
-    const entry = this.log[index - this.logBase];
+    const entry = this.log[attempt.sent - 1 - this.logBase];
     if (entry?.callback) {
       const callback = entry.callback;
       entry.callback = undefined;
@@ -606,8 +682,10 @@ export class RetryingCall implements InterceptingCallInterface {
     if (this.ended) return;
     this.ended = true;
     this.clearTimer();
-    for (const attempt of this.live.slice()) {
-      if (attempt !== this.committed) this.cancelAttempt(attempt, Status.CANCELLED, 'call ended');
+    if (this.live.length > 0) {
+      for (const attempt of this.live.slice()) {
+        if (attempt !== this.committed) this.cancelAttempt(attempt, Status.CANCELLED, 'call ended');
+      }
     }
     this.dropLog();
     if (this.idleSince >= 0) {
@@ -615,8 +693,9 @@ export class RetryingCall implements InterceptingCallInterface {
       this.idleSince = -1;
     }
     if (status.code === Status.OK) this.ctx.throttle?.recordSuccess();
-    // The attempt count, visible to the caller in the trailers (as grpc-java does).
-    status.metadata?.set(PREVIOUS_ATTEMPTS_METADATA_KEY, String(Math.max(0, this.attemptsStarted - 1)));
+    // The attempt count, visible to the caller in the trailers (as grpc-java does); absent means no retry or hedge.
+    if (this.attemptsStarted > 1)
+      status.metadata?.set(PREVIOUS_ATTEMPTS_METADATA_KEY, String(this.attemptsStarted - 1));
     this.emit?.({
       type: 'call-end',
       method: this.method,

@@ -231,6 +231,15 @@ describe('hedging: unary', () => {
       await sleep(150);
       expect(server.attempts(c)).toHaveLength(3);
     }));
+  it('a request too large for the replay buffer is never hedged: the call keeps its one attempt', () =>
+    withHarness({ hedgingDelay: '0.02s', maxAttempts: 3 }, { perRpcBufferBytes: 100 }, async (h) => {
+      const c = id();
+      server.script(c, [{ delayMs: 300 }]);
+      const out = await unary(h.client, c, { payload: 'big', blob: Buffer.alloc(300) });
+      expect(out.code).toBe(status.OK);
+      expect(server.attempts(c)).toHaveLength(1);
+      expect(eventsOf(h.events, 'committed').map((e) => e.reason)).toEqual(['buffer-overflow']);
+    }));
 });
 
 describe('hedging: streaming', () => {

@@ -168,11 +168,16 @@ describe('attempt count visible to the caller', () => {
       expect((await unary(h.client, c1)).trailers?.get('grpc-previous-rpc-attempts')).toEqual(['2']);
       const c2 = id();
       server.script(c2, [{}]);
-      expect((await unary(h.client, c2)).trailers?.get('grpc-previous-rpc-attempts')).toEqual(['0']);
+      // absent when the call made a single attempt
+      expect((await unary(h.client, c2)).trailers?.get('grpc-previous-rpc-attempts')).toEqual([]);
       const c3 = id();
       server.script(c3, [{ status: status.NOT_FOUND }]);
       const failed = await unary(h.client, c3);
-      expect(failed.error?.metadata.get('grpc-previous-rpc-attempts')).toEqual(['0']);
+      expect(failed.error?.metadata.get('grpc-previous-rpc-attempts')).toEqual([]);
+      const c4 = id();
+      server.script(c4, [{ status: UNAVAILABLE }, { status: UNAVAILABLE }]);
+      const exhausted = await unary(h.client, c4);
+      expect(exhausted.error?.metadata.get('grpc-previous-rpc-attempts')).toEqual(['4']);
     } finally {
       await h.close();
     }
