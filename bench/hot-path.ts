@@ -1,0 +1,144 @@
+/**
+ * The interceptor's own cost per call, without a network: grpc-js's next call is replaced by a stub that answers
+ * at once (headers, N messages, OK), so what is measured is the code between the application and grpc-js.
+ * Complements bench/overhead.ts, whose end-to-end figures carry a few percent of noise on a shared VM.
+ *
+ *   npm run bench:hot-path        (options: -- --calls=200000 --messages=20 --rounds=5)
+ */
+import * as grpc from '@grpc/grpc-js';
+import { createRetryInterceptor } from 'grpc-retry-hedging';
+
+const args = Object.fromEntries(
+  process.argv
+    .slice(2)
+    .filter((a) => a.startsWith('--'))
+    .map((a) => a.slice(2).split('=') as [string, string]),
+);
+const CALLS = Number(args.calls ?? 200_000);
+const MESSAGES = Number(args.messages ?? 20);
+const ROUNDS = Number(args.rounds ?? 5);
+
+type Listener = Partial<grpc.InterceptingListener>;
+type NextCall = grpc.NextCall;
+type CallInterface = ReturnType<NextCall>;
+
+/** A next call that answers synchronously once the request is half-closed and a read was asked for. */
+function stubCall(responses: number): CallInterface {
+  let listener: Listener | undefined;
+  let halfClosed = false;
+  let reads = 0;
+  let sent = 0;
+  let ended = false;
+  const drive = () => {
+    if (!halfClosed || ended || !listener) return;
+    while (reads > 0 && sent < responses) {
+      reads -= 1;
+      sent += 1;
+      if (sent === 1) listener.onReceiveMetadata?.(new grpc.Metadata());
+      listener.onReceiveMessage?.({ payload: 'x', index: sent });
+    }
+    if (sent === responses && !ended) {
+      ended = true;
+      listener.onReceiveStatus?.({ code: grpc.status.OK, details: '', metadata: new grpc.Metadata() });
+    }
+  };
+  return {
+    start(_metadata, l) {
+      listener = l;
+    },
+    sendMessageWithContext(context) {
+      context.callback?.();
+    },
+    sendMessage() {},
+    halfClose() {
+      halfClosed = true;
+      drive();
+    },
+    startRead() {
+      reads += 1;
+      drive();
+    },
+    cancelWithStatus() {},
+    getPeer: () => 'stub',
+    getAuthContext: () => null,
+  };
+}
+
+const methodDefinition = {
+  path: '/grpc_retry_hedging.testing.v1.FlakyTest/ServerStream',
+  requestStream: false,
+  responseStream: true,
+  requestSerialize: (value: unknown) => Buffer.from(JSON.stringify(value)),
+  requestDeserialize: (buffer: Buffer) => JSON.parse(buffer.toString()),
+  responseSerialize: (value: unknown) => Buffer.from(JSON.stringify(value)),
+  responseDeserialize: (buffer: Buffer) => JSON.parse(buffer.toString()),
+};
+
+const interceptor = createRetryInterceptor({
+  methodConfig: [
+    {
+      name: [{ service: 'grpc_retry_hedging.testing.v1.FlakyTest' }],
+      retryPolicy: {
+        maxAttempts: 3,
+        initialBackoff: '0.1s',
+        maxBackoff: '1s',
+        backoffMultiplier: 2,
+        retryableStatusCodes: ['UNAVAILABLE'],
+      },
+    },
+  ],
+});
+
+/** One call the way grpc-js's client surface drives it: start, send, half-close, read until the status. */
+function runCall(call: CallInterface, done: () => void): void {
+  call.start(new grpc.Metadata(), {
+    onReceiveMetadata() {},
+    onReceiveMessage() {
+      call.startRead();
+    },
+    onReceiveStatus() {
+      done();
+    },
+  });
+  call.sendMessage({ payload: 'x' });
+  call.halfClose();
+  call.startRead();
+}
+
+function measure(wrap: boolean): number {
+  const options = { method_definition: methodDefinition } as unknown as grpc.InterceptorOptions;
+  const next: NextCall = () => stubCall(MESSAGES);
+  let completed = 0;
+  const done = () => {
+    completed += 1;
+  };
+  const started = process.hrtime.bigint();
+  for (let i = 0; i < CALLS; i++) {
+    runCall(wrap ? interceptor(options, next) : next(options), done);
+  }
+  const elapsed = Number(process.hrtime.bigint() - started) / 1e3;
+  if (completed !== CALLS) throw new Error(`only ${completed} of ${CALLS} calls completed`);
+  return elapsed / CALLS;
+}
+
+const bare: number[] = [];
+const ours: number[] = [];
+measure(false);
+measure(true); // warm up both paths
+for (let round = 0; round < ROUNDS; round++) {
+  if (round % 2 === 0) {
+    bare.push(measure(false));
+    ours.push(measure(true));
+  } else {
+    ours.push(measure(true));
+    bare.push(measure(false));
+  }
+}
+const median = (values: number[]) =>
+  [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
+const b = median(bare);
+const o = median(ours);
+console.log(`${CALLS} calls x ${ROUNDS} rounds, ${MESSAGES} response messages per call, stub transport`);
+console.log(`stub alone:                 ${b.toFixed(2)} µs/call`);
+console.log(`through the interceptor:    ${o.toFixed(2)} µs/call`);
+console.log(`interceptor's own cost:     ${(o - b).toFixed(2)} µs/call`);
