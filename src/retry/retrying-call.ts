@@ -216,7 +216,8 @@ export class RetryingCall implements InterceptingCallInterface {
     this.cancelled = true;
     this.clearTimer();
     if (this.firstCall) {
-      // Cancelled before start: nothing went out.
+      // Cancelled before start: nothing went out, but let grpc-js release what it holds for the call.
+      this.firstCall.cancelWithStatus(code, details);
       this.firstCall = undefined;
     }
     for (const attempt of this.live.slice()) this.cancelAttempt(attempt, code, details);
@@ -364,11 +365,26 @@ export class RetryingCall implements InterceptingCallInterface {
     });
     if (!wasLive || this.ended) return;
     if (this.committed === attempt) {
+      // Committed: no further attempt, but a failure still counts against the server (A6 throttling).
+      if (status.code !== Status.OK) this.countFailure(status);
       this.finish(status);
       return;
     }
     if (this.committed) return;
     this.onUncommittedStatus(attempt, status);
+  }
+
+  /**
+   * A6 throttling: a failure with a retryable (hedging: non-fatal) code, or with a do-not-retry pushback, takes a
+   * token. Returns what the decision to retry needs.
+   */
+  private countFailure(status: StatusObject): { retryable: boolean; pushback: Pushback } {
+    const policy = this.policy;
+    const codes = policy.kind === 'retry' ? policy.retryableStatusCodes : policy.nonFatalStatusCodes;
+    const retryable = codes.includes(status.code);
+    const pushback = parsePushback(status.metadata);
+    if (retryable || pushback.kind === 'do-not-retry') this.ctx.throttle?.recordFailure();
+    return { retryable, pushback };
   }
 
   private onUncommittedStatus(attempt: Attempt, status: StatusObject): void {
@@ -377,17 +393,13 @@ export class RetryingCall implements InterceptingCallInterface {
       this.finish(status);
       return;
     }
-    const policy = this.policy;
-    const codes = policy.kind === 'retry' ? policy.retryableStatusCodes : policy.nonFatalStatusCodes;
-    const retryable = codes.includes(status.code);
-    const pushback = parsePushback(status.metadata);
-    if (retryable || pushback.kind === 'do-not-retry') this.ctx.throttle?.recordFailure();
+    const { retryable, pushback } = this.countFailure(status);
     if (status.code === Status.DEADLINE_EXCEEDED && Number.isFinite(this.deadlineMs)) {
       // The call's own deadline (shared by all attempts) has passed.
       this.finish(status);
       return;
     }
-    if (policy.kind === 'retry') this.afterRetryableFailure(status, retryable, pushback);
+    if (this.policy.kind === 'retry') this.afterRetryableFailure(status, retryable, pushback);
     else this.afterHedgeFailure(status, retryable, pushback);
   }
 

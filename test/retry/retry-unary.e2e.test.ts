@@ -204,6 +204,21 @@ describe('throttling', () => {
     }
   });
 
+  it('a committed call that fails with a retryable code still takes a token', async () => {
+    const throttle = new RetryThrottle({ maxTokens: 10, tokenRatio: 1 });
+    const local = await startHarness(retryConfig(), { throttle }, server);
+    try {
+      const c = id();
+      server.script(c, [{ status: UNAVAILABLE, sendHeaders: true }, {}]);
+      const out = await unary(local.client, c);
+      expect(out.code).toBe(UNAVAILABLE);
+      expect(server.attempts(c)).toHaveLength(1);
+      expect(throttle.tokens).toBe(9);
+    } finally {
+      await local.close();
+    }
+  });
+
   it('a shared throttle stops retries on a second interceptor too', async () => {
     const throttle = new RetryThrottle({ maxTokens: 2, tokenRatio: 0.1 });
     const a = await startHarness(retryConfig(), { throttle }, server);
