@@ -7,7 +7,7 @@
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import { createRetryInterceptor } from 'grpc-retry-hedging';
-import { FlakyServer, loadFlakyTestService } from 'grpc-retry-hedging/testing';
+import { FlakyServer, loadFlakyTestService, seededRandom } from 'grpc-retry-hedging/testing';
 
 export interface ReadStats {
   p50: number;
@@ -18,18 +18,6 @@ export interface ReadStats {
 export interface HedgedReadsResult {
   plain: ReadStats;
   hedged: ReadStats;
-}
-
-/** Small deterministic PRNG, so a run is repeatable. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 function percentile(sorted: number[], p: number): number {
@@ -66,7 +54,7 @@ export async function main(
   } = {},
 ): Promise<HedgedReadsResult> {
   const { calls = 1000, concurrency = 4, slowFraction = 0.05, print = console.log } = options;
-  const random = mulberry32(42);
+  const random = seededRandom(42);
   // Each attempt independently: usually ~2 ms, sometimes 200 ms more.
   const server = await FlakyServer.start({
     onAttempt: () => ({ delayMs: random() < slowFraction ? 202 : 2 }),

@@ -1,3 +1,4 @@
+import { seededRandom } from 'grpc-retry-hedging/testing';
 /** Small statistics helpers for the benchmarks. */
 
 /** Sorted copy of `values` (ascending, numeric). */
@@ -56,18 +57,6 @@ export function summarize(latenciesMs: ArrayLike<number>): LatencySummary {
   };
 }
 
-/** A small deterministic PRNG (mulberry32) so that bootstrap intervals are reproducible. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /**
  * Bootstrap 95% interval of `percentile(b, p) - percentile(a, p)`: both samples are resampled with replacement
  * `reps` times. Returns the observed difference and the 2.5% / 97.5% bounds.
@@ -96,3 +85,5 @@ export function bootstrapPercentileDiff(
     high: percentile(diffs, 97.5),
   };
 }
+
+export { seededRandom };

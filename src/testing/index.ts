@@ -23,3 +23,4 @@ export {
   validateAttemptScripts,
 } from './flaky-server.js';
 export { flakyTestProtoPath } from './proto-path.js';
+export { seededRandom } from './seeded-random.js';

@@ -7,23 +7,12 @@ import * as grpc from '@grpc/grpc-js';
 import type { RetryEvent } from '../../src/retry/events.js';
 import { createRetryInterceptor, type RetryInterceptorOptions } from '../../src/retry/retry-interceptor.js';
 import { loadFlakyTestService } from '../../src/testing/index.js';
+import { seededRandom } from '../../src/testing/seeded-random.js';
 import type { FlakyClient } from '../helpers/harness.js';
 import type { Behaviour, ChildCommand, ChildMessage } from './fixtures/flaky-child.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 const childScript = fileURLToPath(new URL('./fixtures/flaky-child.ts', import.meta.url));
-
-/** A small seeded PRNG (mulberry32): the same seed gives the same sequence on every run. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Integer in [min, max]. */
 export function randomInt(random: () => number, min: number, max: number): number {
@@ -281,3 +270,5 @@ export async function startRawGrpcServer(): Promise<RawGrpcServer> {
       }),
   };
 }
+
+export { seededRandom };

@@ -1,0 +1,17 @@
+/**
+ * A small seeded pseudo-random source (mulberry32): the same seed gives the same sequence on every run.
+ * Pass it as the interceptor's `random` option for reproducible jitter in tests, or use it to script
+ * reproducible faults and latencies on the flaky server. Not for anything security-related.
+ *
+ * @returns A function returning numbers uniform in [0, 1).
+ */
+export function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
