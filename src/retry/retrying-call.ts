@@ -126,10 +126,10 @@ export class RetryingCall implements InterceptingCallInterface {
   private readonly callId: number;
   private firstCall: InterceptingCallInterface | undefined;
   /**
-   * Methods without a request stream send one message; it is measured only when a second attempt needs it
-   * (serializing it twice on every call would be the largest cost of the interceptor).
+   * The method has no request stream: one message, half-closed at once. That message is measured only when a
+   * second attempt needs it (serializing it twice on every call would be the largest cost of the interceptor).
    */
-  private readonly measureLazily: boolean;
+  private readonly singleRequest: boolean;
 
   constructor(
     private readonly options: InterceptorOptions,
@@ -142,7 +142,7 @@ export class RetryingCall implements InterceptingCallInterface {
     this.method = options.method_definition.path;
     this.deadlineMs = deadlineToMs(options.deadline);
     this.callId = ctx.nextCallId();
-    this.measureLazily = !options.method_definition.requestStream;
+    this.singleRequest = !options.method_definition.requestStream;
     // Created now, as grpc-js would without us, so that a closed channel throws where it always did.
     this.firstCall = nextCall(options);
   }
@@ -167,7 +167,7 @@ export class RetryingCall implements InterceptingCallInterface {
       this.pump(this.committed);
       return;
     }
-    const bytes = this.measureLazily ? -1 : this.measure(message);
+    const bytes = this.singleRequest ? -1 : this.measure(message);
     if (bytes < 0 || this.ctx.pool.tryReserve(this.bufferedBytes, bytes)) {
       if (bytes > 0) this.bufferedBytes += bytes;
       this.log.push({ message, flags: context.flags, callback: undefined, bytes });
@@ -584,7 +584,7 @@ export class RetryingCall implements InterceptingCallInterface {
 
   /**
    * Hand `attempt` the next message of the log it has not had, one at a time as grpc-js requires, then the
-   * half-close right behind the last one.
+   * half-close.
    */
   private pump(attempt: Attempt): void {
     if (attempt.state !== 'live') return;
@@ -598,7 +598,16 @@ export class RetryingCall implements InterceptingCallInterface {
         entry.message,
       );
     }
-    if (this.halfClosed && !attempt.halfCloseSent && attempt.state === 'live' && attempt.sent >= end) {
+    // The half-close goes right behind the last message for a single request, as grpc-js's own unary path sends
+    // it; for a request stream only once the last write completed, as grpc-js's writable stream does (older
+    // grpc-js versions can lose a streamed message that a half-close overtakes).
+    if (
+      this.halfClosed &&
+      !attempt.halfCloseSent &&
+      attempt.state === 'live' &&
+      attempt.sent >= end &&
+      (!attempt.writing || this.singleRequest)
+    ) {
       attempt.halfCloseSent = true;
       attempt.call.halfClose();
     }
