@@ -46,17 +46,31 @@ export async function main(print: (line: string) => void = console.log): Promise
   const attempts: AttemptLine[] = [];
   let retryDelayMs = 0;
   const onEvent = (event: RetryEvent) => {
-    const at = Math.round(performance.now() - started);
-    if (event.type === 'attempt-end') {
-      const status = grpc.status[event.code] ?? String(event.code);
-      attempts.push({ attempt: event.attempt, atMs: at, status });
-      print(`  +${String(at).padStart(4)} ms  attempt ${event.attempt} ended: ${status}`);
-    } else if (event.type === 'retry-scheduled') {
-      print(
-        `  +${String(at).padStart(4)} ms  retry ${event.attempt} in ${Math.round(event.delayMs)} ms (${event.reason})`,
-      );
-    } else if (event.type === 'call-end') {
-      retryDelayMs = event.retryDelayMs;
+    const at = `  +${String(Math.round(performance.now() - started)).padStart(4)} ms  ${event.type.padEnd(15)}`;
+    switch (event.type) {
+      case 'attempt-start':
+        print(`${at} attempt ${event.attempt} (${event.kind})`);
+        break;
+      case 'attempt-end': {
+        const status = grpc.status[event.code] ?? String(event.code);
+        attempts.push({ attempt: event.attempt, atMs: Math.round(performance.now() - started), status });
+        print(`${at} attempt ${event.attempt}: ${status} after ${Math.round(event.durationMs)} ms`);
+        break;
+      }
+      case 'retry-scheduled':
+        print(`${at} attempt ${event.attempt} in ${Math.round(event.delayMs)} ms (${event.reason})`);
+        break;
+      case 'committed':
+        print(`${at} to attempt ${event.attempt} (${event.reason})`);
+        break;
+      case 'call-end':
+        retryDelayMs = event.retryDelayMs;
+        print(
+          `${at} ${grpc.status[event.code]} after ${event.attempts} attempts, ${Math.round(event.retryDelayMs)} ms waiting`,
+        );
+        break;
+      default:
+        print(`${at} ${JSON.stringify(event)}`);
     }
   };
   const interceptor = createRetryInterceptor(loadServiceConfig(here('service-config.json')), { onEvent });
