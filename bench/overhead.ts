@@ -11,7 +11,6 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { createRetryInterceptor } from 'grpc-retry-hedging';
 import { FLAKY_TEST_SERVICE } from 'grpc-retry-hedging/testing';
 import { numericArgs, PACKAGE_ROOT, spawnBenchServer } from './lib/child-server.js';
@@ -41,13 +40,8 @@ const opts = numericArgs({
 });
 const onlyArg = process.argv.find((a) => a.startsWith('--variants='));
 const only = onlyArg ? onlyArg.slice('--variants='.length).split(',') : undefined;
-/**
- * `--impl=dist` measures the built package (dist/index.js, as published) instead of src/ run through tsx.
- * Extra variants `ours-retry-dist` and `ours-no-policy-dist` (only when named in --variants) put both side by side.
- */
-const impl =
-  process.argv.find((a) => a.startsWith('--impl='))?.slice('--impl='.length) ??
-  (import.meta.resolve('grpc-retry-hedging').includes('/dist/') ? 'dist' : 'src');
+/** Which build the interceptor comes from: `npm run bench:overhead` resolves the package to dist/ (bench/tsconfig.json). */
+const impl = import.meta.resolve('grpc-retry-hedging').includes('/dist/') ? 'dist' : 'src';
 
 const retryPolicy = {
   maxAttempts: 3,
@@ -115,18 +109,8 @@ async function runCase(v: Variant, which: CaseName, durationMs: number, record: 
   }
 }
 
-async function loadInterceptorFactory(which = impl): Promise<typeof createRetryInterceptor> {
-  if (which === 'src') return createRetryInterceptor;
-  if (which !== 'dist') throw new Error(`--impl must be src or dist, got ${which}`);
-  const mod = (await import(pathToFileURL(join(PACKAGE_ROOT, 'dist', 'index.js')).href)) as {
-    createRetryInterceptor: typeof createRetryInterceptor;
-  };
-  return mod.createRetryInterceptor;
-}
-
 async function main(): Promise<void> {
   const info = machineInfo();
-  const createInterceptor = await loadInterceptorFactory();
   const server = await spawnBenchServer('bench/overhead-server.ts', [
     `--stream-messages=${opts.streamMessages}`,
   ]);
@@ -154,29 +138,14 @@ async function main(): Promise<void> {
     make(
       'ours-retry',
       'ours, retry policy',
-      createClient(server.address, { interceptors: [createInterceptor(retryConfig)] }),
+      createClient(server.address, { interceptors: [createRetryInterceptor(retryConfig)] }),
     ),
     make(
       'ours-no-policy',
       'ours, method without policy',
-      createClient(server.address, { interceptors: [createInterceptor(otherMethodConfig)] }),
+      createClient(server.address, { interceptors: [createRetryInterceptor(otherMethodConfig)] }),
     ),
   ];
-  if (only?.some((k) => k.endsWith('-dist'))) {
-    const fromDist = await loadInterceptorFactory('dist');
-    all.push(
-      make(
-        'ours-retry-dist',
-        'ours, retry policy (dist)',
-        createClient(server.address, { interceptors: [fromDist(retryConfig)] }),
-      ),
-      make(
-        'ours-no-policy-dist',
-        'ours, method without policy (dist)',
-        createClient(server.address, { interceptors: [fromDist(otherMethodConfig)] }),
-      ),
-    );
-  }
   const variants = only ? all.filter((v) => only.includes(v.key)) : all;
   if (variants.length === 0)
     throw new Error(`--variants matched none of ${all.map((v) => v.key).join(', ')}`);
