@@ -135,6 +135,15 @@ export function cancelDuringBackoff(): Pick<CallOpts, 'onCall' | 'callOptions'> 
 /** Wait a tick so the final 'status' event (which grpc-js may emit after the callback) is counted. */
 const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
 
+/** The callback of a call with a single response (unary, client streaming): records it, then resolves. */
+function unaryCallback(outcome: CallOutcome, resolve: (outcome: CallOutcome) => void) {
+  return (error: grpc.ServiceError | null, response: TestResponse | undefined): void => {
+    if (error) outcome.error = error;
+    else if (response) outcome.responses.push(response);
+    void settle().then(() => resolve(outcome));
+  };
+}
+
 export function unary(
   client: FlakyClient,
   callId: string,
@@ -147,11 +156,7 @@ export function unary(
       request,
       opts.metadata ?? callMetadata(callId),
       callOptions(opts),
-      (error: grpc.ServiceError | null, response: TestResponse | undefined) => {
-        if (error) outcome.error = error;
-        else if (response) outcome.responses.push(response);
-        void settle().then(() => resolve(outcome));
-      },
+      unaryCallback(outcome, resolve),
     ) as grpc.ClientUnaryCall;
     observe(call, outcome);
     opts.onCall?.(call);
@@ -193,11 +198,7 @@ export function clientStream(
     const call = client.ClientStream(
       opts.metadata ?? callMetadata(callId),
       callOptions(opts),
-      (error: grpc.ServiceError | null, response: TestResponse | undefined) => {
-        if (error) outcome.error = error;
-        else if (response) outcome.responses.push(response);
-        void settle().then(() => resolve(outcome));
-      },
+      unaryCallback(outcome, resolve),
     ) as grpc.ClientWritableStream<TestRequest>;
     observe(call, outcome);
     opts.onCall?.(call);
