@@ -11,11 +11,14 @@ export {
   maxBackoffMs,
 } from './retry/backoff.js';
 export { type CallRetryOptions, type PolicyOverride, withRetryOptions } from './retry/call-options.js';
+export { type Clock, systemClock, type TimerHandle } from './retry/clock.js';
 export type {
+  AttemptCancelReason,
   AttemptEndEvent,
   AttemptKind,
   AttemptStartEvent,
   CallEndEvent,
+  CallStartEvent,
   CommittedEvent,
   HedgeScheduledEvent,
   RetryEvent,
@@ -30,6 +33,7 @@ export {
   parsePushback,
   parsePushbackValues,
 } from './retry/pushback.js';
+export { type GatedAttemptKind, isRetryGate, type RetryGate } from './retry/retry-gate.js';
 export {
   createRetryInterceptor,
   DEFAULT_PER_RPC_BUFFER_BYTES,

@@ -1,7 +1,9 @@
 /**
  * Typed events of the retry interceptor, delivered to the `onEvent` option. Every event carries the gRPC
- * method path (`/pkg.Service/Method`) and a per-interceptor call number, so a listener can follow one call.
+ * method path (`/pkg.Service/Method`) and a call number unique within the process, so a listener can follow one
+ * call. Events are delivered synchronously, in order.
  */
+import type { Metadata } from '@grpc/grpc-js';
 
 /** Why an attempt was sent. */
 export type AttemptKind = 'original' | 'retry' | 'hedge';
@@ -9,8 +11,21 @@ export type AttemptKind = 'original' | 'retry' | 'hedge';
 interface EventBase {
   /** Full method path, e.g. `/helloworld.Greeter/SayHello`. */
   readonly method: string;
-  /** Sequence number of the logical call within this interceptor (1, 2, ...). */
+  /** Number of the logical call, unique within the module instance (1, 2, ...). */
   readonly callId: number;
+}
+
+/**
+ * A call under a retry or hedging policy starts. Delivered synchronously inside the caller's `makeXRequest`, so a
+ * listener sees the caller's active context (tracing uses this).
+ */
+export interface CallStartEvent extends EventBase {
+  readonly type: 'call-start';
+  /** Which policy the call runs under. */
+  readonly policy: 'retry' | 'hedging';
+  readonly maxAttempts: number;
+  /** The call's deadline in ms since the epoch; `Infinity` when it has none. */
+  readonly deadline: number;
 }
 
 /** An attempt is being sent. */
@@ -19,12 +34,33 @@ export interface AttemptStartEvent extends EventBase {
   /** 1-based attempt number within the call. */
   readonly attempt: number;
   readonly kind: AttemptKind;
+  /** Attempts sent before this one (the value of `grpc-previous-rpc-attempts`, 0 for the first). */
+  readonly previousAttempts: number;
+  /**
+   * The metadata this attempt will send. A listener may add headers to it synchronously (a tracer injects the
+   * attempt's context here); it is this attempt's own copy.
+   */
+  readonly metadata: Metadata;
 }
+
+/** Why the client itself ended an attempt before the server did. */
+export type AttemptCancelReason =
+  /** Another attempt committed (a losing hedge). */
+  | 'other-attempt-committed'
+  /** The application cancelled the call. */
+  | 'call-cancelled'
+  /** The call ended (deadline, a fatal status on another attempt, ...). */
+  | 'call-ended'
+  /** The attempt's per-attempt receive timeout fired. */
+  | 'per-attempt-timeout';
 
 /** An attempt ended with a status (cancelled losers of a hedge race included, with the code they got). */
 export interface AttemptEndEvent extends EventBase {
   readonly type: 'attempt-end';
   readonly attempt: number;
+  readonly kind: AttemptKind;
+  /** Set when the client cancelled this attempt, and why. */
+  readonly cancelReason?: AttemptCancelReason;
   readonly code: number;
   readonly details: string;
   readonly durationMs: number;
@@ -36,7 +72,8 @@ export interface RetryScheduledEvent extends EventBase {
   /** The attempt number the retry will have. */
   readonly attempt: number;
   readonly delayMs: number;
-  readonly reason: 'backoff' | 'pushback';
+  /** `pushback`: the grpc-retry-pushback-ms trailer; `retry-info`: a google.rpc.RetryInfo in the status details. */
+  readonly reason: 'backoff' | 'pushback' | 'retry-info';
 }
 
 /** A hedge will be sent after `delayMs` (0 when a non-fatal status sends it at once). */
@@ -44,15 +81,20 @@ export interface HedgeScheduledEvent extends EventBase {
   readonly type: 'hedge-scheduled';
   readonly attempt: number;
   readonly delayMs: number;
-  readonly reason: 'hedging-delay' | 'non-fatal-status' | 'pushback';
+  /** `adaptive-delay`: the delay came from observed latency (adaptive hedging). */
+  readonly reason: 'hedging-delay' | 'adaptive-delay' | 'non-fatal-status' | 'pushback' | 'retry-info';
 }
 
-/** Throttling (A6 retryThrottling) stopped a retry or a hedge. */
+/** The retry gate (A6 retryThrottling, a retry budget, ...) stopped a retry or a hedge. */
 export interface ThrottledEvent extends EventBase {
   readonly type: 'throttled';
   /** The attempt number that was not sent. */
   readonly attempt: number;
-  /** Tokens left in the throttle. */
+  /** What was refused. */
+  readonly kind: 'retry' | 'hedge';
+  /** The gate's `name` (`"retry-throttle"` for A6 throttling; `"gate"` when it has none). */
+  readonly gate: string;
+  /** Tokens left in the gate, when it reports them; NaN otherwise. */
   readonly tokens: number;
 }
 
@@ -79,6 +121,7 @@ export interface CallEndEvent extends EventBase {
 }
 
 export type RetryEvent =
+  | CallStartEvent
   | AttemptStartEvent
   | AttemptEndEvent
   | RetryScheduledEvent

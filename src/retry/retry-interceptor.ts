@@ -6,6 +6,7 @@ import { JITTER_STRATEGIES, type JitterStrategy } from './backoff.js';
 import { BufferPool } from './buffer-pool.js';
 import { readCallRetryOptions } from './call-options.js';
 import type { RetryEvent, RetryEventListener } from './events.js';
+import { isRetryGate, type RetryGate } from './retry-gate.js';
 import { RetryThrottle } from './retry-throttle.js';
 import { RetryingCall, type RetryingCallContext } from './retrying-call.js';
 
@@ -18,10 +19,11 @@ export interface RetryInterceptorOptions {
   /** Replay-buffer limit shared by all calls of this interceptor (default 16 MiB). */
   totalBufferBytes?: number;
   /**
-   * Retry throttle to use instead of one built from the config's `retryThrottling`. Share one instance between
+   * Retry gate to use instead of the A6 throttle built from the config's `retryThrottling`: a {@link RetryThrottle},
+   * a retry budget, or any object that implements {@link RetryGate}. Share one instance between
    * interceptors or clients that talk to the same server so that they throttle together.
    */
-  throttle?: RetryThrottle;
+  throttle?: RetryGate;
   /** Source of uniform random numbers in [0, 1) for jitter (default Math.random); inject one for tests. */
   random?: () => number;
   /** How backoff delays are randomized (default `'a6'`); see {@link JitterStrategy}. */
@@ -33,6 +35,13 @@ export interface RetryInterceptorOptions {
    * attempt's real status instead of waiting for DEADLINE_EXCEEDED. Off by default (A6 behaviour).
    */
   deadlineAwareBackoff?: boolean;
+}
+
+let callCount = 0;
+/** Call numbers are unique within the module instance, so one listener can serve several interceptors. */
+function nextCallId(): number {
+  callCount += 1;
+  return callCount;
 }
 
 /** Default per-call replay-buffer limit (grpc-js's default). */
@@ -121,14 +130,15 @@ export function createRetryInterceptor(
   if (options.onEvent !== undefined && typeof options.onEvent !== 'function') {
     throw new TypeError('createRetryInterceptor: options.onEvent must be a function');
   }
-  if (options.throttle !== undefined && !(options.throttle instanceof RetryThrottle)) {
-    throw new TypeError('createRetryInterceptor: options.throttle must be a RetryThrottle');
+  if (options.throttle !== undefined && !isRetryGate(options.throttle)) {
+    throw new TypeError(
+      'createRetryInterceptor: options.throttle must be a retry gate (an object with allowAttempt, recordFailure and recordSuccess methods), such as a RetryThrottle',
+    );
   }
   const lookup: (path: string) => CallPolicy | undefined = createPolicyLookup(
     serviceConfig,
     maxAttemptsLimit,
   );
-  let callCount = 0;
   const context: RetryingCallContext = {
     pool: new BufferPool(perRpc, total),
     throttle:
@@ -137,10 +147,7 @@ export function createRetryInterceptor(
     random: options.random ?? Math.random,
     jitter,
     deadlineAware: options.deadlineAwareBackoff === true,
-    nextCallId: () => {
-      callCount += 1;
-      return callCount;
-    },
+    nextCallId,
   };
 
   const emit = options.onEvent ? safeListener(options.onEvent) : undefined;

@@ -1,4 +1,5 @@
 import type { RetryThrottlingConfig } from '../config/types.js';
+import type { RetryGate } from './retry-gate.js';
 
 /**
  * A6 retry throttling: a token bucket per server, shared by every call that points at it.
@@ -10,7 +11,8 @@ import type { RetryThrottlingConfig } from '../config/types.js';
  * Share one instance between interceptors (or clients) that talk to the same server so they throttle together.
  * Tokens are kept in thousandths, so `tokenRatio` (3 decimals) adds up exactly.
  */
-export class RetryThrottle {
+export class RetryThrottle implements RetryGate {
+  readonly name = 'retry-throttle';
   readonly maxTokens: number;
   readonly tokenRatio: number;
   private readonly maxMilli: number;
@@ -47,6 +49,11 @@ export class RetryThrottle {
 
   /** Whether a retry or a further hedge may be sent now. */
   isRetryAllowed(): boolean {
+    return this.milliTokens * 2 > this.maxMilli;
+  }
+
+  /** {@link RetryGate}: the same as {@link isRetryAllowed}; asking spends nothing. */
+  allowAttempt(): boolean {
     return this.milliTokens * 2 > this.maxMilli;
   }
 

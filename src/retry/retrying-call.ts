@@ -9,10 +9,10 @@ import {
 import type { CallPolicy } from '../config/types.js';
 import { Backoff, type JitterStrategy } from './backoff.js';
 import type { BufferPool } from './buffer-pool.js';
-import type { AttemptKind, RetryEvent } from './events.js';
+import type { AttemptCancelReason, AttemptKind, RetryEvent } from './events.js';
 import type { InterceptingCallInterface, MessageContext } from './grpc-types.js';
 import { type Pushback, parsePushback } from './pushback.js';
-import type { RetryThrottle } from './retry-throttle.js';
+import type { RetryGate } from './retry-gate.js';
 
 /** Request header telling the server how many attempts preceded this one (A6). */
 export const PREVIOUS_ATTEMPTS_METADATA_KEY = 'grpc-previous-rpc-attempts';
@@ -26,7 +26,7 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
  */
 export interface RetryingCallContext {
   readonly pool: BufferPool;
-  readonly throttle: RetryThrottle | undefined;
+  readonly throttle: RetryGate | undefined;
   readonly random: () => number;
   readonly jitter: JitterStrategy;
   /** End at once with the last status rather than start a backoff that would outlast the deadline. */
@@ -39,6 +39,7 @@ type AttemptState = 'live' | 'cancelled' | 'done';
 /** One attempt of a call; it is also the listener grpc-js reports the attempt's responses to. */
 class Attempt implements InterceptingListener {
   state: AttemptState = 'live';
+  cancelReason: AttemptCancelReason | undefined;
   /** Absolute index of the next message of the call's log to hand to this attempt. */
   sent: number;
   /** A message was handed over and its write has not completed: grpc-js takes one at a time. */
@@ -50,6 +51,7 @@ class Attempt implements InterceptingListener {
   constructor(
     private readonly owner: RetryingCall,
     readonly number: number,
+    readonly kind: AttemptKind,
     readonly call: InterceptingCallInterface,
     readonly startedAt: number,
     firstIndex: number,
@@ -153,6 +155,15 @@ export class RetryingCall implements InterceptingCallInterface {
     this.metadata = metadata;
     this.listener = listener;
     this.startedAt = Date.now();
+    this.ctx.throttle?.recordCall?.();
+    this.emit?.({
+      type: 'call-start',
+      method: this.method,
+      callId: this.callId,
+      policy: this.policy.kind,
+      maxAttempts: this.policy.maxAttempts,
+      deadline: this.deadlineMs,
+    });
     this.startAttempt('original');
     if (this.policy.kind === 'hedging') this.continueHedging(this.policy.hedgingDelayMs, 'hedging-delay');
   }
@@ -220,7 +231,7 @@ export class RetryingCall implements InterceptingCallInterface {
       this.firstCall.cancelWithStatus(code, details);
       this.firstCall = undefined;
     }
-    for (const attempt of this.live.slice()) this.cancelAttempt(attempt, code, details);
+    for (const attempt of this.live.slice()) this.cancelAttempt(attempt, code, details, 'call-cancelled');
     const status: StatusObject = { code, details, metadata: new Metadata() };
     process.nextTick(() => this.finish(status));
   }
@@ -263,7 +274,7 @@ export class RetryingCall implements InterceptingCallInterface {
     }
     const metadata = (this.metadata as Metadata).clone();
     if (number > 1) metadata.set(PREVIOUS_ATTEMPTS_METADATA_KEY, String(number - 1));
-    const attempt = new Attempt(this, number, call, now, this.logBase);
+    const attempt = new Attempt(this, number, kind, call, now, this.logBase);
     this.live.push(attempt);
     this.lastAttempt = attempt;
     this.emit?.({
@@ -272,6 +283,8 @@ export class RetryingCall implements InterceptingCallInterface {
       callId: this.callId,
       attempt: number,
       kind,
+      previousAttempts: number - 1,
+      metadata,
     });
     call.start(metadata, attempt);
     this.pump(attempt);
@@ -282,9 +295,10 @@ export class RetryingCall implements InterceptingCallInterface {
     }
   }
 
-  private cancelAttempt(attempt: Attempt, code: Status, details: string): void {
+  private cancelAttempt(attempt: Attempt, code: Status, details: string, reason: AttemptCancelReason): void {
     if (attempt.state !== 'live') return;
     attempt.state = 'cancelled';
+    attempt.cancelReason = reason;
     this.removeLive(attempt);
     attempt.call.cancelWithStatus(code, details);
   }
@@ -359,6 +373,8 @@ export class RetryingCall implements InterceptingCallInterface {
       method: this.method,
       callId: this.callId,
       attempt: attempt.number,
+      kind: attempt.kind,
+      ...(attempt.cancelReason ? { cancelReason: attempt.cancelReason } : {}),
       code: status.code,
       details: status.details,
       durationMs: Date.now() - attempt.startedAt,
@@ -418,7 +434,7 @@ export class RetryingCall implements InterceptingCallInterface {
       this.finish(status);
       return;
     }
-    if (!this.throttleAllows()) {
+    if (!this.throttleAllows('retry')) {
       this.finish(status);
       return;
     }
@@ -525,7 +541,7 @@ export class RetryingCall implements InterceptingCallInterface {
 
   private sendHedge(): boolean {
     if (!this.canHedgeMore()) return false;
-    if (!this.throttleAllows()) {
+    if (!this.throttleAllows('hedge')) {
       this.hedgesStopped = true;
       return false;
     }
@@ -559,7 +575,8 @@ export class RetryingCall implements InterceptingCallInterface {
     this.clearTimer();
     if (this.live.length > 1) {
       for (const other of this.live.slice()) {
-        if (other !== attempt) this.cancelAttempt(other, Status.CANCELLED, 'another attempt committed');
+        if (other !== attempt)
+          this.cancelAttempt(other, Status.CANCELLED, 'another attempt committed', 'other-attempt-committed');
       }
     }
     this.ctx.pool.release(this.bufferedBytes);
@@ -646,15 +663,17 @@ export class RetryingCall implements InterceptingCallInterface {
     }
   }
 
-  private throttleAllows(): boolean {
+  private throttleAllows(kind: 'retry' | 'hedge'): boolean {
     const throttle = this.ctx.throttle;
-    if (!throttle || throttle.isRetryAllowed()) return true;
+    if (!throttle || throttle.allowAttempt(kind)) return true;
     this.emit?.({
       type: 'throttled',
       method: this.method,
       callId: this.callId,
       attempt: this.attemptsStarted + 1,
-      tokens: throttle.tokens,
+      kind,
+      gate: throttle.name ?? 'gate',
+      tokens: throttle.tokens ?? Number.NaN,
     });
     return false;
   }
@@ -705,7 +724,8 @@ export class RetryingCall implements InterceptingCallInterface {
     this.clearTimer();
     if (this.live.length > 0) {
       for (const attempt of this.live.slice()) {
-        if (attempt !== this.committed) this.cancelAttempt(attempt, Status.CANCELLED, 'call ended');
+        if (attempt !== this.committed)
+          this.cancelAttempt(attempt, Status.CANCELLED, 'call ended', 'call-ended');
       }
     }
     this.dropLog();

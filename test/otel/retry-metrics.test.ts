@@ -1,4 +1,4 @@
-import { status } from '@grpc/grpc-js';
+import { Metadata, status } from '@grpc/grpc-js';
 import { type Attributes, metrics } from '@opentelemetry/api';
 import { DataPointType, type Histogram, MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -65,7 +65,15 @@ function setup(options: RetryMetricsOptions = {}) {
 }
 
 function attemptStart(callId: number, attempt: number, kind: 'original' | 'retry' | 'hedge'): RetryEvent {
-  return { type: 'attempt-start', method: METHOD, callId, attempt, kind };
+  return {
+    type: 'attempt-start',
+    method: METHOD,
+    callId,
+    attempt,
+    kind,
+    previousAttempts: attempt - 1,
+    metadata: new Metadata(),
+  };
 }
 
 function callEnd(

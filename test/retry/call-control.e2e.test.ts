@@ -152,7 +152,12 @@ describe('per-call control', () => {
       await unary(h.client, id());
       expect(eventsOf(mine, 'call-end')).toHaveLength(1);
       expect(new Set(mine.map((e) => e.callId)).size).toBe(1);
-      expect(order.slice(0, 2)).toEqual(['interceptor:attempt-start', 'call:attempt-start']);
+      expect(order.slice(0, 4)).toEqual([
+        'interceptor:call-start',
+        'call:call-start',
+        'interceptor:attempt-start',
+        'call:attempt-start',
+      ]);
     } finally {
       await h.close();
     }

@@ -40,6 +40,7 @@ describe('events', () => {
         }
       });
       expect(summary).toEqual([
+        ['call-start'],
         ['attempt-start', 1, 'original'],
         ['attempt-end', 1, UNAVAILABLE],
         ['retry-scheduled', 2, 10, 'backoff'],
@@ -51,7 +52,8 @@ describe('events', () => {
         ['attempt-end', 3, status.OK],
         ['call-end', status.OK, 3],
       ]);
-      expect(h.events.every((e) => e.method === METHOD && e.callId === 1)).toBe(true);
+      const callId = h.events[0]!.callId;
+      expect(h.events.every((e) => e.method === METHOD && e.callId === callId)).toBe(true);
       const [end] = eventsOf(h.events, 'call-end');
       expect(end!.retryDelayMs).toBeGreaterThanOrEqual(28);
       expect(end!.durationMs).toBeGreaterThanOrEqual(end!.retryDelayMs);

@@ -1,0 +1,45 @@
+/**
+ * The time source of the call engine, injected like `random` so that the whole engine can run under fake time.
+ */
+
+/** An opaque handle returned by {@link Clock.setTimer}. */
+export type TimerHandle = unknown;
+
+export interface Clock {
+  /** Milliseconds since the epoch (the same scale as `Date.now()` and grpc-js deadlines). */
+  now(): number;
+  /** Run `callback` once after `delayMs` (>= 0). */
+  setTimer(callback: () => void, delayMs: number): TimerHandle;
+  /** Cancel a timer that has not fired; a handle that fired or was cleared is ignored. */
+  clearTimer(handle: TimerHandle): void;
+}
+
+/** Node's setTimeout fires at once for delays of 2^31 ms or more; longer timers are re-armed in steps. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** The real clock: `Date.now()` and Node timers (long delays are split so they do not fire early). */
+export const systemClock: Clock = {
+  now: () => Date.now(),
+  setTimer(callback, delayMs) {
+    if (delayMs <= MAX_TIMER_MS) return setTimeout(callback, Math.max(0, delayMs));
+    const box: { timer: NodeJS.Timeout | undefined } = { timer: undefined };
+    const dueAt = Date.now() + delayMs;
+    const arm = () => {
+      const remaining = dueAt - Date.now();
+      box.timer = setTimeout(
+        remaining > MAX_TIMER_MS ? arm : callback,
+        Math.max(0, Math.min(remaining, MAX_TIMER_MS)),
+      );
+    };
+    arm();
+    return box;
+  },
+  clearTimer(handle) {
+    if (handle === undefined || handle === null) return;
+    if (typeof handle === 'object' && 'timer' in (handle as object)) {
+      clearTimeout((handle as { timer: NodeJS.Timeout | undefined }).timer);
+      return;
+    }
+    clearTimeout(handle as NodeJS.Timeout);
+  },
+};
