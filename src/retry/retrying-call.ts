@@ -7,6 +7,7 @@ import {
   type StatusObject,
 } from '@grpc/grpc-js';
 import type { CallPolicy } from '../config/types.js';
+import { errorMessage } from '../util/error-message.js';
 import { Backoff, type JitterStrategy } from './backoff.js';
 import type { BufferPool } from './buffer-pool.js';
 import type { AttemptCancelReason, AttemptKind, RetryEvent } from './events.js';
@@ -84,10 +85,6 @@ interface LoggedMessage {
 function deadlineToMs(deadline: InterceptorOptions['deadline']): number {
   if (deadline === undefined || deadline === null) return Number.POSITIVE_INFINITY;
   return deadline instanceof Date ? deadline.getTime() : deadline;
-}
-
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 /**
