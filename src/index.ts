@@ -3,13 +3,7 @@
  * service-config JSON.
  */
 export * from './config/index.js';
-export {
-  Backoff,
-  cappedBackoffMs,
-  JITTER_STRATEGIES,
-  type JitterStrategy,
-  maxBackoffMs,
-} from './retry/backoff.js';
+export { JITTER_STRATEGIES, type JitterStrategy } from './retry/backoff.js';
 export { type CallRetryOptions, type PolicyOverride, withRetryOptions } from './retry/call-options.js';
 export { type Clock, systemClock, type TimerHandle } from './retry/clock.js';
 export type {
@@ -27,18 +21,12 @@ export type {
   RetryScheduledEvent,
   ThrottledEvent,
 } from './retry/events.js';
+export { PREVIOUS_ATTEMPTS_METADATA_KEY, PUSHBACK_METADATA_KEY } from './retry/headers.js';
 export {
-  PUSHBACK_METADATA_KEY,
-  type Pushback,
-  parsePushback,
-  parsePushbackValues,
-} from './retry/pushback.js';
-export { type GatedAttemptKind, isRetryGate, type RetryGate } from './retry/retry-gate.js';
-export {
-  createRetryInterceptor,
   DEFAULT_PER_RPC_BUFFER_BYTES,
   DEFAULT_TOTAL_BUFFER_BYTES,
   type RetryInterceptorOptions,
-} from './retry/retry-interceptor.js';
+} from './retry/interceptor-options.js';
+export { type GatedAttemptKind, isRetryGate, type RetryGate } from './retry/retry-gate.js';
+export { createRetryInterceptor } from './retry/retry-interceptor.js';
 export { RetryThrottle } from './retry/retry-throttle.js';
-export { PREVIOUS_ATTEMPTS_METADATA_KEY } from './retry/retrying-call.js';

@@ -2,18 +2,12 @@
  * Service-config parsing, validation and policy lookup.
  */
 
-export { MAX_DURATION_SECONDS, parseDuration } from './duration.js';
 export { loadServiceConfig, loadServiceConfigAsync } from './load-service-config.js';
-export { clampPolicy, createPolicyLookup, findMethodPolicy } from './method-policy.js';
-export {
-  isNormalizedServiceConfig,
-  NORMALIZED_SERVICE_CONFIG,
-  parseCallPolicy,
-  parseServiceConfig,
-} from './parse-service-config.js';
+export { findMethodPolicy } from './method-policy.js';
+export { parseServiceConfig } from './parse-service-config.js';
 export type { ServiceConfigErrorOptions } from './service-config-error.js';
 export { isServiceConfigError, ServiceConfigError } from './service-config-error.js';
-export { parseStatusCode, statusCodeName } from './status-codes.js';
+export { statusCodeName } from './status-codes.js';
 export type {
   CallPolicy,
   HedgingPolicy,

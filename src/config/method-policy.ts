@@ -12,12 +12,19 @@ import type {
 } from './types.js';
 import { DEFAULT_MAX_ATTEMPTS_LIMIT } from './types.js';
 
-/** A resolved match before it is turned into a {@link MethodPolicyMatch}. */
-interface IndexedEntry {
+/**
+ * What the interceptor applies to a call of one method: the matched entry's policy (maxAttempts clamped),
+ * timeout and waitForReady. @internal
+ */
+export interface ResolvedMethodConfig {
   readonly methodConfigIndex: number;
   /** The entry's policy with maxAttempts clamped, or `undefined` for an entry without a policy. */
   readonly policy: CallPolicy | undefined;
+  readonly timeoutMs: number | undefined;
+  readonly waitForReady: boolean | undefined;
 }
+
+type IndexedEntry = ResolvedMethodConfig;
 
 /** Per-config index of names: exact `service/method`, whole service, and the default `{}`. */
 interface NameIndex {
@@ -26,7 +33,7 @@ interface NameIndex {
   readonly byDefault: IndexedEntry | undefined;
 }
 
-/** Cache bound for {@link createPolicyLookup}: method paths come from stubs, so this is only a safety net. */
+/** Cache bound for {@link createMethodConfigLookup}: method paths come from stubs, so this is only a safety net. */
 const MAX_CACHED_PATHS = 10_000;
 
 /** Indexes built by {@link findMethodPolicy}, per config and limit. Parsed configs are frozen, so this is safe. */
@@ -65,31 +72,26 @@ export function findMethodPolicy(
 }
 
 /**
- * Precomputes a lookup function for a config: each call is a Map get once a path has been seen (hits and misses
- * are both cached). Returned policies are shared, frozen objects with maxAttempts already clamped.
- *
- * @param config A config from `parseServiceConfig`.
- * @param maxAttemptsLimit Client-side cap on maxAttempts (A6 default 5); an integer >= 1.
- * @returns `(methodPath) => policy | undefined`, with the precedence of {@link findMethodPolicy}.
- * @throws RangeError when `maxAttemptsLimit` is not an integer >= 1.
+ * The interceptor's lookup: the same index and precedence as {@link findMethodPolicy}, with every path's answer
+ * cached (hits and misses), so that a call costs one Map get. @internal
  */
-export function createPolicyLookup(
+export function createMethodConfigLookup(
   config: ServiceConfig,
   maxAttemptsLimit: number = DEFAULT_MAX_ATTEMPTS_LIMIT,
-): (methodPath: string) => CallPolicy | undefined {
+): (methodPath: string) => ResolvedMethodConfig | undefined {
   checkMaxAttemptsLimit(maxAttemptsLimit);
-  const index = buildNameIndex(config, maxAttemptsLimit);
-  const cache = new Map<string, CallPolicy | undefined>();
-  return (methodPath: string): CallPolicy | undefined => {
+  const index = cachedNameIndex(config, maxAttemptsLimit);
+  const cache = new Map<string, ResolvedMethodConfig | undefined>();
+  return (methodPath: string): ResolvedMethodConfig | undefined => {
     const cached = cache.get(methodPath);
     if (cached !== undefined || cache.has(methodPath)) {
       return cached;
     }
-    const policy = resolvePolicy(index, methodPath);
+    const entry = resolveEntry(index, methodPath);
     if (cache.size < MAX_CACHED_PATHS) {
-      cache.set(methodPath, policy);
+      cache.set(methodPath, entry);
     }
-    return policy;
+    return entry;
   };
 }
 
@@ -109,15 +111,15 @@ export function clampPolicy(policy: CallPolicy, maxAttemptsLimit: number): CallP
   return Object.freeze({ ...policy, maxAttempts: maxAttemptsLimit });
 }
 
-function resolvePolicy(index: NameIndex, methodPath: string): CallPolicy | undefined {
+function resolveEntry(index: NameIndex, methodPath: string): ResolvedMethodConfig | undefined {
   const { service, method } = splitMethodPath(methodPath);
   if (service !== undefined) {
     const entry = index.byMethod.get(methodKey(service, method)) ?? index.byService.get(service);
     if (entry !== undefined) {
-      return entry.policy;
+      return entry;
     }
   }
-  return index.byDefault?.policy;
+  return index.byDefault;
 }
 
 function checkMaxAttemptsLimit(limit: number): void {
@@ -152,6 +154,8 @@ function buildNameIndex(config: ServiceConfig, maxAttemptsLimit: number): NameIn
     const indexed: IndexedEntry = {
       methodConfigIndex,
       policy: policy === undefined ? undefined : clampPolicy(policy, maxAttemptsLimit),
+      timeoutMs: entry.timeoutMs,
+      waitForReady: entry.waitForReady,
     };
     for (const name of entry.name) {
       if (name.service === undefined) {
@@ -198,5 +202,11 @@ function toMatch(
   if (entry.policy === undefined) {
     return undefined;
   }
-  return { policy: entry.policy, methodConfigIndex: entry.methodConfigIndex, matchedBy };
+  return {
+    policy: entry.policy,
+    methodConfigIndex: entry.methodConfigIndex,
+    matchedBy,
+    ...(entry.timeoutMs !== undefined ? { timeoutMs: entry.timeoutMs } : {}),
+    ...(entry.waitForReady !== undefined ? { waitForReady: entry.waitForReady } : {}),
+  };
 }

@@ -17,6 +17,8 @@ export interface RetryPolicy {
   readonly maxBackoffMs: number;
   readonly backoffMultiplier: number;
   readonly retryableStatusCodes: readonly number[];
+  /** `perAttemptRecvTimeout` in ms, when present: each attempt gets this long to receive headers or a message. */
+  readonly perAttemptRecvTimeoutMs?: number;
 }
 
 /** A6 hedgingPolicy, normalized. `hedgingDelayMs` is 0 when the field was absent or "0s". */
@@ -35,7 +37,7 @@ export interface MethodConfig {
   readonly name: readonly MethodName[];
   readonly retryPolicy?: RetryPolicy;
   readonly hedgingPolicy?: HedgingPolicy;
-  /** `timeout`, when present, in ms. Validated but not enforced by this package. */
+  /** `timeout`, when present, in ms: the interceptor makes it the call's deadline when it is the sooner one. */
   readonly timeoutMs?: number;
   readonly waitForReady?: boolean;
 }
@@ -59,6 +61,10 @@ export interface MethodPolicyMatch {
   readonly methodConfigIndex: number;
   /** How specific the matching name was. */
   readonly matchedBy: 'method' | 'service' | 'default';
+  /** The matched entry's `timeout` in ms, if it has one. */
+  readonly timeoutMs?: number;
+  /** The matched entry's `waitForReady`, if it has one. */
+  readonly waitForReady?: boolean;
 }
 
 /** Default client-side cap on maxAttempts (A6). */

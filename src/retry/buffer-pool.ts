@@ -1,13 +1,20 @@
 /**
  * Byte accounting for replay buffers: A6's per-RPC limit and the total shared by the calls of one interceptor.
  * A call that would exceed either limit commits to the attempt it has, and its bytes are released.
+ * @internal
  */
 export class BufferPool {
   private used = 0;
 
+  /**
+   * @param strict Throw on an accounting error (releasing more than is reserved) instead of clamping at 0. On under
+   *   vitest (where `VITEST` is set) so that a bug fails the tests; off in production, where a wrong count must not
+   *   crash a process.
+   */
   constructor(
     readonly perCallLimit: number,
     readonly totalLimit: number,
+    private readonly strict: boolean = process.env.VITEST !== undefined,
   ) {}
 
   /** Bytes currently held by all calls. */
@@ -26,6 +33,13 @@ export class BufferPool {
   }
 
   release(bytes: number): void {
-    this.used = Math.max(0, this.used - bytes);
+    if (bytes > this.used || bytes < 0) {
+      if (this.strict) {
+        throw new Error(`BufferPool: releasing ${bytes} bytes, but only ${this.used} are reserved`);
+      }
+      this.used = Math.max(0, this.used - Math.max(0, bytes));
+      return;
+    }
+    this.used -= bytes;
   }
 }

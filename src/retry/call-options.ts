@@ -1,7 +1,9 @@
 import type { CallOptions } from '@grpc/grpc-js';
 import { parseCallPolicy } from '../config/parse-service-config.js';
 import type { CallPolicy } from '../config/types.js';
-import type { RetryEventListener } from './events.js';
+import { rejectUnknownKeys } from '../util/closest-name.js';
+import type { RetryEvent, RetryEventListener } from './events.js';
+import { listenerOf } from './interceptor-options.js';
 
 /**
  * Where per-call retry options travel inside grpc-js `CallOptions` (grpc-js hands the call options, symbol keys
@@ -23,16 +25,18 @@ export interface CallRetryOptions {
    * maxAttempts is clamped to the interceptor's limit.
    */
   readonly policy?: PolicyOverride | CallPolicy;
-  /** A listener for this call's events, called after the interceptor's own `onEvent`. */
-  readonly onEvent?: RetryEventListener;
+  /** A listener (or several) for this call's events, called after the interceptor's own `onEvent`. */
+  readonly onEvent?: RetryEventListener | readonly RetryEventListener[];
 }
 
 /** Validated per-call options, as the interceptor reads them. @internal */
 export interface ResolvedCallRetryOptions {
   readonly enabled: boolean;
   readonly policy: CallPolicy | undefined;
-  readonly onEvent: RetryEventListener | undefined;
+  readonly onEvent: ((event: RetryEvent) => void) | undefined;
 }
+
+const KNOWN_KEYS: readonly (keyof CallRetryOptions)[] = ['enabled', 'policy', 'onEvent'];
 
 function isCallPolicy(value: unknown): value is CallPolicy {
   const kind = (value as { kind?: unknown } | null)?.kind;
@@ -52,14 +56,19 @@ function isCallPolicy(value: unknown): value is CallPolicy {
  * @throws ServiceConfigError (path `policy...`) when the policy override is invalid; TypeError for other bad input.
  */
 export function withRetryOptions(retry: CallRetryOptions, callOptions: CallOptions = {}): CallOptions {
-  if (typeof retry !== 'object' || retry === null) {
+  if (typeof retry !== 'object' || retry === null || Array.isArray(retry)) {
     throw new TypeError('withRetryOptions: the first argument must be an object such as { enabled: false }');
   }
+  rejectUnknownKeys(retry, KNOWN_KEYS, 'withRetryOptions');
   if (retry.enabled !== undefined && typeof retry.enabled !== 'boolean') {
     throw new TypeError(`withRetryOptions: enabled must be true or false, got ${String(retry.enabled)}`);
   }
-  if (retry.onEvent !== undefined && typeof retry.onEvent !== 'function') {
-    throw new TypeError('withRetryOptions: onEvent must be a function');
+  if (
+    retry.onEvent !== undefined &&
+    typeof retry.onEvent !== 'function' &&
+    !(Array.isArray(retry.onEvent) && retry.onEvent.every((l) => typeof l === 'function'))
+  ) {
+    throw new TypeError('withRetryOptions: onEvent must be a function or an array of functions');
   }
   const policy =
     retry.policy === undefined
@@ -70,7 +79,7 @@ export function withRetryOptions(retry: CallRetryOptions, callOptions: CallOptio
   const resolved: ResolvedCallRetryOptions = {
     enabled: retry.enabled ?? true,
     policy,
-    onEvent: retry.onEvent,
+    onEvent: listenerOf(retry.onEvent, 'onEvent'),
   };
   return { ...callOptions, [CALL_RETRY_OPTIONS]: resolved } as CallOptions;
 }

@@ -1,9 +1,7 @@
 import type { Metadata } from '@grpc/grpc-js';
+import { PUSHBACK_METADATA_KEY } from './headers.js';
 
-/** Trailer through which a server tells the client when (or whether) to retry. */
-export const PUSHBACK_METADATA_KEY = 'grpc-retry-pushback-ms';
-
-/** What a server's pushback trailer says. */
+/** What a server's pushback trailer says. @internal */
 export type Pushback =
   | { readonly kind: 'absent' }
   | { readonly kind: 'retry-after'; readonly delayMs: number }

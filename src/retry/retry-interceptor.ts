@@ -1,41 +1,21 @@
-import type { InterceptingCall, Interceptor } from '@grpc/grpc-js';
-import { clampPolicy, createPolicyLookup } from '../config/method-policy.js';
+import { type CallOptions, InterceptingCall, type Interceptor, type InterceptorOptions } from '@grpc/grpc-js';
+import { clampPolicy, createMethodConfigLookup } from '../config/method-policy.js';
 import { parseServiceConfig } from '../config/parse-service-config.js';
-import { type CallPolicy, DEFAULT_MAX_ATTEMPTS_LIMIT, type ServiceConfig } from '../config/types.js';
-import { JITTER_STRATEGIES, type JitterStrategy } from './backoff.js';
+import type { CallPolicy, ServiceConfig } from '../config/types.js';
 import { BufferPool } from './buffer-pool.js';
+import type { RetryingCallContext } from './call-context.js';
 import { readCallRetryOptions } from './call-options.js';
-import type { RetryEvent, RetryEventListener } from './events.js';
-import { isRetryGate, type RetryGate } from './retry-gate.js';
-import { RetryThrottle } from './retry-throttle.js';
-import { RetryingCall, type RetryingCallContext } from './retrying-call.js';
+import type { RetryEvent } from './events.js';
+import {
+  chainListeners,
+  type RetryInterceptorOptions,
+  resolveInterceptorOptions,
+} from './interceptor-options.js';
 
-/** Options of {@link createRetryInterceptor}. */
-export interface RetryInterceptorOptions {
-  /** Client-side cap on maxAttempts of every policy (A6: 5). Larger values in the config are clamped to it. */
-  maxAttemptsLimit?: number;
-  /** Replay-buffer limit of one call, in serialized bytes (default 1 MiB). A call that exceeds it commits. */
-  perRpcBufferBytes?: number;
-  /** Replay-buffer limit shared by all calls of this interceptor (default 16 MiB). */
-  totalBufferBytes?: number;
-  /**
-   * Retry gate to use instead of the A6 throttle built from the config's `retryThrottling`: a {@link RetryThrottle},
-   * a retry budget, or any object that implements {@link RetryGate}. Share one instance between
-   * interceptors or clients that talk to the same server so that they throttle together.
-   */
-  throttle?: RetryGate;
-  /** Source of uniform random numbers in [0, 1) for jitter (default Math.random); inject one for tests. */
-  random?: () => number;
-  /** How backoff delays are randomized (default `'a6'`); see {@link JitterStrategy}. */
-  jitter?: JitterStrategy;
-  /** Receives a typed event for every attempt, retry, hedge, throttle decision, commit and call end. */
-  onEvent?: RetryEventListener;
-  /**
-   * Opt-in: do not start a backoff that would end after the call's deadline; end at once with the last
-   * attempt's real status instead of waiting for DEADLINE_EXCEEDED. Off by default (A6 behaviour).
-   */
-  deadlineAwareBackoff?: boolean;
-}
+export type { RetryInterceptorOptions };
+
+import { RetryThrottle } from './retry-throttle.js';
+import { RetryingCall } from './retrying-call.js';
 
 let callCount = 0;
 /** Call numbers are unique within the module instance, so one listener can serve several interceptors. */
@@ -44,134 +24,92 @@ function nextCallId(): number {
   return callCount;
 }
 
-/** Default per-call replay-buffer limit (grpc-js's default). */
-export const DEFAULT_PER_RPC_BUFFER_BYTES = 1024 * 1024;
-/** Default total replay-buffer limit of one interceptor (grpc-js's default). */
-export const DEFAULT_TOTAL_BUFFER_BYTES = 16 * 1024 * 1024;
-
-function checkInteger(name: string, value: number, min: number): number {
-  if (!Number.isInteger(value) || value < min) {
-    throw new RangeError(
-      `createRetryInterceptor: options.${name} must be an integer >= ${min}, got ${value}`,
-    );
-  }
-  return value;
-}
-
-function chainListeners(
-  first: ((event: RetryEvent) => void) | undefined,
-  second: (event: RetryEvent) => void,
-): (event: RetryEvent) => void {
-  if (!first) return second;
-  return (event) => {
-    first(event);
-    second(event);
-  };
-}
-
-function safeListener(listener: RetryEventListener): (event: RetryEvent) => void {
-  let warned = false;
-  return (event) => {
-    try {
-      listener(event);
-    } catch (error) {
-      if (warned) return;
-      warned = true;
-      process.emitWarning(
-        `grpc-retry-hedging: the onEvent listener threw (${error instanceof Error ? error.message : String(error)}); ` +
-          'the call goes on, and further errors from this listener are not reported',
-        { code: 'GRPC_RETRY_HEDGING_LISTENER_ERROR' },
-      );
-    }
-  };
-}
-
 /**
- * Build a grpc-js client interceptor that applies the A6 retry and hedging policies of a service config.
+ * Build a grpc-js client interceptor that applies a service config: the A6 retry and hedging policies, and each
+ * method's `timeout` and `waitForReady`.
  *
  * ```ts
  * const client = new Greeter(address, credentials.createInsecure(), {
  *   interceptors: [createRetryInterceptor(loadServiceConfig('service-config.json'))],
  * });
  * ```
- * One interceptor serves every method of a client; the policy is looked up per method (exact method, then
- * service, then default). Methods without a policy pass straight through.
+ * One interceptor serves every method of a client; the entry is looked up per method (exact method, then
+ * service, then default). Methods without an entry pass straight through.
  *
  * @param config A config from `parseServiceConfig`/`loadServiceConfig`, a service-config object, or JSON text.
- * @throws ServiceConfigError when the config is invalid; RangeError/TypeError when an option is.
+ * @param options See {@link RetryInterceptorOptions}.
+ * @throws ServiceConfigError when the config is invalid; RangeError/TypeError when an option is (an unknown option
+ *   is named, with the closest known one).
  */
 export function createRetryInterceptor(
   config: ServiceConfig | object | string,
-  options: RetryInterceptorOptions = {},
+  options?: RetryInterceptorOptions,
 ): Interceptor {
   const serviceConfig = parseServiceConfig(config);
-  const maxAttemptsLimit = checkInteger(
-    'maxAttemptsLimit',
-    options.maxAttemptsLimit ?? DEFAULT_MAX_ATTEMPTS_LIMIT,
-    1,
-  );
-  const perRpc = checkInteger(
-    'perRpcBufferBytes',
-    options.perRpcBufferBytes ?? DEFAULT_PER_RPC_BUFFER_BYTES,
-    0,
-  );
-  const total = checkInteger('totalBufferBytes', options.totalBufferBytes ?? DEFAULT_TOTAL_BUFFER_BYTES, 0);
-  const jitter = options.jitter ?? 'a6';
-  if (!JITTER_STRATEGIES.includes(jitter)) {
-    throw new TypeError(
-      `createRetryInterceptor: options.jitter must be one of ${JITTER_STRATEGIES.join(', ')}, got ${String(jitter)}`,
-    );
-  }
-  if (options.random !== undefined && typeof options.random !== 'function') {
-    throw new TypeError(
-      'createRetryInterceptor: options.random must be a function returning a number in [0, 1)',
-    );
-  }
-  if (options.onEvent !== undefined && typeof options.onEvent !== 'function') {
-    throw new TypeError('createRetryInterceptor: options.onEvent must be a function');
-  }
-  if (options.throttle !== undefined && !isRetryGate(options.throttle)) {
-    throw new TypeError(
-      'createRetryInterceptor: options.throttle must be a retry gate (an object with allowAttempt, recordFailure and recordSuccess methods), such as a RetryThrottle',
-    );
-  }
-  const lookup: (path: string) => CallPolicy | undefined = createPolicyLookup(
-    serviceConfig,
-    maxAttemptsLimit,
-  );
+  const resolved = resolveInterceptorOptions(options);
+  const { maxAttemptsLimit, clock } = resolved;
+  const lookup = createMethodConfigLookup(serviceConfig, maxAttemptsLimit);
   const context: RetryingCallContext = {
-    pool: new BufferPool(perRpc, total),
-    throttle:
-      options.throttle ??
+    pool: new BufferPool(resolved.perRpcBufferBytes, resolved.totalBufferBytes),
+    gate:
+      resolved.throttle ??
       (serviceConfig.retryThrottling ? new RetryThrottle(serviceConfig.retryThrottling) : undefined),
-    random: options.random ?? Math.random,
-    jitter,
-    deadlineAware: options.deadlineAwareBackoff === true,
+    clock,
+    random: resolved.random,
+    jitter: resolved.jitter,
+    deadlineAware: resolved.deadlineAwareBackoff,
+    retryInfo: undefined,
     nextCallId,
   };
-
-  const emit = options.onEvent ? safeListener(options.onEvent) : undefined;
+  const emit = resolved.onEvent;
 
   return (callOptions, nextCall) => {
+    const entry = lookup(callOptions.method_definition.path);
     const perCall = readCallRetryOptions(callOptions);
-    let policy: CallPolicy | undefined;
-    let callEmit = emit;
-    if (perCall === undefined) {
-      policy = lookup(callOptions.method_definition.path);
-    } else {
-      policy = !perCall.enabled
-        ? undefined
-        : perCall.policy
-          ? clampPolicy(perCall.policy, maxAttemptsLimit)
-          : lookup(callOptions.method_definition.path);
-      if (perCall.onEvent) callEmit = chainListeners(emit, safeListener(perCall.onEvent));
+    let policy: CallPolicy | undefined = entry?.policy;
+    let callEmit: ((event: RetryEvent) => void) | undefined = emit;
+    if (perCall !== undefined) {
+      if (!perCall.enabled) policy = undefined;
+      else if (perCall.policy) policy = clampPolicy(perCall.policy, maxAttemptsLimit);
+      callEmit = chainListeners(emit, perCall.onEvent);
     }
+    const timeoutMs = entry?.timeoutMs;
+    const options =
+      timeoutMs === undefined ? callOptions : withDeadlineWithin(callOptions, clock.now() + timeoutMs);
+    const waitForReady = entry?.waitForReady;
     if (policy === undefined || policy.maxAttempts < 2) {
-      // No policy: hand grpc-js the next call itself. It only uses the InterceptingCall interface.
-      return nextCall(callOptions) as InterceptingCall;
+      // No policy: hand grpc-js the next call itself (it only uses the InterceptingCall interface), or a thin
+      // wrapper when waitForReady must go on the metadata.
+      const call = nextCall(options);
+      if (waitForReady === undefined) return call as InterceptingCall;
+      return new InterceptingCall(call, {
+        start(metadata, listener, next) {
+          metadata.setOptions({ waitForReady });
+          next(metadata, listener);
+        },
+      });
     }
     // grpc-js only uses the InterceptingCall interface, which RetryingCall implements; skipping the wrapper
     // saves a layer of indirection on every operation of every call.
-    return new RetryingCall(callOptions, nextCall, policy, context, callEmit) as unknown as InterceptingCall;
+    return new RetryingCall(
+      options,
+      nextCall,
+      { policy, waitForReady },
+      context,
+      callEmit,
+    ) as unknown as InterceptingCall;
   };
+}
+
+/** The call options with the deadline moved up to `deadlineMs` when that comes first (or there was none). */
+function withDeadlineWithin(options: InterceptorOptions, deadlineMs: number): InterceptorOptions {
+  const current = options.deadline;
+  const currentMs =
+    current === undefined || current === null
+      ? Number.POSITIVE_INFINITY
+      : current instanceof Date
+        ? current.getTime()
+        : current;
+  if (currentMs <= deadlineMs) return options;
+  return { ...options, deadline: deadlineMs } as InterceptorOptions & CallOptions;
 }

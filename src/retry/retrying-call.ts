@@ -8,191 +8,135 @@ import {
 } from '@grpc/grpc-js';
 import type { CallPolicy } from '../config/types.js';
 import { errorMessage } from '../util/error-message.js';
-import { Backoff, type JitterStrategy } from './backoff.js';
-import type { BufferPool } from './buffer-pool.js';
+import { Attempt, type AttemptOwner } from './attempt.js';
+import { type BackoffState, initialBackoffState } from './backoff.js';
+import type { RetryingCallContext } from './call-context.js';
+import type { CallPhase, CallPhaseTag } from './call-phase.js';
 import type { AttemptCancelReason, AttemptKind, RetryEvent } from './events.js';
 import type { InterceptingCallInterface, MessageContext } from './grpc-types.js';
-import { type Pushback, parsePushback } from './pushback.js';
-import type { RetryGate } from './retry-gate.js';
+import { PREVIOUS_ATTEMPTS_METADATA_KEY } from './headers.js';
+import { ReplayBuffer } from './replay-buffer.js';
+import {
+  countsAgainstServer,
+  decideAfterFailure,
+  decideHedgeSend,
+  type FailureDecision,
+  type FinishReason,
+} from './retry-decision.js';
+import { NO_HINT, readServerHint } from './server-hint.js';
 
-/** Request header telling the server how many attempts preceded this one (A6). */
-export const PREVIOUS_ATTEMPTS_METADATA_KEY = 'grpc-previous-rpc-attempts';
+/** Which phase may follow which; anything else is a bug and throws. */
+const NEXT_PHASES: Readonly<Record<CallPhaseTag, readonly CallPhaseTag[]>> = {
+  'not-started': ['in-flight', 'ended'],
+  'in-flight': ['in-flight', 'waiting', 'committed', 'ended'],
+  waiting: ['in-flight', 'ended'],
+  committed: ['ended'],
+  ended: [],
+};
 
-/** Node's setTimeout fires at once for delays of 2^31 ms or more. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
+type CommitReason = 'headers' | 'message' | 'status' | 'buffer-overflow';
+type HedgeReason = 'hedging-delay' | 'adaptive-delay' | 'non-fatal-status' | 'pushback' | 'retry-info';
 
-/**
- * What the calls of one interceptor share.
- * @internal
- */
-export interface RetryingCallContext {
-  readonly pool: BufferPool;
-  readonly throttle: RetryGate | undefined;
-  readonly random: () => number;
-  readonly jitter: JitterStrategy;
-  /** End at once with the last status rather than start a backoff that would outlast the deadline. */
-  readonly deadlineAware: boolean;
-  nextCallId(): number;
-}
-
-type AttemptState = 'live' | 'cancelled' | 'done';
-
-/** One attempt of a call; it is also the listener grpc-js reports the attempt's responses to. */
-class Attempt implements InterceptingListener {
-  state: AttemptState = 'live';
-  cancelReason: AttemptCancelReason | undefined;
-  /** Absolute index of the next message of the call's log to hand to this attempt. */
-  sent: number;
-  /** A message was handed over and its write has not completed: grpc-js takes one at a time. */
-  writing = false;
-  halfCloseSent = false;
-  /** Write-completion callback, one per attempt (only one write is in flight at a time). */
-  readonly onWriteDone = (): void => this.owner.onWritten(this);
-
-  constructor(
-    private readonly owner: RetryingCall,
-    readonly number: number,
-    readonly kind: AttemptKind,
-    readonly call: InterceptingCallInterface,
-    readonly startedAt: number,
-    firstIndex: number,
-  ) {
-    this.sent = firstIndex;
-  }
-
-  onReceiveMetadata(metadata: Metadata): void {
-    this.owner.onAttemptMetadata(this, metadata);
-  }
-
-  onReceiveMessage(message: unknown): void {
-    this.owner.onAttemptMessage(this, message);
-  }
-
-  onReceiveStatus(status: StatusObject): void {
-    this.owner.onAttemptStatus(this, status);
-  }
-}
-
-interface LoggedMessage {
-  readonly message: unknown;
-  readonly flags: number | undefined;
-  /** Serialized size reserved in the pool; -1 while not measured yet. */
-  bytes: number;
-  /** The application's write callback, while it waits for an attempt to take the message. */
-  callback: (() => void) | undefined;
-}
-
-function deadlineToMs(deadline: InterceptorOptions['deadline']): number {
-  if (deadline === undefined || deadline === null) return Number.POSITIVE_INFINITY;
-  return deadline instanceof Date ? deadline.getTime() : deadline;
+/** Per-call settings the interceptor resolved from the service config and the call options. @internal */
+export interface CallSettings {
+  readonly policy: CallPolicy;
+  /** The method's `waitForReady`, applied to every attempt. */
+  readonly waitForReady: boolean | undefined;
 }
 
 /**
  * One logical call under a retry or hedging policy: the A6 state machine shared by both.
  *
- * It sits where grpc-js expects an intercepting call, starts attempts through `nextCall`, buffers what the
- * application sends so it can replay it, commits to one attempt on response headers, a response message, an OK
- * status or a buffer overflow, and reports exactly one status to the application.
+ * It sits where grpc-js expects an intercepting call, starts attempts through `nextCall`, keeps what the
+ * application sends in a {@link ReplayBuffer}, commits to one attempt on response headers, a response message, an
+ * OK status or a buffer overflow, and reports exactly one status to the application. What to do after a failed
+ * attempt is decided by the pure functions of `retry-decision.ts`; this class only carries it out.
  * @internal
  */
-export class RetryingCall implements InterceptingCallInterface {
+export class RetryingCall implements InterceptingCallInterface, AttemptOwner {
+  private phase: CallPhase;
   private listener: Partial<InterceptingListener> | undefined;
   private metadata: Metadata | undefined;
-  private readonly live: Attempt[] = [];
-  private lastAttempt: Attempt | undefined;
+  private readonly replay: ReplayBuffer;
   private attemptsStarted = 0;
-  private committed: Attempt | undefined;
-  /** The replay buffer overflowed while no attempt was in flight: the next attempt is the last. */
-  private commitNextAttempt = false;
-  private ended = false;
-  private cancelled = false;
-  /** Messages the application sent that some attempt may still need, in order; log[0] has index logBase. */
-  private log: LoggedMessage[] = [];
-  private logBase = 0;
-  /** Bytes reserved in the shared pool for replay; 0 once committed. */
-  private bufferedBytes = 0;
+  /** The newest attempt, for getPeer and getAuthContext before a commit. */
+  private lastAttempt: Attempt | undefined;
+  private backoff: BackoffState;
   private halfClosed = false;
   private readRequested = false;
-  private timer: NodeJS.Timeout | undefined;
-  private backoff: Backoff | undefined;
-  private lastFailure: StatusObject | undefined;
-  private hedgesStopped = false;
-  private idleSince = -1;
   private retryDelayMs = 0;
   private startedAt = 0;
-  private readonly deadlineMs: number;
+  private readonly deadline: number;
   private readonly method: string;
   private readonly callId: number;
-  private firstCall: InterceptingCallInterface | undefined;
-  /**
-   * The method has no request stream: one message, half-closed at once. That message is measured only when a
-   * second attempt needs it (serializing it twice on every call would be the largest cost of the interceptor).
-   */
+  private readonly policy: CallPolicy;
+  /** The method has no request stream: its one message is measured only when a second attempt needs it. */
   private readonly singleRequest: boolean;
 
   constructor(
     private readonly options: InterceptorOptions,
     private readonly nextCall: NextCall,
-    private readonly policy: CallPolicy,
+    private readonly settings: CallSettings,
     private readonly ctx: RetryingCallContext,
     /** Event sink of this call; undefined when nobody listens, so that events cost nothing then. */
     private readonly emit: ((event: RetryEvent) => void) | undefined,
   ) {
-    this.method = options.method_definition.path;
-    this.deadlineMs = deadlineToMs(options.deadline);
+    const definition = options.method_definition;
+    this.policy = settings.policy;
+    this.method = definition.path;
+    this.deadline = deadlineToMs(options.deadline);
     this.callId = ctx.nextCallId();
-    this.singleRequest = !options.method_definition.requestStream;
+    this.singleRequest = !definition.requestStream;
+    this.backoff = this.policy.kind === 'retry' ? initialBackoffState(this.policy) : NO_BACKOFF;
+    this.replay = new ReplayBuffer(ctx.pool, (message) => measure(definition.requestSerialize, message));
     // Created now, as grpc-js would without us, so that a closed channel throws where it always did.
-    this.firstCall = nextCall(options);
+    this.phase = { tag: 'not-started', firstCall: nextCall(options) };
   }
 
-  // ---- InterceptingCallInterface: what the application (through grpc-js) does ----
+  // ---- what the application (through grpc-js) does ----
 
   start(metadata: Metadata, listener?: Partial<InterceptingListener>): void {
     this.metadata = metadata;
     this.listener = listener;
-    this.startedAt = Date.now();
-    this.ctx.throttle?.recordCall?.();
+    this.startedAt = this.ctx.clock.now();
+    this.ctx.gate?.recordCall?.();
     this.emit?.({
       type: 'call-start',
       method: this.method,
       callId: this.callId,
       policy: this.policy.kind,
       maxAttempts: this.policy.maxAttempts,
-      deadline: this.deadlineMs,
+      deadline: this.deadline,
     });
+    if (this.phase.tag === 'ended') return;
     this.startAttempt('original');
-    if (this.policy.kind === 'hedging') this.continueHedging(this.policy.hedgingDelayMs, 'hedging-delay');
+    if (this.policy.kind === 'hedging') this.scheduleHedge(this.policy.hedgingDelayMs, 'hedging-delay');
   }
 
   sendMessageWithContext(context: MessageContext, message: unknown): void {
-    if (this.ended || this.cancelled) {
+    const phase = this.phase;
+    if (phase.tag === 'ended') {
       if (context.callback) process.nextTick(context.callback);
       return;
     }
-    if (this.committed) {
-      this.log.push({ message, flags: context.flags, callback: context.callback, bytes: 0 });
-      this.pump(this.committed);
+    const verdict = this.replay.append(message, context.flags, context.callback, this.singleRequest);
+    if (phase.tag === 'committed') {
+      this.pump(phase.attempt);
       return;
     }
-    const bytes = this.singleRequest ? -1 : this.measure(message);
-    if (bytes < 0 || this.ctx.pool.tryReserve(this.bufferedBytes, bytes)) {
-      if (bytes > 0) this.bufferedBytes += bytes;
-      this.log.push({ message, flags: context.flags, callback: undefined, bytes });
+    if (verdict === 'kept') {
       // Safe in the replay buffer: the writer may go on at once.
       if (context.callback) process.nextTick(context.callback);
       this.pumpAll();
       return;
     }
     // The replay buffer overflows: commit to the attempt that has sent the most (A6).
-    this.log.push({ message, flags: context.flags, callback: context.callback, bytes: 0 });
-    const target = this.attemptThatSentMost();
-    if (target) {
+    if (phase.tag === 'in-flight') {
+      const target = mostAdvanced(phase.live);
       this.commit(target, 'buffer-overflow');
       this.pump(target);
-    } else {
-      // Between attempts: the next attempt carries the whole log once, and is the last.
-      this.commitNextAttempt = true;
+    } else if (phase.tag === 'waiting') {
+      phase.commitNext = true;
     }
   }
 
@@ -201,79 +145,76 @@ export class RetryingCall implements InterceptingCallInterface {
   }
 
   halfClose(): void {
-    if (this.ended || this.cancelled || this.halfClosed) return;
+    if (this.phase.tag === 'ended' || this.halfClosed) return;
     this.halfClosed = true;
     this.pumpAll();
   }
 
   startRead(): void {
-    if (this.ended || this.cancelled) return;
-    if (this.committed) {
-      this.committed.call.startRead();
+    const phase = this.phase;
+    if (phase.tag === 'committed') {
+      phase.attempt.call.startRead();
       return;
     }
-    if (this.readRequested) return;
+    if (phase.tag === 'ended' || this.readRequested) return;
     this.readRequested = true;
-    const live = this.live;
-    if (live.length === 1) (live[0] as Attempt).call.startRead();
-    else for (const attempt of live.slice()) attempt.call.startRead();
+    if (phase.tag === 'in-flight') for (const attempt of phase.live.slice()) attempt.call.startRead();
   }
 
   cancelWithStatus(code: Status, details: string): void {
-    if (this.ended || this.cancelled) return;
-    this.cancelled = true;
-    this.clearTimer();
-    if (this.firstCall) {
-      // Cancelled before start: nothing went out, but let grpc-js release what it holds for the call.
-      this.firstCall.cancelWithStatus(code, details);
-      this.firstCall = undefined;
-    }
-    for (const attempt of this.live.slice()) this.cancelAttempt(attempt, code, details, 'call-cancelled');
-    const status: StatusObject = { code, details, metadata: new Metadata() };
-    process.nextTick(() => this.finish(status));
+    const phase = this.phase;
+    if (phase.tag === 'ended') return;
+    // Cancelled before start: nothing went out, but let grpc-js release what it holds for the call.
+    if (phase.tag === 'not-started') phase.firstCall.cancelWithStatus(code, details);
+    this.end({ code, details, metadata: new Metadata() }, 'call-cancelled', true);
   }
 
   getPeer(): string {
-    const attempt = this.committed ?? this.lastAttempt;
-    return attempt ? attempt.call.getPeer() : '';
+    return this.visibleAttempt()?.call.getPeer() ?? '';
   }
 
   getAuthContext(): ReturnType<InterceptingCallInterface['getAuthContext']> {
-    const attempt = this.committed ?? this.lastAttempt;
-    return attempt ? attempt.call.getAuthContext() : null;
+    return this.visibleAttempt()?.call.getAuthContext() ?? null;
   }
 
   // ---- attempts ----
 
   private startAttempt(kind: AttemptKind): void {
+    const from = this.phase;
     const number = this.attemptsStarted + 1;
     let call: InterceptingCallInterface;
-    if (this.firstCall) {
-      call = this.firstCall;
-      this.firstCall = undefined;
+    if (from.tag === 'not-started') {
+      call = from.firstCall;
     } else {
       try {
         call = this.nextCall(this.options);
       } catch (error) {
-        this.finish({
-          code: Status.UNAVAILABLE,
-          details: `could not start attempt ${number}: ${errorMessage(error)}`,
-          metadata: new Metadata(),
-        });
+        const details = `could not start attempt ${number}: ${errorMessage(error)}`;
+        this.end({ code: Status.UNAVAILABLE, details, metadata: new Metadata() }, 'call-ended');
         return;
       }
     }
     this.attemptsStarted = number;
-    const now = Date.now();
-    if (this.idleSince >= 0) {
-      this.retryDelayMs += now - this.idleSince;
-      this.idleSince = -1;
+    const now = this.ctx.clock.now();
+    const attempt = new Attempt(this, number, kind, call, now, this.replay.start);
+    const commitNext = from.tag === 'waiting' && from.commitNext;
+    if (from.tag === 'in-flight') {
+      from.live.push(attempt);
+    } else {
+      if (from.tag === 'waiting') this.retryDelayMs += now - from.since;
+      this.transition({
+        tag: 'in-flight',
+        live: [attempt],
+        hedgeTimer: undefined,
+        hedging: true,
+        lastFailure: undefined,
+      });
     }
+    this.lastAttempt = attempt;
     const metadata = (this.metadata as Metadata).clone();
     if (number > 1) metadata.set(PREVIOUS_ATTEMPTS_METADATA_KEY, String(number - 1));
-    const attempt = new Attempt(this, number, kind, call, now, this.logBase);
-    this.live.push(attempt);
-    this.lastAttempt = attempt;
+    if (this.settings.waitForReady !== undefined)
+      metadata.setOptions({ waitForReady: this.settings.waitForReady });
     this.emit?.({
       type: 'attempt-start',
       method: this.method,
@@ -283,78 +224,63 @@ export class RetryingCall implements InterceptingCallInterface {
       previousAttempts: number - 1,
       metadata,
     });
+    if (attempt.state !== 'live') return; // a listener cancelled the call
     call.start(metadata, attempt);
     this.pump(attempt);
     if (attempt.state !== 'live') return;
     if (this.readRequested) call.startRead();
-    if (this.commitNextAttempt && !this.committed && attempt.state === 'live') {
+    if (commitNext) {
       this.commit(attempt, 'buffer-overflow');
+      return;
+    }
+    const recvTimeoutMs = this.policy.kind === 'retry' ? this.policy.perAttemptRecvTimeoutMs : undefined;
+    if (recvTimeoutMs !== undefined && this.phase.tag === 'in-flight') {
+      attempt.recvTimer = this.ctx.clock.setTimer(
+        () => this.onRecvTimeout(attempt, recvTimeoutMs),
+        recvTimeoutMs,
+      );
     }
   }
 
-  private cancelAttempt(attempt: Attempt, code: Status, details: string, reason: AttemptCancelReason): void {
+  private cancelAttempt(
+    attempt: Attempt,
+    reason: AttemptCancelReason,
+    code = Status.CANCELLED,
+    details?: string,
+  ): void {
     if (attempt.state !== 'live') return;
     attempt.state = 'cancelled';
     attempt.cancelReason = reason;
-    this.removeLive(attempt);
-    attempt.call.cancelWithStatus(code, details);
+    this.stopRecvTimer(attempt);
+    const phase = this.phase;
+    if (phase.tag === 'in-flight') removeFrom(phase.live, attempt);
+    attempt.call.cancelWithStatus(code, details ?? CANCEL_DETAILS[reason]);
   }
 
-  private removeLive(attempt: Attempt): void {
-    const live = this.live;
-    if (live.length === 1 && live[0] === attempt) {
-      live.pop();
-      return;
-    }
-    const index = live.indexOf(attempt);
-    if (index >= 0) live.splice(index, 1);
+  private stopRecvTimer(attempt: Attempt): void {
+    if (attempt.recvTimer === undefined) return;
+    this.ctx.clock.clearTimer(attempt.recvTimer);
+    attempt.recvTimer = undefined;
   }
 
-  private pumpAll(): void {
-    const live = this.live;
-    if (live.length === 1) this.pump(live[0] as Attempt);
-    else for (const attempt of live.slice()) this.pump(attempt);
-  }
-
-  private attemptThatSentMost(): Attempt | undefined {
-    let target: Attempt | undefined;
-    for (const attempt of this.live) {
-      if (!target || attempt.sent > target.sent) target = attempt;
-    }
-    return target;
-  }
-
-  /**
-   * Reserve replay-buffer room for what a further attempt must resend (lazily measured messages are measured now).
-   * False when it does not fit: the call may then make no further attempt.
-   */
-  private fitsReplayBuffer(): boolean {
-    for (const entry of this.log) {
-      if (entry.bytes >= 0) continue;
-      const bytes = this.measure(entry.message);
-      if (!this.ctx.pool.tryReserve(this.bufferedBytes, bytes)) return false;
-      this.bufferedBytes += bytes;
-      entry.bytes = bytes;
-    }
-    return true;
-  }
+  // ---- what the attempts report ----
 
   /** @internal */
   onAttemptMetadata(attempt: Attempt, metadata: Metadata): void {
-    if (attempt.state !== 'live' || this.ended) return;
-    if (!this.committed) this.commit(attempt, 'headers');
-    if (this.committed === attempt) this.listener?.onReceiveMetadata?.(metadata);
+    if (attempt.state !== 'live') return;
+    if (this.phase.tag === 'in-flight') this.commit(attempt, 'headers');
+    if (this.isCommitted(attempt)) this.listener?.onReceiveMetadata?.(metadata);
   }
 
   /** @internal */
   onAttemptMessage(attempt: Attempt, message: unknown): void {
-    if (attempt.state !== 'live' || this.ended) return;
-    if (this.committed !== attempt) {
-      if (this.committed) return;
+    if (attempt.state !== 'live') return;
+    if (this.phase.tag === 'in-flight') {
       // grpc-js hands unary listeners a null message before a status that came without one: not a response.
       if (message === null && !this.options.method_definition.responseStream) return;
       this.commit(attempt, 'message');
     }
+    if (!this.isCommitted(attempt)) return;
     this.readRequested = false;
     this.listener?.onReceiveMessage?.(message);
   }
@@ -364,7 +290,9 @@ export class RetryingCall implements InterceptingCallInterface {
     if (attempt.state === 'done') return;
     const wasLive = attempt.state === 'live';
     attempt.state = 'done';
-    if (wasLive) this.removeLive(attempt);
+    this.stopRecvTimer(attempt);
+    const phase = this.phase;
+    if (wasLive && phase.tag === 'in-flight') removeFrom(phase.live, attempt);
     this.emit?.({
       type: 'attempt-end',
       method: this.method,
@@ -374,143 +302,111 @@ export class RetryingCall implements InterceptingCallInterface {
       ...(attempt.cancelReason ? { cancelReason: attempt.cancelReason } : {}),
       code: status.code,
       details: status.details,
-      durationMs: Date.now() - attempt.startedAt,
+      durationMs: this.ctx.clock.now() - attempt.startedAt,
     });
-    if (!wasLive || this.ended) return;
-    if (this.committed === attempt) {
+    if (!wasLive) return;
+    const now = this.phase; // a listener may have ended the call
+    if (now.tag === 'committed' && now.attempt === attempt) {
       // Committed: no further attempt, but a failure still counts against the server (A6 throttling).
-      if (status.code !== Status.OK) this.countFailure(status);
-      this.finish(status);
-      return;
+      if (status.code !== Status.OK) this.recordFailureIfCounted(status, false);
+      this.end(status, 'call-ended');
+    } else if (now.tag === 'in-flight') {
+      if (status.code === Status.OK) {
+        this.commit(attempt, 'status');
+        this.end(status, 'call-ended');
+      } else {
+        this.onAttemptFailed(attempt, status, false);
+      }
     }
-    if (this.committed) return;
-    this.onUncommittedStatus(attempt, status);
   }
 
-  /**
-   * A6 throttling: a failure with a retryable (hedging: non-fatal) code, or with a do-not-retry pushback, takes a
-   * token. Returns what the decision to retry needs.
-   */
-  private countFailure(status: StatusObject): { retryable: boolean; pushback: Pushback } {
+  /** @internal */
+  onAttemptWritten(attempt: Attempt): void {
+    attempt.writing = false;
+    const callback = this.replay.takeCallback(attempt.sent - 1);
+    if (callback) callback();
+    if (this.isCommitted(attempt)) this.replay.dropBefore(writtenBy(attempt));
+    this.pump(attempt);
+  }
+
+  private onRecvTimeout(attempt: Attempt, timeoutMs: number): void {
+    attempt.recvTimer = undefined;
+    if (attempt.state !== 'live' || this.phase.tag !== 'in-flight') return;
+    const details = `per-attempt receive timeout (${timeoutMs} ms) hit on attempt ${attempt.number}`;
+    this.cancelAttempt(attempt, 'per-attempt-timeout', Status.CANCELLED, details);
+    this.onAttemptFailed(
+      attempt,
+      { code: Status.DEADLINE_EXCEEDED, details, metadata: new Metadata() },
+      true,
+    );
+  }
+
+  // ---- after a failure: decide, then carry the decision out ----
+
+  private onAttemptFailed(attempt: Attempt, status: StatusObject, timedOut: boolean): void {
     const policy = this.policy;
-    const codes = policy.kind === 'retry' ? policy.retryableStatusCodes : policy.nonFatalStatusCodes;
-    const retryable = codes.includes(status.code);
-    const pushback = parsePushback(status.metadata);
-    if (retryable || pushback.kind === 'do-not-retry') this.ctx.throttle?.recordFailure();
-    return { retryable, pushback };
-  }
-
-  private onUncommittedStatus(attempt: Attempt, status: StatusObject): void {
-    if (status.code === Status.OK) {
-      this.commit(attempt, 'status');
-      this.finish(status);
-      return;
-    }
-    const { retryable, pushback } = this.countFailure(status);
-    if (status.code === Status.DEADLINE_EXCEEDED && Number.isFinite(this.deadlineMs)) {
-      // The call's own deadline (shared by all attempts) has passed.
-      this.finish(status);
-      return;
-    }
-    if (this.policy.kind === 'retry') this.afterRetryableFailure(status, retryable, pushback);
-    else this.afterHedgeFailure(status, retryable, pushback);
-  }
-
-  // ---- retries ----
-
-  private afterRetryableFailure(status: StatusObject, retryable: boolean, pushback: Pushback): void {
-    const policy = this.policy;
-    if (policy.kind !== 'retry') return;
-    if (
-      !retryable ||
-      pushback.kind === 'do-not-retry' ||
-      this.attemptsStarted >= policy.maxAttempts ||
-      this.commitNextAttempt ||
-      this.deadlinePassed()
-    ) {
-      this.finish(status);
-      return;
-    }
-    if (!this.throttleAllows('retry')) {
-      this.finish(status);
-      return;
-    }
-    if (!this.fitsReplayBuffer()) {
-      this.emit?.({
-        type: 'committed',
-        method: this.method,
-        callId: this.callId,
-        attempt: this.attemptsStarted,
-        reason: 'buffer-overflow',
-      });
-      this.finish(status);
-      return;
-    }
-    let delayMs: number;
-    let reason: 'backoff' | 'pushback';
-    if (pushback.kind === 'retry-after') {
-      delayMs = pushback.delayMs;
-      reason = 'pushback';
-      this.backoff?.reset();
-    } else {
-      this.backoff ??= new Backoff(policy, this.ctx.jitter, this.ctx.random);
-      delayMs = this.backoff.next();
-      reason = 'backoff';
-    }
-    if (this.ctx.deadlineAware && Date.now() + delayMs >= this.deadlineMs) {
-      this.finish(status);
-      return;
-    }
-    this.lastFailure = status;
-    this.emit?.({
-      type: 'retry-scheduled',
-      method: this.method,
-      callId: this.callId,
-      attempt: this.attemptsStarted + 1,
-      delayMs,
-      reason,
+    const hint = timedOut ? NO_HINT : readServerHint(status.metadata, this.ctx.retryInfo);
+    const failure = { code: status.code, hint, timedOut };
+    if (countsAgainstServer(policy, failure)) this.ctx.gate?.recordFailure();
+    const decision = decideAfterFailure({
+      policy,
+      failure,
+      attemptsStarted: this.attemptsStarted,
+      backoff: this.backoff,
+      jitter: this.ctx.jitter,
+      random: policy.kind === 'retry' ? this.ctx.random() : 0,
+      now: this.ctx.clock.now(),
+      deadline: this.deadline,
+      deadlineAware: this.ctx.deadlineAware,
+      replayFits: () => this.replay.reserveAll(),
+      gateAllows: () => this.gateAllows('retry'),
     });
-    this.idleSince = Date.now();
-    this.schedule(delayMs, () => this.startAttempt('retry'));
+    this.carryOut(decision, attempt, status);
+  }
+
+  private carryOut(decision: FailureDecision, attempt: Attempt, status: StatusObject): void {
+    const phase = this.phase;
+    if (phase.tag !== 'in-flight') return;
+    switch (decision.type) {
+      case 'finish':
+        if (decision.reason === 'replay-buffer') this.emitCommitted(attempt.number, 'buffer-overflow');
+        this.end(finalStatus(status, decision.reason, attempt), 'call-ended');
+        return;
+      case 'retry':
+        this.backoff = decision.backoff;
+        this.emit?.({
+          type: 'retry-scheduled',
+          method: this.method,
+          callId: this.callId,
+          attempt: this.attemptsStarted + 1,
+          delayMs: decision.delayMs,
+          reason: decision.reason,
+        });
+        this.waitThenStart('retry', decision.delayMs, status);
+        return;
+      case 'hedge-now':
+        phase.lastFailure = status;
+        this.scheduleHedge(0, 'non-fatal-status');
+        return;
+      case 'hedge-after':
+        phase.lastFailure = status;
+        this.scheduleHedge(decision.delayMs, decision.reason);
+        return;
+      case 'stop-hedging':
+        phase.lastFailure = status;
+        this.stopHedging(phase);
+        return;
+    }
   }
 
   // ---- hedging ----
 
-  private afterHedgeFailure(status: StatusObject, nonFatal: boolean, pushback: Pushback): void {
-    if (!nonFatal) {
-      this.finish(status);
-      return;
-    }
-    this.lastFailure = status;
-    if (pushback.kind === 'do-not-retry') {
-      this.hedgesStopped = true;
-      this.clearTimer();
-    } else if (pushback.kind === 'retry-after') {
-      this.continueHedging(pushback.delayMs, 'pushback');
-    } else {
-      this.continueHedging(0, 'non-fatal-status');
-    }
-    this.finishIfHedgingIsOver();
-  }
-
-  private canHedgeMore(): boolean {
-    return (
-      this.policy.kind === 'hedging' &&
-      !this.ended &&
-      !this.cancelled &&
-      !this.committed &&
-      !this.hedgesStopped &&
-      !this.commitNextAttempt &&
-      this.attemptsStarted < this.policy.maxAttempts
-    );
-  }
-
-  /** Send the next hedge after `delayMs` (at once when 0), then keep sending them every hedgingDelay. */
-  private continueHedging(delayMs: number, reason: 'hedging-delay' | 'non-fatal-status' | 'pushback'): void {
-    this.clearTimer();
-    if (this.policy.kind !== 'hedging') return;
-    const hedgingDelayMs = this.policy.hedgingDelayMs;
-    while (this.canHedgeMore()) {
+  /** Send the next hedge after `delayMs` (at once when 0), then one every hedgingDelay. */
+  private scheduleHedge(delayMs: number, reason: HedgeReason): void {
+    let phase = this.phase;
+    if (phase.tag !== 'in-flight' || this.policy.kind !== 'hedging') return;
+    this.clearHedgeTimer(phase);
+    while (phase.hedging && this.attemptsStarted < this.policy.maxAttempts) {
       this.emit?.({
         type: 'hedge-scheduled',
         method: this.method,
@@ -519,97 +415,232 @@ export class RetryingCall implements InterceptingCallInterface {
         delayMs,
         reason,
       });
+      if (this.phase !== phase) return; // a listener ended the call
       if (delayMs > 0) {
-        if (this.live.length === 0) this.idleSince = Date.now();
-        this.schedule(delayMs, () => {
-          if (this.sendHedge()) this.continueHedging(hedgingDelayMs, 'hedging-delay');
-          else this.finishIfHedgingIsOver();
-        });
+        if (phase.live.length === 0) {
+          this.waitThenStart('hedge', delayMs, phase.lastFailure as StatusObject);
+        } else {
+          phase.hedgeTimer = this.setTimerBeforeDeadline(delayMs, () => {
+            if (this.phase.tag === 'in-flight') this.phase.hedgeTimer = undefined;
+            this.sendHedge();
+          });
+        }
         return;
       }
-      if (!this.sendHedge()) {
-        this.finishIfHedgingIsOver();
-        return;
-      }
-      delayMs = hedgingDelayMs;
+      if (!this.trySendHedge()) return;
+      phase = this.phase;
+      if (phase.tag !== 'in-flight') return;
+      delayMs = this.policy.hedgingDelayMs;
       reason = 'hedging-delay';
     }
+    this.finishIfHedgingIsOver();
   }
 
-  private sendHedge(): boolean {
-    if (!this.canHedgeMore()) return false;
-    if (!this.throttleAllows('hedge')) {
-      this.hedgesStopped = true;
-      return false;
+  /** A hedge timer fired: send the hedge, then schedule the next. */
+  private sendHedge(): void {
+    if (this.policy.kind !== 'hedging' || !this.trySendHedge()) return;
+    this.scheduleHedge(this.policy.hedgingDelayMs, 'hedging-delay');
+  }
+
+  /** Sends one hedge if the rules allow it; otherwise stops hedging. True when it went. */
+  private trySendHedge(): boolean {
+    const verdict = decideHedgeSend({
+      maxAttempts: this.policy.maxAttempts,
+      attemptsStarted: this.attemptsStarted,
+      replayFits: () => this.replay.reserveAll(),
+      gateAllows: () => this.gateAllows('hedge'),
+    });
+    if (verdict.type === 'send') {
+      this.startAttempt('hedge');
+      return this.phase.tag === 'in-flight';
     }
-    if (!this.fitsReplayBuffer()) {
-      // A6: keep the attempt that has sent the most, or, with none in flight, send nothing more.
-      this.hedgesStopped = true;
-      const target = this.attemptThatSentMost();
-      if (target) this.commit(target, 'buffer-overflow');
-      return false;
+    const phase = this.phase;
+    if (phase.tag === 'waiting') {
+      // Nothing in flight and nothing more to send: the last failure is the result.
+      this.end(phase.lastFailure, 'call-ended');
+    } else if (phase.tag === 'in-flight') {
+      // A6: on a full replay buffer, keep the attempt that has sent the most.
+      if (verdict.reason === 'replay-buffer' && phase.live.length > 0)
+        this.commit(mostAdvanced(phase.live), 'buffer-overflow');
+      else this.stopHedging(phase);
     }
-    this.startAttempt('hedge');
-    return true;
+    return false;
+  }
+
+  private stopHedging(phase: Extract<CallPhase, { tag: 'in-flight' }>): void {
+    phase.hedging = false;
+    this.clearHedgeTimer(phase);
+    this.finishIfHedgingIsOver();
   }
 
   /** When no attempt is in flight and none is coming, the last failure is the result. */
   private finishIfHedgingIsOver(): void {
-    if (this.ended || this.committed || this.live.length > 0 || this.timer !== undefined) return;
-    this.finish(
-      this.lastFailure ?? {
-        code: Status.UNAVAILABLE,
-        details: 'no hedge could be sent',
-        metadata: new Metadata(),
-      },
-    );
+    const phase = this.phase;
+    if (phase.tag !== 'in-flight' || phase.live.length > 0 || phase.hedgeTimer !== undefined) return;
+    const last = phase.lastFailure ?? {
+      code: Status.UNAVAILABLE,
+      details: 'no hedge could be sent',
+      metadata: new Metadata(),
+    };
+    this.end(last, 'call-ended');
   }
 
-  // ---- commit, buffers, timers, end ----
+  private clearHedgeTimer(phase: Extract<CallPhase, { tag: 'in-flight' }>): void {
+    if (phase.hedgeTimer === undefined) return;
+    this.ctx.clock.clearTimer(phase.hedgeTimer);
+    phase.hedgeTimer = undefined;
+  }
 
-  private commit(attempt: Attempt, reason: 'headers' | 'message' | 'status' | 'buffer-overflow'): void {
-    this.committed = attempt;
-    this.clearTimer();
-    if (this.live.length > 1) {
-      for (const other of this.live.slice()) {
-        if (other !== attempt)
-          this.cancelAttempt(other, Status.CANCELLED, 'another attempt committed', 'other-attempt-committed');
-      }
+  // ---- phases ----
+
+  /** The one place where the phase changes: it checks the move and undoes what the old phase held. */
+  private transition(next: CallPhase): void {
+    const current = this.phase;
+    if (!NEXT_PHASES[current.tag].includes(next.tag)) {
+      throw new Error(`RetryingCall: no transition from ${current.tag} to ${next.tag}`);
     }
-    this.ctx.pool.release(this.bufferedBytes);
-    this.bufferedBytes = 0;
-    this.freeWritten(attempt);
-    this.emit?.({
-      type: 'committed',
-      method: this.method,
-      callId: this.callId,
-      attempt: attempt.number,
-      reason,
+    if (current.tag === 'in-flight') this.clearHedgeTimer(current);
+    if (current.tag === 'waiting' && current.timer !== undefined) this.ctx.clock.clearTimer(current.timer);
+    this.phase = next;
+  }
+
+  /** No attempt in flight: wait `delayMs`, then send the next attempt (unless the deadline comes first). */
+  private waitThenStart(next: 'retry' | 'hedge', delayMs: number, lastFailure: StatusObject): void {
+    const waiting: CallPhase = {
+      tag: 'waiting',
+      next,
+      timer: undefined,
+      since: this.ctx.clock.now(),
+      lastFailure,
+      commitNext: false,
+    };
+    this.transition(waiting);
+    waiting.timer = this.setTimerBeforeDeadline(delayMs, () => {
+      waiting.timer = undefined;
+      if (next === 'retry') this.startAttempt('retry');
+      else this.sendHedge();
     });
   }
 
-  private measure(message: unknown): number {
-    try {
-      return this.options.method_definition.requestSerialize(message).length;
-    } catch {
-      return 0; // the attempt itself will fail with the serialization error
+  private commit(attempt: Attempt, reason: CommitReason): void {
+    const phase = this.phase;
+    if (phase.tag !== 'in-flight') return;
+    this.stopRecvTimer(attempt);
+    const losers = phase.live.filter((other) => other !== attempt);
+    this.transition({ tag: 'committed', attempt });
+    for (const loser of losers) this.cancelAttempt(loser, 'other-attempt-committed');
+    this.replay.release();
+    this.replay.dropBefore(writtenBy(attempt));
+    this.emitCommitted(attempt.number, reason);
+  }
+
+  /** The call's status is decided: stop everything, then tell the application (on the next tick for a cancel). */
+  private end(status: StatusObject, cancelReason: AttemptCancelReason, deliverLater = false): void {
+    const phase = this.phase;
+    if (phase.tag === 'ended') return;
+    const now = this.ctx.clock.now();
+    if (phase.tag === 'waiting') this.retryDelayMs += now - phase.since;
+    const live =
+      phase.tag === 'in-flight' ? phase.live.slice() : phase.tag === 'committed' ? [phase.attempt] : [];
+    this.transition({ tag: 'ended' });
+    for (const attempt of live) {
+      if (cancelReason === 'call-cancelled')
+        this.cancelAttempt(attempt, cancelReason, status.code, status.details);
+      else this.cancelAttempt(attempt, cancelReason);
     }
+    for (const callback of this.replay.clear()) process.nextTick(callback);
+    if (status.code === Status.OK) this.ctx.gate?.recordSuccess();
+    // The attempt count, visible to the caller in the trailers (as grpc-java does); absent means one attempt.
+    if (this.attemptsStarted > 1)
+      status.metadata?.set(PREVIOUS_ATTEMPTS_METADATA_KEY, String(this.attemptsStarted - 1));
+    this.emit?.({
+      type: 'call-end',
+      method: this.method,
+      callId: this.callId,
+      code: status.code,
+      details: status.details,
+      attempts: this.attemptsStarted,
+      retryDelayMs: this.retryDelayMs,
+      durationMs: now - this.startedAt,
+    });
+    const listener = this.listener;
+    this.listener = undefined;
+    this.metadata = undefined;
+    if (deliverLater) process.nextTick(() => listener?.onReceiveStatus?.(status));
+    else listener?.onReceiveStatus?.(status);
+  }
+
+  // ---- helpers ----
+
+  private setTimerBeforeDeadline(delayMs: number, action: () => void): unknown {
+    const clock = this.ctx.clock;
+    const remaining = this.deadline - clock.now();
+    if (remaining <= delayMs) return clock.setTimer(() => this.endOnDeadline(), Math.max(0, remaining));
+    return clock.setTimer(action, delayMs);
+  }
+
+  private endOnDeadline(): void {
+    const phase = this.phase;
+    const last =
+      phase.tag === 'waiting' ? phase.lastFailure : phase.tag === 'in-flight' ? phase.lastFailure : undefined;
+    const details = last
+      ? `Deadline exceeded while waiting to retry (last attempt: ${Status[last.code] ?? last.code} ${last.details})`
+      : 'Deadline exceeded';
+    this.end({ code: Status.DEADLINE_EXCEEDED, details, metadata: new Metadata() }, 'call-ended');
+  }
+
+  private gateAllows(kind: 'retry' | 'hedge'): boolean {
+    const gate = this.ctx.gate;
+    if (!gate || gate.allowAttempt(kind)) return true;
+    this.emit?.({
+      type: 'throttled',
+      method: this.method,
+      callId: this.callId,
+      attempt: this.attemptsStarted + 1,
+      kind,
+      gate: gate.name ?? 'gate',
+      tokens: gate.tokens ?? Number.NaN,
+    });
+    return false;
+  }
+
+  private recordFailureIfCounted(status: StatusObject, timedOut: boolean): void {
+    const hint = readServerHint(status.metadata, this.ctx.retryInfo);
+    if (countsAgainstServer(this.policy, { code: status.code, hint, timedOut }))
+      this.ctx.gate?.recordFailure();
+  }
+
+  private emitCommitted(attempt: number, reason: CommitReason): void {
+    this.emit?.({ type: 'committed', method: this.method, callId: this.callId, attempt, reason });
+  }
+
+  private isCommitted(attempt: Attempt): boolean {
+    const phase = this.phase;
+    return phase.tag === 'committed' && phase.attempt === attempt;
+  }
+
+  private visibleAttempt(): Attempt | undefined {
+    return this.phase.tag === 'committed' ? this.phase.attempt : this.lastAttempt;
+  }
+
+  private pumpAll(): void {
+    const phase = this.phase;
+    if (phase.tag === 'in-flight') for (const attempt of phase.live.slice()) this.pump(attempt);
   }
 
   /**
-   * Hand `attempt` the next message of the log it has not had, one at a time as grpc-js requires, then the
-   * half-close.
+   * Hand `attempt` the next message it has not had, one at a time as grpc-js requires, then the half-close.
    */
   private pump(attempt: Attempt): void {
     if (attempt.state !== 'live') return;
-    const end = this.logBase + this.log.length;
+    const end = this.replay.end;
     if (!attempt.writing && attempt.sent < end) {
-      const entry = this.log[attempt.sent - this.logBase] as LoggedMessage;
+      const index = attempt.sent;
       attempt.sent += 1;
       attempt.writing = true;
       attempt.call.sendMessageWithContext(
-        { flags: entry.flags, callback: attempt.onWriteDone },
-        entry.message,
+        { flags: this.replay.flagsAt(index), callback: attempt.onWriteDone },
+        this.replay.messageAt(index),
       );
     }
     // The half-close goes right behind the last message for a single request, as grpc-js's own unary path sends
@@ -626,127 +657,58 @@ export class RetryingCall implements InterceptingCallInterface {
       attempt.call.halfClose();
     }
   }
+}
 
-  /** @internal */
-  onWritten(attempt: Attempt): void {
-    attempt.writing = false;
-    const entry = this.log[attempt.sent - 1 - this.logBase];
-    if (entry?.callback) {
-      const callback = entry.callback;
-      entry.callback = undefined;
-      callback();
-    }
-    if (this.committed === attempt) this.freeWritten(attempt);
-    this.pump(attempt);
-  }
+const NO_BACKOFF: BackoffState = Object.freeze({ retryNumber: 0, previousMs: 0 });
 
-  /** Once committed, what the committed attempt has written is needed no more. */
-  private freeWritten(attempt: Attempt): void {
-    const written = (attempt.writing ? attempt.sent - 1 : attempt.sent) - this.logBase;
-    if (written <= 0) return;
-    this.log.splice(0, written);
-    this.logBase += written;
-  }
+const CANCEL_DETAILS: Readonly<Record<AttemptCancelReason, string>> = {
+  'other-attempt-committed': 'another attempt committed',
+  'call-cancelled': 'call cancelled',
+  'call-ended': 'call ended',
+  'per-attempt-timeout': 'per-attempt receive timeout',
+};
 
-  /** At the end of the call: drop the log and release every writer still waiting. */
-  private dropLog(): void {
-    this.ctx.pool.release(this.bufferedBytes);
-    this.bufferedBytes = 0;
-    const log = this.log;
-    this.logBase += log.length;
-    this.log = [];
-    for (const entry of log) {
-      if (entry.callback) process.nextTick(entry.callback);
-    }
-  }
+const FINISH_TEXT: Readonly<Record<FinishReason, string>> = {
+  'fatal-status': 'its status is not retryable',
+  deadline: 'the call deadline passed',
+  'do-not-retry': 'the server said not to retry',
+  'attempts-exhausted': 'no attempt left',
+  'replay-buffer': 'the replay buffer is full',
+  'deadline-aware': 'the next backoff would outlast the deadline',
+  throttled: 'the retry gate refused a retry',
+};
 
-  private throttleAllows(kind: 'retry' | 'hedge'): boolean {
-    const throttle = this.ctx.throttle;
-    if (!throttle || throttle.allowAttempt(kind)) return true;
-    this.emit?.({
-      type: 'throttled',
-      method: this.method,
-      callId: this.callId,
-      attempt: this.attemptsStarted + 1,
-      kind,
-      gate: throttle.name ?? 'gate',
-      tokens: throttle.tokens ?? Number.NaN,
-    });
-    return false;
-  }
+/** The call's status after a failure that ends it; a per-attempt timeout ends it with DEADLINE_EXCEEDED. */
+function finalStatus(status: StatusObject, reason: FinishReason, attempt: Attempt): StatusObject {
+  if (attempt.cancelReason !== 'per-attempt-timeout') return status;
+  return { ...status, details: `${status.details}; ${FINISH_TEXT[reason]}` };
+}
 
-  private deadlinePassed(): boolean {
-    return Date.now() >= this.deadlineMs;
-  }
+/** Index one past the last message `attempt` has fully written. */
+function writtenBy(attempt: Attempt): number {
+  return attempt.writing ? attempt.sent - 1 : attempt.sent;
+}
 
-  /** Run `action` after `delayMs`, unless the deadline comes first: then the call ends with DEADLINE_EXCEEDED. */
-  private schedule(delayMs: number, action: () => void): void {
-    this.clearTimer();
-    const dueAt = Date.now() + delayMs;
-    const deadlineFirst = this.deadlineMs <= dueAt;
-    const target = deadlineFirst ? this.deadlineMs : dueAt;
-    const arm = () => {
-      const remaining = target - Date.now();
-      this.timer = setTimeout(
-        () => {
-          this.timer = undefined;
-          if (remaining > MAX_TIMER_MS) arm();
-          else if (deadlineFirst) this.finishOnDeadline();
-          else action();
-        },
-        Math.max(0, Math.min(remaining, MAX_TIMER_MS)),
-      );
-    };
-    arm();
-  }
+function mostAdvanced(live: readonly Attempt[]): Attempt {
+  let target = live[0] as Attempt;
+  for (const attempt of live) if (attempt.sent > target.sent) target = attempt;
+  return target;
+}
 
-  private clearTimer(): void {
-    if (this.timer !== undefined) {
-      clearTimeout(this.timer);
-      this.timer = undefined;
-    }
-  }
+function removeFrom(live: Attempt[], attempt: Attempt): void {
+  const index = live.indexOf(attempt);
+  if (index >= 0) live.splice(index, 1);
+}
 
-  private finishOnDeadline(): void {
-    const last = this.lastFailure;
-    const details = last
-      ? `Deadline exceeded while waiting to retry (last attempt: ${Status[last.code] ?? last.code} ${last.details})`
-      : 'Deadline exceeded';
-    this.finish({ code: Status.DEADLINE_EXCEEDED, details, metadata: new Metadata() });
+function measure(serialize: (message: unknown) => Buffer, message: unknown): number {
+  try {
+    return serialize(message).length;
+  } catch {
+    return 0; // the attempt itself will fail with the serialization error
   }
+}
 
-  private finish(status: StatusObject): void {
-    if (this.ended) return;
-    this.ended = true;
-    this.clearTimer();
-    if (this.live.length > 0) {
-      for (const attempt of this.live.slice()) {
-        if (attempt !== this.committed)
-          this.cancelAttempt(attempt, Status.CANCELLED, 'call ended', 'call-ended');
-      }
-    }
-    this.dropLog();
-    if (this.idleSince >= 0) {
-      this.retryDelayMs += Date.now() - this.idleSince;
-      this.idleSince = -1;
-    }
-    if (status.code === Status.OK) this.ctx.throttle?.recordSuccess();
-    // The attempt count, visible to the caller in the trailers (as grpc-java does); absent means no retry or hedge.
-    if (this.attemptsStarted > 1)
-      status.metadata?.set(PREVIOUS_ATTEMPTS_METADATA_KEY, String(this.attemptsStarted - 1));
-    this.emit?.({
-      type: 'call-end',
-      method: this.method,
-      callId: this.callId,
-      code: status.code,
-      details: status.details,
-      attempts: this.attemptsStarted,
-      retryDelayMs: this.retryDelayMs,
-      durationMs: Date.now() - this.startedAt,
-    });
-    const listener = this.listener;
-    this.listener = undefined;
-    this.metadata = undefined;
-    listener?.onReceiveStatus?.(status);
-  }
+function deadlineToMs(deadline: InterceptorOptions['deadline']): number {
+  if (deadline === undefined || deadline === null) return Number.POSITIVE_INFINITY;
+  return deadline instanceof Date ? deadline.getTime() : deadline;
 }

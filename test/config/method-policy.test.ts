@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { clampPolicy, createPolicyLookup, findMethodPolicy } from '../../src/config/method-policy.js';
+import { clampPolicy, createMethodConfigLookup, findMethodPolicy } from '../../src/config/method-policy.js';
+
 import { parseServiceConfig } from '../../src/config/parse-service-config.js';
 import type { ServiceConfig } from '../../src/config/types.js';
 
@@ -14,6 +15,20 @@ function retry(maxAttempts: number, code = 'UNAVAILABLE'): Record<string, unknow
 }
 
 /** Entry 0: default; 1: service pkg.Svc; 2: method pkg.Svc/Get (hedging); 3: pkg.Svc/NoPolicy without a policy. */
+/** The interceptor's lookup, reduced to the policy. */
+function createPolicyLookup(serviceConfig: ServiceConfig, limit?: number) {
+  const lookup = createMethodConfigLookup(serviceConfig, limit);
+  return (path: string) => lookup(path)?.policy;
+}
+
+const RETRY = {
+  maxAttempts: 3,
+  initialBackoff: '0.1s',
+  maxBackoff: '1s',
+  backoffMultiplier: 2,
+  retryableStatusCodes: ['UNAVAILABLE'],
+};
+
 const config: ServiceConfig = parseServiceConfig({
   methodConfig: [
     { name: [{}], retryPolicy: retry(2, 'INTERNAL') },
@@ -101,7 +116,7 @@ describe('maxAttempts clamping', () => {
   });
 });
 
-describe('createPolicyLookup', () => {
+describe('createMethodConfigLookup', () => {
   it('agrees with findMethodPolicy', () => {
     const lookup = createPolicyLookup(config, 4);
     for (const path of [
@@ -114,6 +129,20 @@ describe('createPolicyLookup', () => {
     ]) {
       expect(lookup(path)).toEqual(findMethodPolicy(config, path, 4)?.policy);
     }
+  });
+
+  it('carries the entry timeout and waitForReady, with or without a policy', () => {
+    const withTimeouts = parseServiceConfig({
+      methodConfig: [
+        { name: [{ service: 'a.S' }], timeout: '0.3s', waitForReady: true },
+        { name: [{ service: 'a.S', method: 'R' }], timeout: '1.5s', retryPolicy: RETRY },
+      ],
+    });
+    const lookup = createMethodConfigLookup(withTimeouts);
+    expect(lookup('/a.S/X')).toMatchObject({ policy: undefined, timeoutMs: 300, waitForReady: true });
+    expect(lookup('/a.S/R')).toMatchObject({ timeoutMs: 1500, waitForReady: undefined });
+    expect(findMethodPolicy(withTimeouts, '/a.S/R')).toMatchObject({ timeoutMs: 1500 });
+    expect(lookup('/b.S/X')).toBeUndefined();
   });
 
   it('returns the same object for repeated lookups, hits and misses alike', () => {

@@ -18,3 +18,22 @@ describe('BufferPool', () => {
     expect(pool.usedBytes).toBe(60);
   });
 });
+
+describe('BufferPool accounting errors', () => {
+  it('throws in strict mode when more is released than reserved', () => {
+    const pool = new BufferPool(100, 1000, true);
+    expect(pool.tryReserve(0, 10)).toBe(true);
+    expect(() => pool.release(11)).toThrow(/releasing 11 bytes, but only 10 are reserved/);
+    expect(() => pool.release(-1)).toThrow(/releasing -1 bytes/);
+  });
+  it('clamps at 0 outside strict mode', () => {
+    const pool = new BufferPool(100, 1000, false);
+    pool.tryReserve(0, 10);
+    pool.release(11);
+    expect(pool.usedBytes).toBe(0);
+  });
+  it('is strict by default under vitest', () => {
+    const pool = new BufferPool(100, 1000);
+    expect(() => pool.release(1)).toThrow();
+  });
+});

@@ -1,0 +1,55 @@
+import type { InterceptingListener, Metadata, StatusObject } from '@grpc/grpc-js';
+import type { TimerHandle } from './clock.js';
+import type { AttemptCancelReason, AttemptKind } from './events.js';
+import type { InterceptingCallInterface } from './grpc-types.js';
+
+/** What an attempt reports to the call that owns it. @internal */
+export interface AttemptOwner {
+  onAttemptMetadata(attempt: Attempt, metadata: Metadata): void;
+  onAttemptMessage(attempt: Attempt, message: unknown): void;
+  onAttemptStatus(attempt: Attempt, status: StatusObject): void;
+  onAttemptWritten(attempt: Attempt): void;
+}
+
+/**
+ * One attempt of a call: the grpc-js call under it, where it stands in the replay buffer, and whether it is still
+ * in flight. It is also the listener grpc-js reports the attempt's responses to.
+ * @internal
+ */
+export class Attempt implements InterceptingListener {
+  /** `live`: in flight and counted by the call; `cancelled`: the client ended it; `done`: its status arrived. */
+  state: 'live' | 'cancelled' | 'done' = 'live';
+  cancelReason: AttemptCancelReason | undefined;
+  /** Absolute index of the next message of the replay buffer to hand to this attempt. */
+  sent: number;
+  /** A message was handed over and its write has not completed: grpc-js takes one at a time. */
+  writing = false;
+  halfCloseSent = false;
+  /** The per-attempt receive timer, while it runs. */
+  recvTimer: TimerHandle | undefined;
+  /** Write-completion callback, one per attempt (only one write is in flight at a time). */
+  readonly onWriteDone = (): void => this.owner.onAttemptWritten(this);
+
+  constructor(
+    private readonly owner: AttemptOwner,
+    readonly number: number,
+    readonly kind: AttemptKind,
+    readonly call: InterceptingCallInterface,
+    readonly startedAt: number,
+    firstIndex: number,
+  ) {
+    this.sent = firstIndex;
+  }
+
+  onReceiveMetadata(metadata: Metadata): void {
+    this.owner.onAttemptMetadata(this, metadata);
+  }
+
+  onReceiveMessage(message: unknown): void {
+    this.owner.onAttemptMessage(this, message);
+  }
+
+  onReceiveStatus(status: StatusObject): void {
+    this.owner.onAttemptStatus(this, status);
+  }
+}

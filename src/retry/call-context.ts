@@ -1,0 +1,23 @@
+import type { JitterStrategy } from './backoff.js';
+import type { BufferPool } from './buffer-pool.js';
+import type { Clock } from './clock.js';
+import type { RetryGate } from './retry-gate.js';
+import type { RetryInfoPolicy } from './server-hint.js';
+
+/**
+ * What the calls of one interceptor share: the buffer pool, the retry gate, the sources of time and randomness,
+ * and the settings that hold for every call.
+ * @internal
+ */
+export interface RetryingCallContext {
+  readonly pool: BufferPool;
+  readonly gate: RetryGate | undefined;
+  readonly clock: Clock;
+  readonly random: () => number;
+  readonly jitter: JitterStrategy;
+  /** End at once with the last status rather than start a backoff that would outlast the deadline. */
+  readonly deadlineAware: boolean;
+  /** How RetryInfo hints in status details are honoured; undefined: ignored. */
+  readonly retryInfo: RetryInfoPolicy | undefined;
+  nextCallId(): number;
+}

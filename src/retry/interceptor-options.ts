@@ -1,0 +1,187 @@
+import { DEFAULT_MAX_ATTEMPTS_LIMIT } from '../config/types.js';
+import { rejectUnknownKeys } from '../util/closest-name.js';
+import { isJitterStrategy, JITTER_STRATEGIES, type JitterStrategy } from './backoff.js';
+import { type Clock, systemClock } from './clock.js';
+import type { RetryEvent, RetryEventListener } from './events.js';
+import { isRetryGate, type RetryGate } from './retry-gate.js';
+
+/** Options of {@link createRetryInterceptor}. */
+export interface RetryInterceptorOptions {
+  /** Client-side cap on maxAttempts of every policy (A6: 5). Larger values in the config are clamped to it. */
+  readonly maxAttemptsLimit?: number;
+  /**
+   * Replay-buffer limit of one call, in bytes (default 1 MiB). Each message counts its serialized size, its 5-byte
+   * frame header and the buffer's own overhead per message. A call that exceeds it commits.
+   */
+  readonly perRpcBufferBytes?: number;
+  /** Replay-buffer limit shared by all calls of this interceptor (default 16 MiB), counted the same way. */
+  readonly totalBufferBytes?: number;
+  /**
+   * Retry gate to use instead of the A6 throttle built from the config's `retryThrottling`: a `RetryThrottle`, a
+   * `RetryBudget`, or any object that implements {@link RetryGate}. Share one instance between interceptors or
+   * clients that talk to the same server so that they throttle together.
+   */
+  readonly throttle?: RetryGate;
+  /** Source of uniform random numbers in [0, 1) for jitter (default Math.random); inject one for tests. */
+  readonly random?: () => number;
+  /** Source of time and timers (default: the system clock); inject a fake one for tests. */
+  readonly clock?: Clock;
+  /** How backoff delays are randomized (default `'a6'`); see {@link JitterStrategy}. */
+  readonly jitter?: JitterStrategy;
+  /**
+   * Receives a typed event for every attempt, retry, hedge, gate decision, commit and call end. Pass an array to
+   * feed several listeners (metrics and tracing, say), called in order.
+   */
+  readonly onEvent?: RetryEventListener | readonly RetryEventListener[];
+  /**
+   * Opt-in: do not start a backoff that would end after the call's deadline; end at once with the last
+   * attempt's real status instead of waiting for DEADLINE_EXCEEDED. Off by default (A6 behaviour).
+   */
+  readonly deadlineAwareBackoff?: boolean;
+}
+
+/** Default per-call replay-buffer limit (grpc-js's default). */
+export const DEFAULT_PER_RPC_BUFFER_BYTES = 1024 * 1024;
+/** Default total replay-buffer limit of one interceptor (grpc-js's default). */
+export const DEFAULT_TOTAL_BUFFER_BYTES = 16 * 1024 * 1024;
+
+const KNOWN_OPTIONS: readonly (keyof RetryInterceptorOptions)[] = [
+  'maxAttemptsLimit',
+  'perRpcBufferBytes',
+  'totalBufferBytes',
+  'throttle',
+  'random',
+  'clock',
+  'jitter',
+  'onEvent',
+  'deadlineAwareBackoff',
+];
+
+/** Options with every default filled in and every value checked. @internal */
+export interface ResolvedInterceptorOptions {
+  readonly maxAttemptsLimit: number;
+  readonly perRpcBufferBytes: number;
+  readonly totalBufferBytes: number;
+  readonly throttle: RetryGate | undefined;
+  readonly random: () => number;
+  readonly clock: Clock;
+  readonly jitter: JitterStrategy;
+  readonly onEvent: ((event: RetryEvent) => void) | undefined;
+  readonly deadlineAwareBackoff: boolean;
+}
+
+const WHERE = 'createRetryInterceptor';
+
+/** Check the options of {@link createRetryInterceptor}; unknown keys and bad values throw a TypeError/RangeError. @internal */
+export function resolveInterceptorOptions(options: unknown): ResolvedInterceptorOptions {
+  if (options === undefined) options = {};
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new TypeError(
+      `${WHERE}: options must be an object (or left out), got ${options === null ? 'null' : typeof options}`,
+    );
+  }
+  rejectUnknownKeys(options, KNOWN_OPTIONS, WHERE);
+  const o = options as RetryInterceptorOptions;
+  const jitter = o.jitter ?? 'a6';
+  if (!isJitterStrategy(jitter)) {
+    throw new TypeError(
+      `${WHERE}: options.jitter must be one of ${JITTER_STRATEGIES.join(', ')}, got ${String(jitter)}`,
+    );
+  }
+  if (o.random !== undefined && typeof o.random !== 'function') {
+    throw new TypeError(`${WHERE}: options.random must be a function returning a number in [0, 1)`);
+  }
+  if (o.clock !== undefined && !isClock(o.clock)) {
+    throw new TypeError(`${WHERE}: options.clock must have now, setTimer and clearTimer methods`);
+  }
+  if (o.throttle !== undefined && !isRetryGate(o.throttle)) {
+    throw new TypeError(
+      `${WHERE}: options.throttle must be a retry gate (an object with allowAttempt, recordFailure and recordSuccess methods), such as a RetryThrottle`,
+    );
+  }
+  if (o.deadlineAwareBackoff !== undefined && typeof o.deadlineAwareBackoff !== 'boolean') {
+    throw new TypeError(`${WHERE}: options.deadlineAwareBackoff must be true or false`);
+  }
+  return {
+    maxAttemptsLimit: checkInteger('maxAttemptsLimit', o.maxAttemptsLimit ?? DEFAULT_MAX_ATTEMPTS_LIMIT, 1),
+    perRpcBufferBytes: checkInteger(
+      'perRpcBufferBytes',
+      o.perRpcBufferBytes ?? DEFAULT_PER_RPC_BUFFER_BYTES,
+      0,
+    ),
+    totalBufferBytes: checkInteger('totalBufferBytes', o.totalBufferBytes ?? DEFAULT_TOTAL_BUFFER_BYTES, 0),
+    throttle: o.throttle,
+    random: o.random ?? Math.random,
+    clock: o.clock ?? systemClock,
+    jitter,
+    onEvent: listenerOf(o.onEvent, 'options.onEvent'),
+    deadlineAwareBackoff: o.deadlineAwareBackoff === true,
+  };
+}
+
+/** One safe listener out of a listener, an array of them, or nothing. @internal */
+export function listenerOf(
+  value: RetryEventListener | readonly RetryEventListener[] | undefined,
+  name: string,
+): ((event: RetryEvent) => void) | undefined {
+  if (value === undefined) return undefined;
+  const list = Array.isArray(value) ? value : [value];
+  for (const listener of list) {
+    if (typeof listener !== 'function')
+      throw new TypeError(`${WHERE}: ${name} must be a function or an array of functions`);
+  }
+  const safe = (list as RetryEventListener[]).map(safeListener);
+  if (safe.length === 0) return undefined;
+  if (safe.length === 1) return safe[0];
+  return (event) => {
+    for (const listener of safe) listener(event);
+  };
+}
+
+/** Chain two optional listeners. @internal */
+export function chainListeners(
+  first: ((event: RetryEvent) => void) | undefined,
+  second: ((event: RetryEvent) => void) | undefined,
+): ((event: RetryEvent) => void) | undefined {
+  if (!first) return second;
+  if (!second) return first;
+  return (event) => {
+    first(event);
+    second(event);
+  };
+}
+
+function safeListener(listener: RetryEventListener): (event: RetryEvent) => void {
+  let warned = false;
+  return (event) => {
+    try {
+      listener(event);
+    } catch (error) {
+      if (warned) return;
+      warned = true;
+      process.emitWarning(
+        `grpc-retry-hedging: the onEvent listener threw (${error instanceof Error ? error.message : String(error)}); ` +
+          'the call goes on, and further errors from this listener are not reported',
+        { code: 'GRPC_RETRY_HEDGING_LISTENER_ERROR' },
+      );
+    }
+  };
+}
+
+function isClock(value: unknown): value is Clock {
+  const clock = value as Partial<Clock> | null;
+  return (
+    typeof clock === 'object' &&
+    clock !== null &&
+    typeof clock.now === 'function' &&
+    typeof clock.setTimer === 'function' &&
+    typeof clock.clearTimer === 'function'
+  );
+}
+
+function checkInteger(name: string, value: unknown, min: number): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min) {
+    throw new RangeError(`${WHERE}: options.${name} must be an integer >= ${min}, got ${String(value)}`);
+  }
+  return value;
+}

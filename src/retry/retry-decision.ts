@@ -1,0 +1,149 @@
+/**
+ * The retry and hedging rules of A6 (and what goes past it) as pure functions: what a call does after one of its
+ * attempts failed, and whether a further hedge may go. The call state machine only carries their results out.
+ */
+import type { CallPolicy } from '../config/types.js';
+import { type BackoffState, initialBackoffState, type JitterStrategy, nextBackoff } from './backoff.js';
+import type { ServerHint } from './server-hint.js';
+
+/** One failed attempt of a call that has not committed. */
+export interface AttemptFailure {
+  readonly code: number;
+  readonly hint: ServerHint;
+  /** The attempt hit its per-attempt receive timeout: it counts as retryable whatever its code. */
+  readonly timedOut: boolean;
+}
+
+/** Everything the decision after a failure depends on. */
+export interface FailureDecisionInput {
+  readonly policy: CallPolicy;
+  readonly failure: AttemptFailure;
+  /** Attempts sent so far, the failed one included. */
+  readonly attemptsStarted: number;
+  readonly backoff: BackoffState;
+  readonly jitter: JitterStrategy;
+  /** One uniform random number in [0, 1), used for the jitter. */
+  readonly random: number;
+  readonly now: number;
+  /** The call's deadline (ms since the epoch), `Infinity` for none. */
+  readonly deadline: number;
+  /** Opt-in: end at once rather than start a backoff that would end after the deadline. */
+  readonly deadlineAware: boolean;
+  /**
+   * Whether the replay buffer can hold what a further attempt must resend; asked only once every other rule
+   * allows a retry.
+   */
+  readonly replayFits: () => boolean;
+  /** The retry gate's verdict; asked last, and only when the retry would otherwise go (a budget spends here). */
+  readonly gateAllows: () => boolean;
+}
+
+/** Why a call ends with a failure. */
+export type FinishReason =
+  | 'fatal-status'
+  | 'deadline'
+  | 'do-not-retry'
+  | 'attempts-exhausted'
+  | 'replay-buffer'
+  | 'deadline-aware'
+  | 'throttled';
+
+export type FailureDecision =
+  /** End the call with the failure (for a timed-out attempt: DEADLINE_EXCEEDED saying so). */
+  | { readonly type: 'finish'; readonly reason: FinishReason }
+  /** Send a retry after `delayMs`; the backoff moves on to `backoff`. */
+  | {
+      readonly type: 'retry';
+      readonly delayMs: number;
+      readonly reason: 'backoff' | 'pushback' | 'retry-info';
+      readonly backoff: BackoffState;
+    }
+  /** Send the next hedge now (a non-fatal status). */
+  | { readonly type: 'hedge-now' }
+  /** Send the next hedge after the server's delay instead of the hedging delay. */
+  | { readonly type: 'hedge-after'; readonly delayMs: number; readonly reason: 'pushback' | 'retry-info' }
+  /** Send no further hedge; the call ends with the last failure once no attempt is in flight. */
+  | { readonly type: 'stop-hedging'; readonly reason: 'do-not-retry' | 'attempts-exhausted' };
+
+/** Whether a status code is retryable (retry policy) or non-fatal (hedging policy). */
+export function isRetryableCode(policy: CallPolicy, code: number): boolean {
+  const codes = policy.kind === 'retry' ? policy.retryableStatusCodes : policy.nonFatalStatusCodes;
+  return codes.includes(code);
+}
+
+/**
+ * A6 throttling: whether a failure counts against the server. A retryable (non-fatal) code, a per-attempt
+ * timeout, or a do-not-retry pushback trailer takes a token.
+ */
+export function countsAgainstServer(policy: CallPolicy, failure: AttemptFailure): boolean {
+  return (
+    failure.timedOut ||
+    isRetryableCode(policy, failure.code) ||
+    (failure.hint.kind === 'do-not-retry' && failure.hint.source === 'pushback')
+  );
+}
+
+/** What to do after an attempt of an uncommitted call failed. */
+export function decideAfterFailure(input: FailureDecisionInput): FailureDecision {
+  const { policy, failure } = input;
+  const retryable = failure.timedOut || isRetryableCode(policy, failure.code);
+  if (!retryable) return finish('fatal-status');
+  // Only the call's own deadline ends it: a server's DEADLINE_EXCEEDED is retried like any listed code.
+  if (input.now >= input.deadline) return finish('deadline');
+  if (policy.kind === 'hedging') return decideHedging(input);
+
+  const hint = failure.hint;
+  if (hint.kind === 'do-not-retry') return finish('do-not-retry');
+  if (input.attemptsStarted >= policy.maxAttempts) return finish('attempts-exhausted');
+  let delayMs: number;
+  let reason: 'backoff' | 'pushback' | 'retry-info';
+  let backoff: BackoffState;
+  if (hint.kind === 'retry-after') {
+    delayMs = hint.delayMs;
+    reason = hint.source;
+    backoff = initialBackoffState(policy);
+  } else {
+    const step = nextBackoff(policy, input.jitter, input.backoff, input.random);
+    delayMs = step.delayMs;
+    reason = 'backoff';
+    backoff = step.state;
+  }
+  if (input.deadlineAware && input.now + delayMs >= input.deadline) return finish('deadline-aware');
+  if (!input.replayFits()) return finish('replay-buffer');
+  if (!input.gateAllows()) return finish('throttled');
+  return { type: 'retry', delayMs, reason, backoff };
+}
+
+function decideHedging(input: FailureDecisionInput): FailureDecision {
+  const hint = input.failure.hint;
+  if (hint.kind === 'do-not-retry') return { type: 'stop-hedging', reason: 'do-not-retry' };
+  if (input.attemptsStarted >= input.policy.maxAttempts) {
+    return { type: 'stop-hedging', reason: 'attempts-exhausted' };
+  }
+  if (hint.kind === 'retry-after') return { type: 'hedge-after', delayMs: hint.delayMs, reason: hint.source };
+  return { type: 'hedge-now' };
+}
+
+/** Whether a further hedge may be sent now. */
+export interface HedgeSendInput {
+  readonly maxAttempts: number;
+  readonly attemptsStarted: number;
+  readonly replayFits: () => boolean;
+  readonly gateAllows: () => boolean;
+}
+
+export type HedgeSendDecision =
+  | { readonly type: 'send' }
+  | { readonly type: 'stop'; readonly reason: 'attempts-exhausted' | 'replay-buffer' | 'throttled' };
+
+/** The rules for sending the next hedge: attempts left, room in the replay buffer, then the gate. */
+export function decideHedgeSend(input: HedgeSendInput): HedgeSendDecision {
+  if (input.attemptsStarted >= input.maxAttempts) return { type: 'stop', reason: 'attempts-exhausted' };
+  if (!input.replayFits()) return { type: 'stop', reason: 'replay-buffer' };
+  if (!input.gateAllows()) return { type: 'stop', reason: 'throttled' };
+  return { type: 'send' };
+}
+
+function finish(reason: FinishReason): FailureDecision {
+  return { type: 'finish', reason };
+}
