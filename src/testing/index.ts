@@ -1,6 +1,8 @@
 /**
  * `grpc-retry-hedging/testing`: a scripted flaky gRPC server for end-to-end tests of retrying and hedging clients.
  */
+
+export { FakeClock } from './fake-clock.js';
 export {
   type AttemptScript,
   CALL_ID_METADATA_KEY,

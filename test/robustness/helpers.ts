@@ -94,13 +94,20 @@ export function retryClient(
 }
 
 /** Groups call-end events by the interceptor's call number. */
+/**
+ * The call-end events of one interceptor's calls, by call number within that interceptor (1, 2, ... in the order
+ * the calls started; call ids themselves are unique per process).
+ */
 export function callEnds(events: RetryEvent[]): Map<number, Extract<RetryEvent, { type: 'call-end' }>[]> {
+  const ordinal = new Map<number, number>();
   const ends = new Map<number, Extract<RetryEvent, { type: 'call-end' }>[]>();
   for (const e of events) {
+    if (!ordinal.has(e.callId)) ordinal.set(e.callId, ordinal.size + 1);
     if (e.type !== 'call-end') continue;
-    const list = ends.get(e.callId) ?? [];
+    const n = ordinal.get(e.callId) as number;
+    const list = ends.get(n) ?? [];
     list.push(e);
-    ends.set(e.callId, list);
+    ends.set(n, list);
   }
   return ends;
 }

@@ -1,0 +1,252 @@
+/**
+ * Engine tests without a network: the retry interceptor driven under a FakeClock, with a scripted next call whose
+ * attempts the test answers by hand.
+ */
+import {
+  type InterceptingListener,
+  type InterceptorOptions,
+  Metadata,
+  status as Status,
+  type StatusObject,
+} from '@grpc/grpc-js';
+import type { RetryEvent } from '../../src/retry/events.js';
+import type { InterceptingCallInterface, MessageContext } from '../../src/retry/grpc-types.js';
+import type { RetryInterceptorOptions } from '../../src/retry/interceptor-options.js';
+import { createRetryInterceptor } from '../../src/retry/retry-interceptor.js';
+import { FakeClock } from '../../src/testing/fake-clock.js';
+
+export const METHOD = '/test.Svc/Do';
+export const T0 = 1_700_000_000_000;
+
+/** One attempt, as the scripted next call made it: records what the engine did and lets the test answer. */
+export class FakeAttempt implements InterceptingCallInterface {
+  metadata: Metadata | undefined;
+  listener: Partial<InterceptingListener> | undefined;
+  readonly messages: unknown[] = [];
+  halfClosed = false;
+  cancelled: { code: number; details: string } | undefined;
+  reads = 0;
+  ended = false;
+  /** Complete writes at once (default); when false, completions wait in `pendingWrites`. */
+  autoCompleteWrites = true;
+  readonly pendingWrites: (() => void)[] = [];
+
+  constructor(
+    readonly index: number,
+    readonly options: InterceptorOptions,
+  ) {}
+
+  start(metadata: Metadata, listener?: Partial<InterceptingListener>): void {
+    this.metadata = metadata;
+    this.listener = listener;
+  }
+  sendMessageWithContext(context: MessageContext, message: unknown): void {
+    this.messages.push(message);
+    if (!context.callback) return;
+    if (this.autoCompleteWrites) context.callback();
+    else this.pendingWrites.push(context.callback);
+  }
+  sendMessage(message: unknown): void {
+    this.sendMessageWithContext({}, message);
+  }
+  halfClose(): void {
+    this.halfClosed = true;
+  }
+  startRead(): void {
+    this.reads += 1;
+  }
+  cancelWithStatus(code: number, details: string): void {
+    if (this.cancelled) return;
+    this.cancelled = { code, details };
+    // grpc-js reports the cancel to the attempt's listener as its status, later.
+    queueMicrotask(() => this.status(code, details));
+  }
+  getPeer(): string {
+    return `peer-${this.index}`;
+  }
+  getAuthContext(): null {
+    return null;
+  }
+
+  get started(): boolean {
+    return this.listener !== undefined;
+  }
+  /** The value of a request header this attempt sent. */
+  header(key: string): string | undefined {
+    const value = this.metadata?.get(key)[0];
+    return value === undefined ? undefined : String(value);
+  }
+  headers(md: Metadata = new Metadata()): void {
+    this.listener?.onReceiveMetadata?.(md);
+  }
+  message(message: unknown): void {
+    this.listener?.onReceiveMessage?.(message);
+  }
+  status(code: number, details = '', trailers: Record<string, string> = {}): void {
+    if (this.ended) return;
+    this.ended = true;
+    const metadata = new Metadata();
+    for (const [k, v] of Object.entries(trailers)) metadata.set(k, v);
+    this.listener?.onReceiveStatus?.({ code, details, metadata });
+  }
+  fail(code: number = Status.UNAVAILABLE, trailers: Record<string, string> = {}): void {
+    this.status(code, `attempt ${this.index + 1} failed`, trailers);
+  }
+  succeed(response: unknown = 'ok'): void {
+    this.headers();
+    this.message(response);
+    this.status(Status.OK, 'OK');
+  }
+}
+
+export type CallType = 'unary' | 'server-stream' | 'client-stream' | 'bidi';
+
+export interface EngineCallOptions {
+  type?: CallType;
+  /** Deadline, in ms from the start (fake time). */
+  deadlineMs?: number;
+  interceptor?: RetryInterceptorOptions;
+  metadata?: Metadata;
+  /** Start the call (default true); when false, call `start()` yourself. */
+  start?: boolean;
+  clock?: FakeClock;
+}
+
+export interface EngineCall {
+  readonly clock: FakeClock;
+  readonly call: InterceptingCallInterface;
+  readonly attempts: FakeAttempt[];
+  readonly events: RetryEvent[];
+  /** What reached the application. */
+  readonly received: { headers: Metadata[]; messages: unknown[]; statuses: StatusObject[] };
+  start(): void;
+  /** The attempt at index i (0-based); throws when it was not made. */
+  attempt(i: number): FakeAttempt;
+  /** Let queued microtasks and next ticks run (cancel reports, deferred statuses). */
+  settle(): Promise<void>;
+  /** The one status the application got; throws unless there is exactly one. */
+  readonly status: StatusObject;
+  eventTypes(): string[];
+}
+
+const serialize = (message: unknown): Buffer =>
+  Buffer.isBuffer(message) ? message : Buffer.from(String(message ?? ''));
+
+export function engineCall(config: object, opts: EngineCallOptions = {}): EngineCall {
+  const clock = opts.clock ?? new FakeClock(T0);
+  const events: RetryEvent[] = [];
+  const interceptorOptions: RetryInterceptorOptions = {
+    clock,
+    random: () => 0.5,
+    onEvent: (e) => events.push(e),
+    ...opts.interceptor,
+  };
+  const interceptor = createRetryInterceptor(config, interceptorOptions);
+  const type = opts.type ?? 'unary';
+  const options = {
+    method_definition: {
+      path: METHOD,
+      requestStream: type === 'client-stream' || type === 'bidi',
+      responseStream: type === 'server-stream' || type === 'bidi',
+      requestSerialize: serialize,
+      responseDeserialize: (b: Buffer) => b.toString(),
+    },
+    deadline: opts.deadlineMs === undefined ? undefined : clock.now() + opts.deadlineMs,
+  } as unknown as InterceptorOptions;
+  const attempts: FakeAttempt[] = [];
+  const nextCall = (o: InterceptorOptions) => {
+    const attempt = new FakeAttempt(attempts.length, o);
+    attempts.push(attempt);
+    return attempt;
+  };
+  const call = interceptor(options, nextCall as never) as unknown as InterceptingCallInterface;
+  const received = { headers: [] as Metadata[], messages: [] as unknown[], statuses: [] as StatusObject[] };
+  const listener: InterceptingListener = {
+    onReceiveMetadata: (md) => received.headers.push(md),
+    onReceiveMessage: (m) => received.messages.push(m),
+    onReceiveStatus: (s) => received.statuses.push(s),
+  };
+  const harness: EngineCall = {
+    clock,
+    call,
+    attempts,
+    events,
+    received,
+    start() {
+      call.start(opts.metadata ?? new Metadata(), listener);
+      if (type === 'unary' || type === 'server-stream') {
+        call.sendMessageWithContext({}, 'request');
+        call.halfClose();
+      }
+      call.startRead();
+    },
+    attempt(i) {
+      const a = attempts[i];
+      if (!a) throw new Error(`attempt ${i + 1} was not made (${attempts.length} made)`);
+      return a;
+    },
+    async settle() {
+      for (let i = 0; i < 3; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+    },
+    get status() {
+      if (received.statuses.length !== 1) {
+        throw new Error(`expected exactly one status, got ${received.statuses.length}`);
+      }
+      return received.statuses[0] as StatusObject;
+    },
+    eventTypes: () => events.map((e) => e.type),
+  };
+  if (opts.start !== false) harness.start();
+  return harness;
+}
+
+export function eventsOfType<T extends RetryEvent['type']>(
+  events: readonly RetryEvent[],
+  type: T,
+): Extract<RetryEvent, { type: T }>[] {
+  return events.filter((e): e is Extract<RetryEvent, { type: T }> => e.type === type);
+}
+
+export function retryPolicy(
+  policy: Record<string, unknown> = {},
+  extra: Record<string, unknown> = {},
+): object {
+  return {
+    methodConfig: [
+      {
+        name: [{ service: 'test.Svc' }],
+        retryPolicy: {
+          maxAttempts: 4,
+          initialBackoff: '0.1s',
+          maxBackoff: '1s',
+          backoffMultiplier: 2,
+          retryableStatusCodes: ['UNAVAILABLE'],
+          ...policy,
+        },
+        ...extra,
+      },
+    ],
+  };
+}
+
+export function hedgingPolicy(
+  policy: Record<string, unknown> = {},
+  extra: Record<string, unknown> = {},
+): object {
+  return {
+    methodConfig: [
+      {
+        name: [{ service: 'test.Svc' }],
+        hedgingPolicy: {
+          maxAttempts: 3,
+          hedgingDelay: '0.1s',
+          nonFatalStatusCodes: ['UNAVAILABLE'],
+          ...policy,
+        },
+        ...extra,
+      },
+    ],
+  };
+}
+
+export { Status };
