@@ -249,13 +249,23 @@ export function parseCallPolicy(input: unknown, path = 'policy'): CallPolicy {
 
 function parseRetryPolicy(value: unknown, path: string): RetryPolicy {
   const obj = requireObject(value, path);
+  const perAttempt = obj.perAttemptRecvTimeout;
+  const perAttemptRecvTimeoutMs = isPresent(perAttempt)
+    ? parsePositiveDuration(perAttempt, `${path}.perAttemptRecvTimeout`)
+    : undefined;
+  const codesPath = `${path}.retryableStatusCodes`;
   return {
     kind: 'retry',
     maxAttempts: parseMaxAttempts(obj.maxAttempts, `${path}.maxAttempts`),
     initialBackoffMs: parsePositiveDuration(obj.initialBackoff, `${path}.initialBackoff`),
     maxBackoffMs: parsePositiveDuration(obj.maxBackoff, `${path}.maxBackoff`),
     backoffMultiplier: parseBackoffMultiplier(obj.backoffMultiplier, `${path}.backoffMultiplier`),
-    retryableStatusCodes: parseRetryableCodes(obj.retryableStatusCodes, `${path}.retryableStatusCodes`),
+    // C-core: with a per-attempt timeout, the list may be empty (the timeout alone triggers retries).
+    retryableStatusCodes:
+      perAttemptRecvTimeoutMs === undefined
+        ? parseRetryableCodes(obj.retryableStatusCodes, codesPath)
+        : parseNonFatalCodes(obj.retryableStatusCodes, codesPath),
+    ...(perAttemptRecvTimeoutMs === undefined ? {} : { perAttemptRecvTimeoutMs }),
   };
 }
 

@@ -1,0 +1,185 @@
+import { describe, expect, it } from 'vitest';
+import type { RetryEvent } from '../../src/retry/events.js';
+import { RetryThrottle } from '../../src/retry/retry-throttle.js';
+import { engineCall, eventsOfType, hedgingPolicy, Status, T0 } from '../helpers/engine.js';
+
+const UNAVAILABLE = Status.UNAVAILABLE;
+
+describe('engine: hedging under fake time', () => {
+  it('sends attempt k at (k-1) x hedgingDelay, up to maxAttempts', () => {
+    const h = engineCall(hedgingPolicy());
+    const starts: number[] = [];
+    const record = () => {
+      while (starts.length < h.attempts.length) starts.push(h.clock.now() - T0);
+    };
+    record();
+    h.clock.advance(99);
+    record();
+    expect(h.attempts).toHaveLength(1);
+    h.clock.advance(1);
+    record();
+    h.clock.advance(100);
+    record();
+    h.clock.advance(1000);
+    expect(starts).toEqual([0, 100, 200]);
+    expect(h.attempts.map((a) => a.header('grpc-previous-rpc-attempts'))).toEqual([undefined, '1', '2']);
+    expect(eventsOfType(h.events, 'attempt-start').map((e) => e.kind)).toEqual([
+      'original',
+      'hedge',
+      'hedge',
+    ]);
+    expect(h.clock.pendingTimers).toBe(0);
+  });
+
+  it('the first attempt to commit wins; the others are cancelled and say why', async () => {
+    const h = engineCall(hedgingPolicy());
+    h.clock.advance(200);
+    h.attempt(1).succeed('from 2');
+    await h.settle();
+    expect(h.received.messages).toEqual(['from 2']);
+    expect(h.status.code).toBe(Status.OK);
+    expect(h.attempt(0).cancelled).toBeDefined();
+    expect(h.attempt(2).cancelled).toBeDefined();
+    const ends = eventsOfType(h.events, 'attempt-end');
+    expect(
+      ends
+        .filter((e) => e.cancelReason === 'other-attempt-committed')
+        .map((e) => e.attempt)
+        .sort(),
+    ).toEqual([1, 3]);
+    expect(h.clock.pendingTimers).toBe(0);
+  });
+
+  it('a non-fatal status sends the next hedge at once, and the schedule goes on from there', () => {
+    const h = engineCall(hedgingPolicy({ maxAttempts: 4 }));
+    h.clock.advance(30);
+    h.attempt(0).fail();
+    expect(h.attempts).toHaveLength(2);
+    h.clock.advance(99);
+    expect(h.attempts).toHaveLength(2);
+    h.clock.advance(1);
+    expect(h.attempts).toHaveLength(3);
+    expect(eventsOfType(h.events, 'hedge-scheduled').map((e) => [e.attempt, e.delayMs, e.reason])).toEqual([
+      [2, 100, 'hedging-delay'],
+      [2, 0, 'non-fatal-status'],
+      [3, 100, 'hedging-delay'],
+      [4, 100, 'hedging-delay'],
+    ]);
+  });
+
+  it('a pushback delays the next hedge by exactly its value; with nothing in flight the call waits', () => {
+    const h = engineCall(hedgingPolicy());
+    h.attempt(0).fail(UNAVAILABLE, { 'grpc-retry-pushback-ms': '250' });
+    h.clock.advance(249);
+    expect(h.attempts).toHaveLength(1);
+    h.clock.advance(1);
+    expect(h.attempts).toHaveLength(2);
+    expect(eventsOfType(h.events, 'call-end')).toHaveLength(0);
+  });
+
+  it('a do-not-retry pushback stops new hedges; the call ends with the last failure when none is left', () => {
+    const h = engineCall(hedgingPolicy());
+    h.clock.advance(100);
+    h.attempt(0).fail(UNAVAILABLE, { 'grpc-retry-pushback-ms': '-1' });
+    h.clock.advance(1000);
+    expect(h.attempts).toHaveLength(2);
+    h.attempt(1).fail(UNAVAILABLE);
+    expect(h.status.code).toBe(UNAVAILABLE);
+    expect(h.clock.pendingTimers).toBe(0);
+  });
+
+  it('a fatal status cancels everything and is the result', async () => {
+    const h = engineCall(hedgingPolicy());
+    h.clock.advance(100);
+    h.attempt(1).fail(Status.INVALID_ARGUMENT);
+    await h.settle();
+    expect(h.status.code).toBe(Status.INVALID_ARGUMENT);
+    expect(h.attempt(0).cancelled).toBeDefined();
+    h.clock.advance(1000);
+    expect(h.attempts).toHaveLength(2);
+  });
+
+  it('when every attempt fails, the last status is the result', () => {
+    const h = engineCall(hedgingPolicy());
+    h.clock.advance(200);
+    h.attempt(2).status(UNAVAILABLE, 'third');
+    h.attempt(0).status(UNAVAILABLE, 'first');
+    h.attempt(1).status(UNAVAILABLE, 'second');
+    expect(h.status.details).toBe('second');
+  });
+
+  it("a server's DEADLINE_EXCEEDED is non-fatal while the call's deadline is ahead", () => {
+    const h = engineCall(hedgingPolicy({ nonFatalStatusCodes: ['DEADLINE_EXCEEDED'] }), {
+      deadlineMs: 10_000,
+    });
+    h.attempt(0).fail(Status.DEADLINE_EXCEEDED);
+    expect(h.attempts).toHaveLength(2);
+    h.attempt(1).succeed();
+    expect(h.status.code).toBe(Status.OK);
+  });
+
+  it('the deadline passing while hedges wait ends the call with DEADLINE_EXCEEDED', async () => {
+    const h = engineCall(hedgingPolicy({ hedgingDelay: '1s' }), { deadlineMs: 300 });
+    h.clock.advance(300);
+    await h.settle();
+    expect(h.status.code).toBe(Status.DEADLINE_EXCEEDED);
+    expect(h.attempt(0).cancelled).toBeDefined();
+    expect(h.clock.pendingTimers).toBe(0);
+  });
+
+  it('throttling stops further hedges', () => {
+    const config = hedgingPolicy({ hedgingDelay: '0s', maxAttempts: 3 });
+    const throttle = new RetryThrottle({ maxTokens: 2, tokenRatio: 1 });
+    const first = engineCall(config, { interceptor: { throttle } });
+    expect(first.attempts).toHaveLength(3);
+    first.attempt(0).fail(); // 2 -> 1: no longer above half
+    const second = engineCall(config, { clock: first.clock, interceptor: { throttle } });
+    expect(second.attempts).toHaveLength(1);
+    expect(eventsOfType(second.events, 'throttled')[0]).toMatchObject({ kind: 'hedge', attempt: 2 });
+  });
+
+  it('hedgingDelay "0s" sends every attempt at once; messages and the half-close go to each (bidi)', () => {
+    const h = engineCall(hedgingPolicy({ hedgingDelay: '0s' }), { type: 'bidi' });
+    h.call.sendMessage('a');
+    h.call.halfClose();
+    expect(h.attempts.map((a) => [a.messages, a.halfClosed])).toEqual([
+      [['a'], true],
+      [['a'], true],
+      [['a'], true],
+    ]);
+  });
+});
+
+describe('engine: a cancel from inside a listener wins (hedging)', () => {
+  const cases: [string, (e: RetryEvent) => boolean][] = [
+    ['attempt-end', (e) => e.type === 'attempt-end'],
+    [
+      'hedge-scheduled after a failure',
+      (e) => e.type === 'hedge-scheduled' && e.reason === 'non-fatal-status',
+    ],
+    ['attempt-start of the hedge', (e) => e.type === 'attempt-start' && e.attempt === 2],
+  ];
+  it.each(cases)('cancelled in the %s listener: CANCELLED, once, nothing left', async (_name, when) => {
+    let cancel: () => void = () => {};
+    let fired = false;
+    const h = engineCall(hedgingPolicy({ maxAttempts: 2 }), {
+      start: false,
+      interceptor: {
+        onEvent: (e) => {
+          if (!fired && when(e)) {
+            fired = true;
+            cancel();
+          }
+        },
+      },
+    });
+    cancel = () => h.call.cancelWithStatus(Status.CANCELLED, 'cancelled by the listener');
+    h.start();
+    h.attempt(0).fail();
+    await h.settle();
+    expect(fired).toBe(true);
+    expect(h.status.code).toBe(Status.CANCELLED);
+    expect(h.clock.pendingTimers).toBe(0);
+    for (const a of h.attempts) expect(a.ended).toBe(true);
+  });
+});

@@ -1,0 +1,203 @@
+import { describe, expect, it } from 'vitest';
+import type { HedgingPolicy, RetryPolicy } from '../../src/config/types.js';
+import { initialBackoffState } from '../../src/retry/backoff.js';
+import {
+  countsAgainstServer,
+  decideAfterFailure,
+  decideHedgeSend,
+  type FailureDecisionInput,
+} from '../../src/retry/retry-decision.js';
+import { NO_HINT, type ServerHint } from '../../src/retry/server-hint.js';
+
+const UNAVAILABLE = 14;
+const INVALID_ARGUMENT = 3;
+const DEADLINE_EXCEEDED = 4;
+
+const retry: RetryPolicy = {
+  kind: 'retry',
+  maxAttempts: 3,
+  initialBackoffMs: 100,
+  maxBackoffMs: 1000,
+  backoffMultiplier: 2,
+  retryableStatusCodes: [UNAVAILABLE, DEADLINE_EXCEEDED],
+};
+const hedging: HedgingPolicy = {
+  kind: 'hedging',
+  maxAttempts: 3,
+  hedgingDelayMs: 50,
+  nonFatalStatusCodes: [UNAVAILABLE],
+};
+
+function input(over: Partial<FailureDecisionInput> = {}): FailureDecisionInput {
+  return {
+    policy: retry,
+    failure: { code: UNAVAILABLE, hint: NO_HINT, timedOut: false },
+    attemptsStarted: 1,
+    backoff: initialBackoffState(retry),
+    jitter: 'a6',
+    random: 0.5,
+    now: 1000,
+    deadline: Number.POSITIVE_INFINITY,
+    deadlineAware: false,
+    replayFits: () => true,
+    gateAllows: () => true,
+    ...over,
+  };
+}
+const pushback = (delayMs: number): ServerHint => ({ kind: 'retry-after', delayMs, source: 'pushback' });
+const retryInfo = (delayMs: number): ServerHint => ({ kind: 'retry-after', delayMs, source: 'retry-info' });
+const stop: ServerHint = { kind: 'do-not-retry', reason: 'negative pushback -1', source: 'pushback' };
+
+describe('decideAfterFailure: retry policy', () => {
+  it('retries a retryable code after the backoff, and advances the backoff', () => {
+    const first = decideAfterFailure(input());
+    expect(first).toEqual({
+      type: 'retry',
+      delayMs: 100,
+      reason: 'backoff',
+      backoff: { retryNumber: 1, previousMs: 100 },
+    });
+    const second = decideAfterFailure(
+      input({ attemptsStarted: 2, backoff: (first as { backoff: never }).backoff }),
+    );
+    expect(second).toMatchObject({ type: 'retry', delayMs: 200 });
+  });
+
+  it('uses the random number for the jitter', () => {
+    expect(decideAfterFailure(input({ random: 0 }))).toMatchObject({ delayMs: 80 });
+  });
+
+  it('a server hint sets the delay and resets the backoff, whatever its source', () => {
+    const advanced = { retryNumber: 3, previousMs: 400 };
+    expect(
+      decideAfterFailure(
+        input({ backoff: advanced, failure: { code: UNAVAILABLE, hint: pushback(300), timedOut: false } }),
+      ),
+    ).toEqual({
+      type: 'retry',
+      delayMs: 300,
+      reason: 'pushback',
+      backoff: initialBackoffState(retry),
+    });
+    expect(
+      decideAfterFailure(input({ failure: { code: UNAVAILABLE, hint: retryInfo(2500), timedOut: false } })),
+    ).toMatchObject({
+      delayMs: 2500,
+      reason: 'retry-info',
+    });
+  });
+
+  it.each([
+    [
+      'a non-retryable code',
+      { failure: { code: INVALID_ARGUMENT, hint: pushback(10), timedOut: false } },
+      'fatal-status',
+    ],
+    ['the deadline passed', { now: 1000, deadline: 1000 }, 'deadline'],
+    ['a do-not-retry hint', { failure: { code: UNAVAILABLE, hint: stop, timedOut: false } }, 'do-not-retry'],
+    ['no attempt left', { attemptsStarted: 3 }, 'attempts-exhausted'],
+    [
+      'a backoff past the deadline (deadline-aware)',
+      { deadline: 1050, deadlineAware: true },
+      'deadline-aware',
+    ],
+    ['a full replay buffer', { replayFits: () => false }, 'replay-buffer'],
+    ['the gate refuses', { gateAllows: () => false }, 'throttled'],
+  ] as const)('finishes when %s', (_name, over, reason) => {
+    expect(decideAfterFailure(input(over as Partial<FailureDecisionInput>))).toEqual({
+      type: 'finish',
+      reason,
+    });
+  });
+
+  it("retries a server's DEADLINE_EXCEEDED while the call's deadline is ahead", () => {
+    expect(
+      decideAfterFailure(
+        input({ failure: { code: DEADLINE_EXCEEDED, hint: NO_HINT, timedOut: false }, deadline: 5000 }),
+      ).type,
+    ).toBe('retry');
+  });
+
+  it('a timed-out attempt is retryable whatever its code', () => {
+    const policy = { ...retry, retryableStatusCodes: [] };
+    expect(
+      decideAfterFailure(
+        input({ policy, failure: { code: DEADLINE_EXCEEDED, hint: NO_HINT, timedOut: true } }),
+      ).type,
+    ).toBe('retry');
+  });
+
+  it('asks the gate last, and only when everything else allows the retry', () => {
+    let asked = 0;
+    const gateAllows = () => {
+      asked += 1;
+      return true;
+    };
+    decideAfterFailure(input({ attemptsStarted: 3, gateAllows }));
+    decideAfterFailure(input({ replayFits: () => false, gateAllows }));
+    expect(asked).toBe(0);
+    decideAfterFailure(input({ gateAllows }));
+    expect(asked).toBe(1);
+  });
+});
+
+describe('decideAfterFailure: hedging policy', () => {
+  const h = (over: Partial<FailureDecisionInput> = {}) =>
+    decideAfterFailure(input({ policy: hedging, ...over }));
+  it('a non-fatal status sends the next hedge now', () => {
+    expect(h()).toEqual({ type: 'hedge-now' });
+  });
+  it('a fatal status finishes', () => {
+    expect(h({ failure: { code: INVALID_ARGUMENT, hint: NO_HINT, timedOut: false } })).toEqual({
+      type: 'finish',
+      reason: 'fatal-status',
+    });
+  });
+  it('a hint delays the next hedge; do-not-retry stops hedging', () => {
+    expect(h({ failure: { code: UNAVAILABLE, hint: retryInfo(70), timedOut: false } })).toEqual({
+      type: 'hedge-after',
+      delayMs: 70,
+      reason: 'retry-info',
+    });
+    expect(h({ failure: { code: UNAVAILABLE, hint: stop, timedOut: false } })).toEqual({
+      type: 'stop-hedging',
+      reason: 'do-not-retry',
+    });
+  });
+  it('no attempt left stops hedging (the call waits for those in flight)', () => {
+    expect(h({ attemptsStarted: 3 })).toEqual({ type: 'stop-hedging', reason: 'attempts-exhausted' });
+  });
+});
+
+describe('decideHedgeSend', () => {
+  const base = { maxAttempts: 3, attemptsStarted: 1, replayFits: () => true, gateAllows: () => true };
+  it('sends while attempts are left, the buffer fits and the gate allows', () => {
+    expect(decideHedgeSend(base)).toEqual({ type: 'send' });
+    expect(decideHedgeSend({ ...base, attemptsStarted: 3 })).toEqual({
+      type: 'stop',
+      reason: 'attempts-exhausted',
+    });
+    expect(decideHedgeSend({ ...base, replayFits: () => false })).toEqual({
+      type: 'stop',
+      reason: 'replay-buffer',
+    });
+    expect(decideHedgeSend({ ...base, gateAllows: () => false })).toEqual({
+      type: 'stop',
+      reason: 'throttled',
+    });
+  });
+});
+
+describe('countsAgainstServer (A6 throttling)', () => {
+  it('counts retryable codes, timeouts and do-not-retry pushbacks, not other codes or RetryInfo refusals', () => {
+    expect(countsAgainstServer(retry, { code: UNAVAILABLE, hint: NO_HINT, timedOut: false })).toBe(true);
+    expect(countsAgainstServer(retry, { code: INVALID_ARGUMENT, hint: NO_HINT, timedOut: false })).toBe(
+      false,
+    );
+    expect(countsAgainstServer(retry, { code: INVALID_ARGUMENT, hint: stop, timedOut: false })).toBe(true);
+    expect(countsAgainstServer(retry, { code: INVALID_ARGUMENT, hint: NO_HINT, timedOut: true })).toBe(true);
+    const over: ServerHint = { kind: 'do-not-retry', reason: 'over the cap', source: 'retry-info' };
+    expect(countsAgainstServer(retry, { code: INVALID_ARGUMENT, hint: over, timedOut: false })).toBe(false);
+    expect(countsAgainstServer(hedging, { code: UNAVAILABLE, hint: NO_HINT, timedOut: false })).toBe(true);
+  });
+});
