@@ -5,6 +5,7 @@ import {
   countsAgainstServer,
   decideAfterFailure,
   decideHedgeSend,
+  type FailureDecision,
   type FailureDecisionInput,
 } from '../../src/retry/retry-decision.js';
 import { NO_HINT, type ServerHint } from '../../src/retry/server-hint.js';
@@ -58,7 +59,7 @@ describe('decideAfterFailure: retry policy', () => {
       backoff: { retryNumber: 1, previousMs: 100 },
     });
     const second = decideAfterFailure(
-      input({ attemptsStarted: 2, backoff: (first as { backoff: never }).backoff }),
+      input({ attemptsStarted: 2, backoff: (first as Extract<FailureDecision, { type: 'retry' }>).backoff }),
     );
     expect(second).toMatchObject({ type: 'retry', delayMs: 200 });
   });
