@@ -4,6 +4,8 @@
  * Complements bench/overhead.ts, whose end-to-end figures carry a few percent of noise on a shared VM.
  *
  *   npm run bench:hot-path        (options: -- --calls=200000 --messages=20 --rounds=5)
+ *   npm run bench:hot-path -- --baseline=/path/to/other/build/dist/index.js
+ *                                 (adds another build of the package, measured side by side in the same run)
  */
 import * as grpc from '@grpc/grpc-js';
 import { createRetryInterceptor } from 'grpc-retry-hedging';
@@ -74,7 +76,7 @@ const methodDefinition = {
   responseDeserialize: (buffer: Buffer) => JSON.parse(buffer.toString()),
 };
 
-const interceptor = createRetryInterceptor({
+const config = {
   methodConfig: [
     {
       name: [{ service: 'grpc_retry_hedging.testing.v1.FlakyTest' }],
@@ -87,7 +89,13 @@ const interceptor = createRetryInterceptor({
       },
     },
   ],
-});
+};
+const interceptor = createRetryInterceptor(config);
+const baseline: grpc.Interceptor | undefined = args.baseline
+  ? (
+      (await import(args.baseline)) as { createRetryInterceptor: typeof createRetryInterceptor }
+    ).createRetryInterceptor(config)
+  : undefined;
 
 /** One call the way grpc-js's client surface drives it: start, send, half-close, read until the status. */
 function runCall(call: CallInterface, done: () => void): void {
@@ -105,40 +113,52 @@ function runCall(call: CallInterface, done: () => void): void {
   call.startRead();
 }
 
-function measure(wrap: boolean): number {
+function measure(wrap: grpc.Interceptor | undefined): number {
   const options = { method_definition: methodDefinition } as unknown as grpc.InterceptorOptions;
   const next: NextCall = () => stubCall(MESSAGES);
   let completed = 0;
   const done = () => {
     completed += 1;
   };
-  const started = process.hrtime.bigint();
+  // CPU time of this process, not wall time: on a shared machine other processes' load does not count.
+  const started = process.cpuUsage();
   for (let i = 0; i < CALLS; i++) {
-    runCall(wrap ? interceptor(options, next) : next(options), done);
+    runCall(wrap ? wrap(options, next) : next(options), done);
   }
-  const elapsed = Number(process.hrtime.bigint() - started) / 1e3;
+  const used = process.cpuUsage(started);
+  const elapsed = used.user + used.system;
   if (completed !== CALLS) throw new Error(`only ${completed} of ${CALLS} calls completed`);
   return elapsed / CALLS;
 }
 
 const bare: number[] = [];
 const ours: number[] = [];
-measure(false);
-measure(true); // warm up both paths
+const base: number[] = [];
+measure(undefined);
+measure(interceptor); // warm up every path
+if (baseline) measure(baseline);
 for (let round = 0; round < ROUNDS; round++) {
-  if (round % 2 === 0) {
-    bare.push(measure(false));
-    ours.push(measure(true));
-  } else {
-    ours.push(measure(true));
-    bare.push(measure(false));
-  }
+  // Alternate the order so that neither variant always runs on a warmer heap.
+  const order: [number[], grpc.Interceptor | undefined][] = [
+    [bare, undefined],
+    [ours, interceptor],
+    ...(baseline ? ([[base, baseline]] as [number[], grpc.Interceptor][]) : []),
+  ];
+  if (round % 2 === 1) order.reverse();
+  for (const [results, wrap] of order) results.push(measure(wrap));
 }
 const median = (values: number[]) =>
   [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
 const b = median(bare);
 const o = median(ours);
-console.log(`${CALLS} calls x ${ROUNDS} rounds, ${MESSAGES} response messages per call, stub transport`);
+console.log(
+  `${CALLS} calls x ${ROUNDS} rounds, ${MESSAGES} response messages per call, stub transport, CPU time (median)`,
+);
 console.log(`stub alone:                 ${b.toFixed(2)} µs/call`);
 console.log(`through the interceptor:    ${o.toFixed(2)} µs/call`);
 console.log(`interceptor's own cost:     ${(o - b).toFixed(2)} µs/call`);
+if (baseline) {
+  const p = median(base);
+  console.log(`baseline build:             ${p.toFixed(2)} µs/call (own cost ${(p - b).toFixed(2)} µs/call)`);
+  console.log(`own cost, this / baseline:  ${((o - b) / (p - b)).toFixed(2)}`);
+}

@@ -24,10 +24,12 @@ const UNMEASURED = -1;
  */
 export class ReplayBuffer {
   private messages: unknown[] = [];
-  private flags: (number | undefined)[] = [];
-  private sizes: number[] = [];
+  /** Write flags by position, created only when a message has some. */
+  private flags: (number | undefined)[] | undefined;
+  /** Absolute index of the first message not yet charged to the pool (lazy buffers charge on `reserveAll`). */
+  private charged = 0;
   /** Application write callbacks still waiting, by absolute index (only messages not safely buffered). */
-  private readonly pendingCallbacks = new Map<number, () => void>();
+  private pendingCallbacks: Map<number, () => void> | undefined;
   /** Absolute index of `messages[0]`. */
   private base = 0;
   /** Bytes reserved in the pool; 0 once released. */
@@ -36,8 +38,13 @@ export class ReplayBuffer {
 
   constructor(
     private readonly pool: BufferPool,
-    /** Serialized size of a message; a message that cannot be serialized counts 0 (its attempt will fail). */
-    private readonly measure: (message: unknown) => number,
+    /** The method's request serializer: a message is charged its serialized length. */
+    private readonly serialize: (message: unknown) => { readonly length: number },
+    /**
+     * Measure messages only when a further attempt needs them (`reserveAll`), not as they come: for a single
+     * request, which most calls never resend, serializing it twice would be the largest cost of the interceptor.
+     */
+    private readonly lazy = false,
   ) {}
 
   /** Absolute index of the first message still held: where a new attempt starts. */
@@ -61,35 +68,36 @@ export class ReplayBuffer {
   }
 
   flagsAt(index: number): number | undefined {
-    return this.flags[index - this.base];
+    return this.flags?.[index - this.base];
   }
 
   /**
-   * Keep a message. `lazy`: do not measure it now (a single request). Returns `'kept'` when it fits the limits (the
-   * writer may go on at once), `'overflow'` when it does not: it is kept anyway, with its `callback` held until an
-   * attempt has written it, and the call must commit.
+   * Keep a message. Returns `'kept'` when it fits the limits (or is not measured yet, in a lazy buffer): the writer
+   * may go on at once. Returns `'overflow'` when it does not fit: it is kept anyway, with its `callback` held until
+   * an attempt has written it, and the call must commit.
    */
   append(
     message: unknown,
     flags: number | undefined,
     callback: (() => void) | undefined,
-    lazy: boolean,
   ): 'kept' | 'overflow' {
     if (!this.accounting) {
-      this.push(message, flags, 0, callback);
+      this.push(message, flags, callback);
       return 'kept';
     }
-    if (lazy) {
-      this.push(message, flags, UNMEASURED, undefined);
+    if (this.lazy) {
+      this.push(message, flags, undefined);
       return 'kept';
     }
     const bytes = this.charge(message);
     if (this.pool.tryReserve(this.reserved, bytes)) {
       this.reserved += bytes;
-      this.push(message, flags, bytes, undefined);
+      this.push(message, flags, undefined);
+      this.charged = this.end;
       return 'kept';
     }
-    this.push(message, flags, 0, callback);
+    this.push(message, flags, callback);
+    this.charged = this.end;
     return 'overflow';
   }
 
@@ -99,13 +107,12 @@ export class ReplayBuffer {
    */
   reserveAll(): boolean {
     if (!this.accounting) return false;
-    const sizes = this.sizes;
-    for (let i = 0; i < sizes.length; i++) {
-      if (sizes[i] !== UNMEASURED) continue;
-      const bytes = this.charge(this.messages[i]);
+    const end = this.end;
+    while (this.charged < end) {
+      const bytes = this.charge(this.messageAt(this.charged));
       if (!this.pool.tryReserve(this.reserved, bytes)) return false;
       this.reserved += bytes;
-      sizes[i] = bytes;
+      this.charged += 1;
     }
     return true;
   }
@@ -119,8 +126,10 @@ export class ReplayBuffer {
 
   /** The application's callback for the message at `index`, if it still waits for it; it is handed out once. */
   takeCallback(index: number): (() => void) | undefined {
-    const callback = this.pendingCallbacks.get(index);
-    if (callback !== undefined) this.pendingCallbacks.delete(index);
+    const pending = this.pendingCallbacks;
+    if (pending === undefined) return undefined;
+    const callback = pending.get(index);
+    if (callback !== undefined) pending.delete(index);
     return callback;
   }
 
@@ -128,37 +137,44 @@ export class ReplayBuffer {
   dropBefore(index: number): void {
     const count = index - this.base;
     if (count <= 0) return;
-    this.messages.splice(0, count);
-    this.flags.splice(0, count);
-    this.sizes.splice(0, count);
+    if (count >= this.messages.length) {
+      this.messages.length = 0;
+      if (this.flags) this.flags.length = 0;
+    } else {
+      this.messages.splice(0, count);
+      this.flags?.splice(0, count);
+    }
     this.base = index;
   }
 
-  /** The call ended: release everything and return the callbacks of writers still waiting. */
-  clear(): (() => void)[] {
+  /** The call ended: release everything and return the callbacks of writers still waiting (undefined: none). */
+  clear(): (() => void)[] | undefined {
     this.release();
     this.base = this.end;
-    this.messages = [];
-    this.flags = [];
-    this.sizes = [];
-    const callbacks = [...this.pendingCallbacks.values()];
-    this.pendingCallbacks.clear();
-    return callbacks;
+    this.messages.length = 0;
+    this.flags = undefined;
+    const pending = this.pendingCallbacks;
+    if (pending === undefined || pending.size === 0) return undefined;
+    this.pendingCallbacks = undefined;
+    return [...pending.values()];
   }
 
   private charge(message: unknown): number {
-    return this.measure(message) + FRAME_HEADER_BYTES + ENTRY_OVERHEAD_BYTES;
+    let length = 0;
+    try {
+      length = this.serialize(message).length;
+    } catch {
+      // A message that cannot be serialized counts only its overhead: its attempt fails with the error anyway.
+    }
+    return length + FRAME_HEADER_BYTES + ENTRY_OVERHEAD_BYTES;
   }
 
-  private push(
-    message: unknown,
-    flags: number | undefined,
-    bytes: number,
-    callback: (() => void) | undefined,
-  ): void {
-    if (callback !== undefined) this.pendingCallbacks.set(this.end, callback);
+  private push(message: unknown, flags: number | undefined, callback: (() => void) | undefined): void {
+    if (callback !== undefined) (this.pendingCallbacks ??= new Map()).set(this.end, callback);
+    if (flags !== undefined || this.flags !== undefined) {
+      this.flags ??= new Array<number | undefined>(this.messages.length).fill(undefined);
+      this.flags.push(flags);
+    }
     this.messages.push(message);
-    this.flags.push(flags);
-    this.sizes.push(bytes);
   }
 }

@@ -94,7 +94,8 @@ export function createRetryInterceptor(
     return new RetryingCall(
       options,
       nextCall,
-      { policy, waitForReady },
+      policy,
+      waitForReady,
       context,
       callEmit,
     ) as unknown as InterceptingCall;

@@ -6,7 +6,7 @@ import {
   status as Status,
   type StatusObject,
 } from '@grpc/grpc-js';
-import type { CallPolicy } from '../config/types.js';
+import type { CallPolicy, RetryPolicy } from '../config/types.js';
 import { errorMessage } from '../util/error-message.js';
 import { Attempt, type AttemptOwner } from './attempt.js';
 import { type BackoffState, initialBackoffState } from './backoff.js';
@@ -26,23 +26,23 @@ import {
 import { NO_HINT, readServerHint } from './server-hint.js';
 
 /** Which phase may follow which; anything else is a bug and throws. */
-const NEXT_PHASES: Readonly<Record<CallPhaseTag, readonly CallPhaseTag[]>> = {
-  'not-started': ['in-flight', 'ended'],
-  'in-flight': ['in-flight', 'waiting', 'committed', 'ended'],
-  waiting: ['in-flight', 'ended'],
-  committed: ['ended'],
-  ended: [],
-};
+function isLegalTransition(from: CallPhaseTag, to: CallPhaseTag): boolean {
+  switch (from) {
+    case 'not-started':
+      return to === 'in-flight' || to === 'ended';
+    case 'in-flight':
+      return to !== 'not-started';
+    case 'waiting':
+      return to === 'in-flight' || to === 'ended';
+    case 'committed':
+      return to === 'ended';
+    case 'ended':
+      return false;
+  }
+}
 
 type CommitReason = 'headers' | 'message' | 'status' | 'buffer-overflow';
 type HedgeReason = 'hedging-delay' | 'adaptive-delay' | 'non-fatal-status' | 'pushback' | 'retry-info';
-
-/** Per-call settings the interceptor resolved from the service config and the call options. @internal */
-export interface CallSettings {
-  readonly policy: CallPolicy;
-  /** The method's `waitForReady`, applied to every attempt. */
-  readonly waitForReady: boolean | undefined;
-}
 
 /**
  * One logical call under a retry or hedging policy: the A6 state machine shared by both.
@@ -61,7 +61,8 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner {
   private attemptsStarted = 0;
   /** The newest attempt, for getPeer and getAuthContext before a commit. */
   private lastAttempt: Attempt | undefined;
-  private backoff: BackoffState;
+  /** Where the backoff stands; created at the first retry decision. */
+  private backoff: BackoffState | undefined;
   private halfClosed = false;
   private readRequested = false;
   private retryDelayMs = 0;
@@ -69,26 +70,25 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner {
   private readonly deadline: number;
   private readonly method: string;
   private readonly callId: number;
-  private readonly policy: CallPolicy;
   /** The method has no request stream: its one message is measured only when a second attempt needs it. */
   private readonly singleRequest: boolean;
 
   constructor(
     private readonly options: InterceptorOptions,
     private readonly nextCall: NextCall,
-    private readonly settings: CallSettings,
+    private readonly policy: CallPolicy,
+    /** The method's `waitForReady`, applied to every attempt; undefined leaves grpc-js's default. */
+    private readonly waitForReady: boolean | undefined,
     private readonly ctx: RetryingCallContext,
     /** Event sink of this call; undefined when nobody listens, so that events cost nothing then. */
     private readonly emit: ((event: RetryEvent) => void) | undefined,
   ) {
     const definition = options.method_definition;
-    this.policy = settings.policy;
     this.method = definition.path;
     this.deadline = deadlineToMs(options.deadline);
     this.callId = ctx.nextCallId();
     this.singleRequest = !definition.requestStream;
-    this.backoff = this.policy.kind === 'retry' ? initialBackoffState(this.policy) : NO_BACKOFF;
-    this.replay = new ReplayBuffer(ctx.pool, (message) => measure(definition.requestSerialize, message));
+    this.replay = new ReplayBuffer(ctx.pool, definition.requestSerialize, this.singleRequest);
     // Created now, as grpc-js would without us, so that a closed channel throws where it always did.
     this.phase = { tag: 'not-started', firstCall: nextCall(options) };
   }
@@ -98,7 +98,8 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner {
   start(metadata: Metadata, listener?: Partial<InterceptingListener>): void {
     this.metadata = metadata;
     this.listener = listener;
-    this.startedAt = this.ctx.clock.now();
+    // Time is read only where something uses it: a listener, or a wait to account for.
+    if (this.emit) this.startedAt = this.ctx.clock.now();
     this.ctx.gate?.recordCall?.();
     this.emit?.({
       type: 'call-start',
@@ -119,7 +120,7 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner {
       if (context.callback) process.nextTick(context.callback);
       return;
     }
-    const verdict = this.replay.append(message, context.flags, context.callback, this.singleRequest);
+    const verdict = this.replay.append(message, context.flags, context.callback);
     if (phase.tag === 'committed') {
       this.pump(phase.attempt);
       return;
@@ -158,7 +159,9 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner {
     }
     if (phase.tag === 'ended' || this.readRequested) return;
     this.readRequested = true;
-    if (phase.tag === 'in-flight') for (const attempt of phase.live.slice()) attempt.call.startRead();
+    if (phase.tag !== 'in-flight') return;
+    if (phase.live.length === 1) (phase.live[0] as Attempt).call.startRead();
+    else for (const attempt of phase.live.slice()) attempt.call.startRead();
   }
 
   cancelWithStatus(code: Status, details: string): void {
@@ -195,7 +198,7 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner {
       }
     }
     this.attemptsStarted = number;
-    const now = this.ctx.clock.now();
+    const now = this.emit || from.tag === 'waiting' ? this.ctx.clock.now() : 0;
     const attempt = new Attempt(this, number, kind, call, now, this.replay.start);
     const commitNext = from.tag === 'waiting' && from.commitNext;
     if (from.tag === 'in-flight') {
@@ -213,8 +216,7 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner {
     this.lastAttempt = attempt;
     const metadata = (this.metadata as Metadata).clone();
     if (number > 1) metadata.set(PREVIOUS_ATTEMPTS_METADATA_KEY, String(number - 1));
-    if (this.settings.waitForReady !== undefined)
-      metadata.setOptions({ waitForReady: this.settings.waitForReady });
+    if (this.waitForReady !== undefined) metadata.setOptions({ waitForReady: this.waitForReady });
     this.emit?.({
       type: 'attempt-start',
       method: this.method,
@@ -274,13 +276,16 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner {
 
   /** @internal */
   onAttemptMessage(attempt: Attempt, message: unknown): void {
-    if (attempt.state !== 'live') return;
-    if (this.phase.tag === 'in-flight') {
+    const phase = this.phase;
+    if (phase.tag !== 'committed') {
+      if (phase.tag !== 'in-flight' || attempt.state !== 'live') return;
       // grpc-js hands unary listeners a null message before a status that came without one: not a response.
       if (message === null && !this.options.method_definition.responseStream) return;
       this.commit(attempt, 'message');
+      if (!this.isCommitted(attempt)) return;
+    } else if (phase.attempt !== attempt || attempt.state !== 'live') {
+      return;
     }
-    if (!this.isCommitted(attempt)) return;
     this.readRequested = false;
     this.listener?.onReceiveMessage?.(message);
   }
@@ -352,7 +357,7 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner {
       policy,
       failure,
       attemptsStarted: this.attemptsStarted,
-      backoff: this.backoff,
+      backoff: this.backoff ?? initialBackoffState(policy as RetryPolicy),
       jitter: this.ctx.jitter,
       random: policy.kind === 'retry' ? this.ctx.random() : 0,
       now: this.ctx.clock.now(),
@@ -496,7 +501,7 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner {
   /** The one place where the phase changes: it checks the move and undoes what the old phase held. */
   private transition(next: CallPhase): void {
     const current = this.phase;
-    if (!NEXT_PHASES[current.tag].includes(next.tag)) {
+    if (!isLegalTransition(current.tag, next.tag)) {
       throw new Error(`RetryingCall: no transition from ${current.tag} to ${next.tag}`);
     }
     if (current.tag === 'in-flight') this.clearHedgeTimer(current);
@@ -526,9 +531,11 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner {
     const phase = this.phase;
     if (phase.tag !== 'in-flight') return;
     this.stopRecvTimer(attempt);
-    const losers = phase.live.filter((other) => other !== attempt);
+    const live = phase.live;
     this.transition({ tag: 'committed', attempt });
-    for (const loser of losers) this.cancelAttempt(loser, 'other-attempt-committed');
+    if (live.length > 1) {
+      for (const loser of live) if (loser !== attempt) this.cancelAttempt(loser, 'other-attempt-committed');
+    }
     this.replay.release();
     this.replay.dropBefore(writtenBy(attempt));
     this.emitCommitted(attempt.number, reason);
@@ -538,17 +545,17 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner {
   private end(status: StatusObject, cancelReason: AttemptCancelReason, deliverLater = false): void {
     const phase = this.phase;
     if (phase.tag === 'ended') return;
-    const now = this.ctx.clock.now();
+    const now = this.emit || phase.tag === 'waiting' ? this.ctx.clock.now() : 0;
     if (phase.tag === 'waiting') this.retryDelayMs += now - phase.since;
-    const live =
-      phase.tag === 'in-flight' ? phase.live.slice() : phase.tag === 'committed' ? [phase.attempt] : [];
-    this.transition({ tag: 'ended' });
-    for (const attempt of live) {
-      if (cancelReason === 'call-cancelled')
-        this.cancelAttempt(attempt, cancelReason, status.code, status.details);
-      else this.cancelAttempt(attempt, cancelReason);
+    this.transition(ENDED);
+    // Ended now: cancelling an attempt no longer touches the old phase's list.
+    if (phase.tag === 'in-flight') {
+      for (const attempt of phase.live) this.cancelOnEnd(attempt, status, cancelReason);
+    } else if (phase.tag === 'committed') {
+      this.cancelOnEnd(phase.attempt, status, cancelReason);
     }
-    for (const callback of this.replay.clear()) process.nextTick(callback);
+    const waiting = this.replay.clear();
+    if (waiting) for (const callback of waiting) process.nextTick(callback);
     if (status.code === Status.OK) this.ctx.gate?.recordSuccess();
     // The attempt count, visible to the caller in the trailers (as grpc-java does); absent means one attempt.
     if (this.attemptsStarted > 1)
@@ -571,6 +578,13 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner {
   }
 
   // ---- helpers ----
+
+  /** At the end of the call: an attempt still in flight is cancelled (with the caller's status for a cancel). */
+  private cancelOnEnd(attempt: Attempt, status: StatusObject, reason: AttemptCancelReason): void {
+    if (attempt.state !== 'live') return;
+    if (reason === 'call-cancelled') this.cancelAttempt(attempt, reason, status.code, status.details);
+    else this.cancelAttempt(attempt, reason);
+  }
 
   private setTimerBeforeDeadline(delayMs: number, action: () => void): unknown {
     const clock = this.ctx.clock;
@@ -625,7 +639,10 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner {
 
   private pumpAll(): void {
     const phase = this.phase;
-    if (phase.tag === 'in-flight') for (const attempt of phase.live.slice()) this.pump(attempt);
+    if (phase.tag !== 'in-flight') return;
+    const live = phase.live;
+    if (live.length === 1) this.pump(live[0] as Attempt);
+    else for (const attempt of live.slice()) this.pump(attempt);
   }
 
   /**
@@ -659,7 +676,7 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner {
   }
 }
 
-const NO_BACKOFF: BackoffState = Object.freeze({ retryNumber: 0, previousMs: 0 });
+const ENDED: CallPhase = Object.freeze({ tag: 'ended' });
 
 const CANCEL_DETAILS: Readonly<Record<AttemptCancelReason, string>> = {
   'other-attempt-committed': 'another attempt committed',
@@ -698,14 +715,6 @@ function mostAdvanced(live: readonly Attempt[]): Attempt {
 function removeFrom(live: Attempt[], attempt: Attempt): void {
   const index = live.indexOf(attempt);
   if (index >= 0) live.splice(index, 1);
-}
-
-function measure(serialize: (message: unknown) => Buffer, message: unknown): number {
-  try {
-    return serialize(message).length;
-  } catch {
-    return 0; // the attempt itself will fail with the serialization error
-  }
 }
 
 function deadlineToMs(deadline: InterceptorOptions['deadline']): number {
