@@ -473,3 +473,14 @@ describe('check: timeouts and worst-case time', () => {
     expect(report.entries[1]?.worstCaseMs).toBe(longMs);
   });
 });
+
+describe('check: the README example', () => {
+  it('prints exactly the output the README shows for the file with many errors', async () => {
+    const readme = readFileSync('README.md', 'utf8');
+    const shown = /The last one prints every problem at once[\s\S]*?```text\n([\s\S]*?)```/.exec(readme)?.[1];
+    expect(shown).toBeDefined();
+    const run = await check('test/cli/fixtures/many-errors-config.json');
+    expect(run.code).toBe(1);
+    expect(run.stderr).toBe(shown);
+  });
+});
