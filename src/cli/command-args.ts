@@ -3,6 +3,7 @@
  */
 
 import { type ParseArgsConfig, parseArgs } from 'node:util';
+import { errorMessage } from '../util/error-message.js';
 
 /** A command-line mistake: the command prints it with its usage and exits 2. */
 export class UsageError extends Error {
@@ -73,7 +74,7 @@ export function flagOption(args: CommandArgs, name: string): boolean {
 
 function describeParseError(error: unknown): string {
   const code = (error as { code?: unknown } | null)?.code;
-  const message = error instanceof Error ? error.message : String(error);
+  const message = errorMessage(error);
   const option = /'(-[^' ,]*)(?:, (--[^' ]+))?/.exec(message);
   const name = option?.[2] ?? option?.[1] ?? '';
   switch (code) {

@@ -92,31 +92,43 @@ export function parseJsonSource(text: string): JsonSource | JsonSyntaxError {
   } catch (error) {
     parseFailure = { error };
   }
-  const errors: ParseError[] = [];
-  let tree: Node | undefined;
-  try {
-    tree = parseTree(source, errors, {
-      disallowComments: true,
-      allowTrailingComma: false,
-      allowEmptyContent: false,
-    });
-  } catch {
-    // Nesting deep enough to exhaust the stack: JSON.parse decides alone, positions fall back to the start.
-    tree = undefined;
-  }
   const lines = lineStarts(source);
   if (parseFailure !== undefined) {
+    const { tree, errors } = syntaxTree(source);
     const first = errors[0];
     const offset = first?.offset ?? engineOffset(parseFailure.error) ?? 0;
     const problem =
       first === undefined ? errorMessage(parseFailure.error) : describeSyntaxError(source, first, tree);
     return { ok: false, position: positionOf(lines, offset), problem, cause: parseFailure.error };
   }
+  // The tree is built on first use: a valid config that needs no diagnostics costs one JSON.parse.
+  let tree: Node | undefined | null = null;
   return {
     ok: true,
     value,
-    locate: (path, target = 'value') => positionOf(lines, locateOffset(tree, path, target)),
+    locate: (path, target = 'value') => {
+      if (tree === null) {
+        tree = syntaxTree(source).tree;
+      }
+      return positionOf(lines, locateOffset(tree, path, target));
+    },
   };
+}
+
+/** jsonc-parser's tree of `source` (strict JSON options) and its syntax errors. */
+function syntaxTree(source: string): { tree: Node | undefined; errors: ParseError[] } {
+  const errors: ParseError[] = [];
+  try {
+    const tree = parseTree(source, errors, {
+      disallowComments: true,
+      allowTrailingComma: false,
+      allowEmptyContent: false,
+    });
+    return { tree, errors };
+  } catch {
+    // Nesting deep enough to exhaust the stack: JSON.parse decides alone, positions fall back to the start.
+    return { tree: undefined, errors };
+  }
 }
 
 function engineOffset(error: unknown): number | undefined {

@@ -484,3 +484,31 @@ describe('check: the README example', () => {
     expect(run.stderr).toBe(shown);
   });
 });
+
+describe('check: unknown fields in a valid config', () => {
+  it('warns at the key, exits 0, and reports them in JSON with kind unknown-field', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'grh-check-')), 'config.json');
+    writeFileSync(
+      file,
+      '{\n  "methodConfig": [{ "name": [{}], "retry_policy": {} }],\n  "retryThrottling": null\n}\n',
+    );
+    const run = await check(file);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain(
+      `${file}:2:36: warning: methodConfig[0].retry_policy: unknown field "retry_policy" is ignored; ` +
+        'did you mean "retryPolicy"?',
+    );
+    expect(run.stdout).toContain('no retry or hedging policy');
+    const report = JSON.parse((await check(file, '--json')).stdout) as CheckReport;
+    expect(report.valid).toBe(true);
+    expect(report.warnings).toEqual([
+      {
+        kind: 'unknown-field',
+        path: 'methodConfig[0].retry_policy',
+        line: 2,
+        column: 36,
+        message: 'unknown field "retry_policy" is ignored; did you mean "retryPolicy"?',
+      },
+    ]);
+  });
+});
