@@ -55,6 +55,7 @@ const SERVICE_CONFIG: FieldShape = {
     methodConfig: { items: METHOD_CONFIG },
     retryThrottling: { fields: { maxTokens: undefined, tokenRatio: undefined } },
     healthCheckConfig: { fields: { serviceName: undefined } },
+    connectionScaling: { fields: { maxConnectionsPerSubchannel: undefined } },
   },
 };
 

@@ -217,7 +217,8 @@ describe('unknown fields', () => {
   ],
   "retryThrottling": { "maxTokens": 1, "tokenRatio": 1, "colour": "red" },
   "healthCheckConfig": { "serviceName": "", "servicename": "" },
-  "loadBalancingConfig": [{ "round_robin": { "anything": 1 } }]
+  "loadBalancingConfig": [{ "round_robin": { "anything": 1 } }],
+  "connectionScaling": { "maxConnectionsPerSubchannel": 2 }
 }`;
     const result = validateServiceConfig(text);
     expect(result.errors).toEqual([]);
