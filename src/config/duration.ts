@@ -27,23 +27,34 @@ const EXPECTATION =
  * @throws ServiceConfigError when the value is not a valid Duration or is out of the Duration range.
  */
 export function parseDuration(value: unknown, path: string): number {
+  const result = readDuration(value);
+  if (typeof result === 'string') {
+    throw new ServiceConfigError(path, result);
+  }
+  return result;
+}
+
+/**
+ * {@link parseDuration} without the throw: the duration in milliseconds, or what is wrong with the value (a
+ * string such as `must be a duration string ..., got 5`).
+ */
+export function readDuration(value: unknown): number | string {
   if (typeof value !== 'string') {
-    throw new ServiceConfigError(path, `${EXPECTATION}, got ${describeValue(value)}`);
+    return `${EXPECTATION}, got ${describeValue(value)}`;
   }
   const match = DURATION_PATTERN.exec(value);
   const whole = match?.[2] ?? '';
   const fraction = match?.[3] ?? '';
   if (match === null || (whole === '' && fraction === '')) {
-    throw new ServiceConfigError(path, `${EXPECTATION}, got ${describeValue(value)}`);
+    return `${EXPECTATION}, got ${describeValue(value)}`;
   }
   const seconds = whole === '' ? 0 : Number(whole);
   if (seconds > MAX_DURATION_SECONDS) {
-    throw new ServiceConfigError(
-      path,
-      `duration ${describeValue(value)} is out of range (at most ${MAX_DURATION_SECONDS}s either way)`,
-    );
+    return `duration ${describeValue(value)} is out of range (at most ${MAX_DURATION_SECONDS}s either way)`;
   }
+  // Whole milliseconds and the nanoseconds below them are added separately, so that "0.3s" is exactly 300 and
+  // "1.500s" exactly 1500 (no 0.3 × 1000 rounding).
   const nanos = fraction === '' ? 0 : Number(fraction.padEnd(9, '0'));
-  const ms = seconds * 1000 + nanos / 1_000_000;
+  const ms = seconds * 1000 + Math.floor(nanos / 1_000_000) + (nanos % 1_000_000) / 1_000_000;
   return match[1] === '-' && ms !== 0 ? -ms : ms;
 }

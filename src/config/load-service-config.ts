@@ -4,6 +4,7 @@
 
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { errorMessage } from '../util/error-message.js';
 import { parseServiceConfig } from './parse-service-config.js';
 import { isServiceConfigError, ServiceConfigError } from './service-config-error.js';
 import type { ServiceConfig } from './types.js';
@@ -14,7 +15,8 @@ import type { ServiceConfig } from './types.js';
  * @param file Path of a JSON service config.
  * @returns The normalized config.
  * @throws ServiceConfigError with `file` set and a message starting with the file name, when the file cannot be
- *   read, is not valid JSON, or is not a valid service config.
+ *   read, is not valid JSON, or is not a valid service config; `errors` lists every problem with its line and
+ *   column.
  */
 export function loadServiceConfig(file: string): ServiceConfig {
   let text: string;
@@ -49,13 +51,19 @@ function parseWithFile(text: string, file: string): ServiceConfig {
     return parseServiceConfig(text);
   } catch (error) {
     if (isServiceConfigError(error)) {
-      throw new ServiceConfigError(error.path, error.detail, { file, cause: error.cause });
+      throw new ServiceConfigError(error.path, error.detail, {
+        file,
+        cause: error.cause,
+        errors: error.errors,
+      });
     }
     throw error;
   }
 }
 
 function readError(file: string, error: unknown): ServiceConfigError {
-  const reason = error instanceof Error ? error.message : String(error);
-  return new ServiceConfigError('', `cannot read the service config file: ${reason}`, { file, cause: error });
+  return new ServiceConfigError('', `cannot read the service config file: ${errorMessage(error)}`, {
+    file,
+    cause: error,
+  });
 }

@@ -8,20 +8,40 @@
  */
 const SERVICE_CONFIG_ERROR_BRAND: unique symbol = Symbol.for('grpc-retry-hedging.ServiceConfigError');
 
+/**
+ * One problem found in a service config. `line` and `column` (1-based) are known when the config was given as JSON
+ * text; a missing field is located at its parent object.
+ */
+export interface ServiceConfigIssue {
+  /** JSON path of the offending value, such as `methodConfig[1].retryPolicy.maxAttempts`; `` for the root. */
+  readonly path: string;
+  /** What is wrong, without the path: `must be an integer greater than 1, got 1`. */
+  readonly message: string;
+  readonly line?: number;
+  readonly column?: number;
+}
+
 /** Options of the {@link ServiceConfigError} constructor. */
 export interface ServiceConfigErrorOptions {
   /** The file the config was read from; the message is then prefixed with it. */
   readonly file?: string;
   /** The underlying error (a file-system error, for instance). */
   readonly cause?: unknown;
+  /**
+   * Every problem found, the first of which is the one named by `path` and `detail`. Defaults to that one problem
+   * alone.
+   */
+  readonly errors?: readonly ServiceConfigIssue[];
 }
 
 /**
- * A service config was rejected. `path` is the JSON path of the offending value, such as
- * `methodConfig[1].retryPolicy.maxAttempts`, or `` for the root (and for JSON syntax errors).
+ * A service config was rejected. `errors` lists every problem found; `path` and `detail` describe the first one:
+ * `path` is the JSON path of the offending value, such as `methodConfig[1].retryPolicy.maxAttempts`, or `` for the
+ * root (and for JSON syntax errors).
  *
- * The message reads `[file: ][path: ]detail`, for example
- * `methodConfig[1].retryPolicy.maxAttempts: must be an integer greater than 1, got 1`.
+ * The message's first line reads `[file: ][path: ]detail`, for example
+ * `methodConfig[1].retryPolicy.maxAttempts: must be an integer greater than 1, got 1`; when there are more
+ * problems, each follows on a line of its own.
  */
 export class ServiceConfigError extends Error {
   /** JSON path of the offending value; `` for the root. */
@@ -30,6 +50,8 @@ export class ServiceConfigError extends Error {
   readonly detail: string;
   /** The file the config was read from, when known. */
   readonly file?: string;
+  /** Every problem found, in validation order; never empty. The first is the one `path` and `detail` name. */
+  readonly errors: readonly ServiceConfigIssue[];
 
   /**
    * @param path JSON path of the offending value (`` for the root).
@@ -37,13 +59,18 @@ export class ServiceConfigError extends Error {
    * @param options Optional file name and cause.
    */
   constructor(path: string, detail: string, options: ServiceConfigErrorOptions = {}) {
+    const errors =
+      options.errors !== undefined && options.errors.length > 0
+        ? Object.freeze([...options.errors])
+        : Object.freeze([{ path, message: detail }]);
     super(
-      composeMessage(path, detail, options.file),
+      composeMessage(path, detail, options.file, errors),
       options.cause === undefined ? undefined : { cause: options.cause },
     );
     this.name = 'ServiceConfigError';
     this.path = path;
     this.detail = detail;
+    this.errors = errors;
     if (options.file !== undefined) {
       this.file = options.file;
     }
@@ -56,9 +83,39 @@ Object.defineProperty(ServiceConfigError.prototype, SERVICE_CONFIG_ERROR_BRAND, 
   writable: false,
 });
 
-function composeMessage(path: string, detail: string, file: string | undefined): string {
+function composeMessage(
+  path: string,
+  detail: string,
+  file: string | undefined,
+  errors: readonly ServiceConfigIssue[],
+): string {
   const located = path === '' ? detail : `${path}: ${detail}`;
-  return file === undefined ? located : `${file}: ${located}`;
+  const first = file === undefined ? located : `${file}: ${located}`;
+  if (errors.length <= 1) {
+    return first;
+  }
+  const rest = errors
+    .slice(1)
+    .map((issue) => `    ${issue.path === '' ? '' : `${issue.path}: `}${issue.message}`);
+  return `${first}\n  and ${errors.length - 1} more:\n${rest.join('\n')}`;
+}
+
+/**
+ * Builds the error thrown for a list of problems (at least one), naming the first in `path`, `detail` and the
+ * message's first line.
+ *
+ * @param issues Every problem found, in order.
+ * @param options The file and cause, as for the constructor.
+ */
+export function serviceConfigErrorOf(
+  issues: readonly ServiceConfigIssue[],
+  options: Omit<ServiceConfigErrorOptions, 'errors'> = {},
+): ServiceConfigError {
+  const [first] = issues;
+  if (first === undefined) {
+    throw new RangeError('serviceConfigErrorOf: needs at least one issue');
+  }
+  return new ServiceConfigError(first.path, first.message, { ...options, errors: issues });
 }
 
 /**

@@ -34,6 +34,15 @@ function buildNameTable(): Map<string, number> {
  * @throws ServiceConfigError when the value is not a known status code.
  */
 export function parseStatusCode(value: unknown, path: string): number {
+  const code = readStatusCode(value);
+  if (typeof code === 'string') {
+    throw new ServiceConfigError(path, code);
+  }
+  return code;
+}
+
+/** {@link parseStatusCode} without the throw: the code, or what is wrong with the value. */
+export function readStatusCode(value: unknown): number | string {
   if (typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= MAX_STATUS_CODE) {
     return value;
   }
@@ -43,11 +52,15 @@ export function parseStatusCode(value: unknown, path: string): number {
       return code;
     }
   }
-  throw new ServiceConfigError(
-    path,
+  return (
     `must be a gRPC status code (an integer 0..${MAX_STATUS_CODE} or a name such as "UNAVAILABLE"), ` +
-      `got ${describeValue(value)}`,
+    `got ${describeValue(value)}`
   );
+}
+
+/** The canonical status code names, in code order: `OK`, `CANCELLED`, ..., `UNAUTHENTICATED`. */
+export function statusCodeNames(): string[] {
+  return [...NAME_BY_CODE.entries()].sort((a, b) => a[0] - b[0]).map(([, name]) => name);
 }
 
 /**

@@ -16,8 +16,12 @@ export interface RetryPolicy {
   readonly initialBackoffMs: number;
   readonly maxBackoffMs: number;
   readonly backoffMultiplier: number;
+  /** May be empty only when `perAttemptRecvTimeoutMs` is set. */
   readonly retryableStatusCodes: readonly number[];
-  /** `perAttemptRecvTimeout` in ms, when present: each attempt gets this long to receive headers or a message. */
+  /**
+   * `perAttemptRecvTimeout` (gRPC C-core's field), when present, in ms (> 0): how long an attempt may wait for its
+   * first response headers or message before it is cancelled and the retry decision runs.
+   */
   readonly perAttemptRecvTimeoutMs?: number;
 }
 
@@ -37,8 +41,12 @@ export interface MethodConfig {
   readonly name: readonly MethodName[];
   readonly retryPolicy?: RetryPolicy;
   readonly hedgingPolicy?: HedgingPolicy;
-  /** `timeout`, when present, in ms: the interceptor makes it the call's deadline when it is the sooner one. */
+  /**
+   * `timeout`, when present, in ms: the interceptor applies it as the call's overall deadline when it is shorter
+   * than the caller's.
+   */
   readonly timeoutMs?: number;
+  /** `waitForReady`, when present: the interceptor applies it to every attempt. */
   readonly waitForReady?: boolean;
 }
 

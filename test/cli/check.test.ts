@@ -4,6 +4,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type CheckReport, runCheck } from '../../src/cli/check.js';
 
+const FIXTURES = 'test/cli/fixtures';
+const DEMO_PROTO = 'protos/idempotency_demo.proto';
+
 const PROTO = 'protos/flaky_test.proto';
 const SERVICE = 'grpc_retry_hedging.testing.v1.FlakyTest';
 
@@ -123,11 +126,12 @@ describe('check: valid configs', () => {
 });
 
 describe('check: --proto', () => {
-  it('finds no warnings for the example configs', async () => {
+  it('finds every name of the example configs in the proto (only idempotency warnings remain)', async () => {
     for (const file of ['examples/service-config.json', 'examples/hedging-config.json']) {
       const run = await check(file, '--proto', PROTO, '--json');
       expect(run.code).toBe(0);
-      expect((JSON.parse(run.stdout) as CheckReport).warnings).toEqual([]);
+      const kinds = (JSON.parse(run.stdout) as CheckReport).warnings.map((w) => w.kind);
+      expect(kinds.filter((kind) => kind !== 'not-idempotent')).toEqual([]);
     }
   });
 
@@ -140,9 +144,10 @@ describe('check: --proto', () => {
       (await check('test/fixtures/unqualified-service-config.json', `--proto=${PROTO}`, '--json')).stdout,
     ) as CheckReport;
     expect(json.valid).toBe(true);
-    expect(json.warnings).toHaveLength(1);
-    expect(json.warnings[0]?.path).toBe('methodConfig[0].name[0]');
-    expect(json.warnings[0]?.message).toContain(`did you mean ${SERVICE}?`);
+    const names = json.warnings.filter((w) => w.kind === 'unmatched-name');
+    expect(names).toHaveLength(1);
+    expect(names[0]).toMatchObject({ path: 'methodConfig[0].name[0]', line: 4, column: 16 });
+    expect(names[0]?.message).toContain(`did you mean ${SERVICE}?`);
   });
 
   it('warns about unknown methods and services', async () => {
@@ -156,7 +161,8 @@ describe('check: --proto', () => {
         ],
       }),
     );
-    const report = JSON.parse((await check(file, '--proto', PROTO, '--json')).stdout) as CheckReport;
+    const all = (JSON.parse((await check(file, '--proto', PROTO, '--json')).stdout) as CheckReport).warnings;
+    const report = { warnings: all.filter((w) => w.kind === 'unmatched-name') };
     expect(report.warnings.map((w) => w.path)).toEqual([
       'methodConfig[0].name[1]',
       'methodConfig[0].name[2]',
@@ -167,24 +173,57 @@ describe('check: --proto', () => {
     expect(report.warnings[2]?.message).toContain(`known services: ${SERVICE}`);
   });
 
-  it('exits 2 for an unreadable proto', async () => {
+  it('exits 1 with one line for a missing proto', async () => {
     const run = await check('examples/service-config.json', '--proto', 'protos/missing.proto');
-    expect(run.code).toBe(2);
+    expect(run.code).toBe(1);
     expect(run.stdout).toBe('');
-    expect(run.stderr).toContain('protos/missing.proto');
-    expect(run.stderr).toContain('Usage: grpc-retry-hedging check');
+    expect(run.stderr).toBe(
+      'error: cannot read the proto file protos/missing.proto: not found in the working directory\n',
+    );
   });
 });
 
 describe('check: invalid configs', () => {
-  it('exits 1 and prints the error with its path to stderr', async () => {
+  it('exits 1 and prints the error as file:line:col: path: message to stderr', async () => {
     const run = await check('test/fixtures/bad-service-config.json');
     expect(run.code).toBe(1);
     expect(run.stdout).toBe('');
-    expect(run.stderr).toContain(
-      'test/fixtures/bad-service-config.json: methodConfig[0].retryPolicy.maxAttempts: ' +
-        'must be an integer greater than 1, got 1',
+    expect(run.stderr).toBe(
+      'test/fixtures/bad-service-config.json:6:24: methodConfig[0].retryPolicy.maxAttempts: ' +
+        'must be an integer greater than 1, got 1\n' +
+        'test/fixtures/bad-service-config.json: invalid service config (1 error)\n',
     );
+  });
+
+  it('prints every error at once, then the warnings, each at its line and column', async () => {
+    const file = `${FIXTURES}/many-errors-config.json`;
+    const run = await check(file);
+    expect(run.code).toBe(1);
+    expect(run.stderr.trimEnd().split('\n')).toEqual([
+      `${file}:7:24: methodConfig[0].retryPolicy.maxAttempts: must be an integer greater than 1, got "3"`,
+      expect.stringMatching(
+        /^test\/cli\/fixtures\/many-errors-config\.json:8:27: methodConfig\[0\]\.retryPolicy\.initialBackoff: must be a duration string .*, got 0\.1$/,
+      ),
+      expect.stringMatching(
+        /:11:49: methodConfig\[0\]\.retryPolicy\.retryableStatusCodes\[1\]: must be a gRPC status code .*got "NOPE"$/,
+      ),
+      `${file}:15:37: retryThrottling.maxTokens: must be an integer greater than 0 and at most 1000, got 0`,
+      `${file}:2:3: warning: methodconfig: unknown field "methodconfig" is ignored; did you mean "methodConfig"?`,
+      `${file}:5:40: warning: methodConfig[0].name[0].methd: unknown field "methd" is ignored; did you mean "method"?`,
+      `${file}: invalid service config (4 errors)`,
+    ]);
+    const report = JSON.parse((await check(file, '--json')).stdout) as CheckReport;
+    expect(report.status).toBe('invalid');
+    expect(report.errors.map((e) => [e.path, e.line, e.column])).toEqual([
+      ['methodConfig[0].retryPolicy.maxAttempts', 7, 24],
+      ['methodConfig[0].retryPolicy.initialBackoff', 8, 27],
+      ['methodConfig[0].retryPolicy.retryableStatusCodes[1]', 11, 49],
+      ['retryThrottling.maxTokens', 15, 37],
+    ]);
+    expect(report.warnings.map((w) => [w.kind, w.path, w.line, w.column])).toEqual([
+      ['unknown-field', 'methodconfig', 2, 3],
+      ['unknown-field', 'methodConfig[0].name[0].methd', 5, 40],
+    ]);
   });
 
   it('reports the error in the JSON report', async () => {
@@ -193,6 +232,8 @@ describe('check: invalid configs', () => {
     const report = JSON.parse(run.stdout) as CheckReport;
     expect(report).toMatchObject({
       valid: false,
+      status: 'invalid',
+      errors: [{ path: 'methodConfig[0].retryPolicy.maxAttempts', line: 6, column: 24 }],
       entries: [],
       throttling: null,
       warnings: [],
@@ -206,11 +247,17 @@ describe('check: usage errors', () => {
   it.each<[string, string[], string]>([
     ['no config file', [], 'missing the service config file'],
     ['an unknown flag', ['examples/service-config.json', '--verbose'], 'unknown option --verbose'],
-    ['two config files', ['a.json', 'b.json'], 'unexpected argument b.json'],
+    ['two config files', ['a.json', 'b.json'], 'unexpected argument "b.json"'],
+    ['--json with a value', ['a.json', '--json=yes'], '--json takes no value'],
+    ['an empty --proto', ['a.json', '--proto='], '--proto needs a value'],
+    [
+      'an unknown --jitter',
+      ['a.json', '--jitter', 'random'],
+      '--jitter must be one of a6, full, equal, decorrelated',
+    ],
     ['--proto without a value', ['examples/service-config.json', '--proto'], '--proto needs a value'],
     ['a bad limit', ['examples/service-config.json', '--max-attempts-limit', '0'], 'integer >= 1'],
     ['a non-numeric limit', ['examples/service-config.json', '--max-attempts-limit=five'], 'integer >= 1'],
-    ['a missing config file', ['test/fixtures/does-not-exist.json'], 'cannot read the service config file'],
   ])('exits 2 for %s', async (_label, argv, fragment) => {
     const run = await check(...argv);
     expect(run.code).toBe(2);
@@ -223,5 +270,245 @@ describe('check: usage errors', () => {
     const run = await check('--help');
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('Usage: grpc-retry-hedging check');
+  });
+});
+
+describe('check: file-system errors', () => {
+  it('exits 1 with one line for a missing config file, and prints JSON with --json', async () => {
+    const run = await check('test/fixtures/does-not-exist.json');
+    expect(run.code).toBe(1);
+    expect(run.stdout).toBe('');
+    expect(run.stderr.split('\n')).toHaveLength(2);
+    expect(run.stderr).toMatch(
+      /^error: cannot read the service config file test\/fixtures\/does-not-exist\.json: ENOENT/,
+    );
+    const json = await check('test/fixtures/does-not-exist.json', '--json');
+    expect(json.code).toBe(1);
+    const report = JSON.parse(json.stdout) as CheckReport;
+    expect(report).toMatchObject({
+      valid: false,
+      status: 'io-error',
+      file: 'test/fixtures/does-not-exist.json',
+    });
+    expect(report.errors[0]?.message).toContain('cannot read the service config file');
+  });
+
+  it('prints JSON for a proto that cannot be loaded', async () => {
+    const run = await check('examples/service-config.json', '--proto', 'nope.proto', '--json');
+    expect(run.code).toBe(1);
+    const report = JSON.parse(run.stdout) as CheckReport;
+    expect(report.status).toBe('io-error');
+    expect(report.errors).toEqual([
+      { path: '', message: 'cannot read the proto file nope.proto: not found in the working directory' },
+    ]);
+  });
+
+  it('prints JSON for usage errors with --json, and exits 2', async () => {
+    const run = await check('--json', '--bogus');
+    expect(run.code).toBe(2);
+    const report = JSON.parse(run.stdout) as CheckReport;
+    expect(report).toMatchObject({ valid: false, status: 'usage-error', file: null });
+    expect(report.errors).toEqual([{ path: '', message: 'unknown option --bogus' }]);
+    expect(run.stderr).toBe('error: unknown option --bogus\n');
+  });
+});
+
+describe('check: --version', () => {
+  it('prints the version of package.json', async () => {
+    const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
+    const run = await check('--version');
+    expect(run.code).toBe(0);
+    expect(run.stdout).toBe(`${version}\n`);
+  });
+});
+
+describe('check: proto include paths', () => {
+  const lookupConfig = (): string => {
+    const file = join(mkdtempSync(join(tmpdir(), 'grh-check-')), 'config.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        methodConfig: [
+          {
+            name: [{ service: 'fixture.api.Lookup', method: 'Find' }],
+            hedgingPolicy: { maxAttempts: 2 },
+          },
+        ],
+      }),
+    );
+    return file;
+  };
+
+  it('fails cleanly without the include path: one line, exit 1, no protobufjs warning leaked', async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error): void => {
+      warnings.push(warning.message);
+    };
+    process.on('warning', onWarning);
+    try {
+      const run = await check(lookupConfig(), '--proto', `${FIXTURES}/protos/api/lookup.proto`);
+      expect(run.code).toBe(1);
+      expect(run.stdout).toBe('');
+      expect(run.stderr).toMatch(
+        /^error: cannot load the proto file test\/cli\/fixtures\/protos\/api\/lookup\.proto: .*common\/ids\.proto.*add its directory with -I\)\n$/,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(warnings).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+
+  it.each([
+    ['-I', ['-I', `${FIXTURES}/protos`, '--proto', `${FIXTURES}/protos/api/lookup.proto`]],
+    ['-Idir', [`-I${FIXTURES}/protos`, '--proto', `${FIXTURES}/protos/api/lookup.proto`]],
+    [
+      '--proto-path=dir',
+      [`--proto-path=${FIXTURES}/protos`, '--proto', `${FIXTURES}/protos/api/lookup.proto`],
+    ],
+    [
+      'a proto named relative to the include path',
+      ['-I', `${FIXTURES}/protos`, '--proto', 'api/lookup.proto'],
+    ],
+  ])('loads an import from another folder with %s', async (_label, argv) => {
+    const run = await check(lookupConfig(), ...argv, '--json');
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    expect((JSON.parse(run.stdout) as CheckReport).warnings).toEqual([]);
+  });
+
+  it('exits 1 with one line for a proto with a syntax error', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'grh-proto-'));
+    writeFileSync(join(dir, 'broken.proto'), 'syntax = "proto3";\nservice S {\n  rpc M(\n}\n');
+    const run = await check('examples/service-config.json', '--proto', join(dir, 'broken.proto'));
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/^error: cannot load the proto file .*broken\.proto: .+\n$/);
+    expect(run.stderr.split('\n')).toHaveLength(2);
+  });
+
+  it('exits 1 for an include path that does not exist', async () => {
+    const run = await check('examples/service-config.json', '-I', 'no/such/dir', '--proto', PROTO);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toBe('error: include path no/such/dir does not exist\n');
+  });
+});
+
+describe('check: idempotency', () => {
+  it('warns about every retried or hedged method its proto does not mark idempotent', async () => {
+    const file = `${FIXTURES}/idempotency-config.json`;
+    const run = await check(file, '--proto', DEMO_PROTO, '--json');
+    expect(run.code).toBe(0);
+    const report = JSON.parse(run.stdout) as CheckReport;
+    expect(report.warnings).toEqual([
+      {
+        kind: 'not-idempotent',
+        path: 'methodConfig[0].name[0]',
+        line: 4,
+        column: 16,
+        message: expect.stringMatching(
+          /^retryPolicy covers grpc_retry_hedging\.demo\.v1\.Items\/CreateItem, which its proto does not mark "option idempotency_level = IDEMPOTENT" or "NO_SIDE_EFFECTS"/,
+        ),
+      },
+    ]);
+    const text = await check(file, '--proto', DEMO_PROTO);
+    expect(text.stdout).toContain(
+      `${file}:4:16: warning: methodConfig[0].name[0]: retryPolicy covers grpc_retry_hedging.demo.v1.Items/CreateItem`,
+    );
+  });
+
+  it('says nothing without --proto', async () => {
+    const report = JSON.parse(
+      (await check(`${FIXTURES}/idempotency-config.json`, '--json')).stdout,
+    ) as CheckReport;
+    expect(report.warnings).toEqual([]);
+  });
+});
+
+describe('check: timeouts and worst-case time', () => {
+  const file = `${FIXTURES}/timeouts-config.json`;
+
+  it('reports per-attempt timeouts, timeouts and the bounded worst case (a6 jitter)', async () => {
+    const run = await check(file, '--json');
+    expect(run.code).toBe(0);
+    const report = JSON.parse(run.stdout) as CheckReport;
+    const [bounded, long, hedged, unbounded] = report.entries;
+    // 4 attempts × 300 ms + (100 + 200 + 400) × 1.2 = 2040 ms, bounded by the 2 s timeout
+    expect(bounded).toMatchObject({ timeoutMs: 2000, waitForReady: true, worstCaseMs: 2000 });
+    expect(bounded?.policy).toMatchObject({ perAttemptTimeoutMs: 300, retryableStatusCodes: [] });
+    // 3 × 1500 ms + (100 + 200) × 1.2 = 4860 ms, under the 10 s timeout
+    expect(long).toMatchObject({ timeoutMs: 10000, worstCaseMs: 3 * 1500 + (100 + 200) * 1.2 });
+    expect(hedged).toMatchObject({ timeoutMs: 5000, worstCaseMs: 5000 });
+    expect(unbounded).toMatchObject({ worstCaseMs: null });
+    expect(unbounded?.policy).toMatchObject({ perAttemptTimeoutMs: null });
+    expect(bounded?.policy?.kind === 'retry' && bounded.policy.worstCaseWaitMs).toBe(840);
+  });
+
+  it('says when timeout and waitForReady apply, in the text report', async () => {
+    const run = await check(file);
+    expect(run.stdout).toContain(
+      "timeout: 2 s (applied as the call's deadline when shorter than the caller's)",
+    );
+    expect(run.stdout).toContain('waitForReady: true (applied to every attempt');
+    expect(run.stdout).toContain('per-attempt timeout: 300 ms (perAttemptRecvTimeout');
+    expect(run.stdout).toContain('retryable codes: none (only attempts that exceed perAttemptRecvTimeout');
+    expect(run.stdout).toContain(
+      'worst-case time before the last attempt answers: 2 s (4 × 300 ms per attempt + 840 ms of backoff, bounded by the timeout)',
+    );
+    expect(run.stdout).toContain(
+      'worst-case time before the last attempt answers: 4.86 s (3 × 1.5 s per attempt + 360 ms of backoff)',
+    );
+    expect(run.stdout).toContain('worst-case time: 5 s (the timeout; attempts have no timeout of their own)');
+    expect(run.stdout).toContain('worst-case time: unbounded');
+  });
+
+  it.each([
+    // full and equal jitter: at most the capped backoff; decorrelated: at most maxBackoff each
+    ['full', 4 * 300 + (100 + 200 + 400), 3 * 1500 + (100 + 200)],
+    ['equal', 4 * 300 + (100 + 200 + 400), 3 * 1500 + (100 + 200)],
+    ['decorrelated', 2000, 3 * 1500 + 2 * 1000],
+  ])('uses the worst case of --jitter %s', async (jitter, boundedMs, longMs) => {
+    const report = JSON.parse((await check(file, '--json', '--jitter', jitter)).stdout) as CheckReport;
+    expect(report.jitter).toBe(jitter);
+    expect(report.entries[0]?.worstCaseMs).toBe(boundedMs);
+    expect(report.entries[1]?.worstCaseMs).toBe(longMs);
+  });
+});
+
+describe('check: the README example', () => {
+  it('prints exactly the output the README shows for the file with many errors', async () => {
+    const readme = readFileSync('README.md', 'utf8');
+    const shown = /The last one prints every problem at once[\s\S]*?```text\n([\s\S]*?)```/.exec(readme)?.[1];
+    expect(shown).toBeDefined();
+    const run = await check('test/cli/fixtures/many-errors-config.json');
+    expect(run.code).toBe(1);
+    expect(run.stderr).toBe(shown);
+  });
+});
+
+describe('check: unknown fields in a valid config', () => {
+  it('warns at the key, exits 0, and reports them in JSON with kind unknown-field', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'grh-check-')), 'config.json');
+    writeFileSync(
+      file,
+      '{\n  "methodConfig": [{ "name": [{}], "retry_policy": {} }],\n  "retryThrottling": null\n}\n',
+    );
+    const run = await check(file);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain(
+      `${file}:2:36: warning: methodConfig[0].retry_policy: unknown field "retry_policy" is ignored; ` +
+        'did you mean "retryPolicy"?',
+    );
+    expect(run.stdout).toContain('no retry or hedging policy');
+    const report = JSON.parse((await check(file, '--json')).stdout) as CheckReport;
+    expect(report.valid).toBe(true);
+    expect(report.warnings).toEqual([
+      {
+        kind: 'unknown-field',
+        path: 'methodConfig[0].retry_policy',
+        line: 2,
+        column: 36,
+        message: 'unknown field "retry_policy" is ignored; did you mean "retryPolicy"?',
+      },
+    ]);
   });
 });

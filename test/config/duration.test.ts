@@ -60,3 +60,18 @@ describe('parseDuration', () => {
     }
   });
 });
+
+describe('parseDuration exactness', () => {
+  it.each([
+    ['0.3s', 300],
+    ['1.500s', 1500],
+    ['0.1s', 100],
+    ['0.7s', 700],
+    ['2.675s', 2675],
+    ['0.000001s', 0.001],
+    ['1.000000001s', 1000.000001],
+    ['-0.3s', -300],
+  ])('%s is exactly %s ms', (text, ms) => {
+    expect(parseDuration(text, 'd')).toBe(ms);
+  });
+});

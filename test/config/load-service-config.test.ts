@@ -59,6 +59,19 @@ describe.each(loaders)('%s', (_name, load) => {
     );
   });
 
+  it('keeps every problem with its line and column', async () => {
+    const file = writeTemp(
+      'two.json',
+      '{\n  "retryThrottling": {\n    "maxTokens": 0,\n    "tokenRatio": -1\n  }\n}',
+    );
+    const error = await errorOf(() => load(file));
+    expect(error.errors).toEqual([
+      { path: 'retryThrottling.maxTokens', line: 3, column: 18, message: expect.stringContaining('got 0') },
+      { path: 'retryThrottling.tokenRatio', line: 4, column: 19, message: expect.stringContaining('got -1') },
+    ]);
+    expect(error.message.split('\n')[0]).toBe(`${file}: retryThrottling.maxTokens: ${error.detail}`);
+  });
+
   it('names the file and the position of a JSON syntax error', async () => {
     const file = writeTemp('syntax.json', '{\n  "methodConfig": [}\n');
     const error = await errorOf(() => load(file));

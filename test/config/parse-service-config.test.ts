@@ -487,16 +487,25 @@ describe('parseServiceConfig acceptances', () => {
 
 describe('parseServiceConfig JSON syntax errors', () => {
   it.each<[string, string, number, number, number, string]>([
-    ['a missing value', '{"a":}', 1, 6, 5, 'unexpected character "}"'],
-    ['an unterminated object', '{"a":1', 1, 7, 6, 'unexpected end of input'],
-    ['empty text', '', 1, 1, 0, 'unexpected end of input'],
+    ['a missing value', '{"a":}', 1, 6, 5, 'expected a value, found "}"'],
+    [
+      'an unterminated object',
+      '{"a":1',
+      1,
+      7,
+      6,
+      'expected "," or "}" after a property value, found the end',
+    ],
+    ['empty text', '', 1, 1, 0, 'expected a value, found the end of the text'],
     ['a missing colon on line 2', '{\n  "a" 1}', 2, 7, 8, 'expected ":"'],
-    ['a trailing comma', '{\n  "methodConfig": [\n    {},\n  ]\n}', 4, 3, 32, 'unexpected character "]"'],
+    ['a trailing comma', '{\n  "methodConfig": [\n    {},\n  ]\n}', 4, 3, 32, 'expected a value, found "]"'],
     ['text after the value', '{"a":1} x', 1, 9, 8, 'after the end of the JSON value'],
-    ['a leading zero', '{"a":01}', 1, 7, 6, 'malformed number'],
-    ['a single-quoted name', "{'a':1}", 1, 2, 1, 'property name in double quotes'],
-    ['an unterminated string', '{"a":"x', 1, 8, 7, 'missing closing quote'],
-    ['a bad escape', '{"a":"\\x"}', 1, 8, 7, 'invalid escape'],
+    ['a leading zero', '{"a":01}', 1, 7, 6, 'found "1"'],
+    ['a single-quoted name', "{'a':1}", 1, 2, 1, 'found "\'a\'"'],
+    ['an unterminated string', '{"a":"x', 1, 6, 5, 'missing closing quote'],
+    ['a bad escape', '{"a":"\\x"}', 1, 6, 5, 'invalid escape'],
+    ['a comment', '{\n// no\n}', 2, 1, 2, 'comments are not allowed'],
+    ['a raw control character', '{"a":"\u0001"}', 1, 6, 5, 'must be escaped'],
   ])('names the position of %s', (_label, text, line, column, position, fragment) => {
     const error = errorOf(() => parseServiceConfig(text));
     expect(error.path).toBe('');

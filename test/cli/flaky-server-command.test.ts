@@ -1,9 +1,9 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { runFlakyServerCommand } from '../../src/testing/flaky-server-command.js';
+import { runFlakyServerCommand } from '../../src/cli/flaky-server-command.js';
 import { CALL_ID_METADATA_KEY, loadFlakyTestService } from '../../src/testing/index.js';
 
 interface TestResponse {
@@ -134,7 +134,7 @@ describe('flaky-server command', () => {
     [['--bogus'], /unknown option --bogus/],
     [['extra'], /unexpected argument "extra"/],
     [['--quiet=yes'], /--quiet takes no value/],
-    [['--script', '/nonexistent/flaky.json'], /cannot read script file/],
+    [['--host='], /--host needs a value/],
   ])('exits with 2 on usage error %j', async (argv, message) => {
     const { io, exit } = start(argv);
     expect(await exit).toBe(2);
@@ -148,12 +148,29 @@ describe('flaky-server command', () => {
     ['[]', /must be a JSON object/],
     ['{"c": [{"stauts": 14}]}', /"c"\[0\]: unknown field "stauts"/],
     ['{"c": []}', /"c": must contain at least one/],
-  ])('exits with 2 on an invalid script file %j', async (content, message) => {
+  ])('exits with 1 and one line on an invalid script file %j', async (content, message) => {
     const file = join(dir, 'bad.json');
     writeFileSync(file, content);
     const { io, exit } = start(['--script', file]);
-    expect(await exit).toBe(2);
+    expect(await exit).toBe(1);
     expect(io.err).toMatch(message);
+    expect(io.err).toMatch(/^flaky-server: [^\n]*\n$/);
+  });
+
+  it('exits with 1 and one line when the script file cannot be read', async () => {
+    const { io, exit } = start(['--script', '/nonexistent/flaky.json']);
+    expect(await exit).toBe(1);
+    expect(io.err).toMatch(
+      /^flaky-server: cannot read script file \/nonexistent\/flaky\.json: ENOENT[^\n]*\n$/,
+    );
+    expect(io.out).toBe('');
+  });
+
+  it('prints the package version with --version', async () => {
+    const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
+    const { io, exit } = start(['--version']);
+    expect(await exit).toBe(0);
+    expect(io.out).toBe(`${version}\n`);
   });
 
   it('exits with 1 when the port is taken', async () => {

@@ -1,0 +1,208 @@
+/**
+ * The human-readable output of `check`.
+ */
+
+import { parseStatusCode } from '../config/status-codes.js';
+import type { JitterStrategy } from '../retry/backoff.js';
+import type {
+  CheckDiagnostic,
+  CheckReport,
+  EntryReport,
+  HedgingPolicyReport,
+  RetryPolicyReport,
+  ThrottlingReport,
+} from './check-report.js';
+import {
+  formatDuration,
+  formatDurationSum,
+  formatNumber,
+  formatStatusCodes,
+  indentLines,
+  plural,
+} from './format.js';
+
+/** What each jitter strategy does to the capped backoff, and its upper bound, for the report. */
+const JITTER_TEXT: Readonly<Record<JitterStrategy, { readonly range: string; readonly bound: string }>> = {
+  a6: { range: 'then jittered × 0.8 to × 1.2', bound: 'each × 1.2 jitter upper bound' },
+  full: {
+    range: 'then jittered × 0 to × 1 (full jitter)',
+    bound: 'each at its capped value, the full-jitter upper bound',
+  },
+  equal: {
+    range: 'then jittered × 0.5 to × 1 (equal jitter)',
+    bound: 'each at its capped value, the equal-jitter upper bound',
+  },
+  decorrelated: {
+    range:
+      'decorrelated jitter: between initialBackoff and 3 × the previous delay, capped; the multiplier is unused',
+    bound: 'each at maxBackoff, the decorrelated-jitter upper bound',
+  },
+};
+
+/**
+ * One diagnostic as `file:line:col: path: message` (so that editors can jump to it), with `warning: ` before the
+ * path for warnings.
+ */
+export function formatDiagnostic(
+  file: string | null,
+  diagnostic: CheckDiagnostic,
+  severity: 'error' | 'warning',
+): string {
+  const position = diagnostic.line === undefined ? '' : `:${diagnostic.line}:${diagnostic.column ?? 1}`;
+  const where = file === null ? '' : `${file}${position}: `;
+  const label = severity === 'warning' ? 'warning: ' : '';
+  const path = diagnostic.path === '' ? '' : `${diagnostic.path}: `;
+  return `${where}${label}${path}${diagnostic.message}`;
+}
+
+/** The lines printed (to stderr) for a config that did not validate: every error, every warning, a summary. */
+export function renderInvalid(report: CheckReport): string {
+  const lines = [
+    ...report.errors.map((e) => formatDiagnostic(report.file, e, 'error')),
+    ...report.warnings.map((w) => formatDiagnostic(report.file, w, 'warning')),
+    `${report.file ?? 'config'}: invalid service config (${plural(report.errors.length, 'error')})`,
+  ];
+  return `${lines.join('\n')}\n`;
+}
+
+/** The human-readable report of a valid config. */
+export function renderReport(report: CheckReport): string {
+  const sections = [
+    `${report.file}: valid service config (${plural(report.entries.length, 'methodConfig entry', 'methodConfig entries')}, ` +
+      `attempt limit ${report.maxAttemptsLimit}, jitter ${report.jitter})\n`,
+    ...report.entries.map((entry) => renderEntry(entry, report.jitter)),
+    renderThrottling(report.throttling),
+  ];
+  if (report.entries.length === 0) {
+    sections.splice(1, 0, 'No methodConfig entries: no call gets a retry or hedging policy.\n');
+  }
+  if (report.warnings.length > 0) {
+    const lines = report.warnings.map((w) => formatDiagnostic(report.file, w, 'warning'));
+    sections.push(`${plural(report.warnings.length, 'warning')}\n${indentLines(lines, 1)}`);
+  }
+  return sections.join('\n');
+}
+
+function renderEntry(entry: EntryReport, jitter: JitterStrategy): string {
+  const names = entry.names.length > 0 ? entry.names.join(', ') : '(no names: this entry matches no method)';
+  const lines = [...renderPolicy(entry.policy, jitter)];
+  if (entry.timeoutMs !== undefined) {
+    lines.push(
+      `timeout: ${formatDuration(entry.timeoutMs)} (applied as the call's deadline when shorter than the caller's)`,
+    );
+  } else {
+    lines.push("timeout: none (only the caller's deadline applies)");
+  }
+  if (entry.waitForReady !== undefined) {
+    lines.push(
+      `waitForReady: ${entry.waitForReady} (applied to every attempt${entry.waitForReady ? ': attempts wait for a ready connection instead of failing fast' : ''})`,
+    );
+  }
+  if (entry.policy !== null) {
+    lines.push(renderWorstCase(entry));
+  }
+  return `methodConfig[${entry.index}]: ${names}\n${indentLines(lines, 1)}`;
+}
+
+function renderWorstCase(entry: EntryReport): string {
+  const policy = entry.policy;
+  if (entry.worstCaseMs === null) {
+    return "worst-case time: unbounded (no per-attempt timeout and no timeout: only the caller's deadline ends it)";
+  }
+  if (policy?.kind !== 'retry' || policy.perAttemptTimeoutMs === null) {
+    return `worst-case time: ${formatDuration(entry.worstCaseMs)} (the timeout; attempts have no timeout of their own)`;
+  }
+  const sum =
+    `${policy.maxAttempts} × ${formatDuration(policy.perAttemptTimeoutMs)} per attempt + ` +
+    `${formatDuration(policy.worstCaseWaitMs)} of backoff`;
+  const unbounded = policy.maxAttempts * policy.perAttemptTimeoutMs + policy.worstCaseWaitMs;
+  const bounded =
+    entry.timeoutMs !== undefined && entry.timeoutMs < unbounded ? ', bounded by the timeout' : '';
+  return `worst-case time before the last attempt answers: ${formatDuration(entry.worstCaseMs)} (${sum}${bounded})`;
+}
+
+function renderPolicy(policy: EntryReport['policy'], jitter: JitterStrategy): string[] {
+  if (policy === null) {
+    return ['no retry or hedging policy: matching calls are sent once (less specific entries do not apply)'];
+  }
+  return policy.kind === 'retry' ? renderRetry(policy, jitter) : renderHedging(policy);
+}
+
+function renderAttempts(
+  policy: RetryPolicyReport | HedgingPolicyReport,
+  what: string,
+  whatPlural: string,
+): string {
+  const extra = policy.maxAttempts - 1;
+  const split = `1 initial + up to ${plural(extra, what, whatPlural)}`;
+  if (!policy.clamped) {
+    return `attempts: ${policy.maxAttempts} (${split})`;
+  }
+  return (
+    `attempts: ${policy.maxAttempts} (${split}; clamped from maxAttempts ${policy.configuredMaxAttempts} ` +
+    `by the attempt limit ${policy.maxAttempts})`
+  );
+}
+
+function renderRetry(policy: RetryPolicyReport, jitter: JitterStrategy): string[] {
+  const text = JITTER_TEXT[jitter];
+  const wait =
+    policy.backoffsMs.length === 0
+      ? 'worst-case wait between attempts: none (no retries)'
+      : `worst-case wait between attempts: ${formatDuration(policy.worstCaseWaitMs)} in total ` +
+        `(${formatDurationSum(policy.backoffsMs)}, ${text.bound}; pushback ignored)`;
+  const codes =
+    policy.retryableStatusCodes.length === 0
+      ? 'none (only attempts that exceed perAttemptRecvTimeout are retried)'
+      : formatCodeNames(policy.retryableStatusCodes);
+  const perAttempt =
+    policy.perAttemptTimeoutMs === null
+      ? 'per-attempt timeout: none (an attempt may wait until the deadline)'
+      : `per-attempt timeout: ${formatDuration(policy.perAttemptTimeoutMs)} (perAttemptRecvTimeout: an attempt ` +
+        'with no response headers or message by then is cancelled and retried)';
+  return [
+    'retry policy',
+    `  ${renderAttempts(policy, 'retry', 'retries')}`,
+    `  backoff: initial ${formatDuration(policy.initialBackoffMs)}, × ${formatNumber(policy.backoffMultiplier)} ` +
+      `per retry, capped at ${formatDuration(policy.maxBackoffMs)} (${text.range})`,
+    `  retryable codes: ${codes}`,
+    `  ${perAttempt}`,
+    `  ${wait}`,
+  ];
+}
+
+function renderHedging(policy: HedgingPolicyReport): string[] {
+  const timing =
+    policy.hedgingDelayMs === 0 || policy.maxAttempts === 1
+      ? `all ${plural(policy.maxAttempts, 'attempt')} leave at once`
+      : `last hedge leaves ${formatDuration(policy.lastHedgeAtMs)} after the call starts ` +
+        `((${policy.maxAttempts} - 1) × ${formatDuration(policy.hedgingDelayMs)})`;
+  const nonFatal =
+    policy.nonFatalStatusCodes.length === 0
+      ? 'none (any failure ends the call)'
+      : formatCodeNames(policy.nonFatalStatusCodes);
+  return [
+    'hedging policy',
+    `  ${renderAttempts(policy, 'hedge', 'hedges')}`,
+    `  hedging delay: ${formatDuration(policy.hedgingDelayMs)}`,
+    `  non-fatal codes: ${nonFatal}`,
+    `  ${timing}`,
+  ];
+}
+
+function formatCodeNames(names: readonly string[]): string {
+  return formatStatusCodes(names.map((name) => parseStatusCode(name, '')));
+}
+
+function renderThrottling(throttling: ThrottlingReport | null): string {
+  if (throttling === null) {
+    return 'retryThrottling: none (retries and hedges are never throttled)\n';
+  }
+  const lines = [
+    `maxTokens ${throttling.maxTokens}, tokenRatio ${formatNumber(throttling.tokenRatio)} ` +
+      `(a failed attempt takes 1 token, an OK call gives back ${formatNumber(throttling.tokenRatio)})`,
+    `threshold: retries and hedges stop while tokens <= ${formatNumber(throttling.thresholdTokens)} (maxTokens / 2)`,
+    `from full tokens, ${plural(throttling.failuresToThreshold, 'consecutive failure')} reach the threshold`,
+  ];
+  return `retryThrottling\n${indentLines(lines, 1)}`;
+}

@@ -1,0 +1,185 @@
+/**
+ * `grpc-retry-hedging flaky-server [--port N] [--host HOST] [--script FILE] [--quiet]`: runs the scripted flaky
+ * test server and logs one line per attempt.
+ */
+
+import { readFile } from 'node:fs/promises';
+import * as grpc from '@grpc/grpc-js';
+import { statusCodeName } from '../config/status-codes.js';
+import {
+  type AttemptScript,
+  FlakyServer,
+  type RecordedAttempt,
+  validateAttemptScripts,
+} from '../testing/index.js';
+import { errorMessage } from '../util/error-message.js';
+import { type CommandArgs, flagOption, parseCommandArgs, stringOption, UsageError } from './command-args.js';
+import { type CommandIo, EXIT_CODE } from './command-io.js';
+import { packageVersion } from './package-version.js';
+
+/** Usage text of the flaky-server command. */
+export const FLAKY_SERVER_USAGE = `usage: grpc-retry-hedging flaky-server [--port N] [--host HOST] [--script FILE] [--quiet]
+
+Starts the scripted flaky test gRPC server (service grpc_retry_hedging.testing.v1.FlakyTest, protos/flaky_test.proto)
+and logs one line per attempt until SIGINT/SIGTERM.
+
+  --port N        port to listen on (default 0: pick a free port)
+  --host HOST     host to bind (default 127.0.0.1)
+  --script FILE   JSON object {"<call id>": [AttemptScript, ...], ...} registered at start
+  -q, --quiet     do not log attempts
+  -h, --help      show this help
+  --version       print the package version
+
+Exit status: 0 stopped, 1 unreadable or invalid script file or the server cannot start, 2 usage error.
+`;
+
+const FLAKY_SERVER_OPTIONS = {
+  port: { type: 'string' },
+  host: { type: 'string' },
+  script: { type: 'string' },
+  quiet: { type: 'boolean', short: 'q' },
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean' },
+} as const;
+
+interface FlakyServerArgs {
+  readonly port: number;
+  readonly host: string;
+  readonly scriptFile: string | undefined;
+  readonly quiet: boolean;
+}
+
+/** An unreadable or invalid script file: one line, exit 1. */
+class ScriptFileError extends Error {}
+
+function serverArgs(args: CommandArgs): FlakyServerArgs {
+  const portText = stringOption(args, 'port') ?? '0';
+  const port = /^\d+$/.test(portText) ? Number(portText) : Number.NaN;
+  if (!(port >= 0 && port <= 65535)) {
+    throw new UsageError(`--port must be an integer 0..65535, got "${portText}"`);
+  }
+  return {
+    port,
+    host: stringOption(args, 'host') ?? '127.0.0.1',
+    scriptFile: stringOption(args, 'script'),
+    quiet: flagOption(args, 'quiet'),
+  };
+}
+
+async function loadScriptFile(file: string): Promise<Record<string, AttemptScript[]>> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    throw new ScriptFileError(`cannot read script file ${file}: ${errorMessage(error)}`);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new ScriptFileError(`${file}: not valid JSON (${errorMessage(error)})`);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new ScriptFileError(`${file}: must be a JSON object mapping call ids to arrays of attempt scripts`);
+  }
+  const scripts: Record<string, AttemptScript[]> = {};
+  for (const [callId, script] of Object.entries(value)) {
+    try {
+      scripts[callId] = validateAttemptScripts(script, `${file}: "${callId}"`);
+    } catch (error) {
+      throw new ScriptFileError(errorMessage(error));
+    }
+  }
+  return scripts;
+}
+
+/** One log line for a finished (ended or cancelled) attempt. */
+export function formatAttemptLine(attempt: RecordedAttempt): string {
+  const method = attempt.method.slice(attempt.method.lastIndexOf('/') + 1);
+  const previous = attempt.previousRpcAttempts === undefined ? '-' : String(attempt.previousRpcAttempts);
+  let outcome: string;
+  if (attempt.cancelled) {
+    outcome = 'CANCELLED by client';
+  } else if (attempt.endedWith === undefined) {
+    outcome = 'running';
+  } else if (attempt.endedWith === grpc.status.OK) {
+    outcome = `OK responses=${attempt.responsesSent}`;
+  } else {
+    outcome = `${statusCodeName(attempt.endedWith)} ${JSON.stringify(attempt.endedDetails ?? '')}`;
+  }
+  const took = attempt.endedAt === undefined ? '' : ` ${attempt.endedAt - attempt.arrivedAt}ms`;
+  return (
+    `${new Date(attempt.arrivedAt).toISOString()} call=${JSON.stringify(attempt.callId)} attempt=${attempt.attempt}` +
+    ` ${method} previous-attempts=${previous} -> ${outcome}${took}\n`
+  );
+}
+
+/**
+ * The `grpc-retry-hedging flaky-server` command. `argv` holds the arguments after `flaky-server`. Resolves with the
+ * exit code once the server stopped (SIGINT, SIGTERM or `io.signal`): 0; 1 when the script file cannot be read or
+ * is invalid, or the server cannot start; 2 for usage errors.
+ */
+export async function runFlakyServerCommand(argv: readonly string[], io: CommandIo): Promise<number> {
+  let args: FlakyServerArgs;
+  let scripts: Record<string, AttemptScript[]> = {};
+  try {
+    const parsed = parseCommandArgs(argv, FLAKY_SERVER_OPTIONS, 0);
+    if (flagOption(parsed, 'help')) {
+      io.stdout(FLAKY_SERVER_USAGE);
+      return EXIT_CODE.ok;
+    }
+    if (flagOption(parsed, 'version')) {
+      io.stdout(`${packageVersion()}\n`);
+      return EXIT_CODE.ok;
+    }
+    args = serverArgs(parsed);
+    if (args.scriptFile !== undefined) {
+      scripts = await loadScriptFile(args.scriptFile);
+    }
+  } catch (error) {
+    if (error instanceof ScriptFileError) {
+      io.stderr(`flaky-server: ${error.message}\n`);
+      return EXIT_CODE.failure;
+    }
+    if (!(error instanceof UsageError)) {
+      throw error;
+    }
+    io.stderr(`flaky-server: ${error.message}\n\n${FLAKY_SERVER_USAGE}`);
+    return EXIT_CODE.usage;
+  }
+
+  let server: FlakyServer;
+  try {
+    server = await FlakyServer.start({
+      port: args.port,
+      host: args.host,
+      scripts,
+      onAttemptEnd: args.quiet ? undefined : (attempt) => io.stdout(formatAttemptLine(attempt)),
+    });
+  } catch (error) {
+    io.stderr(`flaky-server: ${errorMessage(error)}\n`);
+    return EXIT_CODE.failure;
+  }
+  io.stdout(`flaky server listening on ${server.address}\n`);
+
+  await new Promise<void>((resolve) => {
+    const stop = (): void => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      io.signal?.removeEventListener('abort', stop);
+      resolve();
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+    if (io.signal?.aborted) {
+      stop();
+    } else {
+      io.signal?.addEventListener('abort', stop, { once: true });
+    }
+  });
+  await server.stop();
+  if (!args.quiet) {
+    io.stdout('flaky server stopped\n');
+  }
+  return EXIT_CODE.ok;
+}

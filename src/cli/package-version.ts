@@ -1,0 +1,46 @@
+/**
+ * The version of this package, read from its package.json (found by walking up from this module).
+ */
+
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const PACKAGE_NAME = 'grpc-retry-hedging';
+const MAX_LEVELS_UP = 5;
+
+/** Directory of the running module, in the ESM and CJS builds (tsup shims both) and in the sources. */
+function moduleDir(): string {
+  if (typeof __dirname === 'string' && __dirname !== '') {
+    return __dirname;
+  }
+  return dirname(fileURLToPath(import.meta.url));
+}
+
+/**
+ * The `version` of the nearest package.json named `grpc-retry-hedging` above this module.
+ *
+ * @returns The version, or `unknown` when no such package.json is found.
+ */
+export function packageVersion(): string {
+  let dir = moduleDir();
+  for (let level = 0; level <= MAX_LEVELS_UP; level++) {
+    const file = join(dir, 'package.json');
+    if (existsSync(file)) {
+      try {
+        const json = JSON.parse(readFileSync(file, 'utf8')) as { name?: unknown; version?: unknown };
+        if (json.name === PACKAGE_NAME && typeof json.version === 'string') {
+          return json.version;
+        }
+      } catch {
+        // not a readable package.json: keep looking
+      }
+    }
+    const parent = dirname(dir);
+    if (parent === dir) {
+      break;
+    }
+    dir = parent;
+  }
+  return 'unknown';
+}

@@ -1,0 +1,115 @@
+/**
+ * Fields a service config may hold, and a finder for the others. Unknown fields are ignored at run time, as the
+ * service-config spec requires; `check` warns about them, since a misspelled field silently does nothing.
+ */
+
+import { closestName } from './closest-name.js';
+import type { JsonPath } from './json-path.js';
+import { isJsonObject } from './service-config-rules.js';
+
+/** Known fields of one object, and how to look inside each (`undefined`: its content is not checked). */
+interface FieldShape {
+  readonly fields: Readonly<Record<string, FieldShape | ListOf | undefined>>;
+}
+
+/** An array whose elements have a shape. */
+interface ListOf {
+  readonly items: FieldShape;
+}
+
+const NAME: FieldShape = { fields: { service: undefined, method: undefined } };
+
+const RETRY_POLICY: FieldShape = {
+  fields: {
+    maxAttempts: undefined,
+    initialBackoff: undefined,
+    maxBackoff: undefined,
+    backoffMultiplier: undefined,
+    retryableStatusCodes: undefined,
+    perAttemptRecvTimeout: undefined,
+  },
+};
+
+const HEDGING_POLICY: FieldShape = {
+  fields: { maxAttempts: undefined, hedgingDelay: undefined, nonFatalStatusCodes: undefined },
+};
+
+const METHOD_CONFIG: FieldShape = {
+  fields: {
+    name: { items: NAME },
+    waitForReady: undefined,
+    timeout: undefined,
+    maxRequestMessageBytes: undefined,
+    maxResponseMessageBytes: undefined,
+    retryPolicy: RETRY_POLICY,
+    hedgingPolicy: HEDGING_POLICY,
+  },
+};
+
+/** The gRPC service config (grpc/service_config.proto), plus `$schema` for editors. */
+const SERVICE_CONFIG: FieldShape = {
+  fields: {
+    $schema: undefined,
+    loadBalancingPolicy: undefined,
+    loadBalancingConfig: undefined,
+    methodConfig: { items: METHOD_CONFIG },
+    retryThrottling: { fields: { maxTokens: undefined, tokenRatio: undefined } },
+    healthCheckConfig: { fields: { serviceName: undefined } },
+    connectionScaling: { fields: { maxConnectionsPerSubchannel: undefined } },
+  },
+};
+
+/** A field the service config does not define. */
+export interface UnknownField {
+  /** Path of the field itself, e.g. `methodConfig[0].retry_policy`. */
+  readonly path: JsonPath;
+  /** The field's name. */
+  readonly key: string;
+  /** A known field of the same object that the name is close to. */
+  readonly suggestion?: string;
+}
+
+/**
+ * Every field of a service-config JSON value that the service config does not define, at any level (the root,
+ * methodConfig entries, names, policies, retryThrottling, healthCheckConfig), in document order. Values of the
+ * wrong type are skipped (validation reports them); `loadBalancingConfig` content is not looked into.
+ */
+export function findUnknownFields(root: unknown): UnknownField[] {
+  const found: UnknownField[] = [];
+  visit(root, SERVICE_CONFIG, [], found);
+  return found;
+}
+
+function visit(value: unknown, shape: FieldShape, path: JsonPath, found: UnknownField[]): void {
+  if (!isJsonObject(value)) {
+    return;
+  }
+  const known = Object.keys(shape.fields);
+  for (const [key, child] of Object.entries(value)) {
+    const childPath = [...path, key];
+    if (!Object.hasOwn(shape.fields, key)) {
+      const suggestion = closestName(key, known);
+      found.push(suggestion === undefined ? { path: childPath, key } : { path: childPath, key, suggestion });
+      continue;
+    }
+    const childShape = shape.fields[key];
+    if (childShape === undefined) {
+      continue;
+    }
+    if ('items' in childShape) {
+      if (Array.isArray(child)) {
+        child.forEach((item, index) => {
+          visit(item, childShape.items, [...childPath, index], found);
+        });
+      }
+    } else {
+      visit(child, childShape, childPath, found);
+    }
+  }
+}
+
+/** The warning text for an unknown field. */
+export function describeUnknownField(field: UnknownField): string {
+  const hint = field.suggestion === undefined ? '' : `; did you mean "${field.suggestion}"?`;
+  return `unknown field "${field.key}" is ignored${hint}`;
+}

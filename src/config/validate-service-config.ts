@@ -1,0 +1,88 @@
+/**
+ * Validation that reports every problem of a service config at once, located in its JSON text.
+ */
+
+import { formatJsonPath, type JsonPath } from './json-path.js';
+import { type JsonSource, parseJsonSource } from './json-source.js';
+import { brandConfig } from './normalized-config.js';
+import type { ServiceConfigIssue } from './service-config-error.js';
+import { ConfigProblems, readServiceConfig } from './service-config-rules.js';
+import type { ServiceConfig } from './types.js';
+import { describeUnknownField, findUnknownFields } from './unknown-fields.js';
+
+/** Result of {@link validateServiceConfig}. */
+export interface ServiceConfigValidation {
+  /** The normalized, frozen config, or `undefined` when there are errors. */
+  readonly config: ServiceConfig | undefined;
+  /** Every problem that rejects the config (at most one for JSON text that does not parse). */
+  readonly errors: readonly ServiceConfigIssue[];
+  /**
+   * Findings that do not reject the config: unknown fields (ignored at run time, as the spec requires), with a
+   * "did you mean" for near misses.
+   */
+  readonly warnings: readonly ServiceConfigIssue[];
+}
+
+/**
+ * Validates a service config and reports every problem at once, without throwing.
+ *
+ * @param input JSON text (problems then carry line and column) or an already parsed JSON value.
+ * @returns The config when valid, every error, and warnings about unknown fields.
+ */
+export function validateServiceConfig(input: string | object): ServiceConfigValidation {
+  const { config, errors, warnings } = validate(input, true);
+  return { config, errors, warnings };
+}
+
+/** {@link ServiceConfigValidation} with the `JSON.parse` error behind a syntax error. @internal */
+export interface ValidationWithCause extends ServiceConfigValidation {
+  readonly syntaxErrorCause?: unknown;
+}
+
+/**
+ * {@link validateServiceConfig}, optionally skipping the unknown-field search (the runtime does not need it).
+ * @internal
+ */
+export function validate(input: string | object, withWarnings: boolean): ValidationWithCause {
+  let root: unknown = input;
+  let source: JsonSource | undefined;
+  if (typeof input === 'string') {
+    const parsed = parseJsonSource(input);
+    if (!parsed.ok) {
+      const { line, column, offset } = parsed.position;
+      const message = `invalid JSON at line ${line}, column ${column} (position ${offset}): ${parsed.problem}`;
+      return {
+        config: undefined,
+        errors: [{ path: '', message, line, column }],
+        warnings: [],
+        syntaxErrorCause: parsed.cause,
+      };
+    }
+    source = parsed;
+    root = parsed.value;
+  }
+  const problems = new ConfigProblems();
+  const config = readServiceConfig(root, problems);
+  const errors = problems.list.map((p) => issue(p.path, p.message, source, 'value'));
+  const warnings = withWarnings
+    ? findUnknownFields(root).map((field) => issue(field.path, describeUnknownField(field), source, 'key'))
+    : [];
+  return {
+    config: config === undefined || errors.length > 0 ? undefined : brandConfig(config),
+    errors,
+    warnings,
+  };
+}
+
+function issue(
+  path: JsonPath,
+  message: string,
+  source: JsonSource | undefined,
+  target: 'value' | 'key',
+): ServiceConfigIssue {
+  if (source === undefined) {
+    return { path: formatJsonPath(path), message };
+  }
+  const { line, column } = source.locate(path, target);
+  return { path: formatJsonPath(path), message, line, column };
+}

@@ -1,0 +1,69 @@
+import { describe, expect, it } from 'vitest';
+import {
+  flagOption,
+  type OptionSpec,
+  parseCommandArgs,
+  stringListOption,
+  stringOption,
+  UsageError,
+} from '../../src/cli/command-args.js';
+
+const OPTIONS: OptionSpec = {
+  name: { type: 'string' },
+  include: { type: 'string', short: 'I', multiple: true },
+  port: { type: 'string', short: 'p' },
+  json: { type: 'boolean' },
+};
+
+function usageMessage(argv: string[], maxPositionals = 1): string {
+  try {
+    parseCommandArgs(argv, OPTIONS, maxPositionals);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      return error.message;
+    }
+    throw error;
+  }
+  throw new Error('expected a UsageError');
+}
+
+describe('parseCommandArgs', () => {
+  it('parses values, repeated options, short options with attached values and positionals', () => {
+    const args = parseCommandArgs(
+      ['file', '--name=x', '-Ia', '-I', 'b', '--include', 'c', '--json'],
+      OPTIONS,
+      1,
+    );
+    expect(args.positionals).toEqual(['file']);
+    expect(stringOption(args, 'name')).toBe('x');
+    expect(stringListOption(args, 'include')).toEqual(['a', 'b', 'c']);
+    expect(flagOption(args, 'json')).toBe(true);
+    expect(stringOption(args, 'port')).toBeUndefined();
+    expect(parseCommandArgs(['--', '--json'], OPTIONS, 1).positionals).toEqual(['--json']);
+  });
+
+  it.each<[string[], string]>([
+    [['--nope'], 'unknown option --nope'],
+    [['-x'], 'unknown option -x'],
+    [['--name'], '--name needs a value'],
+    [['--name', '--json'], '--name needs a value'],
+    [['-p'], '--port needs a value'],
+    [['--json=1'], '--json takes no value'],
+    [['a', 'b'], 'unexpected argument "b"'],
+  ])('%j: %s', (argv, message) => {
+    expect(usageMessage(argv)).toBe(message);
+  });
+
+  it('rejects empty values', () => {
+    expect(() => stringOption(parseCommandArgs(['--name='], OPTIONS, 0), 'name')).toThrow(
+      '--name needs a value',
+    );
+    expect(() => stringListOption(parseCommandArgs(['-I', ''], OPTIONS, 0), 'include')).toThrow(
+      '--include needs a value',
+    );
+  });
+
+  it('rejects positionals for a command that takes none', () => {
+    expect(usageMessage(['extra'], 0)).toBe('unexpected argument "extra"');
+  });
+});
