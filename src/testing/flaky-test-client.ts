@@ -95,7 +95,7 @@ export interface FlakyTestClientConstructor {
   new (address: string, credentials: grpc.ChannelCredentials, options?: grpc.ClientOptions): FlakyTestClient;
   /** The service definition, e.g. for `server.addService`. */
   readonly service: grpc.ServiceDefinition;
-  /** `grpc_retry_hedging.testing.v1.FlakyTest`. */
+  /** `FlakyTest` (grpc-js gives the unqualified name; see FLAKY_TEST_SERVICE for the full one). */
   readonly serviceName: string;
 }
 
