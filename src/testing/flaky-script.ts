@@ -8,14 +8,29 @@
  * (or no call id at all) gets the server's `onAttempt` hook's answer, or else a prompt success.
  */
 
+import type * as grpc from '@grpc/grpc-js';
+
 /** Metadata key carrying the client-chosen call id. */
 export const CALL_ID_METADATA_KEY = 'x-flaky-call-id';
 /** Metadata key through which a client can ship its own script (JSON array of AttemptScript). */
 export const SCRIPT_METADATA_KEY = 'x-flaky-script';
+/** Response header carrying the attempt number, sent when an attempt's script has `sendHeaders`. */
+export const ATTEMPT_METADATA_KEY = 'x-flaky-attempt';
+/** Trailer through which a server asks the client's retry policy to back off (gRPC A6). */
+export const PUSHBACK_TRAILER_KEY = 'grpc-retry-pushback-ms';
+/** Request header through which a retrying client reports how many attempts preceded this one (gRPC A6). */
+export const PREVIOUS_RPC_ATTEMPTS_METADATA_KEY = 'grpc-previous-rpc-attempts';
+/** Request header the server reads a request id from by default (option `requestIdHeader`). */
+export const DEFAULT_REQUEST_ID_HEADER = 'x-request-id';
+/** Request message field (proto name) the server reads a request id from by default (option `requestIdField`). */
+export const DEFAULT_REQUEST_ID_FIELD = 'request_id';
 
 /** What the server does on one attempt. Every field is optional; `{}` is a prompt success. */
 export interface AttemptScript {
-  /** Status code to end the attempt with (numeric `grpc.status`). Default 0 (OK). */
+  /**
+   * Status code to end the attempt with (numeric `grpc.status`). Default 0 (OK). A number outside 0..16 is sent as
+   * UNKNOWN. Scripts given to the server may name the status instead, see {@link AttemptScriptInput}.
+   */
   status?: number;
   /** Status details for a non-OK status. Default: `"scripted failure (attempt N)"`. */
   details?: string;
@@ -45,6 +60,16 @@ export interface AttemptScript {
   /** Bidi: answer every client message as it arrives (one TestResponse each) instead of after the half-close. */
   echo?: boolean;
 }
+
+/** A status name as `grpc.status` spells it (`'UNAVAILABLE'`), or in lower case (`'unavailable'`). */
+export type StatusName = keyof typeof grpc.status | Lowercase<keyof typeof grpc.status>;
+
+/**
+ * An {@link AttemptScript} as the server accepts it: the status may also be a name in any case, as in a service
+ * config (`"UNAVAILABLE"`, `"unavailable"`; numeric strings such as `"14"` are rejected). Validation turns it into
+ * an AttemptScript with a numeric status.
+ */
+export type AttemptScriptInput = Omit<AttemptScript, 'status'> & { status?: number | StatusName };
 
 /** What the server recorded about one attempt. */
 export interface RecordedAttempt {
@@ -79,4 +104,13 @@ export interface RecordedAttempt {
   endedDetails?: string;
   /** `Date.now()` when the attempt ended with a status or was seen cancelled; undefined while it runs. */
   endedAt?: number;
+  /**
+   * The attempt's request id (AIP-155): the request message's `request_id` field when it is set (the first
+   * message that sets it, for client-streaming and bidi calls), else the `x-request-id` request header; undefined
+   * when neither is present. Which field and header are read is set by the server options `requestIdField` and
+   * `requestIdHeader`.
+   */
+  requestId?: string;
+  /** Where {@link RecordedAttempt.requestId} came from. */
+  requestIdSource?: 'field' | 'header';
 }

@@ -4,25 +4,43 @@
 
 export { FakeClock } from './fake-clock.js';
 export {
-  type AttemptScript,
-  CALL_ID_METADATA_KEY,
-  type RecordedAttempt,
-  SCRIPT_METADATA_KEY,
-} from './flaky-script.js';
-export {
-  ATTEMPT_METADATA_KEY,
-  FLAKY_TEST_SERVICE,
-  type FlakyAttemptInfo,
-  type FlakyMethodName,
-  FlakyServer,
-  type FlakyServerOptions,
-  flakyMethodPath,
-  loadFlakyTestService,
-  PREVIOUS_RPC_ATTEMPTS_METADATA_KEY,
-  PUSHBACK_TRAILER_KEY,
   parseAttemptScriptsJson,
   validateAttemptScript,
   validateAttemptScripts,
-} from './flaky-server.js';
+} from './attempt-script-validation.js';
+export {
+  ATTEMPT_METADATA_KEY,
+  type AttemptScript,
+  type AttemptScriptInput,
+  CALL_ID_METADATA_KEY,
+  DEFAULT_REQUEST_ID_FIELD,
+  DEFAULT_REQUEST_ID_HEADER,
+  PREVIOUS_RPC_ATTEMPTS_METADATA_KEY,
+  PUSHBACK_TRAILER_KEY,
+  type RecordedAttempt,
+  SCRIPT_METADATA_KEY,
+  type StatusName,
+} from './flaky-script.js';
+export { FlakyServer } from './flaky-server.js';
+export type { FlakyAttemptInfo, FlakyServerOptions } from './flaky-server-options.js';
+export {
+  createFlakyTestClient,
+  type FlakyBidiMethod,
+  type FlakyClientStreamMethod,
+  type FlakyServerStreamMethod,
+  type FlakyTestCallback,
+  type FlakyTestClient,
+  type FlakyTestClientConstructor,
+  type FlakyTestClientOptions,
+  type FlakyTestRequest,
+  type FlakyTestResponse,
+  type FlakyUnaryMethod,
+} from './flaky-test-client.js';
+export {
+  FLAKY_TEST_SERVICE,
+  type FlakyMethodName,
+  flakyMethodPath,
+  loadFlakyTestService,
+} from './flaky-test-service.js';
 export { flakyTestProtoPath } from './proto-path.js';
 export { seededRandom } from './seeded-random.js';

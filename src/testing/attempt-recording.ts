@@ -1,0 +1,149 @@
+/**
+ * What the flaky server records about each attempt: the per-call-id attempt counter, the {@link RecordedAttempt}
+ * built from the request metadata, and what each received message adds to it.
+ */
+
+import type * as grpc from '@grpc/grpc-js';
+import { PREVIOUS_RPC_ATTEMPTS_METADATA_KEY, type RecordedAttempt } from './flaky-script.js';
+
+/** A {@link RecordedAttempt} the server may update while the attempt runs. */
+export type MutableAttempt = {
+  -readonly [K in keyof RecordedAttempt]: RecordedAttempt[K];
+};
+
+type MetadataRecord = Record<string, string | Buffer | Array<string | Buffer>>;
+
+/** Where request ids are read from; `undefined` turns a source off. */
+export interface RequestIdSources {
+  /** Lowercase request header, e.g. `x-request-id`. */
+  readonly header: string | undefined;
+  /** Key of the field in a request message as the proto loader delivers it (camelCase), e.g. `requestId`. */
+  readonly field: string | undefined;
+}
+
+/** The first string value of `key` in `metadata`, if any. */
+export function firstString(metadata: grpc.Metadata, key: string): string | undefined {
+  for (const value of metadata.get(key)) {
+    if (typeof value === 'string') {
+      return value;
+    }
+  }
+  return undefined;
+}
+
+function metadataToRecord(metadata: grpc.Metadata): MetadataRecord {
+  const out: MetadataRecord = {};
+  for (const [key, values] of Object.entries(metadata.toJSON())) {
+    if (values.length === 1) {
+      out[key] = values[0]!;
+    } else if (values.length > 1) {
+      out[key] = [...values];
+    }
+  }
+  return out;
+}
+
+function parsePreviousAttempts(metadata: grpc.Metadata): number | undefined {
+  const raw = firstString(metadata, PREVIOUS_RPC_ATTEMPTS_METADATA_KEY);
+  if (raw === undefined) {
+    return undefined;
+  }
+  return /^\s*\d+\s*$/.test(raw) ? Number.parseInt(raw, 10) : Number.NaN;
+}
+
+/** The payload and blob size of a request message (anything not an object counts as empty). */
+export function readMessage(message: unknown): { payload: string; blobBytes: number } {
+  if (typeof message !== 'object' || message === null) {
+    return { payload: '', blobBytes: 0 };
+  }
+  const { payload, blob } = message as { payload?: unknown; blob?: unknown };
+  let blobBytes = 0;
+  if (blob instanceof Uint8Array) {
+    blobBytes = blob.byteLength;
+  } else if (typeof blob === 'string') {
+    blobBytes = Buffer.byteLength(blob, 'base64');
+  }
+  return { payload: typeof payload === 'string' ? payload : '', blobBytes };
+}
+
+/** Adds a received request message to the attempt's record: its payload, blob size and request id field. */
+export function recordMessage(record: MutableAttempt, message: unknown, sources: RequestIdSources): void {
+  const { payload, blobBytes } = readMessage(message);
+  record.messages.push(payload);
+  record.blobBytes += blobBytes;
+  if (sources.field !== undefined && record.requestIdSource !== 'field') {
+    const value =
+      typeof message === 'object' && message !== null
+        ? (message as Record<string, unknown>)[sources.field]
+        : undefined;
+    if (typeof value === 'string' && value !== '') {
+      record.requestId = value;
+      record.requestIdSource = 'field';
+    }
+  }
+}
+
+/**
+ * Every attempt the server has seen, in arrival order, and the attempt counter of each call id.
+ */
+export class AttemptLog {
+  private readonly counters = new Map<string, number>();
+  private records: MutableAttempt[] = [];
+
+  constructor(private readonly requestIds: RequestIdSources) {}
+
+  /** Records an arriving attempt of `callId` on `method` (a full path) and returns its live record. */
+  begin(callId: string, method: string, metadata: grpc.Metadata, now: number): MutableAttempt {
+    const attempt = (this.counters.get(callId) ?? 0) + 1;
+    this.counters.set(callId, attempt);
+    const record: MutableAttempt = {
+      callId,
+      attempt,
+      method,
+      arrivedAt: now,
+      previousRpcAttempts: parsePreviousAttempts(metadata),
+      metadata: metadataToRecord(metadata),
+      messages: [],
+      blobBytes: 0,
+      halfClosed: false,
+      cancelled: false,
+      endedWith: undefined,
+      responsesSent: 0,
+    };
+    const header = this.requestIds.header;
+    const headerId = header === undefined ? undefined : firstString(metadata, header);
+    if (headerId !== undefined && headerId !== '') {
+      record.requestId = headerId;
+      record.requestIdSource = 'header';
+    }
+    this.records.push(record);
+    return record;
+  }
+
+  /** Adds a received request message to `record` (see {@link recordMessage}). */
+  receive(record: MutableAttempt, message: unknown): void {
+    recordMessage(record, message, this.requestIds);
+  }
+
+  /** Recorded attempts of `callId` in arrival order. */
+  attempts(callId: string): MutableAttempt[] {
+    return this.records.filter((r) => r.callId === callId);
+  }
+
+  /** Every recorded attempt in arrival order (a copy of the list). */
+  all(): MutableAttempt[] {
+    return [...this.records];
+  }
+
+  /** Forgets the attempts and the counter of `callId`. */
+  forget(callId: string): void {
+    this.counters.delete(callId);
+    this.records = this.records.filter((r) => r.callId !== callId);
+  }
+
+  /** Forgets every attempt and counter. */
+  clear(): void {
+    this.counters.clear();
+    this.records = [];
+  }
+}

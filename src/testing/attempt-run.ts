@@ -1,0 +1,183 @@
+/**
+ * Playing one attempt's script on the flaky server: the scripted delay, the final status with its trailers, and
+ * ending the call exactly once, whatever the client does meanwhile.
+ */
+
+import * as grpc from '@grpc/grpc-js';
+import { errorMessage } from '../util/error-message.js';
+import type { MutableAttempt } from './attempt-recording.js';
+import { type AttemptScript, PUSHBACK_TRAILER_KEY } from './flaky-script.js';
+import type { FlakyTestResponse } from './flaky-test-client.js';
+
+/** A response as the server writes it (proto-loader fills in the fields left out). */
+export type OutgoingResponse = Pick<FlakyTestResponse, 'payload' | 'attempt'> & Partial<FlakyTestResponse>;
+
+/** The status an attempt ends with. */
+export interface FinalStatus {
+  code: grpc.status;
+  details: string;
+  metadata: grpc.Metadata;
+}
+
+/** Ends an attempt: `response` is only used for OK unary / client-streaming attempts. */
+export type Ender = (status: FinalStatus, response?: OutgoingResponse) => void;
+
+/** The writing side of a server-streaming or bidi call. */
+export interface ResponseStream {
+  write(message: OutgoingResponse): unknown;
+  end(metadata?: grpc.Metadata): unknown;
+  emit(event: 'error', status: Partial<grpc.StatusObject>): unknown;
+}
+
+/** The code a script's status is sent as: OK when absent, UNKNOWN when outside 0..16 or not an integer. */
+export function normalizeStatus(code: number | undefined): grpc.status {
+  if (code === undefined) {
+    return grpc.status.OK;
+  }
+  return Number.isInteger(code) && code >= 0 && code <= 16 ? (code as grpc.status) : grpc.status.UNKNOWN;
+}
+
+/** Ends a unary or client-streaming call. */
+export function unaryEnder(callback: grpc.sendUnaryData<OutgoingResponse>): Ender {
+  return (status, response) => {
+    if (status.code === grpc.status.OK) {
+      callback(null, response ?? { payload: '', attempt: 0 }, status.metadata);
+    } else {
+      callback(status);
+    }
+  };
+}
+
+/** Ends a server-streaming or bidi call after the messages already written. */
+export function streamEnder(call: ResponseStream): Ender {
+  return (status) => {
+    if (status.code === grpc.status.OK) {
+      call.end(status.metadata);
+    } else {
+      // grpc-js turns an 'error' event on a server stream into the call's status once pending writes are flushed.
+      call.emit('error', status);
+    }
+  };
+}
+
+/** The state of one attempt while the server plays its script. */
+export class AttemptRun {
+  readonly record: MutableAttempt;
+  script: AttemptScript = {};
+  /** Set when the attempt must fail before its script runs (bad script metadata, failing hook). */
+  failure: { code: grpc.status; details: string } | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private finished = false;
+
+  constructor(
+    record: MutableAttempt,
+    private readonly onSettled: (run: AttemptRun) => void,
+  ) {
+    this.record = record;
+  }
+
+  /** True once the attempt ended with a status or was cancelled: nothing more may be sent. */
+  get done(): boolean {
+    return this.finished || this.record.cancelled;
+  }
+
+  /** Whether the script ends the attempt OK. */
+  get succeeds(): boolean {
+    return normalizeStatus(this.script.status) === grpc.status.OK;
+  }
+
+  cancel(): void {
+    if (this.done) {
+      return;
+    }
+    this.record.cancelled = true;
+    this.clearTimer();
+    this.settle();
+  }
+
+  clearTimer(): void {
+    if (this.timer !== undefined) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
+  }
+
+  /** Runs `next` after the scripted delay (synchronously when there is none), unless cancelled meanwhile. */
+  afterDelay(next: () => void): void {
+    const delay = this.script.delayMs ?? 0;
+    if (!(delay > 0)) {
+      next();
+      return;
+    }
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      if (!this.done) {
+        next();
+      }
+    }, delay);
+  }
+
+  /** The status the script asks for (or the pre-script failure), with its trailers. */
+  finalStatus(): FinalStatus {
+    const metadata = new grpc.Metadata();
+    if (this.failure) {
+      return { ...this.failure, metadata };
+    }
+    const code = normalizeStatus(this.script.status);
+    try {
+      for (const [key, value] of Object.entries(this.script.trailers ?? {})) {
+        metadata.add(key, key.endsWith('-bin') ? Buffer.from(value, 'utf8') : value);
+      }
+      if (this.script.pushback !== undefined) {
+        metadata.set(PUSHBACK_TRAILER_KEY, this.script.pushback);
+      }
+    } catch (err) {
+      return {
+        code: grpc.status.INTERNAL,
+        details: `flaky server: cannot send scripted trailers: ${errorMessage(err)}`,
+        metadata: new grpc.Metadata(),
+      };
+    }
+    const details =
+      code === grpc.status.OK
+        ? 'OK'
+        : (this.script.details ?? `scripted failure (attempt ${this.record.attempt})`);
+    return { code, details, metadata };
+  }
+
+  /** Ends the attempt with its final status through `end` (at most once). */
+  finish(end: Ender, response?: (status: FinalStatus) => OutgoingResponse): void {
+    if (this.done) {
+      return;
+    }
+    const status = this.finalStatus();
+    this.finished = true;
+    this.clearTimer();
+    this.record.endedWith = status.code;
+    this.record.endedDetails = status.details;
+    this.settle();
+    try {
+      end(status, status.code === grpc.status.OK && response ? response(status) : undefined);
+    } catch {
+      // The call went away underneath us; nothing more to do.
+    }
+  }
+
+  /** Writes one response message unless the attempt is over. */
+  write(call: ResponseStream, message: OutgoingResponse): void {
+    if (this.done) {
+      return;
+    }
+    this.record.responsesSent++;
+    try {
+      call.write(message);
+    } catch {
+      // ignore: the call was torn down
+    }
+  }
+
+  private settle(): void {
+    this.record.endedAt = Date.now();
+    this.onSettled(this);
+  }
+}

@@ -1,0 +1,190 @@
+/**
+ * Checking attempt scripts (see `flaky-script.ts`) before the flaky server plays them: every problem is an Error
+ * naming the offending field.
+ */
+
+import { parseStatusCode } from '../config/status-codes.js';
+import { errorMessage } from '../util/error-message.js';
+import type { AttemptScript, AttemptScriptInput } from './flaky-script.js';
+
+const MAX_DELAY_MS = 2_147_483_647; // largest delay setTimeout honours
+const MAX_RESPONSES = 100_000;
+const LEGAL_KEY = /^[0-9a-z_.-]+$/;
+const LEGAL_VALUE = /^[ -~]*$/;
+/** Trailer keys that would break the HTTP/2 response or the status itself. */
+const FORBIDDEN_TRAILER_KEYS: ReadonlySet<string> = new Set([
+  'grpc-status',
+  'grpc-message',
+  'content-type',
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'upgrade',
+  'http2-settings',
+  'te',
+]);
+const SCRIPT_FIELDS: ReadonlySet<string> = new Set([
+  'status',
+  'details',
+  'delayMs',
+  'pushback',
+  'trailers',
+  'sendHeaders',
+  'responses',
+  'failOnFirstMessage',
+  'echo',
+]);
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function isEncodable(text: string): boolean {
+  try {
+    encodeURI(text); // grpc-js encodes status details with encodeURI; lone surrogates would throw there
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A script's status: any number is kept as is (a code outside 0..16 is sent as UNKNOWN, so clients can be tested
+ * against it); a string must be a status name in any case, as in a service config (`"UNAVAILABLE"`,
+ * `"unavailable"`). Numeric strings such as `"14"` are rejected.
+ */
+function checkStatus(value: unknown): number | undefined {
+  if (typeof value === 'number') {
+    return value;
+  }
+  if (typeof value === 'string') {
+    try {
+      return parseStatusCode(value, 'status');
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Checks one attempt script (an {@link AttemptScriptInput}) and returns a copy of it, status names turned into numbers. Throws an Error whose
+ * message names the offending field, prefixed by `where`. Unknown fields are rejected so typos do not silently
+ * turn into a prompt success.
+ */
+export function validateAttemptScript(value: unknown, where = 'attempt script'): AttemptScript {
+  if (!isPlainObject(value)) {
+    throw new Error(`${where}: must be an object, got ${Array.isArray(value) ? 'an array' : typeof value}`);
+  }
+  const fail = (field: string, rule: string): never => {
+    throw new Error(`${where}: "${field}" ${rule}`);
+  };
+  const out: AttemptScript = {};
+  for (const [field, v] of Object.entries(value)) {
+    if (!SCRIPT_FIELDS.has(field)) {
+      throw new Error(`${where}: unknown field "${field}" (known: ${[...SCRIPT_FIELDS].join(', ')})`);
+    }
+    if (v === undefined) {
+      continue;
+    }
+    switch (field) {
+      case 'status': {
+        const code = checkStatus(v);
+        if (code === undefined) {
+          fail(
+            field,
+            `must be a number (grpc status code) or a status name such as "UNAVAILABLE", got ${JSON.stringify(v)}`,
+          );
+        }
+        out.status = code;
+        break;
+      }
+      case 'details':
+        if (typeof v !== 'string' || !isEncodable(v)) {
+          fail(field, 'must be a well-formed string');
+        }
+        out.details = v as string;
+        break;
+      case 'delayMs':
+        if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v > MAX_DELAY_MS) {
+          fail(field, `must be a number between 0 and ${MAX_DELAY_MS}`);
+        }
+        out.delayMs = v as number;
+        break;
+      case 'pushback':
+        if (typeof v !== 'string' || !LEGAL_VALUE.test(v)) {
+          fail(field, 'must be a string of printable ASCII');
+        }
+        out.pushback = v as string;
+        break;
+      case 'trailers':
+        out.trailers = checkTrailers(v, fail);
+        break;
+      case 'responses':
+        if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > MAX_RESPONSES) {
+          fail(field, `must be an integer between 0 and ${MAX_RESPONSES}`);
+        }
+        out.responses = v as number;
+        break;
+      case 'sendHeaders':
+      case 'failOnFirstMessage':
+      case 'echo':
+        if (typeof v !== 'boolean') {
+          fail(field, 'must be a boolean');
+        }
+        out[field] = v as boolean;
+        break;
+    }
+  }
+  return out;
+}
+
+function checkTrailers(value: unknown, fail: (field: string, rule: string) => never): Record<string, string> {
+  if (!isPlainObject(value)) {
+    return fail('trailers', 'must be an object of string values');
+  }
+  const trailers: Record<string, string> = {};
+  for (const [key, text] of Object.entries(value)) {
+    if (!LEGAL_KEY.test(key)) {
+      fail(`trailers.${key}`, 'is not a legal lowercase metadata key');
+    }
+    if (FORBIDDEN_TRAILER_KEYS.has(key)) {
+      fail(`trailers.${key}`, 'is reserved');
+    }
+    if (typeof text !== 'string') {
+      return fail(`trailers.${key}`, 'must be a string');
+    }
+    if (!key.endsWith('-bin') && !LEGAL_VALUE.test(text)) {
+      fail(`trailers.${key}`, 'must be printable ASCII (use a -bin key for other bytes)');
+    }
+    trailers[key] = text;
+  }
+  return trailers;
+}
+
+/**
+ * Checks a per-call script (non-empty array of {@link AttemptScriptInput}) and returns a copy, status names turned
+ * into numbers. Throws an Error naming
+ * the problem, prefixed by `where`.
+ */
+export function validateAttemptScripts(value: unknown, where = 'script'): AttemptScript[] {
+  if (!Array.isArray(value)) {
+    throw new Error(`${where}: must be an array of attempt scripts`);
+  }
+  if (value.length === 0) {
+    throw new Error(`${where}: must contain at least one attempt script`);
+  }
+  return value.map((entry, i) => validateAttemptScript(entry, `${where}[${i}]`));
+}
+
+/** Parses and checks a JSON text holding a per-call script, as shipped in `x-flaky-script` metadata. */
+export function parseAttemptScriptsJson(text: string, where = 'script'): AttemptScript[] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (err) {
+    throw new Error(`${where}: not valid JSON (${errorMessage(err)})`);
+  }
+  return validateAttemptScripts(parsed, where);
+}

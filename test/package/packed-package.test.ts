@@ -1,0 +1,179 @@
+/**
+ * The package as users get it: `npm pack`, then install the tarball offline into scratch ESM, CJS and
+ * node10-resolution TypeScript projects, compile the README's flaky-server snippet and an import of every entry
+ * point with tsc (strict, declarations checked), and run them.
+ *
+ * Needs a build (`npm run build`) and the npm cache filled by `npm ci`. Slow (about 30 s), so it runs only when
+ * GRPC_RETRY_HEDGING_PACKAGE_TEST=1, as CI sets it: `GRPC_RETRY_HEDGING_PACKAGE_TEST=1 npx vitest run test/package`.
+ */
+
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, posix } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  installScratchRoot,
+  markdownSnippet,
+  type ProjectKind,
+  wrapInAsyncMain,
+  writeProject,
+} from './scratch-projects.js';
+
+const enabled = process.env.GRPC_RETRY_HEDGING_PACKAGE_TEST === '1';
+const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
+const tsc = join(repoRoot, 'node_modules', 'typescript', 'bin', 'tsc');
+
+interface PackedFile {
+  path: string;
+  size: number;
+}
+
+/** Every file path package.json points at: main, module, types, exports, typesVersions, bin. */
+function entryFiles(manifest: Record<string, unknown>): string[] {
+  const found: string[] = [];
+  const walk = (value: unknown): void => {
+    if (typeof value === 'string') {
+      found.push(posix.normalize(value));
+    } else if (Array.isArray(value)) {
+      value.forEach(walk);
+    } else if (typeof value === 'object' && value !== null) {
+      Object.values(value).forEach(walk);
+    }
+  };
+  for (const field of ['main', 'module', 'types', 'exports', 'typesVersions', 'bin']) {
+    walk(manifest[field]);
+  }
+  return found.filter((path) => path !== 'package.json');
+}
+
+/** Files of the tarball reached from the entry files through relative imports (code and declarations). */
+function reachableFiles(
+  packageDir: string,
+  files: ReadonlySet<string>,
+  entries: readonly string[],
+): Set<string> {
+  const seen = new Set<string>();
+  const queue = [...entries];
+  const specifier = /(?:\bfrom\s*|\bimport\s*\(\s*|\brequire\s*\(\s*|\bimport\s+)['"](\.\.?\/[^'"]+)['"]/g;
+  while (queue.length > 0) {
+    const file = queue.pop()!;
+    if (seen.has(file) || !files.has(file)) {
+      continue;
+    }
+    seen.add(file);
+    const text = readFileSync(join(packageDir, file), 'utf8');
+    for (const match of text.matchAll(specifier)) {
+      const target = posix.normalize(posix.join(posix.dirname(file), match[1]!));
+      const declarations = file.endsWith('.d.cts')
+        ? [target.replace(/\.c?js$/, '.d.cts')]
+        : file.endsWith('.d.ts')
+          ? [target.replace(/\.js$/, '.d.ts')]
+          : [];
+      queue.push(target, ...declarations);
+    }
+  }
+  return seen;
+}
+
+describe.skipIf(!enabled)('the packed tarball', () => {
+  let work: string;
+  let packed: PackedFile[];
+  let installed: string;
+
+  beforeAll(() => {
+    if (!existsSync(join(repoRoot, 'dist', 'index.js'))) {
+      throw new Error('dist/ is missing: run `npm run build` first');
+    }
+    work = mkdtempSync(join(tmpdir(), 'grpc-retry-hedging-pack-'));
+    const output = execFileSync('npm', ['pack', '--json', '--pack-destination', work], {
+      cwd: repoRoot,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const [result] = JSON.parse(output) as Array<{ filename: string; files: PackedFile[] }>;
+    packed = result!.files;
+    installScratchRoot(repoRoot, join(work, 'root'), join(work, result!.filename));
+    installed = join(work, 'root', 'node_modules', 'grpc-retry-hedging');
+  }, 120_000);
+
+  afterAll(() => {
+    if (work !== undefined) {
+      rmSync(work, { recursive: true, force: true });
+    }
+  });
+
+  it('holds the license, the proto and the entry points, and no source maps', () => {
+    const paths = packed.map((f) => f.path);
+    expect(paths).toEqual(expect.arrayContaining(['LICENSE', 'README.md', 'protos/flaky_test.proto']));
+    expect(readFileSync(join(installed, 'LICENSE'), 'utf8')).toMatch(
+      /Apache License\s+Version 2\.0, January 2004/,
+    );
+    expect(paths.filter((p) => p.endsWith('.map'))).toEqual([]);
+    expect(paths.filter((p) => p.startsWith('dist/cli/'))).toEqual(['dist/cli/main.js']);
+    const manifest = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8'));
+    expect(manifest.repository.url).toContain('github.com/grpc-retry-hedging/grpc-retry-hedging');
+    expect(manifest.homepage).toMatch(/^https:\/\//);
+    expect(manifest.bugs.url).toMatch(/\/issues$/);
+    for (const entry of entryFiles(manifest)) {
+      expect(paths, `package.json points at ${entry}`).toContain(entry);
+    }
+  });
+
+  it('ships no file that no entry point reaches', () => {
+    const paths = new Set(packed.map((f) => f.path));
+    const manifest = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8'));
+    const reached = reachableFiles(installed, paths, entryFiles(manifest));
+    expect(reached.size).toBeGreaterThan(10);
+    expect([...paths].filter((p) => p.startsWith('dist/') && !reached.has(p))).toEqual([]);
+  });
+
+  it.each<ProjectKind>(['esm', 'cjs', 'node10'])(
+    'compiles the README flaky-server snippet and every entry point with strict tsc, and runs them (%s)',
+    (kind) => {
+      const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
+      const snippet = markdownSnippet(readme, '## The flaky test server');
+      const dir = join(work, 'root', kind);
+      writeProject(dir, kind, {
+        'readme-flaky-server.ts': kind === 'esm' ? snippet : wrapInAsyncMain(snippet),
+        'entry-points.ts': readFileSync(
+          join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'entry-points.ts'),
+          'utf8',
+        ),
+      });
+      const compiled = spawnSync(process.execPath, [tsc, '-p', dir], { encoding: 'utf8' });
+      expect(compiled.stdout + compiled.stderr, 'tsc output').toBe('');
+      expect(compiled.status).toBe(0);
+
+      const entries = spawnSync(process.execPath, [join(dir, 'out', 'entry-points.js')], {
+        encoding: 'utf8',
+      });
+      expect(entries.stderr).toBe('');
+      expect(entries.stdout.trim()).toBe('entry points: function function function function call-end 1');
+
+      const run = spawnSync(process.execPath, [join(dir, 'out', 'readme-flaky-server.js')], {
+        encoding: 'utf8',
+        timeout: 20_000,
+      });
+      expect(run.stderr).toBe('');
+      expect(run.status).toBe(0);
+      expect(run.stdout.trim().split('\n')).toEqual([
+        'call ended with 14',
+        'attempt 1: previous undefined, ended 14, id req-1',
+        'attempt 2: previous 1, ended 14, id req-1',
+      ]);
+    },
+    60_000,
+  );
+
+  it('runs the check command from the installed bin', () => {
+    const bin = join(work, 'root', 'node_modules', '.bin', 'grpc-retry-hedging');
+    const run = spawnSync(bin, ['check', join(repoRoot, 'examples', 'service-config.json')], {
+      encoding: 'utf8',
+    });
+    expect(run.stderr).toBe('');
+    expect(run.status).toBe(0);
+    expect(run.stdout).toMatch(/methodConfig\[0\]/);
+  });
+});

@@ -1,0 +1,72 @@
+import * as grpc from '@grpc/grpc-js';
+import { describe, expect, it } from 'vitest';
+import {
+  parseAttemptScriptsJson,
+  validateAttemptScript,
+  validateAttemptScripts,
+} from '../../src/testing/index.js';
+
+describe('attempt script status', () => {
+  it.each([
+    ['UNAVAILABLE', grpc.status.UNAVAILABLE],
+    ['unavailable', grpc.status.UNAVAILABLE],
+    ['Deadline_Exceeded', grpc.status.DEADLINE_EXCEEDED],
+    ['OK', grpc.status.OK],
+    ['UNAUTHENTICATED', grpc.status.UNAUTHENTICATED],
+  ])('accepts the status name %j as code %i', (name, code) => {
+    expect(validateAttemptScript({ status: name })).toEqual({ status: code });
+  });
+
+  it('keeps numbers as they are, in range or not (a code outside 0..16 is sent as UNKNOWN)', () => {
+    expect(validateAttemptScripts([{ status: 14 }, { status: 99 }, { status: -3 }])).toEqual([
+      { status: 14 },
+      { status: 99 },
+      { status: -3 },
+    ]);
+  });
+
+  it.each([['14'], ['UNAVAILABLEX'], [''], [true], [null]])(
+    'rejects %j, naming the field and the value',
+    (bad) => {
+      expect(() => validateAttemptScripts([{}, { status: bad }])).toThrow(
+        /^script\[1\]: "status" must be a number \(grpc status code\) or a status name such as "UNAVAILABLE", got /,
+      );
+    },
+  );
+
+  it('turns names into numbers in scripts shipped as JSON', () => {
+    expect(parseAttemptScriptsJson('[{"status":"aborted","details":"x"},{}]')).toEqual([
+      { status: grpc.status.ABORTED, details: 'x' },
+      {},
+    ]);
+  });
+});
+
+describe('attempt script fields', () => {
+  it('rejects unknown fields, listing the known ones', () => {
+    expect(() => validateAttemptScript({ stauts: 14 }, 'here')).toThrow(
+      /^here: unknown field "stauts" \(known: status,/,
+    );
+  });
+
+  it('checks trailers key by key', () => {
+    expect(validateAttemptScript({ trailers: { 'x-a': 'b', 'x-b-bin': 'é' } })).toEqual({
+      trailers: { 'x-a': 'b', 'x-b-bin': 'é' },
+    });
+    expect(() => validateAttemptScript({ trailers: { 'x-a': 'é' } })).toThrow(
+      /"trailers.x-a" must be printable ASCII/,
+    );
+    expect(() => validateAttemptScript({ trailers: { 'x-a': 1 } })).toThrow(
+      /"trailers.x-a" must be a string/,
+    );
+    expect(() => validateAttemptScript({ trailers: { 'grpc-status': '0' } })).toThrow(
+      /"trailers.grpc-status" is reserved/,
+    );
+    expect(() => validateAttemptScript({ trailers: [] })).toThrow(/"trailers" must be an object/);
+  });
+
+  it('rejects a script that is not an object', () => {
+    expect(() => validateAttemptScript([], 'w')).toThrow('w: must be an object, got an array');
+    expect(() => validateAttemptScript(3, 'w')).toThrow('w: must be an object, got number');
+  });
+});
