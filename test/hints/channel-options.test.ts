@@ -191,7 +191,10 @@ describe('createChannelOptions: message size limits', () => {
     const Client = loadFlakyTestService();
     const client = new Client(server.address, grpc.credentials.createInsecure(), {
       ...createChannelOptions({ methodConfig: [{ name: [{}], maxResponseMessageBytes: 10 }] }),
-    }) as unknown as { Unary: Function; close(): void };
+    }) as unknown as {
+      Unary: (req: object, cb: (e: grpc.ServiceError | null) => void) => void;
+      close(): void;
+    };
     try {
       const error = await new Promise<grpc.ServiceError | null>((resolve) =>
         client.Unary({ payload: 'a payload longer than ten bytes' }, (e: grpc.ServiceError | null) =>
