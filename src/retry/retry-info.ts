@@ -17,9 +17,10 @@ export const RETRY_INFO_TYPE_URL = 'type.googleapis.com/google.rpc.RetryInfo';
 const RETRY_INFO_TYPE_NAME = 'google.rpc.RetryInfo';
 
 /**
- * Default cap on a RetryInfo delay: 60 s, the longest retry delay Google Cloud client libraries' generated retry
- * settings use (`maxRetryDelay` 60 s). A server asking for longer is saying "not soon": the call ends with its
- * status instead of holding the caller (and a replay buffer) for minutes.
+ * Default cap on a RetryInfo delay: 60 s, the default longest retry delay of Google's generated client libraries
+ * (google-gax retry params, `max_retry_delay_millis: 60000`), the clients RetryInfo was made for. A server asking
+ * for longer is saying "not soon": the call ends with its status instead of holding the caller (and a replay
+ * buffer) for minutes.
  */
 export const DEFAULT_RETRY_INFO_MAX_DELAY_MS = 60_000;
 /** Largest accepted `retryInfo.maxDelayMs`: Node's timers fire at once for delays of 2^31 ms or more. */
