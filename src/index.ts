@@ -70,8 +70,10 @@ export {
   type RetryInfoStatusInit,
   resolveRetryInfoOptions,
   retryInfoHint,
+  type ServerRetryHint,
   STATUS_DETAILS_METADATA_KEY,
   type StatusDetail,
+  serverRetryHint,
 } from './retry/retry-info.js';
 export { createRetryInterceptor } from './retry/retry-interceptor.js';
 export { RetryThrottle } from './retry/retry-throttle.js';

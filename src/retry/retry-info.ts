@@ -8,6 +8,7 @@
  */
 import type { Metadata } from '@grpc/grpc-js';
 import protobuf from 'protobufjs/light.js';
+import type { Pushback } from './pushback.js';
 
 /** Trailer holding the serialized `google.rpc.Status` of a failed call (a binary metadata key). */
 export const STATUS_DETAILS_METADATA_KEY = 'grpc-status-details-bin';
@@ -401,3 +402,46 @@ export function retryInfoHint(
         : { kind: 'retry-after', delayMs: info.delayMs };
   }
 }
+
+/**
+ * The server's say on the next retry or hedge after a failed attempt, from both hints:
+ * - `none`: neither hint; the policy's own backoff or hedging delay applies.
+ * - `retry-after`: go after `delayMs`, then restart the backoff from initialBackoff. `source` names the hint (for
+ *   the event reason: `pushback` or `retry-info`).
+ * - `do-not-retry`: end the call with the attempt's status (no further hedges). From a negative, garbage or repeated
+ *   pushback (A6), or from a RetryInfo delay above the cap.
+ */
+export type ServerRetryHint =
+  | { readonly kind: 'none' }
+  | { readonly kind: 'retry-after'; readonly delayMs: number; readonly source: 'pushback' | 'retry-info' }
+  | { readonly kind: 'do-not-retry'; readonly reason: string; readonly source: 'pushback' | 'retry-info' };
+
+/**
+ * Combines A6's pushback with RetryInfo: when the server sent `grpc-retry-pushback-ms`, it decides alone (A6's own
+ * trailer wins); otherwise a usable RetryInfo does. Neither makes a non-retryable or fatal code retryable: the
+ * caller asks only for attempts whose code already allows another attempt.
+ */
+export function serverRetryHint(pushback: Pushback, retryInfo: RetryInfoHint): ServerRetryHint {
+  switch (pushback.kind) {
+    case 'retry-after':
+      return { kind: 'retry-after', delayMs: pushback.delayMs, source: 'pushback' };
+    case 'do-not-retry':
+      return { kind: 'do-not-retry', reason: pushback.reason, source: 'pushback' };
+    case 'absent':
+      break;
+  }
+  switch (retryInfo.kind) {
+    case 'retry-after':
+      return { kind: 'retry-after', delayMs: retryInfo.delayMs, source: 'retry-info' };
+    case 'exceeds-cap':
+      return {
+        kind: 'do-not-retry',
+        reason: `RetryInfo asks for ${retryInfo.delayMs} ms, above retryInfo.maxDelayMs (${retryInfo.maxDelayMs} ms)`,
+        source: 'retry-info',
+      };
+    case 'none':
+      return NO_SERVER_HINT;
+  }
+}
+
+const NO_SERVER_HINT: ServerRetryHint = Object.freeze({ kind: 'none' });

@@ -1,5 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
+import { parsePushbackValues } from '../../src/retry/pushback.js';
 import {
   DEFAULT_RETRY_INFO_MAX_DELAY_MS,
   encodeRetryInfo,
@@ -10,6 +11,7 @@ import {
   resolveRetryInfoOptions,
   retryInfoHint,
   STATUS_DETAILS_METADATA_KEY,
+  serverRetryHint,
 } from '../../src/retry/retry-info.js';
 import { seededRandom } from '../../src/testing/seeded-random.js';
 
@@ -294,5 +296,42 @@ describe('resolveRetryInfoOptions and retryInfoHint', () => {
       kind: 'none',
       malformed: expect.stringContaining('undecodable'),
     });
+  });
+});
+
+describe('serverRetryHint: pushback and RetryInfo together', () => {
+  const options = resolveRetryInfoOptions({ maxDelayMs: 1000 });
+  const info = (ms: number) =>
+    retryInfoHint(trailersWith(encodeRetryInfoStatus({ code: 14, retryDelay: ms })), options);
+  const none = retryInfoHint(new grpc.Metadata(), options);
+
+  it("A6's trailer wins over RetryInfo, whatever it says", () => {
+    expect(serverRetryHint(parsePushbackValues(['20']), info(500))).toEqual({
+      kind: 'retry-after',
+      delayMs: 20,
+      source: 'pushback',
+    });
+    expect(serverRetryHint(parsePushbackValues(['-1']), info(500))).toMatchObject({
+      kind: 'do-not-retry',
+      source: 'pushback',
+    });
+    expect(serverRetryHint(parsePushbackValues(['0']), info(5000))).toMatchObject({
+      kind: 'retry-after',
+      delayMs: 0,
+    });
+  });
+
+  it('RetryInfo decides when there is no pushback; above the cap it ends the call', () => {
+    expect(serverRetryHint(parsePushbackValues([]), info(500))).toEqual({
+      kind: 'retry-after',
+      delayMs: 500,
+      source: 'retry-info',
+    });
+    expect(serverRetryHint(parsePushbackValues([]), info(5000))).toEqual({
+      kind: 'do-not-retry',
+      reason: 'RetryInfo asks for 5000 ms, above retryInfo.maxDelayMs (1000 ms)',
+      source: 'retry-info',
+    });
+    expect(serverRetryHint(parsePushbackValues([]), none)).toEqual({ kind: 'none' });
   });
 });
