@@ -89,7 +89,7 @@ describe('request id in a metadata header', () => {
   });
 
   it('2 hedges carry the same id', async () => {
-    server.script('h', [{ delayMs: 300 }, {}]);
+    server.script('h', [{ delayMs: 2000 }, {}]);
     const c = client([createRequestIdInterceptor(), createRetryInterceptor(hedgingConfig)]);
     const { error } = await unary(c, { payload: 'p' }, metadataFor('h'));
     expect(error).toBeNull();
@@ -158,7 +158,7 @@ describe('request id in a request field', () => {
     expect(retried[0]).toMatch(UUID_V4);
     expect(response?.payload).toBe(retried[0]); // the server echoes the payload: the filled request reached it
 
-    server.script('fh', [{ delayMs: 300 }, {}]);
+    server.script('fh', [{ delayMs: 2000 }, {}]);
     const hedging = client([
       createRequestIdInterceptor({ field: 'payload' }),
       createRetryInterceptor(hedgingConfig),
