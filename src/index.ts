@@ -65,15 +65,13 @@ export {
   RETRY_INFO_TYPE_URL,
   type ResolvedRetryInfoOptions,
   type RetryInfo,
-  type RetryInfoHint,
   type RetryInfoOptions,
   type RetryInfoStatusInit,
+  readRetryInfoDelayMs,
   resolveRetryInfoOptions,
-  retryInfoHint,
-  type ServerRetryHint,
+  retryInfoPolicy,
   STATUS_DETAILS_METADATA_KEY,
   type StatusDetail,
-  serverRetryHint,
 } from './retry/retry-info.js';
 export { createRetryInterceptor } from './retry/retry-interceptor.js';
 export { RetryThrottle } from './retry/retry-throttle.js';

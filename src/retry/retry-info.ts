@@ -8,7 +8,7 @@
  */
 import type { Metadata } from '@grpc/grpc-js';
 import protobuf from 'protobufjs/light.js';
-import type { Pushback } from './pushback.js';
+import type { RetryInfoPolicy } from './server-hint.js';
 
 /** Trailer holding the serialized `google.rpc.Status` of a failed call (a binary metadata key). */
 export const STATUS_DETAILS_METADATA_KEY = 'grpc-status-details-bin';
@@ -366,82 +366,21 @@ function describeOption(value: unknown): string {
 }
 
 /**
- * What the engine does with a failed attempt's RetryInfo under the interceptor's options:
- * - `none`: no usable hint (disabled, absent or malformed); the normal backoff or hedging rules apply.
- *   `malformed` carries the reason when the hint was there but unusable, for events or logs.
- * - `retry-after`: the next retry or hedge goes after `delayMs`, like a pushback (and the backoff restarts
- *   from initialBackoff afterwards).
- * - `exceeds-cap`: the server asked for longer than `maxDelayMs`; the call ends with the attempt's status.
+ * The engine's reader (`RetryInfoReader` of server-hint.ts): the RetryInfo delay in ms, or `undefined` when the
+ * trailers hold none or a malformed one (a malformed hint is ignored, see {@link RetryInfo}). Never throws.
  */
-export type RetryInfoHint =
-  | { readonly kind: 'none'; readonly malformed?: string }
-  | { readonly kind: 'retry-after'; readonly delayMs: number }
-  | { readonly kind: 'exceeds-cap'; readonly delayMs: number; readonly maxDelayMs: number };
-
-const NONE: RetryInfoHint = Object.freeze({ kind: 'none' });
-
-/**
- * Reads a failed attempt's RetryInfo and applies the interceptor's `retryInfo` options (pure; never throws).
- * The caller still applies the other rules: A6's `grpc-retry-pushback-ms` wins when both are present, and a hint
- * never makes a non-retryable or fatal code retryable.
- */
-export function retryInfoHint(
-  trailers: Metadata | null | undefined,
-  options: ResolvedRetryInfoOptions,
-): RetryInfoHint {
-  if (!options.enabled) return NONE;
+export function readRetryInfoDelayMs(trailers: Metadata): number | undefined {
   const info = parseRetryInfo(trailers);
-  switch (info.kind) {
-    case 'absent':
-      return NONE;
-    case 'malformed':
-      return { kind: 'none', malformed: info.reason };
-    case 'retry-after':
-      return info.delayMs > options.maxDelayMs
-        ? { kind: 'exceeds-cap', delayMs: info.delayMs, maxDelayMs: options.maxDelayMs }
-        : { kind: 'retry-after', delayMs: info.delayMs };
-  }
+  return info.kind === 'retry-after' ? info.delayMs : undefined;
 }
 
 /**
- * The server's say on the next retry or hedge after a failed attempt, from both hints:
- * - `none`: neither hint; the policy's own backoff or hedging delay applies.
- * - `retry-after`: go after `delayMs`, then restart the backoff from initialBackoff. `source` names the hint (for
- *   the event reason: `pushback` or `retry-info`).
- * - `do-not-retry`: end the call with the attempt's status (no further hedges). From a negative, garbage or repeated
- *   pushback (A6), or from a RetryInfo delay above the cap.
+ * Turns the interceptor option `retryInfo` into what the call engine takes (`RetryingCallContext.retryInfo`):
+ * `undefined` when RetryInfo is switched off, else the reader and the cap.
+ *
+ * @throws TypeError/RangeError naming the option, as {@link resolveRetryInfoOptions}.
  */
-export type ServerRetryHint =
-  | { readonly kind: 'none' }
-  | { readonly kind: 'retry-after'; readonly delayMs: number; readonly source: 'pushback' | 'retry-info' }
-  | { readonly kind: 'do-not-retry'; readonly reason: string; readonly source: 'pushback' | 'retry-info' };
-
-/**
- * Combines A6's pushback with RetryInfo: when the server sent `grpc-retry-pushback-ms`, it decides alone (A6's own
- * trailer wins); otherwise a usable RetryInfo does. Neither makes a non-retryable or fatal code retryable: the
- * caller asks only for attempts whose code already allows another attempt.
- */
-export function serverRetryHint(pushback: Pushback, retryInfo: RetryInfoHint): ServerRetryHint {
-  switch (pushback.kind) {
-    case 'retry-after':
-      return { kind: 'retry-after', delayMs: pushback.delayMs, source: 'pushback' };
-    case 'do-not-retry':
-      return { kind: 'do-not-retry', reason: pushback.reason, source: 'pushback' };
-    case 'absent':
-      break;
-  }
-  switch (retryInfo.kind) {
-    case 'retry-after':
-      return { kind: 'retry-after', delayMs: retryInfo.delayMs, source: 'retry-info' };
-    case 'exceeds-cap':
-      return {
-        kind: 'do-not-retry',
-        reason: `RetryInfo asks for ${retryInfo.delayMs} ms, above retryInfo.maxDelayMs (${retryInfo.maxDelayMs} ms)`,
-        source: 'retry-info',
-      };
-    case 'none':
-      return NO_SERVER_HINT;
-  }
+export function retryInfoPolicy(value: unknown): RetryInfoPolicy | undefined {
+  const { enabled, maxDelayMs } = resolveRetryInfoOptions(value);
+  return enabled ? { read: readRetryInfoDelayMs, maxDelayMs } : undefined;
 }
-
-const NO_SERVER_HINT: ServerRetryHint = Object.freeze({ kind: 'none' });

@@ -1,6 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
-import { parsePushbackValues } from '../../src/retry/pushback.js';
+import { PUSHBACK_METADATA_KEY } from '../../src/retry/headers.js';
 import {
   DEFAULT_RETRY_INFO_MAX_DELAY_MS,
   encodeRetryInfo,
@@ -8,11 +8,12 @@ import {
   parseRetryInfo,
   parseRetryInfoFromStatusDetails,
   RETRY_INFO_TYPE_URL,
+  readRetryInfoDelayMs,
   resolveRetryInfoOptions,
-  retryInfoHint,
+  retryInfoPolicy,
   STATUS_DETAILS_METADATA_KEY,
-  serverRetryHint,
 } from '../../src/retry/retry-info.js';
+import { readServerHint } from '../../src/retry/server-hint.js';
 import { seededRandom } from '../../src/testing/seeded-random.js';
 
 function trailersWith(...values: Array<Buffer | string>): grpc.Metadata {
@@ -254,7 +255,7 @@ describe('retry-info through a real grpc-js server', () => {
   });
 });
 
-describe('resolveRetryInfoOptions and retryInfoHint', () => {
+describe('resolveRetryInfoOptions and retryInfoPolicy', () => {
   it('defaults to enabled with a 60 s cap', () => {
     expect(resolveRetryInfoOptions(undefined)).toEqual({
       enabled: true,
@@ -281,57 +282,52 @@ describe('resolveRetryInfoOptions and retryInfoHint', () => {
     expect(() => resolveRetryInfoOptions({ maxDelayMs: -1 })).toThrow(RangeError);
   });
 
-  it('applies the switch and the cap', () => {
+  it('retryInfoPolicy: undefined when switched off, else the reader and the cap', () => {
+    expect(retryInfoPolicy({ enabled: false })).toBeUndefined();
+    expect(retryInfoPolicy(undefined)).toEqual({ read: readRetryInfoDelayMs, maxDelayMs: 60_000 });
+    expect(() => retryInfoPolicy({ maxDelayMs: -5 })).toThrow(RangeError);
     const at = (ms: number) => trailersWith(encodeRetryInfoStatus({ code: 14, retryDelay: ms }));
-    const options = resolveRetryInfoOptions({ maxDelayMs: 1000 });
-    expect(retryInfoHint(at(1000), options)).toEqual({ kind: 'retry-after', delayMs: 1000 });
-    expect(retryInfoHint(at(1001), options)).toEqual({
-      kind: 'exceeds-cap',
-      delayMs: 1001,
-      maxDelayMs: 1000,
-    });
-    expect(retryInfoHint(at(10), resolveRetryInfoOptions({ enabled: false }))).toEqual({ kind: 'none' });
-    expect(retryInfoHint(new grpc.Metadata(), options)).toEqual({ kind: 'none' });
-    expect(retryInfoHint(trailersWith(Buffer.from([0xff])), options)).toMatchObject({
-      kind: 'none',
-      malformed: expect.stringContaining('undecodable'),
-    });
+    expect(readRetryInfoDelayMs(at(1234))).toBe(1234);
+    expect(readRetryInfoDelayMs(new grpc.Metadata())).toBeUndefined();
+    expect(readRetryInfoDelayMs(trailersWith(Buffer.from([0xff])))).toBeUndefined();
   });
 });
 
-describe('serverRetryHint: pushback and RetryInfo together', () => {
-  const options = resolveRetryInfoOptions({ maxDelayMs: 1000 });
-  const info = (ms: number) =>
-    retryInfoHint(trailersWith(encodeRetryInfoStatus({ code: 14, retryDelay: ms })), options);
-  const none = retryInfoHint(new grpc.Metadata(), options);
+describe("with the engine's readServerHint: precedence and cap", () => {
+  const policy = retryInfoPolicy({ maxDelayMs: 1000 });
+  const trailers = (retryDelayMs: number | undefined, pushback?: string) => {
+    const md =
+      retryDelayMs === undefined
+        ? new grpc.Metadata()
+        : trailersWith(encodeRetryInfoStatus({ code: 14, retryDelay: retryDelayMs }));
+    if (pushback !== undefined) md.set(PUSHBACK_METADATA_KEY, pushback);
+    return md;
+  };
 
   it("A6's trailer wins over RetryInfo, whatever it says", () => {
-    expect(serverRetryHint(parsePushbackValues(['20']), info(500))).toEqual({
+    expect(readServerHint(trailers(500, '20'), policy)).toEqual({
       kind: 'retry-after',
       delayMs: 20,
       source: 'pushback',
     });
-    expect(serverRetryHint(parsePushbackValues(['-1']), info(500))).toMatchObject({
+    expect(readServerHint(trailers(500, '-1'), policy)).toMatchObject({
       kind: 'do-not-retry',
       source: 'pushback',
     });
-    expect(serverRetryHint(parsePushbackValues(['0']), info(5000))).toMatchObject({
-      kind: 'retry-after',
-      delayMs: 0,
-    });
+    expect(readServerHint(trailers(5000, '0'), policy)).toMatchObject({ kind: 'retry-after', delayMs: 0 });
   });
 
-  it('RetryInfo decides when there is no pushback; above the cap it ends the call', () => {
-    expect(serverRetryHint(parsePushbackValues([]), info(500))).toEqual({
+  it('RetryInfo decides when there is no pushback; above the cap it ends the call; off means ignored', () => {
+    expect(readServerHint(trailers(1000), policy)).toEqual({
       kind: 'retry-after',
-      delayMs: 500,
+      delayMs: 1000,
       source: 'retry-info',
     });
-    expect(serverRetryHint(parsePushbackValues([]), info(5000))).toEqual({
+    expect(readServerHint(trailers(1001), policy)).toMatchObject({
       kind: 'do-not-retry',
-      reason: 'RetryInfo asks for 5000 ms, above retryInfo.maxDelayMs (1000 ms)',
       source: 'retry-info',
     });
-    expect(serverRetryHint(parsePushbackValues([]), none)).toEqual({ kind: 'none' });
+    expect(readServerHint(trailers(undefined), policy)).toEqual({ kind: 'none' });
+    expect(readServerHint(trailers(500), retryInfoPolicy({ enabled: false }))).toEqual({ kind: 'none' });
   });
 });
