@@ -2,7 +2,34 @@
  * grpc-retry-hedging: gRPC A6 client retries and hedging for @grpc/grpc-js, as interceptors driven by
  * service-config JSON.
  */
+
+export {
+  type ChannelOptionsSettings,
+  createChannelOptions,
+} from './config/channel-options.js';
 export * from './config/index.js';
+export {
+  type IdempotencyLevel,
+  listMethodIdempotency,
+  type ProtobufjsMethod,
+  type ProtobufjsReflectionObject,
+  type ProtoMethodIdempotency,
+  type ProtoSource,
+} from './idempotency/idempotency-level.js';
+export {
+  type HedgingPolicyJson,
+  type IdempotencyPolicies,
+  type LevelPolicy,
+  type MethodConfigJson,
+  type RetryPolicyJson,
+  type ServiceConfigJson,
+  serviceConfigFromProtos,
+} from './idempotency/service-config-from-protos.js';
+export {
+  createRequestIdInterceptor,
+  DEFAULT_REQUEST_ID_HEADER,
+  type RequestIdInterceptorOptions,
+} from './request-id/request-id-interceptor.js';
 export { JITTER_STRATEGIES, type JitterStrategy } from './retry/backoff.js';
 export { type CallRetryOptions, type PolicyOverride, withRetryOptions } from './retry/call-options.js';
 export { type Clock, systemClock, type TimerHandle } from './retry/clock.js';
@@ -28,5 +55,23 @@ export {
   type RetryInterceptorOptions,
 } from './retry/interceptor-options.js';
 export { type GatedAttemptKind, isRetryGate, type RetryGate } from './retry/retry-gate.js';
+export {
+  DEFAULT_RETRY_INFO_MAX_DELAY_MS,
+  encodeRetryInfo,
+  encodeRetryInfoStatus,
+  MAX_RETRY_INFO_DELAY_LIMIT_MS,
+  parseRetryInfo,
+  parseRetryInfoFromStatusDetails,
+  RETRY_INFO_TYPE_URL,
+  type ResolvedRetryInfoOptions,
+  type RetryInfo,
+  type RetryInfoOptions,
+  type RetryInfoStatusInit,
+  readRetryInfoDelayMs,
+  resolveRetryInfoOptions,
+  retryInfoPolicy,
+  STATUS_DETAILS_METADATA_KEY,
+  type StatusDetail,
+} from './retry/retry-info.js';
 export { createRetryInterceptor } from './retry/retry-interceptor.js';
 export { RetryThrottle } from './retry/retry-throttle.js';

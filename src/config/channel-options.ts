@@ -1,0 +1,265 @@
+/**
+ * `createChannelOptions`: the grpc-js channel options for everything in a service config that the retry interceptor
+ * does not own (load balancing, message size limits, fields this package does not know), with the parts the
+ * interceptor owns removed so that nothing is applied twice.
+ */
+import type { ChannelOptions } from '@grpc/grpc-js';
+import { isNormalizedServiceConfig, parseServiceConfig } from './parse-service-config.js';
+import { describeValue, ServiceConfigError } from './service-config-error.js';
+import type { MethodName } from './types.js';
+
+/** Options of {@link createChannelOptions}. */
+export interface ChannelOptionsSettings {
+  /**
+   * Keep grpc-js's transparent retries (default `true`): grpc-js then re-sends, once, an attempt that never reached
+   * the server application, below the interceptor and invisible to it, as A6 allows. `false` adds
+   * `'grpc.enable_retries': 0`, which turns them off.
+   */
+  transparentRetries?: boolean;
+  /**
+   * Receives a message when a per-method message size limit cannot be enforced as written (grpc-js has only
+   * channel-wide limits). Default: `process.emitWarning` with code `GRPC_RETRY_HEDGING_MESSAGE_LIMIT`.
+   */
+  onWarning?: (message: string) => void;
+}
+
+/** Fields of a methodConfig entry that the interceptor applies, or that become channel options. */
+const REMOVED_METHOD_FIELDS: ReadonlySet<string> = new Set([
+  'name',
+  'retryPolicy',
+  'hedgingPolicy',
+  'timeout',
+  'waitForReady',
+  'maxRequestMessageBytes',
+  'maxResponseMessageBytes',
+  'maxRequestBytes',
+  'maxResponseBytes',
+]);
+
+/** grpc-js's defaults (constants.ts): no send limit, 4 MiB receive limit. */
+const GRPC_JS_DEFAULT_SEND_LIMIT = Number.POSITIVE_INFINITY;
+const GRPC_JS_DEFAULT_RECEIVE_LIMIT = 4 * 1024 * 1024;
+
+interface LimitField {
+  /** Standard service-config name (proto `max_request_message_bytes`). */
+  readonly standard: 'maxRequestMessageBytes' | 'maxResponseMessageBytes';
+  /** The name grpc-js's own service-config parser reads (and then ignores). */
+  readonly grpcJs: 'maxRequestBytes' | 'maxResponseBytes';
+  readonly channelOption: 'grpc.max_send_message_length' | 'grpc.max_receive_message_length';
+  /** What a method without a limit gets from grpc-js. */
+  readonly grpcJsDefault: number;
+}
+
+const LIMIT_FIELDS: readonly LimitField[] = [
+  {
+    standard: 'maxRequestMessageBytes',
+    grpcJs: 'maxRequestBytes',
+    channelOption: 'grpc.max_send_message_length',
+    grpcJsDefault: GRPC_JS_DEFAULT_SEND_LIMIT,
+  },
+  {
+    standard: 'maxResponseMessageBytes',
+    grpcJs: 'maxResponseBytes',
+    channelOption: 'grpc.max_receive_message_length',
+    grpcJsDefault: GRPC_JS_DEFAULT_RECEIVE_LIMIT,
+  },
+];
+
+type JsonObject = Record<string, unknown>;
+
+/**
+ * Turns one service config into grpc-js channel options, to use next to {@link createRetryInterceptor} with the
+ * same file:
+ *
+ * ```ts
+ * const config = readFileSync('service-config.json', 'utf8');
+ * const client = new Greeter(address, credentials, {
+ *   ...createChannelOptions(config),
+ *   interceptors: [createRetryInterceptor(config)],
+ * });
+ * ```
+ *
+ * - `grpc.service_config` gets the config without `retryPolicy`, `hedgingPolicy`, `timeout` and `waitForReady`
+ *   (in every methodConfig entry) and without `retryThrottling`: the interceptor applies those once per call, and
+ *   grpc-js applying them too would multiply attempts (a `timeout` would become a per-attempt deadline there).
+ *   Everything else (`loadBalancingConfig`, `loadBalancingPolicy`, unknown fields) is kept as written; `null`
+ *   fields are dropped (proto3 JSON reads them as absent, grpc-js's parser rejects them). Every entry and its names
+ *   stay, so the "most specific name wins" matching is unchanged.
+ * - Message size limits (`maxRequestMessageBytes`/`maxResponseMessageBytes`, and grpc-js's spelling
+ *   `maxRequestBytes`/`maxResponseBytes`) become `grpc.max_send_message_length` and
+ *   `grpc.max_receive_message_length`. grpc-js has no per-method limits (it parses them and ignores them), so the
+ *   channel gets the largest limit any method has, counting grpc-js's default (no send limit, 4 MiB receive) for
+ *   methods no entry limits: no call is refused a message its own entry allows. A method whose entry sets a smaller
+ *   limit is reported through `onWarning`, since that limit is not enforced.
+ *
+ * @param config Service-config JSON text or object, as written (raw, so that fields the retry parser drops reach
+ *   the channel). It is validated by `parseServiceConfig`, with the same errors.
+ * @throws ServiceConfigError naming the JSON path of an invalid value; TypeError for a config that
+ *   `parseServiceConfig` already normalized (its raw fields are gone) or an invalid option.
+ */
+export function createChannelOptions(
+  config: string | object,
+  settings: ChannelOptionsSettings = {},
+): ChannelOptions {
+  const { transparentRetries, warn } = checkSettings(settings);
+  if (isNormalizedServiceConfig(config)) {
+    throw new TypeError(
+      'createChannelOptions: pass the service config as written (JSON text or object), not the result of parseServiceConfig, whose fields beyond retries are gone',
+    );
+  }
+  if (typeof config !== 'string' && (typeof config !== 'object' || config === null)) {
+    throw new TypeError(
+      `createChannelOptions: config must be JSON text or an object, got ${describeValue(config)}`,
+    );
+  }
+  const parsed = parseServiceConfig(config);
+  const raw = (typeof config === 'string' ? JSON.parse(config.replace(/^\uFEFF/, '')) : config) as JsonObject;
+
+  const serviceConfig: JsonObject = {};
+  for (const [key, value] of Object.entries(raw)) {
+    if (key === 'retryThrottling' || key === 'methodConfig' || value === null || value === undefined)
+      continue;
+    serviceConfig[key] = value;
+  }
+  checkLoadBalancingConfig(serviceConfig.loadBalancingConfig);
+
+  const rawEntries = Array.isArray(raw.methodConfig) ? (raw.methodConfig as JsonObject[]) : [];
+  if (rawEntries.length > 0) {
+    serviceConfig.methodConfig = rawEntries.map((entry, index) =>
+      channelMethodConfig(entry, parsed.methodConfig[index]?.name ?? []),
+    );
+  }
+
+  const options: ChannelOptions = { 'grpc.service_config': JSON.stringify(serviceConfig) };
+  for (const field of LIMIT_FIELDS) {
+    const limit = channelWideLimit(rawEntries, parsed.methodConfig, field, warn);
+    if (limit !== undefined) options[field.channelOption] = limit;
+  }
+  if (!transparentRetries) options['grpc.enable_retries'] = 0;
+  return options;
+}
+
+function checkSettings(settings: ChannelOptionsSettings): {
+  transparentRetries: boolean;
+  warn: (message: string) => void;
+} {
+  if (typeof settings !== 'object' || settings === null) {
+    throw new TypeError(`createChannelOptions: options must be an object, got ${describeValue(settings)}`);
+  }
+  for (const key of Object.keys(settings)) {
+    if (key !== 'transparentRetries' && key !== 'onWarning') {
+      throw new TypeError(
+        `createChannelOptions: options.${key} is not an option (known: transparentRetries, onWarning)`,
+      );
+    }
+  }
+  const transparentRetries = settings.transparentRetries ?? true;
+  if (typeof transparentRetries !== 'boolean') {
+    throw new TypeError(
+      `createChannelOptions: options.transparentRetries must be true or false, got ${describeValue(transparentRetries)}`,
+    );
+  }
+  const onWarning = settings.onWarning;
+  if (onWarning !== undefined && typeof onWarning !== 'function') {
+    throw new TypeError('createChannelOptions: options.onWarning must be a function');
+  }
+  const warn =
+    onWarning ??
+    ((message: string) => process.emitWarning(message, { code: 'GRPC_RETRY_HEDGING_MESSAGE_LIMIT' }));
+  return { transparentRetries, warn };
+}
+
+/** grpc-js rejects (at client construction) anything but an array of objects that each name one policy. */
+function checkLoadBalancingConfig(value: unknown): void {
+  if (value === undefined) return;
+  if (!Array.isArray(value)) {
+    throw new ServiceConfigError(
+      'loadBalancingConfig',
+      `must be an array of {"policy_name": {...}} objects, got ${describeValue(value)}`,
+    );
+  }
+  value.forEach((item, index) => {
+    const path = `loadBalancingConfig[${index}]`;
+    if (typeof item !== 'object' || item === null || Array.isArray(item)) {
+      throw new ServiceConfigError(path, `must be an object naming one policy, got ${describeValue(item)}`);
+    }
+    const keys = Object.keys(item);
+    if (keys.length !== 1) {
+      throw new ServiceConfigError(
+        path,
+        `must name exactly one load-balancing policy, got ${keys.length === 0 ? 'none' : keys.join(', ')}`,
+      );
+    }
+  });
+}
+
+function channelMethodConfig(entry: JsonObject, names: readonly MethodName[]): JsonObject {
+  const out: JsonObject = { name: names.map((name) => ({ ...name })) };
+  for (const [key, value] of Object.entries(entry)) {
+    if (REMOVED_METHOD_FIELDS.has(key) || value === null || value === undefined) continue;
+    out[key] = value;
+  }
+  return out;
+}
+
+/** A limit as written: a non-negative integer, or a decimal string (UInt32Value in proto3 JSON). */
+function readLimit(entry: JsonObject, key: string, path: string): number | undefined {
+  const value = entry[key];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return value;
+  if (typeof value === 'string' && /^\d+$/.test(value) && Number.isSafeInteger(Number(value))) {
+    return Number(value);
+  }
+  throw new ServiceConfigError(
+    `${path}.${key}`,
+    `must be a non-negative integer (a number or a decimal string), got ${describeValue(value)}`,
+  );
+}
+
+/** The limit of one entry in one direction, from either spelling (which must then agree). */
+function entryLimit(entry: JsonObject, field: LimitField, path: string): number | undefined {
+  const standard = readLimit(entry, field.standard, path);
+  const grpcJs = readLimit(entry, field.grpcJs, path);
+  if (standard !== undefined && grpcJs !== undefined && standard !== grpcJs) {
+    throw new ServiceConfigError(
+      `${path}.${field.grpcJs}`,
+      `is ${grpcJs} but ${field.standard} says ${standard}; give one limit`,
+    );
+  }
+  return standard ?? grpcJs;
+}
+
+/**
+ * The largest limit any method can have: each entry's own limit (grpc-js's default where it sets none), and
+ * grpc-js's default for methods no entry names (whenever there is no `{}` entry). `undefined` when no entry sets a
+ * limit, or when the largest is "no limit".
+ */
+function channelWideLimit(
+  rawEntries: readonly JsonObject[],
+  entries: readonly { name: readonly MethodName[] }[],
+  field: LimitField,
+  warn: (message: string) => void,
+): number | undefined {
+  const limits = rawEntries.map((entry, index) => ({
+    path: `methodConfig[${index}]`,
+    limit: entryLimit(entry, field, `methodConfig[${index}]`),
+    hasNames: (entries[index]?.name.length ?? 0) > 0,
+  }));
+  const set = limits.filter(
+    (l): l is { path: string; limit: number; hasNames: boolean } => l.limit !== undefined,
+  );
+  if (set.length === 0) return undefined;
+  const hasDefaultEntry = entries.some((entry) => entry.name.some((name) => name.service === undefined));
+  let widest = hasDefaultEntry ? 0 : field.grpcJsDefault;
+  for (const l of limits) {
+    if (l.hasNames) widest = Math.max(widest, l.limit ?? field.grpcJsDefault);
+  }
+  for (const l of set) {
+    if (l.hasNames && l.limit < widest) {
+      warn(
+        `createChannelOptions: ${l.path}.${field.standard} (${l.limit}) is not enforced: grpc-js has only channel-wide message size limits, and ${field.channelOption} is ${Number.isFinite(widest) ? widest : 'unlimited'} so that no method is refused a message its own entry allows`,
+      );
+    }
+  }
+  return Number.isFinite(widest) ? widest : undefined;
+}

@@ -1,0 +1,178 @@
+/**
+ * `serviceConfigFromProtos`: a safe service config in one call, from what the protos say about each method
+ * (`option idempotency_level`) and one policy per level.
+ */
+import { parseCallPolicy, parseServiceConfig } from '../config/parse-service-config.js';
+import { ServiceConfigError } from '../config/service-config-error.js';
+import {
+  type IdempotencyLevel,
+  listMethodIdempotency,
+  type ProtoMethodIdempotency,
+  type ProtoSource,
+} from './idempotency-level.js';
+
+/** A retryPolicy as written in service-config JSON (durations as `"0.1s"`, codes as names or numbers). */
+export interface RetryPolicyJson {
+  maxAttempts: number;
+  initialBackoff: string;
+  maxBackoff: string;
+  backoffMultiplier: number;
+  retryableStatusCodes: ReadonlyArray<string | number>;
+}
+
+/** A hedgingPolicy as written in service-config JSON. */
+export interface HedgingPolicyJson {
+  maxAttempts: number;
+  hedgingDelay?: string;
+  nonFatalStatusCodes?: ReadonlyArray<string | number>;
+}
+
+/** What one idempotency level gets: a retry or a hedging policy, and optionally a timeout or waitForReady. */
+export type LevelPolicy = (
+  | { retryPolicy: RetryPolicyJson; hedgingPolicy?: never }
+  | { hedgingPolicy: HedgingPolicyJson; retryPolicy?: never }
+) & { timeout?: string; waitForReady?: boolean };
+
+/** One methodConfig entry as written in service-config JSON. */
+export interface MethodConfigJson {
+  name: Array<{ service: string; method?: string }>;
+  retryPolicy?: RetryPolicyJson;
+  hedgingPolicy?: HedgingPolicyJson;
+  timeout?: string;
+  waitForReady?: boolean;
+}
+
+/** A service config as written in JSON; what {@link serviceConfigFromProtos} returns. */
+export interface ServiceConfigJson {
+  methodConfig: MethodConfigJson[];
+  retryThrottling?: { maxTokens: number; tokenRatio: number };
+}
+
+/** The policies of {@link serviceConfigFromProtos}, by idempotency level. `false` leaves those methods alone. */
+export interface IdempotencyPolicies {
+  /** Methods marked NO_SIDE_EFFECTS (reads). Default: the `idempotent` policy, since such methods are idempotent. */
+  noSideEffects?: LevelPolicy | false;
+  /** Methods marked IDEMPOTENT. Default: none. */
+  idempotent?: LevelPolicy | false;
+  /**
+   * Methods not marked (IDEMPOTENCY_UNKNOWN). Default: none, which is what keeps the result free of `check`'s
+   * idempotency warnings; a policy here retries methods the protos do not call safe.
+   */
+  unknown?: LevelPolicy | false;
+  /** Copied to the result's `retryThrottling`. */
+  retryThrottling?: { maxTokens: number; tokenRatio: number };
+  /** Only methods for which this returns true get a policy (default: every method of every service). */
+  include?: (method: ProtoMethodIdempotency) => boolean;
+}
+
+const LEVEL_KEYS: ReadonlyArray<readonly [IdempotencyLevel, 'noSideEffects' | 'idempotent' | 'unknown']> = [
+  ['NO_SIDE_EFFECTS', 'noSideEffects'],
+  ['IDEMPOTENT', 'idempotent'],
+  ['IDEMPOTENCY_UNKNOWN', 'unknown'],
+];
+const POLICY_KEYS: ReadonlySet<string> = new Set([
+  'noSideEffects',
+  'idempotent',
+  'unknown',
+  'retryThrottling',
+  'include',
+]);
+
+/**
+ * Builds a service config from loaded protos and a policy per idempotency level: one methodConfig entry per level,
+ * naming each method of that level exactly (never a whole service, so a method added to the proto later gets no
+ * policy until it is marked).
+ *
+ * ```ts
+ * const definition = protoLoader.loadSync('catalog.proto');
+ * const config = serviceConfigFromProtos(definition, {
+ *   noSideEffects: { hedgingPolicy: { maxAttempts: 3, hedgingDelay: '0.05s', nonFatalStatusCodes: ['UNAVAILABLE'] } },
+ *   idempotent: { retryPolicy: { maxAttempts: 4, initialBackoff: '0.1s', maxBackoff: '1s',
+ *     backoffMultiplier: 2, retryableStatusCodes: ['UNAVAILABLE'] } },
+ * });
+ * const client = new Catalog(address, credentials, { interceptors: [createRetryInterceptor(config)] });
+ * ```
+ *
+ * @param source proto-loader's PackageDefinition or a protobufjs Root.
+ * @returns Service-config JSON (also valid as text with `JSON.stringify`), already validated.
+ * @throws ServiceConfigError naming the bad field as `policies.<level>.…`; TypeError for an unknown key or a source
+ *   that is not loaded protos.
+ */
+export function serviceConfigFromProtos(
+  source: ProtoSource,
+  policies: IdempotencyPolicies,
+): ServiceConfigJson {
+  if (typeof policies !== 'object' || policies === null) {
+    throw new TypeError('serviceConfigFromProtos: policies must be an object');
+  }
+  for (const key of Object.keys(policies)) {
+    if (!POLICY_KEYS.has(key)) {
+      throw new TypeError(
+        `serviceConfigFromProtos: policies.${key} is not an option (known: ${[...POLICY_KEYS].join(', ')})`,
+      );
+    }
+  }
+  if (policies.include !== undefined && typeof policies.include !== 'function') {
+    throw new TypeError('serviceConfigFromProtos: policies.include must be a function');
+  }
+  const byLevel = new Map<IdempotencyLevel, LevelPolicy>();
+  for (const [level, key] of LEVEL_KEYS) {
+    const inherited = key === 'noSideEffects' && policies.noSideEffects === undefined;
+    const policy = inherited ? policies.idempotent : policies[key];
+    if (policy === undefined || policy === false) continue;
+    const path = `policies.${inherited ? 'idempotent' : key}`;
+    checkLevelPolicy(policy, path);
+    byLevel.set(level, policy);
+  }
+
+  const methods = listMethodIdempotency(source).filter(policies.include ?? (() => true));
+  const methodConfig: MethodConfigJson[] = [];
+  for (const [level] of LEVEL_KEYS) {
+    const policy = byLevel.get(level);
+    if (policy === undefined) continue;
+    const name = methods
+      .filter((m) => m.level === level)
+      .map((m) => ({ service: m.service, method: m.method }));
+    if (name.length > 0) methodConfig.push({ name, ...copyPolicy(policy) });
+  }
+  const config: ServiceConfigJson = { methodConfig };
+  if (policies.retryThrottling !== undefined) {
+    config.retryThrottling = { ...policies.retryThrottling };
+  }
+  try {
+    parseServiceConfig(config);
+  } catch (error) {
+    // Only retryThrottling can still be wrong here; name it as the caller wrote it.
+    if (error instanceof ServiceConfigError && error.path.startsWith('retryThrottling')) {
+      throw new ServiceConfigError(`policies.${error.path}`, error.detail);
+    }
+    throw error;
+  }
+  return config;
+}
+
+/** Exactly one of retryPolicy and hedgingPolicy, valid, and nothing but the fields an entry may have. */
+function checkLevelPolicy(policy: LevelPolicy, path: string): void {
+  parseCallPolicy(policy, path);
+  for (const key of Object.keys(policy)) {
+    if (!['retryPolicy', 'hedgingPolicy', 'timeout', 'waitForReady'].includes(key)) {
+      throw new TypeError(
+        `serviceConfigFromProtos: ${path}.${key} is not a field this helper sets (retryPolicy, hedgingPolicy, timeout, waitForReady)`,
+      );
+    }
+  }
+  // Validated in context: the whole entry goes through parseServiceConfig, which names the field.
+  try {
+    parseServiceConfig({ methodConfig: [{ name: [], ...policy }] });
+  } catch (error) {
+    if (error instanceof ServiceConfigError) {
+      throw new ServiceConfigError(error.path.replace(/^methodConfig\[0\]/, path), error.detail);
+    }
+    throw error;
+  }
+}
+
+/** A deep copy, so that the result can be edited without changing the caller's policies (or the other levels). */
+function copyPolicy(policy: LevelPolicy): Omit<MethodConfigJson, 'name'> {
+  return JSON.parse(JSON.stringify(policy)) as Omit<MethodConfigJson, 'name'>;
+}

@@ -1,0 +1,189 @@
+/**
+ * Request ids (AIP-155, AIP-4235): a UUID v4 filled in once per call when the caller left it empty, so that every
+ * retry and hedge of the call carries the same id and the server can drop duplicates.
+ */
+import { randomUUID } from 'node:crypto';
+import {
+  InterceptingCall,
+  type Interceptor,
+  type InterceptorOptions,
+  type Metadata,
+  status,
+} from '@grpc/grpc-js';
+
+/** Header the id goes to when no `field` is named. Envoy and many proxies propagate and log this one. */
+export const DEFAULT_REQUEST_ID_HEADER = 'x-request-id';
+/** Set by a retrying layer on every attempt after the first: seeing it here means this interceptor sits inside one. */
+const PREVIOUS_ATTEMPTS_HEADER = 'grpc-previous-rpc-attempts';
+/** A legal text metadata key (lowercase; `-bin` keys carry bytes, `grpc-` keys are reserved). */
+const TEXT_HEADER_KEY = /^[0-9a-z_.-]+$/;
+const FIELD_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** Options of {@link createRequestIdInterceptor}. Give `field` or `header`, not both. */
+export interface RequestIdInterceptorOptions {
+  /**
+   * Metadata header that carries the id (default {@link DEFAULT_REQUEST_ID_HEADER}, `x-request-id`). A call whose
+   * metadata already holds a non-empty value keeps it. The caller's Metadata object is never modified.
+   */
+  header?: string;
+  /**
+   * Put the id into this top-level string field of the request message instead (AIP-155 `request_id`), spelled as
+   * your loader gives it to JavaScript: `requestId` with @grpc/proto-loader's defaults, `request_id` with
+   * `keepCase: true`. A field that is absent, `null` or `''` is filled; a non-empty string is kept. The request
+   * object is copied, never modified. Only calls with a single request message (unary and server streaming) are
+   * filled: in a request stream each message would need its own id. A field holding something other than a string
+   * ends the call with INTERNAL.
+   */
+  field?: string;
+  /** Which calls get an id, by method path (`/package.Service/Method`); default every call. */
+  methods?: (methodPath: string) => boolean;
+  /** Makes an id (default `crypto.randomUUID`, a UUID v4 as AIP-155 recommends); inject one for tests. */
+  generate?: () => string;
+}
+
+const OPTION_KEYS: ReadonlySet<string> = new Set(['header', 'field', 'methods', 'generate']);
+
+/**
+ * Builds a grpc-js interceptor that fills a request id with a UUID v4 once per call, when the caller left it empty.
+ *
+ * Put it **before** the retry interceptor: grpc-js runs `interceptors[0]` outermost, once per call, and each
+ * interceptor after it sees what the previous one passed on. The retry interceptor then sends the same metadata and
+ * the same request on every retry and hedge, so all attempts carry one id:
+ *
+ * ```ts
+ * const client = new Catalog(address, credentials, {
+ *   interceptors: [createRequestIdInterceptor({ field: 'requestId' }), createRetryInterceptor(config)],
+ * });
+ * ```
+ * Placed after the retry interceptor it would run once per attempt and give each attempt a new id; it notices
+ * (later attempts carry `grpc-previous-rpc-attempts`) and reports it once with `process.emitWarning`.
+ *
+ * @throws TypeError naming the option when an option is invalid.
+ */
+export function createRequestIdInterceptor(options: RequestIdInterceptorOptions = {}): Interceptor {
+  const settings = checkOptions(options);
+  let warnedAboutOrder = false;
+  const warnAboutOrder = () => {
+    if (warnedAboutOrder) return;
+    warnedAboutOrder = true;
+    process.emitWarning(
+      'grpc-retry-hedging: the request-id interceptor runs inside a retry layer, so each attempt gets a new id; put createRequestIdInterceptor before createRetryInterceptor in `interceptors`',
+      { code: 'GRPC_RETRY_HEDGING_REQUEST_ID_ORDER' },
+    );
+  };
+
+  return (callOptions: InterceptorOptions, nextCall) => {
+    const definition = callOptions.method_definition;
+    // grpc-js only uses the InterceptingCall interface of what an interceptor returns.
+    if (!settings.methods(definition.path)) return nextCall(callOptions) as InterceptingCall;
+    if (settings.field === undefined) {
+      const header = settings.header;
+      return new InterceptingCall(nextCall(callOptions), {
+        start(metadata, listener, next) {
+          if (metadata.get(PREVIOUS_ATTEMPTS_HEADER).length > 0) warnAboutOrder();
+          next(
+            hasValue(metadata, header) ? metadata : withHeader(metadata, header, settings.generate()),
+            listener,
+          );
+        },
+      });
+    }
+    if (definition.requestStream) return nextCall(callOptions) as InterceptingCall;
+    const field = settings.field;
+    const call: InterceptingCall = new InterceptingCall(nextCall(callOptions), {
+      start(metadata, listener, next) {
+        if (metadata.get(PREVIOUS_ATTEMPTS_HEADER).length > 0) warnAboutOrder();
+        next(metadata, listener);
+      },
+      sendMessage(message: unknown, next) {
+        if (typeof message !== 'object' || message === null) {
+          next(message);
+          return;
+        }
+        const current = (message as Record<string, unknown>)[field];
+        if (current === undefined || current === null || current === '') {
+          next(withField(message, field, settings.generate()));
+        } else if (typeof current === 'string') {
+          next(message);
+        } else {
+          call.cancelWithStatus(
+            status.INTERNAL,
+            `request-id interceptor: field ${field} of the ${definition.path} request holds ${typeof current}, expected a string`,
+          );
+        }
+      },
+    });
+    return call;
+  };
+}
+
+interface Settings {
+  readonly header: string;
+  readonly field: string | undefined;
+  readonly methods: (methodPath: string) => boolean;
+  readonly generate: () => string;
+}
+
+function checkOptions(options: RequestIdInterceptorOptions): Settings {
+  const where = 'createRequestIdInterceptor: options';
+  if (typeof options !== 'object' || options === null) {
+    throw new TypeError(`${where} must be an object`);
+  }
+  for (const key of Object.keys(options)) {
+    if (!OPTION_KEYS.has(key)) {
+      throw new TypeError(`${where}.${key} is not an option (known: ${[...OPTION_KEYS].join(', ')})`);
+    }
+  }
+  if (options.header !== undefined && options.field !== undefined) {
+    throw new TypeError(`${where}: give field or header, not both`);
+  }
+  const header = options.header ?? DEFAULT_REQUEST_ID_HEADER;
+  if (
+    typeof header !== 'string' ||
+    !TEXT_HEADER_KEY.test(header) ||
+    header.endsWith('-bin') ||
+    header.startsWith('grpc-')
+  ) {
+    throw new TypeError(
+      `${where}.header must be a lowercase text metadata key (not -bin, not grpc-), got ${JSON.stringify(header)}`,
+    );
+  }
+  if (options.field !== undefined && (typeof options.field !== 'string' || !FIELD_NAME.test(options.field))) {
+    throw new TypeError(`${where}.field must be a field name, got ${JSON.stringify(options.field)}`);
+  }
+  for (const key of ['methods', 'generate'] as const) {
+    if (options[key] !== undefined && typeof options[key] !== 'function') {
+      throw new TypeError(`${where}.${key} must be a function`);
+    }
+  }
+  const generate = options.generate ?? randomUUID;
+  return {
+    header,
+    field: options.field,
+    methods: options.methods ?? (() => true),
+    generate: () => {
+      const id = generate();
+      if (typeof id !== 'string' || id === '') {
+        throw new TypeError(`${where}.generate must return a non-empty string, got ${JSON.stringify(id)}`);
+      }
+      return id;
+    },
+  };
+}
+
+function hasValue(metadata: Metadata, header: string): boolean {
+  return metadata.get(header).some((value) => typeof value === 'string' && value !== '');
+}
+
+function withHeader(metadata: Metadata, header: string, id: string): Metadata {
+  const copy = metadata.clone();
+  copy.set(header, id);
+  return copy;
+}
+
+/** A shallow copy with the field set, keeping the prototype (protobufjs message instances keep their class). */
+function withField(message: object, field: string, id: string): object {
+  const copy = Object.assign(Object.create(Object.getPrototypeOf(message)) as object, message);
+  (copy as Record<string, unknown>)[field] = id;
+  return copy;
+}
