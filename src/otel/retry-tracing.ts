@@ -266,6 +266,8 @@ export function createRetryTracing(options: RetryTracingOptions = {}): RetryTrac
   const onCallStart = (event: CallStartEvent): void => {
     const tracer = currentTracer();
     if (tracer === undefined) return;
+    const stale = calls.get(event.callId);
+    if (stale !== undefined) forget(event.callId, stale); // ids repeat only across copies of this package
     if (calls.size >= maxTracked) {
       const oldest = calls.entries().next();
       if (!oldest.done) forget(oldest.value[0], oldest.value[1]);

@@ -439,6 +439,21 @@ describe('createRetryTracing: limits, listeners and options', () => {
     expect(named('Sent.')[0]?.attributes[A.attempts]).toBeUndefined();
   });
 
+  it('ends the spans of a call whose id starts again (two copies of the package feeding one listener)', () => {
+    const { tracing, named } = setup();
+    const first = callEvents();
+    tracing.onEvent(first.start());
+    tracing.onEvent(first.attempt(1, 'original'));
+    const again = callEvents(first.callId);
+    tracing.onEvent(again.start('hedging'));
+    expect(named('Sent.').map((s) => s.attributes[A.policy])).toEqual(['retry']);
+    expect(named('Attempt.')).toHaveLength(1);
+    expect(tracing.trackedCalls).toBe(1);
+    tracing.onEvent(again.end(status.OK, 0));
+    expect(named('Sent.').map((s) => s.attributes[A.policy])).toEqual(['retry', 'hedging']);
+    expect(tracing.trackedCalls).toBe(0);
+  });
+
   it('combine() feeds the tracing, then the other listener, even when tracing throws', () => {
     const { tracing } = setup({
       propagator: {
