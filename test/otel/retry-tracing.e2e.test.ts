@@ -151,6 +151,27 @@ describe('retry tracing on real calls', () => {
     }
   });
 
+  it('an attempt cut by perAttemptRecvTimeout: its span says why, the retry follows', async () => {
+    const h = await startHarness(
+      retryConfig({ perAttemptRecvTimeout: '0.05s' }),
+      { onEvent: tracing.onEvent },
+      server,
+    );
+    try {
+      server.script('t-recv-timeout', [{ delayMs: 2_000 }, {}]);
+      expect((await unary(h.client, 't-recv-timeout')).code).toBe(status.OK);
+      await settled();
+      const { call, attempts } = spansOf('t-recv-timeout');
+      expect(attempts.map((s) => s.attributes[A.cancelReason])).toEqual(['per-attempt-timeout', undefined]);
+      expect(attempts[0]?.status.code).toBe(SpanStatusCode.ERROR);
+      expect(attempts[0]?.attributes[A.cancelledByOtherAttempt]).toBe(false);
+      expect(attempts[1]?.attributes[A.attemptCommitted]).toBe(true);
+      expect(call?.events[0]?.name).toBe(RETRY_SPAN_EVENTS.retryScheduled);
+    } finally {
+      await h.close();
+    }
+  });
+
   it('traces one call through withRetryOptions, and nothing for a call without a policy', async () => {
     const h = await startHarness(retryConfig(), { onEvent: () => {} }, server);
     try {
