@@ -8,7 +8,8 @@
  *                                 (adds another build of the package, measured side by side in the same run)
  */
 import * as grpc from '@grpc/grpc-js';
-import { createRetryInterceptor } from 'grpc-retry-hedging';
+import { createRetryInterceptor, type RetryEvent } from 'grpc-retry-hedging';
+import { createRetryTracing } from 'grpc-retry-hedging/otel';
 
 const args = Object.fromEntries(
   process.argv
@@ -96,6 +97,15 @@ const baseline: grpc.Interceptor | undefined = args.baseline
       (await import(args.baseline)) as { createRetryInterceptor: typeof createRetryInterceptor }
     ).createRetryInterceptor(config)
   : undefined;
+// Tracing variant: the OpenTelemetry tracing adapter as the listener with no tracer provider registered (tracing
+// not set up), next to a listener that only keeps the last event (what building the events costs by itself; it
+// keeps them so that V8 cannot optimize their allocation away).
+let lastEvent: RetryEvent | undefined;
+const keepLast = (event: RetryEvent) => {
+  lastEvent = event;
+};
+const withListener = createRetryInterceptor(config, { onEvent: keepLast });
+const withTracing = createRetryInterceptor(config, { onEvent: createRetryTracing().onEvent });
 
 /** One call the way grpc-js's client surface drives it: start, send, half-close, read until the status. */
 function runCall(call: CallInterface, done: () => void): void {
@@ -134,17 +144,19 @@ function measure(wrap: grpc.Interceptor | undefined): number {
 const bare: number[] = [];
 const ours: number[] = [];
 const base: number[] = [];
-measure(undefined);
-measure(interceptor); // warm up every path
-if (baseline) measure(baseline);
+const listened: number[] = [];
+const traced: number[] = [];
+const variants: [number[], grpc.Interceptor | undefined][] = [
+  [bare, undefined],
+  [ours, interceptor],
+  [listened, withListener],
+  [traced, withTracing],
+  ...(baseline ? ([[base, baseline]] as [number[], grpc.Interceptor][]) : []),
+];
+for (const [, wrap] of variants) measure(wrap); // warm up every path
 for (let round = 0; round < ROUNDS; round++) {
-  // Alternate the order so that neither variant always runs on a warmer heap.
-  const order: [number[], grpc.Interceptor | undefined][] = [
-    [bare, undefined],
-    [ours, interceptor],
-    ...(baseline ? ([[base, baseline]] as [number[], grpc.Interceptor][]) : []),
-  ];
-  if (round % 2 === 1) order.reverse();
+  // Alternate the order so that no variant always runs on a warmer heap.
+  const order = round % 2 === 1 ? [...variants].reverse() : variants;
   for (const [results, wrap] of order) results.push(measure(wrap));
 }
 const median = (values: number[]) =>
@@ -157,6 +169,59 @@ console.log(
 console.log(`stub alone:                 ${b.toFixed(2)} µs/call`);
 console.log(`through the interceptor:    ${o.toFixed(2)} µs/call`);
 console.log(`interceptor's own cost:     ${(o - b).toFixed(2)} µs/call`);
+const l = median(listened);
+const t = median(traced);
+console.log(`+ minimal onEvent listener: ${l.toFixed(2)} µs/call (events: ${(l - o).toFixed(2)} µs/call)`);
+console.log(
+  `+ tracing, no provider:     ${t.toFixed(2)} µs/call (adapter over the minimal listener: ${(t - l).toFixed(2)} µs/call)`,
+);
+{
+  // The adapter alone, fed the five events of a call that succeeds at once, against the minimal listener.
+  const onEvent = createRetryTracing().onEvent;
+  const method = methodDefinition.path;
+  const events = (callId: number): RetryEvent[] => [
+    { type: 'call-start', method, callId, policy: 'retry', maxAttempts: 3, deadline: Infinity },
+    {
+      type: 'attempt-start',
+      method,
+      callId,
+      attempt: 1,
+      kind: 'original',
+      previousAttempts: 0,
+      metadata: new grpc.Metadata(),
+    },
+    { type: 'committed', method, callId, attempt: 1, reason: 'headers' },
+    {
+      type: 'attempt-end',
+      method,
+      callId,
+      attempt: 1,
+      kind: 'original',
+      code: 0,
+      details: '',
+      durationMs: 0,
+    },
+    { type: 'call-end', method, callId, code: 0, details: '', attempts: 1, retryDelayMs: 0, durationMs: 0 },
+  ];
+  const batch = Array.from({ length: 1_000 }, (_, i) => events(i + 1));
+  const feed = (listener: (event: RetryEvent) => void) => {
+    const started = process.hrtime.bigint();
+    for (let i = 0; i < CALLS; i++) for (const event of batch[i % 1_000] as RetryEvent[]) listener(event);
+    return Number(process.hrtime.bigint() - started) / CALLS;
+  };
+  const minimal: number[] = [];
+  const adapter: number[] = [];
+  for (let round = 0; round <= ROUNDS; round++) {
+    minimal.push(feed(keepLast));
+    adapter.push(feed(onEvent));
+  }
+  const e = median(minimal.slice(1));
+  const a = median(adapter.slice(1));
+  console.log(
+    `tracing adapter alone, no provider: ${(a - e).toFixed(0)} ns/call (5 events, over the minimal listener)`,
+  );
+  if (lastEvent === undefined) throw new Error('the listeners saw no event');
+}
 if (baseline) {
   const p = median(base);
   console.log(`baseline build:             ${p.toFixed(2)} µs/call (own cost ${(p - b).toFixed(2)} µs/call)`);

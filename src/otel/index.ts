@@ -1,7 +1,10 @@
 /**
- * `grpc-retry-hedging/otel`: OpenTelemetry metrics for retries and hedging (gRPC A96), recorded from the retry
- * interceptor's events. Needs the optional peer dependency `@opentelemetry/api`.
+ * `grpc-retry-hedging/otel`: OpenTelemetry metrics (gRPC A96) and tracing (gRPC A72: a span per call and per
+ * attempt) for retries and hedging, recorded from the retry interceptor's events. Needs the optional peer
+ * dependency `@opentelemetry/api`.
  */
+
+export { metadataGetter, metadataSetter } from './metadata-carrier.js';
 export {
   COUNT_BUCKET_BOUNDARIES,
   createRetryMetrics,
@@ -12,3 +15,12 @@ export {
   type RetryMetrics,
   type RetryMetricsOptions,
 } from './retry-metrics.js';
+export {
+  createRetryTracing,
+  DEFAULT_MAX_TRACED_CALLS,
+  RETRY_SPAN_ATTRIBUTES,
+  RETRY_SPAN_EVENTS,
+  RETRY_TRACER_NAME,
+  type RetryTracing,
+  type RetryTracingOptions,
+} from './retry-tracing.js';

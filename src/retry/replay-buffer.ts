@@ -10,9 +10,6 @@ export const FRAME_HEADER_BYTES = 5;
  */
 export const ENTRY_OVERHEAD_BYTES = 48;
 
-/** A message not yet measured (a single request is measured only when a second attempt needs it). */
-const UNMEASURED = -1;
-
 /**
  * The messages the application sent that some attempt may still need, in order, with the bytes they hold in the
  * shared {@link BufferPool}. Messages have absolute indexes (0, 1, ...); each attempt keeps its own position.
@@ -170,7 +167,10 @@ export class ReplayBuffer {
   }
 
   private push(message: unknown, flags: number | undefined, callback: (() => void) | undefined): void {
-    if (callback !== undefined) (this.pendingCallbacks ??= new Map()).set(this.end, callback);
+    if (callback !== undefined) {
+      this.pendingCallbacks ??= new Map();
+      this.pendingCallbacks.set(this.end, callback);
+    }
     if (flags !== undefined || this.flags !== undefined) {
       this.flags ??= new Array<number | undefined>(this.messages.length).fill(undefined);
       this.flags.push(flags);

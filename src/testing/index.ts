@@ -2,12 +2,12 @@
  * `grpc-retry-hedging/testing`: a scripted flaky gRPC server for end-to-end tests of retrying and hedging clients.
  */
 
-export { FakeClock } from './fake-clock.js';
 export {
   parseAttemptScriptsJson,
   validateAttemptScript,
   validateAttemptScripts,
 } from './attempt-script-validation.js';
+export { FakeClock } from './fake-clock.js';
 export {
   ATTEMPT_METADATA_KEY,
   type AttemptScript,

@@ -1,0 +1,424 @@
+/**
+ * OpenTelemetry tracing of retries and hedging, in the shape of gRFC A72 (and A45): one span per call, one child
+ * span per attempt, the attempt's context propagated in that attempt's metadata. Fed by the retry interceptor's
+ * typed events. Only `grpc-retry-hedging/otel` imports `@opentelemetry/api`; the main entry does not.
+ */
+
+import {
+  type Attributes,
+  type Context,
+  context,
+  ProxyTracerProvider,
+  propagation,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  type TextMapPropagator,
+  type Tracer,
+  type TracerProvider,
+  trace,
+} from '@opentelemetry/api';
+import { statusCodeName } from '../config/status-codes.js';
+import type {
+  AttemptEndEvent,
+  AttemptStartEvent,
+  CallEndEvent,
+  CallStartEvent,
+  RetryEvent,
+  RetryEventListener,
+} from '../retry/events.js';
+import { metadataSetter } from './metadata-carrier.js';
+
+/** Name of the tracer the spans are created with. */
+export const RETRY_TRACER_NAME = 'grpc-retry-hedging';
+
+/** Default of {@link RetryTracingOptions.maxTrackedCalls}. */
+export const DEFAULT_MAX_TRACED_CALLS = 10_000;
+
+/**
+ * Attribute keys of the spans and span events {@link createRetryTracing} records. `previous-rpc-attempts` and
+ * `transparent-retry` are gRFC A72's; `rpc.*` are OpenTelemetry's RPC semantic conventions; the rest are ours.
+ */
+export const RETRY_SPAN_ATTRIBUTES = Object.freeze({
+  /** `"grpc"`, on call and attempt spans. */
+  rpcSystem: 'rpc.system',
+  /** `pkg.Service`, on call and attempt spans. */
+  rpcService: 'rpc.service',
+  /** `Method`, on call and attempt spans. */
+  rpcMethod: 'rpc.method',
+  /** Numeric gRPC status code the call or attempt ended with. */
+  statusCode: 'rpc.grpc.status_code',
+  /** A72, attempt span: attempts sent before this one (the `grpc-previous-rpc-attempts` value). */
+  previousRpcAttempts: 'previous-rpc-attempts',
+  /** A72, attempt span: always `false` (grpc-js's transparent retries happen below the interceptor). */
+  transparentRetry: 'transparent-retry',
+  /** Call span: `retry` or `hedging`. */
+  policy: 'grpc.retry.policy',
+  /** Call span: the policy's maxAttempts (after clamping). */
+  maxAttempts: 'grpc.retry.max_attempts',
+  /** Call span, at the end: attempts sent, the original included. */
+  attempts: 'grpc.retry.attempts',
+  /** Call span, at the end: ms spent with no attempt in flight waiting for the next one (A96 retry_delay). */
+  retryDelayMs: 'grpc.retry.retry_delay_ms',
+  /** Call span: number of the attempt the call committed to, once it did. */
+  committedAttempt: 'grpc.retry.committed_attempt',
+  /** Attempt span: 1-based attempt number. */
+  attemptNumber: 'grpc.attempt.number',
+  /** Attempt span: `original`, `retry` or `hedge`. */
+  attemptKind: 'grpc.attempt.kind',
+  /** Attempt span, at its end: whether the call committed to this attempt (its result is the call's). */
+  attemptCommitted: 'grpc.attempt.committed',
+  /** Attempt span: why the client cancelled it, when it did (see `AttemptCancelReason`). */
+  cancelReason: 'grpc.attempt.cancel_reason',
+  /** Attempt span, at its end: `true` when it was cancelled because another attempt won (a losing hedge). */
+  cancelledByOtherAttempt: 'grpc.attempt.cancelled_by_other_attempt',
+  /** Span events: the number of the attempt the event is about (the next one for scheduling and throttling). */
+  eventAttempt: 'grpc.retry.attempt',
+  /** `Retry scheduled` / `Hedge scheduled`: the delay in ms. */
+  eventDelayMs: 'grpc.retry.delay_ms',
+  /** `Retry scheduled` / `Hedge scheduled` / `Committed`: why (`backoff`, `pushback`, `retry-info`, ...). */
+  eventReason: 'grpc.retry.reason',
+  /** `Attempt throttled`: what was refused, `retry` or `hedge`. */
+  eventKind: 'grpc.retry.kind',
+  /** `Attempt throttled`: the gate's name (`retry-throttle`, a budget's name, ...). */
+  eventGate: 'grpc.retry.gate',
+  /** `Attempt throttled`: tokens left in the gate, when it reports them. */
+  eventTokens: 'grpc.retry.tokens',
+} as const);
+
+/** Names of the span events recorded on the call span. */
+export const RETRY_SPAN_EVENTS = Object.freeze({
+  retryScheduled: 'Retry scheduled',
+  hedgeScheduled: 'Hedge scheduled',
+  throttled: 'Attempt throttled',
+  committed: 'Committed',
+} as const);
+
+/** Options of {@link createRetryTracing}. */
+export interface RetryTracingOptions {
+  /** Tracer to create the spans with. Takes precedence over `tracerProvider`. */
+  tracer?: Tracer;
+  /**
+   * Provider to get the `grpc-retry-hedging` tracer from. Default: the global one, looked up at every call start
+   * until one is registered, so the adapter may be created before the SDK is; with none registered a call costs
+   * one lookup and nothing else.
+   */
+  tracerProvider?: TracerProvider;
+  /**
+   * Propagator that writes each attempt's span context into that attempt's metadata. Default: the global one
+   * (`propagation.inject`), e.g. W3C trace context once an SDK registers it; a no-op when none is registered.
+   */
+  propagator?: TextMapPropagator;
+  /**
+   * Most calls traced at once (default 10 000). Past it, the oldest call's spans are ended as they are and no
+   * longer followed; this only matters if events of a call were lost.
+   */
+  maxTrackedCalls?: number;
+}
+
+/** What {@link createRetryTracing} returns. */
+export interface RetryTracing {
+  /** Pass as the `onEvent` option of `createRetryInterceptor` (or of one call through `withRetryOptions`). */
+  readonly onEvent: RetryEventListener;
+  /** A listener that feeds this tracing and then `other` (which still runs if tracing throws). */
+  combine(other?: RetryEventListener): RetryEventListener;
+  /** Calls with a span still open (the call span, or a losing attempt whose end has not arrived yet). */
+  readonly trackedCalls: number;
+}
+
+/** What is known of one traced call. */
+interface TracedCall {
+  readonly tracer: Tracer;
+  readonly span: Span;
+  /** The caller's context at call start, with the call span set in it: the parent of every attempt span. */
+  readonly context: Context;
+  readonly names: SpanNames;
+  /** Attempt spans by attempt number - 1; undefined once ended. */
+  readonly attempts: (Span | undefined)[];
+  openAttempts: number;
+  committed: number;
+  callEnded: boolean;
+}
+
+interface SpanNames {
+  readonly call: string;
+  readonly attempt: string;
+  readonly attributes: Attributes;
+}
+
+const NOOP_TRACER_PROVIDER: TracerProvider = new ProxyTracerProvider().getDelegate();
+
+function isProxyProvider(provider: TracerProvider): provider is ProxyTracerProvider {
+  return typeof (provider as Partial<ProxyTracerProvider>).getDelegate === 'function';
+}
+
+function checkOptions(options: RetryTracingOptions): void {
+  if (typeof options !== 'object' || options === null) {
+    throw new TypeError('createRetryTracing: options must be an object');
+  }
+  const { tracer, tracerProvider, propagator, maxTrackedCalls } = options;
+  if (tracer !== undefined && typeof tracer?.startSpan !== 'function') {
+    throw new TypeError('createRetryTracing: options.tracer must be an OpenTelemetry Tracer');
+  }
+  if (tracerProvider !== undefined && typeof tracerProvider?.getTracer !== 'function') {
+    throw new TypeError('createRetryTracing: options.tracerProvider must be an OpenTelemetry TracerProvider');
+  }
+  if (propagator !== undefined && typeof propagator?.inject !== 'function') {
+    throw new TypeError('createRetryTracing: options.propagator must be an OpenTelemetry TextMapPropagator');
+  }
+  if (maxTrackedCalls !== undefined && (!Number.isInteger(maxTrackedCalls) || maxTrackedCalls < 1)) {
+    throw new RangeError(
+      `createRetryTracing: options.maxTrackedCalls must be an integer >= 1, got ${maxTrackedCalls}`,
+    );
+  }
+}
+
+/** `/pkg.Service/Method` → span names `Sent.pkg.Service.Method` / `Attempt.pkg.Service.Method` (A72). */
+function spanNamesOf(method: string): SpanNames {
+  const path = method.startsWith('/') ? method.slice(1) : method;
+  const slash = path.lastIndexOf('/');
+  const service = slash >= 0 ? path.slice(0, slash) : '';
+  const name = slash >= 0 ? path.slice(slash + 1) : path;
+  const dotted = path.replace(/\//g, '.');
+  return {
+    call: `Sent.${dotted}`,
+    attempt: `Attempt.${dotted}`,
+    attributes: Object.freeze({
+      [RETRY_SPAN_ATTRIBUTES.rpcSystem]: 'grpc',
+      [RETRY_SPAN_ATTRIBUTES.rpcService]: service,
+      [RETRY_SPAN_ATTRIBUTES.rpcMethod]: name,
+    }),
+  };
+}
+
+/** A72: OK is status OK; anything else is ERROR, described as `CODE_NAME, details`. */
+function setRpcStatus(span: Span, code: number, details: string): void {
+  span.setAttribute(RETRY_SPAN_ATTRIBUTES.statusCode, code);
+  if (code === 0) span.setStatus({ code: SpanStatusCode.OK });
+  else {
+    const name = statusCodeName(code);
+    span.setStatus({ code: SpanStatusCode.ERROR, message: details ? `${name}, ${details}` : name });
+  }
+}
+
+/**
+ * Traces every call under a retry or hedging policy, from the retry interceptor's events, in the shape of gRFC
+ * A72:
+ *
+ * - a call span `Sent.<pkg.Service>.<Method>` (kind CLIENT), child of the context active when the application
+ *   made the call (with @opentelemetry/instrumentation-grpc, its `grpc.<pkg.Service>/<Method>` span);
+ * - one child span per attempt, `Attempt.<pkg.Service>.<Method>`, with `previous-rpc-attempts`,
+ *   `transparent-retry` (false), the attempt number and kind (`original`, `retry`, `hedge`), its gRPC status,
+ *   whether the call committed to it, and why the client cancelled it (a losing hedge:
+ *   `grpc.attempt.cancelled_by_other_attempt`). A losing hedge's span keeps status UNSET: it did not fail;
+ * - each attempt's span context injected into that attempt's metadata with the registered propagator, so that
+ *   a server span is a child of the attempt that reached it;
+ * - span events on the call span: `Retry scheduled` and `Hedge scheduled` (delay, reason: `backoff`, `pushback`,
+ *   `retry-info`, `hedging-delay`, `adaptive-delay`, ...), `Attempt throttled` (gate, tokens), `Committed`.
+ *
+ * With no tracer provider registered, a call costs one provider lookup and nothing else.
+ *
+ * ```ts
+ * const tracing = createRetryTracing();
+ * const interceptor = createRetryInterceptor(config, { onEvent: tracing.onEvent });
+ * ```
+ */
+export function createRetryTracing(options: RetryTracingOptions = {}): RetryTracing {
+  checkOptions(options);
+  const fixedTracer =
+    options.tracer ??
+    (options.tracerProvider ? options.tracerProvider.getTracer(RETRY_TRACER_NAME) : undefined);
+  const propagator = options.propagator;
+  const maxTracked = options.maxTrackedCalls ?? DEFAULT_MAX_TRACED_CALLS;
+  const calls = new Map<number, TracedCall>();
+  const namesByMethod = new Map<string, SpanNames>();
+  let lastProvider: TracerProvider | undefined;
+  let lastTracer: Tracer | undefined;
+
+  /** The tracer to use for a call starting now; undefined when no provider is registered (nothing to do). */
+  const currentTracer = (): Tracer | undefined => {
+    if (fixedTracer) return fixedTracer;
+    const global = trace.getTracerProvider();
+    const provider = isProxyProvider(global) ? global.getDelegate() : global;
+    if (provider === NOOP_TRACER_PROVIDER) return undefined;
+    if (provider !== lastProvider) {
+      lastProvider = provider;
+      lastTracer = provider.getTracer(RETRY_TRACER_NAME);
+    }
+    return lastTracer;
+  };
+
+  const namesOf = (method: string): SpanNames => {
+    let names = namesByMethod.get(method);
+    if (names === undefined) {
+      names = spanNamesOf(method);
+      if (namesByMethod.size < 1_000) namesByMethod.set(method, names);
+    }
+    return names;
+  };
+
+  const forget = (callId: number, traced: TracedCall): void => {
+    calls.delete(callId);
+    if (!traced.callEnded) traced.span.end();
+    for (const span of traced.attempts) span?.end();
+  };
+
+  const onCallStart = (event: CallStartEvent): void => {
+    const tracer = currentTracer();
+    if (tracer === undefined) return;
+    const stale = calls.get(event.callId);
+    if (stale !== undefined) forget(event.callId, stale); // ids repeat only across copies of this package
+    if (calls.size >= maxTracked) {
+      const oldest = calls.entries().next();
+      if (!oldest.done) forget(oldest.value[0], oldest.value[1]);
+    }
+    const names = namesOf(event.method);
+    const parent = context.active();
+    const span = tracer.startSpan(
+      names.call,
+      {
+        kind: SpanKind.CLIENT,
+        attributes: {
+          ...names.attributes,
+          [RETRY_SPAN_ATTRIBUTES.policy]: event.policy,
+          [RETRY_SPAN_ATTRIBUTES.maxAttempts]: event.maxAttempts,
+        },
+      },
+      parent,
+    );
+    calls.set(event.callId, {
+      tracer,
+      span,
+      context: trace.setSpan(parent, span),
+      names,
+      attempts: [],
+      openAttempts: 0,
+      committed: 0,
+      callEnded: false,
+    });
+  };
+
+  const onAttemptStart = (event: AttemptStartEvent, traced: TracedCall): void => {
+    const span = traced.tracer.startSpan(
+      traced.names.attempt,
+      {
+        kind: SpanKind.INTERNAL,
+        attributes: {
+          ...traced.names.attributes,
+          [RETRY_SPAN_ATTRIBUTES.previousRpcAttempts]: event.previousAttempts,
+          [RETRY_SPAN_ATTRIBUTES.transparentRetry]: false,
+          [RETRY_SPAN_ATTRIBUTES.attemptNumber]: event.attempt,
+          [RETRY_SPAN_ATTRIBUTES.attemptKind]: event.kind,
+        },
+      },
+      traced.context,
+    );
+    const previous = traced.attempts[event.attempt - 1];
+    if (previous !== undefined) previous.end();
+    else traced.openAttempts += 1;
+    traced.attempts[event.attempt - 1] = span;
+    const attemptContext = trace.setSpan(traced.context, span);
+    if (propagator) propagator.inject(attemptContext, event.metadata, metadataSetter);
+    else propagation.inject(attemptContext, event.metadata, metadataSetter);
+  };
+
+  const onAttemptEnd = (event: AttemptEndEvent, traced: TracedCall): void => {
+    const span = traced.attempts[event.attempt - 1];
+    if (span === undefined) return;
+    traced.attempts[event.attempt - 1] = undefined;
+    traced.openAttempts -= 1;
+    const reason = event.cancelReason;
+    // An OK status on an attempt nobody cancelled commits the call to it, right after this event.
+    const committed =
+      traced.committed === event.attempt ||
+      (traced.committed === 0 && reason === undefined && event.code === 0);
+    span.setAttribute(RETRY_SPAN_ATTRIBUTES.attemptCommitted, committed);
+    span.setAttribute(RETRY_SPAN_ATTRIBUTES.cancelledByOtherAttempt, reason === 'other-attempt-committed');
+    if (reason !== undefined) span.setAttribute(RETRY_SPAN_ATTRIBUTES.cancelReason, reason);
+    if (reason === 'other-attempt-committed') span.setAttribute(RETRY_SPAN_ATTRIBUTES.statusCode, event.code);
+    else setRpcStatus(span, event.code, event.details);
+    span.end();
+  };
+
+  const onCallEnd = (event: CallEndEvent, traced: TracedCall): void => {
+    const span = traced.span;
+    span.setAttribute(RETRY_SPAN_ATTRIBUTES.attempts, event.attempts);
+    span.setAttribute(RETRY_SPAN_ATTRIBUTES.retryDelayMs, event.retryDelayMs);
+    setRpcStatus(span, event.code, event.details);
+    span.end();
+    traced.callEnded = true;
+  };
+
+  const onEvent: RetryEventListener = (event: RetryEvent) => {
+    if (event.type === 'call-start') {
+      onCallStart(event);
+      return;
+    }
+    const traced = calls.get(event.callId);
+    if (traced === undefined) return;
+    switch (event.type) {
+      case 'attempt-start':
+        onAttemptStart(event, traced);
+        break;
+      case 'attempt-end':
+        onAttemptEnd(event, traced);
+        break;
+      case 'retry-scheduled':
+      case 'hedge-scheduled':
+        traced.span.addEvent(
+          event.type === 'retry-scheduled'
+            ? RETRY_SPAN_EVENTS.retryScheduled
+            : RETRY_SPAN_EVENTS.hedgeScheduled,
+          {
+            [RETRY_SPAN_ATTRIBUTES.eventAttempt]: event.attempt,
+            [RETRY_SPAN_ATTRIBUTES.eventDelayMs]: event.delayMs,
+            [RETRY_SPAN_ATTRIBUTES.eventReason]: event.reason,
+          },
+        );
+        break;
+      case 'throttled': {
+        const attributes: Attributes = {
+          [RETRY_SPAN_ATTRIBUTES.eventAttempt]: event.attempt,
+          [RETRY_SPAN_ATTRIBUTES.eventKind]: event.kind,
+          [RETRY_SPAN_ATTRIBUTES.eventGate]: event.gate,
+        };
+        if (!Number.isNaN(event.tokens)) attributes[RETRY_SPAN_ATTRIBUTES.eventTokens] = event.tokens;
+        traced.span.addEvent(RETRY_SPAN_EVENTS.throttled, attributes);
+        break;
+      }
+      case 'committed':
+        traced.committed = event.attempt;
+        traced.span.setAttribute(RETRY_SPAN_ATTRIBUTES.committedAttempt, event.attempt);
+        traced.span.addEvent(RETRY_SPAN_EVENTS.committed, {
+          [RETRY_SPAN_ATTRIBUTES.eventAttempt]: event.attempt,
+          [RETRY_SPAN_ATTRIBUTES.eventReason]: event.reason,
+        });
+        break;
+      case 'call-end':
+        onCallEnd(event, traced);
+        break;
+    }
+    // Losing attempts may end after the call: the call is forgotten once its last span has ended.
+    if (traced.callEnded && traced.openAttempts === 0) calls.delete(event.callId);
+  };
+
+  return {
+    onEvent,
+    combine(other?: RetryEventListener): RetryEventListener {
+      if (other === undefined) return onEvent;
+      if (typeof other !== 'function') {
+        throw new TypeError('RetryTracing.combine: the listener must be a function');
+      }
+      return (event) => {
+        try {
+          onEvent(event);
+        } finally {
+          other(event);
+        }
+      };
+    },
+    get trackedCalls() {
+      return calls.size;
+    },
+  };
+}
