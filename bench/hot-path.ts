@@ -197,6 +197,7 @@ console.log(
       callId,
       attempt: 1,
       kind: 'original',
+      committed: true,
       code: 0,
       details: '',
       durationMs: 0,

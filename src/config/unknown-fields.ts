@@ -3,7 +3,7 @@
  * service-config spec requires; `check` warns about them, since a misspelled field silently does nothing.
  */
 
-import { closestName } from './closest-name.js';
+import { closestName } from '../util/closest-name.js';
 import type { JsonPath } from './json-path.js';
 import { isJsonObject } from './service-config-rules.js';
 

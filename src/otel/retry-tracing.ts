@@ -328,10 +328,7 @@ export function createRetryTracing(options: RetryTracingOptions = {}): RetryTrac
     traced.attempts[event.attempt - 1] = undefined;
     traced.openAttempts -= 1;
     const reason = event.cancelReason;
-    // An OK status on an attempt nobody cancelled commits the call to it, right after this event.
-    const committed =
-      traced.committed === event.attempt ||
-      (traced.committed === 0 && reason === undefined && event.code === 0);
+    const committed = event.committed;
     span.setAttribute(RETRY_SPAN_ATTRIBUTES.attemptCommitted, committed);
     span.setAttribute(RETRY_SPAN_ATTRIBUTES.cancelledByOtherAttempt, reason === 'other-attempt-committed');
     if (reason !== undefined) span.setAttribute(RETRY_SPAN_ATTRIBUTES.cancelReason, reason);

@@ -1,7 +1,7 @@
 import type { CallOptions } from '@grpc/grpc-js';
 import { parseCallPolicy } from '../config/parse-service-config.js';
 import type { CallPolicy } from '../config/types.js';
-import { rejectUnknownKeys } from '../util/closest-name.js';
+import { rejectUnknownKeys } from '../util/unknown-keys.js';
 import type { RetryEvent, RetryEventListener } from './events.js';
 import { listenerOf } from './interceptor-options.js';
 

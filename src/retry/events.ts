@@ -59,6 +59,8 @@ export interface AttemptEndEvent extends EventBase {
   readonly type: 'attempt-end';
   readonly attempt: number;
   readonly kind: AttemptKind;
+  /** This attempt is (or, with its OK status, becomes) the one the call committed to. */
+  readonly committed: boolean;
   /** Set when the client cancelled this attempt, and why. */
   readonly cancelReason?: AttemptCancelReason;
   readonly code: number;

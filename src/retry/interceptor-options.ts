@@ -1,9 +1,11 @@
 import { DEFAULT_MAX_ATTEMPTS_LIMIT } from '../config/types.js';
-import { rejectUnknownKeys } from '../util/closest-name.js';
+import { rejectUnknownKeys } from '../util/unknown-keys.js';
 import { isJitterStrategy, JITTER_STRATEGIES, type JitterStrategy } from './backoff.js';
 import { type Clock, systemClock } from './clock.js';
 import type { RetryEvent, RetryEventListener } from './events.js';
 import { isRetryGate, type RetryGate } from './retry-gate.js';
+import { type RetryInfoOptions, retryInfoPolicy } from './retry-info.js';
+import type { RetryInfoPolicy } from './server-hint.js';
 
 /** Options of {@link createRetryInterceptor}. */
 export interface RetryInterceptorOptions {
@@ -38,6 +40,13 @@ export interface RetryInterceptorOptions {
    * attempt's real status instead of waiting for DEADLINE_EXCEEDED. Off by default (A6 behaviour).
    */
   readonly deadlineAwareBackoff?: boolean;
+  /**
+   * How `google.rpc.RetryInfo` hints in a failed attempt's status details are honoured (default: honoured, capped
+   * at 60 s). The delay acts like a pushback: the next retry or hedge goes after it and the backoff restarts; A6's
+   * `grpc-retry-pushback-ms` trailer wins when both are present; it never makes a non-retryable code retryable; a
+   * delay over `maxDelayMs` ends the call with its status. `{ enabled: false }` ignores RetryInfo.
+   */
+  readonly retryInfo?: RetryInfoOptions;
 }
 
 /** Default per-call replay-buffer limit (grpc-js's default). */
@@ -55,6 +64,7 @@ const KNOWN_OPTIONS: readonly (keyof RetryInterceptorOptions)[] = [
   'jitter',
   'onEvent',
   'deadlineAwareBackoff',
+  'retryInfo',
 ];
 
 /** Options with every default filled in and every value checked. @internal */
@@ -68,6 +78,7 @@ export interface ResolvedInterceptorOptions {
   readonly jitter: JitterStrategy;
   readonly onEvent: ((event: RetryEvent) => void) | undefined;
   readonly deadlineAwareBackoff: boolean;
+  readonly retryInfo: RetryInfoPolicy | undefined;
 }
 
 const WHERE = 'createRetryInterceptor';
@@ -116,6 +127,7 @@ export function resolveInterceptorOptions(options: unknown): ResolvedInterceptor
     jitter,
     onEvent: listenerOf(o.onEvent, 'options.onEvent'),
     deadlineAwareBackoff: o.deadlineAwareBackoff === true,
+    retryInfo: retryInfoPolicy(o.retryInfo),
   };
 }
 

@@ -58,7 +58,7 @@ export function createRetryInterceptor(
     random: resolved.random,
     jitter: resolved.jitter,
     deadlineAware: resolved.deadlineAwareBackoff,
-    retryInfo: undefined,
+    retryInfo: resolved.retryInfo,
     nextCallId,
   };
   const emit = resolved.onEvent;

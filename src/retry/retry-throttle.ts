@@ -1,3 +1,4 @@
+import { tokenRatioThousandths, truncateTokenRatio } from '../config/token-ratio.js';
 import type { RetryThrottlingConfig } from '../config/types.js';
 import type { RetryGate } from './retry-gate.js';
 
@@ -29,11 +30,10 @@ export class RetryThrottle implements RetryGate {
     }
     this.maxTokens = maxTokens;
     this.maxMilli = maxTokens * 1000;
-    const scaled = tokenRatio * 1000;
-    const milli = scaled < 2 ** 53 ? Math.floor(scaled + 1e-6) : scaled;
-    this.tokenRatio = scaled < 2 ** 53 ? milli / 1000 : tokenRatio;
-    // Adding more than maxTokens at once is the same as adding maxTokens.
-    this.ratioMilli = Math.min(Math.max(1, milli), this.maxMilli);
+    // A6: decimals beyond the third are ignored (the same rule as the config parser). Adding more than maxTokens at
+    // once is the same as adding maxTokens, and a ratio below 0.001 still adds a thousandth.
+    this.tokenRatio = truncateTokenRatio(tokenRatio);
+    this.ratioMilli = Math.min(Math.max(1, tokenRatioThousandths(tokenRatio)), this.maxMilli);
     this.milliTokens = this.maxMilli;
   }
 

@@ -226,7 +226,15 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner {
       previousAttempts: number - 1,
       metadata,
     });
-    if (attempt.state !== 'live') return; // a listener cancelled the call
+    if (attempt.state !== 'live') {
+      // A listener cancelled the call: grpc-js reports nothing for an attempt that never started, so say it here.
+      this.onAttemptStatus(attempt, {
+        code: Status.CANCELLED,
+        details: 'call cancelled',
+        metadata: new Metadata(),
+      });
+      return;
+    }
     call.start(metadata, attempt);
     this.pump(attempt);
     if (attempt.state !== 'live') return;
@@ -304,6 +312,7 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner {
       callId: this.callId,
       attempt: attempt.number,
       kind: attempt.kind,
+      committed: this.isCommitted(attempt) || (status.code === Status.OK && phase.tag === 'in-flight'),
       ...(attempt.cancelReason ? { cancelReason: attempt.cancelReason } : {}),
       code: status.code,
       details: status.details,

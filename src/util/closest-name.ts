@@ -1,5 +1,76 @@
-/** Edit distance (insertions, deletions, substitutions, adjacent swaps) between two short strings. @internal */
-export function editDistance(a: string, b: string): number {
+/**
+ * "Did you mean ...?" suggestions for misspelled names.
+ */
+
+/**
+ * The candidate closest to `word`, if one is close enough to be a likely misspelling: the same name in another
+ * letter case or with `_`/`-` (`retry_policy` → `retryPolicy`), or within a small edit distance (1 for names up to 4
+ * characters, 2 up to 8, then 3), or naming some of its words in order (`nonFatalCodes` → `nonFatalStatusCodes`).
+ *
+ * @param word The unknown name.
+ * @param candidates The known names.
+ * @returns The best candidate, or `undefined` when none is close.
+ */
+export function closestName(word: string, candidates: Iterable<string>): string | undefined {
+  const folded = fold(word);
+  let best: string | undefined;
+  let bestDistance = Number.POSITIVE_INFINITY;
+  for (const candidate of candidates) {
+    if (candidate === word) {
+      continue;
+    }
+    const distance =
+      fold(candidate) === folded
+        ? 0
+        : isWordSubset(word, candidate)
+          ? 1
+          : editDistance(word.toLowerCase(), candidate.toLowerCase());
+    if (distance < bestDistance) {
+      best = candidate;
+      bestDistance = distance;
+    }
+  }
+  return best !== undefined && bestDistance <= allowedDistance(word) ? best : undefined;
+}
+
+/** Whether `word` has at least two words and they all appear, in order, among the words of `candidate`. */
+function isWordSubset(word: string, candidate: string): boolean {
+  const parts = words(word);
+  const candidateParts = words(candidate);
+  if (parts.length < 2) {
+    return false;
+  }
+  let next = 0;
+  for (const part of candidateParts) {
+    if (part === parts[next]) {
+      next++;
+    }
+  }
+  return next === parts.length;
+}
+
+/** camelCase, snake_case and kebab-case words, lower-cased. */
+function words(name: string): string[] {
+  return name
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .split(/[\s_-]+/)
+    .filter((part) => part !== '')
+    .map((part) => part.toLowerCase());
+}
+
+function fold(name: string): string {
+  return name.replace(/[_-]/g, '').toLowerCase();
+}
+
+function allowedDistance(word: string): number {
+  if (word.length <= 4) {
+    return 1;
+  }
+  return word.length <= 8 ? 2 : 3;
+}
+
+/** Levenshtein distance with adjacent transpositions counted as one edit. */
+function editDistance(a: string, b: string): number {
   const rows = a.length + 1;
   const cols = b.length + 1;
   const d: number[][] = Array.from({ length: rows }, (_, i) =>
@@ -8,54 +79,19 @@ export function editDistance(a: string, b: string): number {
   for (let i = 1; i < rows; i++) {
     for (let j = 1; j < cols; j++) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      let best = Math.min(
-        ((d[i - 1] as number[])[j] as number) + 1,
-        ((d[i] as number[])[j - 1] as number) + 1,
-        ((d[i - 1] as number[])[j - 1] as number) + cost,
+      let value = Math.min(
+        (d[i - 1]?.[j] ?? 0) + 1,
+        (d[i]?.[j - 1] ?? 0) + 1,
+        (d[i - 1]?.[j - 1] ?? 0) + cost,
       );
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
-        best = Math.min(best, ((d[i - 2] as number[])[j - 2] as number) + 1);
-      (d[i] as number[])[j] = best;
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
+        value = Math.min(value, (d[i - 2]?.[j - 2] ?? 0) + 1);
+      }
+      const row = d[i];
+      if (row !== undefined) {
+        row[j] = value;
+      }
     }
   }
-  return (d[a.length] as number[])[b.length] as number;
-}
-
-/**
- * The known name closest to `name` (case and `_`/`-` ignored), when it is close enough to be a likely typo:
- * at most a third of its length away. @internal
- */
-export function closestName(name: string, known: readonly string[]): string | undefined {
-  const fold = (s: string) => s.toLowerCase().replace(/[_-]/g, '');
-  const folded = fold(name);
-  let best: string | undefined;
-  let bestDistance = Number.POSITIVE_INFINITY;
-  for (const candidate of known) {
-    const distance = editDistance(folded, fold(candidate));
-    if (distance < bestDistance) {
-      best = candidate;
-      bestDistance = distance;
-    }
-  }
-  return best !== undefined && bestDistance <= Math.max(1, Math.floor(folded.length / 3)) ? best : undefined;
-}
-
-/** `; did you mean "x"?` or nothing. @internal */
-export function didYouMean(name: string, known: readonly string[]): string {
-  const match = closestName(name, known);
-  return match === undefined ? '' : `; did you mean "${match}"?`;
-}
-
-/**
- * Throws a TypeError naming the first key of `value` that is not in `known`, with the closest known key.
- * @internal
- */
-export function rejectUnknownKeys(value: object, known: readonly string[], where: string): void {
-  for (const key of Object.keys(value)) {
-    if (!known.includes(key)) {
-      throw new TypeError(
-        `${where}: unknown option "${key}"${didYouMean(key, known)} (known: ${known.join(', ')})`,
-      );
-    }
-  }
+  return d[a.length]?.[b.length] ?? 0;
 }

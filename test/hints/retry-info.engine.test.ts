@@ -1,6 +1,5 @@
 /**
- * RetryInfo through the call engine, under fake time (the rules of issue 11). These run once the interceptor takes
- * the `retryInfo` option; until the engine is wired they are skipped, and say so.
+ * RetryInfo through the call engine, under fake time (the rules of issue 11), and once over grpc-js.
  */
 import * as grpc from '@grpc/grpc-js';
 import { Metadata } from '@grpc/grpc-js';
@@ -16,15 +15,6 @@ import {
   retryPolicy,
   Status,
 } from '../helpers/engine.js';
-
-const wired = (() => {
-  try {
-    createRetryInterceptor({}, { retryInfo: {} } as never);
-    return true;
-  } catch {
-    return false;
-  }
-})();
 
 const UNAVAILABLE = Status.UNAVAILABLE;
 
@@ -47,7 +37,7 @@ function failWith(
 const scheduled = (h: EngineCall) =>
   eventsOfType(h.events, 'retry-scheduled').map((e) => [e.delayMs, e.reason] as const);
 
-describe.skipIf(!wired)('RetryInfo in the engine: retries', () => {
+describe('RetryInfo in the engine: retries', () => {
   it('seconds and nanos give the delay, rounded up to the ms, with the reason retry-info', () => {
     const h = engineCall(retryPolicy());
     failWith(h.attempt(0), UNAVAILABLE, { retryDelay: { seconds: 1, nanos: 500_000_001 } });
@@ -98,21 +88,21 @@ describe.skipIf(!wired)('RetryInfo in the engine: retries', () => {
     expect(scheduled(atCap)).toEqual([[60_000, 'retry-info']]);
 
     const raised = engineCall(retryPolicy(), {
-      interceptor: { retryInfo: { maxDelayMs: 120_000 } } as never,
+      interceptor: { retryInfo: { maxDelayMs: 120_000 } },
     });
     failWith(raised.attempt(0), UNAVAILABLE, { retryDelay: 90_000 });
     expect(scheduled(raised)).toEqual([[90_000, 'retry-info']]);
 
-    const lowered = engineCall(retryPolicy(), { interceptor: { retryInfo: { maxDelayMs: 100 } } as never });
+    const lowered = engineCall(retryPolicy(), { interceptor: { retryInfo: { maxDelayMs: 100 } } });
     failWith(lowered.attempt(0), UNAVAILABLE, { retryDelay: 101 });
     expect(lowered.status.code).toBe(UNAVAILABLE);
   });
 
   it('the off switch ignores RetryInfo: the normal backoff applies', () => {
-    const h = engineCall(retryPolicy(), { interceptor: { retryInfo: { enabled: false } } as never });
+    const h = engineCall(retryPolicy(), { interceptor: { retryInfo: { enabled: false } } });
     failWith(h.attempt(0), UNAVAILABLE, { retryDelay: 5000 });
     expect(scheduled(h)).toEqual([[100, 'backoff']]);
-    const over = engineCall(retryPolicy(), { interceptor: { retryInfo: { enabled: false } } as never });
+    const over = engineCall(retryPolicy(), { interceptor: { retryInfo: { enabled: false } } });
     failWith(over.attempt(0), UNAVAILABLE, { retryDelay: 600_000 });
     expect(scheduled(over)).toEqual([[100, 'backoff']]);
   });
@@ -138,7 +128,7 @@ describe.skipIf(!wired)('RetryInfo in the engine: retries', () => {
   });
 });
 
-describe.skipIf(!wired)('RetryInfo in the engine: hedging', () => {
+describe('RetryInfo in the engine: hedging', () => {
   it('a non-fatal status with RetryInfo sends the next hedge after that delay instead of at once', () => {
     const h = engineCall(hedgingPolicy({ hedgingDelay: '1s' }));
     failWith(h.attempt(0), UNAVAILABLE, { retryDelay: 250 });
@@ -175,7 +165,7 @@ describe.skipIf(!wired)('RetryInfo in the engine: hedging', () => {
   });
 });
 
-describe.skipIf(!wired)('RetryInfo end to end over grpc-js', () => {
+describe('RetryInfo end to end over grpc-js', () => {
   /** A server whose every attempt fails UNAVAILABLE with the RetryInfo delay the request asks for (ms, as text). */
   async function startServer(): Promise<{ address: string; arrivals: number[]; stop(): void }> {
     const arrivals: number[] = [];
@@ -215,7 +205,7 @@ describe.skipIf(!wired)('RetryInfo end to end over grpc-js', () => {
     const server = await startServer();
     const config = retryPolicy({ maxAttempts: 3, initialBackoff: '0.001s', maxBackoff: '0.001s' });
     const client = new grpc.Client(server.address, grpc.credentials.createInsecure(), {
-      interceptors: [createRetryInterceptor(config, { retryInfo: { maxDelayMs: 1000 } } as never)],
+      interceptors: [createRetryInterceptor(config, { retryInfo: { maxDelayMs: 1000 } })],
       'grpc.enable_retries': 0,
     });
     const call = (delay: string) =>
@@ -246,10 +236,4 @@ describe.skipIf(!wired)('RetryInfo end to end over grpc-js', () => {
       server.stop();
     }
   });
-});
-
-describe.skipIf(wired)('RetryInfo in the engine', () => {
-  it.todo(
-    'waits for createRetryInterceptor to take the retryInfo option (see test/hints/README or the report)',
-  );
 });

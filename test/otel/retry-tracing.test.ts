@@ -59,6 +59,7 @@ function callEvents(callId = nextId++) {
         code,
         details: code === 0 ? '' : `attempt ${attempt} failed`,
         durationMs: 1,
+        committed: code === 0 && cancelReason === undefined,
         ...(cancelReason ? { cancelReason } : {}),
       };
     },
