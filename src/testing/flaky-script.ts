@@ -111,6 +111,11 @@ export interface RecordedAttempt {
    * `requestIdHeader`.
    */
   requestId?: string;
+  /**
+   * The deadline the attempt arrived with (ms since the epoch), from its `grpc-timeout` header; undefined when the
+   * client sent none.
+   */
+  deadline?: number;
   /** Where {@link RecordedAttempt.requestId} came from. */
   requestIdSource?: 'field' | 'header';
 }

@@ -29,14 +29,13 @@ import {
 } from './flaky-server-options.js';
 import { type FlakyMethodName, flakyMethodPath, loadFlakyTestService } from './flaky-test-service.js';
 
-// flaky-server-command.ts imports the validator from here; it moves to src/cli, which will import it from index.
-export { validateAttemptScripts };
 
 /** The parts of a grpc-js server call the server uses before dispatching on the method kind. */
 interface SurfaceCall {
   readonly metadata: grpc.Metadata;
   readonly cancelled: boolean;
   sendMetadata(metadata: grpc.Metadata): void;
+  getDeadline(): grpc.Deadline;
   on(event: 'cancelled', listener: () => void): unknown;
 }
 
@@ -229,6 +228,10 @@ export class FlakyServer {
     const metadata = call.metadata;
     const callId = firstString(metadata, CALL_ID_METADATA_KEY) ?? '';
     const record = this.log.begin(callId, flakyMethodPath(method), metadata, Date.now());
+    const deadline = call.getDeadline();
+    const deadlineMs = deadline instanceof Date ? deadline.getTime() : deadline;
+    // What the client's grpc-timeout header told this server (grpc-js turns it into the call's deadline).
+    if (Number.isFinite(deadlineMs)) record.deadline = deadlineMs;
     const run = new AttemptRun(record, (settled) => this.settled(settled));
     this.running.add(run);
     call.on('cancelled', () => run.cancel());
