@@ -27,7 +27,6 @@ export {
 } from './idempotency/service-config-from-protos.js';
 export {
   createRequestIdInterceptor,
-  DEFAULT_REQUEST_ID_HEADER,
   type RequestIdInterceptorOptions,
 } from './request-id/request-id-interceptor.js';
 export { JITTER_STRATEGIES, type JitterStrategy } from './retry/backoff.js';
@@ -48,7 +47,12 @@ export type {
   RetryScheduledEvent,
   ThrottledEvent,
 } from './retry/events.js';
-export { PREVIOUS_ATTEMPTS_METADATA_KEY, PUSHBACK_METADATA_KEY } from './retry/headers.js';
+export {
+  DEFAULT_REQUEST_ID_HEADER,
+  PREVIOUS_ATTEMPTS_METADATA_KEY,
+  PUSHBACK_METADATA_KEY,
+  STATUS_DETAILS_METADATA_KEY,
+} from './retry/headers.js';
 export {
   DEFAULT_PER_RPC_BUFFER_BYTES,
   DEFAULT_TOTAL_BUFFER_BYTES,
@@ -59,19 +63,12 @@ export {
   DEFAULT_RETRY_INFO_MAX_DELAY_MS,
   encodeRetryInfo,
   encodeRetryInfoStatus,
-  MAX_RETRY_INFO_DELAY_LIMIT_MS,
   parseRetryInfo,
-  parseRetryInfoFromStatusDetails,
   RETRY_INFO_TYPE_URL,
-  type ResolvedRetryInfoOptions,
   type RetryInfo,
-  type RetryInfoOptions,
   type RetryInfoStatusInit,
-  readRetryInfoDelayMs,
-  resolveRetryInfoOptions,
-  retryInfoPolicy,
-  STATUS_DETAILS_METADATA_KEY,
   type StatusDetail,
 } from './retry/retry-info.js';
+export type { RetryInfoOptions } from './retry/retry-info-option.js';
 export { createRetryInterceptor } from './retry/retry-interceptor.js';
 export { RetryThrottle } from './retry/retry-throttle.js';

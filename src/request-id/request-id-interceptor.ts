@@ -12,7 +12,10 @@ import {
 } from '@grpc/grpc-js';
 
 /** Header the id goes to when no `field` is named. Envoy and many proxies propagate and log this one. */
-export const DEFAULT_REQUEST_ID_HEADER = 'x-request-id';
+import { DEFAULT_REQUEST_ID_HEADER } from '../retry/headers.js';
+
+export { DEFAULT_REQUEST_ID_HEADER };
+
 /** Set by a retrying layer on every attempt after the first: seeing it here means this interceptor sits inside one. */
 const PREVIOUS_ATTEMPTS_HEADER = 'grpc-previous-rpc-attempts';
 /** A legal text metadata key (lowercase; `-bin` keys carry bytes, `grpc-` keys are reserved). */

@@ -53,3 +53,29 @@ export class Attempt implements InterceptingListener {
     this.owner.onAttemptStatus(this, status);
   }
 }
+
+/** What a cancelled attempt tells the server, by why it was cancelled. @internal */
+export const CANCEL_DETAILS: Readonly<Record<AttemptCancelReason, string>> = {
+  'other-attempt-committed': 'another attempt committed',
+  'call-cancelled': 'call cancelled',
+  'call-ended': 'call ended',
+  'per-attempt-timeout': 'per-attempt receive timeout',
+};
+
+/** Index one past the last message `attempt` has fully written. @internal */
+export function writtenBy(attempt: Attempt): number {
+  return attempt.writing ? attempt.sent - 1 : attempt.sent;
+}
+
+/** The live attempt that has sent the most (A6: the one to keep when the replay buffer overflows). @internal */
+export function mostAdvanced(live: readonly Attempt[]): Attempt {
+  let target = live[0] as Attempt;
+  for (const attempt of live) if (attempt.sent > target.sent) target = attempt;
+  return target;
+}
+
+/** Remove an attempt from a list of live attempts. @internal */
+export function removeFrom(live: Attempt[], attempt: Attempt): void {
+  const index = live.indexOf(attempt);
+  if (index >= 0) live.splice(index, 1);
+}

@@ -1,7 +1,9 @@
 import type { StatusObject } from '@grpc/grpc-js';
 import type { Attempt } from './attempt.js';
 import type { TimerHandle } from './clock.js';
+import type { AttemptCancelReason } from './events.js';
 import type { InterceptingCallInterface } from './grpc-types.js';
+import type { FinishReason } from './retry-decision.js';
 
 /**
  * Where a call under a retry or hedging policy stands. Exactly one phase at a time; each holds only its own data.
@@ -46,3 +48,42 @@ export type CallPhase =
   | { readonly tag: 'ended' };
 
 export type CallPhaseTag = CallPhase['tag'];
+
+/** Which phase may follow which; anything else is a bug, and the engine throws. @internal */
+export function isLegalTransition(from: CallPhaseTag, to: CallPhaseTag): boolean {
+  switch (from) {
+    case 'not-started':
+      return to === 'in-flight' || to === 'ended';
+    case 'in-flight':
+      return to !== 'not-started';
+    case 'waiting':
+      return to === 'in-flight' || to === 'ended';
+    case 'committed':
+      return to === 'ended';
+    case 'ended':
+      return false;
+  }
+}
+
+const FINISH_TEXT: Readonly<Record<FinishReason, string>> = {
+  'fatal-status': 'its status is not retryable',
+  deadline: 'the call deadline passed',
+  'do-not-retry': 'the server said not to retry',
+  'attempts-exhausted': 'no attempt left',
+  'replay-buffer': 'the replay buffer is full',
+  'deadline-aware': 'the next backoff would outlast the deadline',
+  throttled: 'the retry gate refused a retry',
+};
+
+/**
+ * The call's status when a failure ends it: the attempt's own, except after a per-attempt timeout, whose
+ * DEADLINE_EXCEEDED also says why no further attempt was made. @internal
+ */
+export function endStatus(
+  status: StatusObject,
+  reason: FinishReason,
+  cancelReason: AttemptCancelReason | undefined,
+): StatusObject {
+  if (cancelReason !== 'per-attempt-timeout') return status;
+  return { ...status, details: `${status.details}; ${FINISH_TEXT[reason]}` };
+}

@@ -4,7 +4,7 @@ import { isJitterStrategy, JITTER_STRATEGIES, type JitterStrategy } from './back
 import { type Clock, systemClock } from './clock.js';
 import type { RetryEvent, RetryEventListener } from './events.js';
 import { isRetryGate, type RetryGate } from './retry-gate.js';
-import { type RetryInfoOptions, retryInfoPolicy } from './retry-info.js';
+import { type RetryInfoOptions, retryInfoPolicy } from './retry-info-option.js';
 import type { RetryInfoPolicy } from './server-hint.js';
 
 /** Options of {@link createRetryInterceptor}. */

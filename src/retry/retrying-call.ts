@@ -8,11 +8,21 @@ import {
 } from '@grpc/grpc-js';
 import type { CallPolicy, RetryPolicy } from '../config/types.js';
 import { errorMessage } from '../util/error-message.js';
-import { Attempt, type AttemptOwner } from './attempt.js';
+import {
+  Attempt,
+  type AttemptOwner,
+  CANCEL_DETAILS,
+  mostAdvanced,
+  removeFrom,
+  writtenBy,
+} from './attempt.js';
 import { type BackoffState, initialBackoffState } from './backoff.js';
 import type { RetryingCallContext } from './call-context.js';
+import { CallEvents } from './call-events.js';
 import type { CallPhase, CallPhaseTag } from './call-phase.js';
+import { endStatus, isLegalTransition } from './call-phase.js';
 import type { AttemptCancelReason, AttemptKind, RetryEvent } from './events.js';
+import { feedAttempt } from './feed-attempt.js';
 import type { InterceptingCallInterface, MessageContext } from './grpc-types.js';
 import { PREVIOUS_ATTEMPTS_METADATA_KEY } from './headers.js';
 import { ReplayBuffer } from './replay-buffer.js';
@@ -21,25 +31,8 @@ import {
   decideAfterFailure,
   decideHedgeSend,
   type FailureDecision,
-  type FinishReason,
 } from './retry-decision.js';
 import { NO_HINT, readServerHint } from './server-hint.js';
-
-/** Which phase may follow which; anything else is a bug and throws. */
-function isLegalTransition(from: CallPhaseTag, to: CallPhaseTag): boolean {
-  switch (from) {
-    case 'not-started':
-      return to === 'in-flight' || to === 'ended';
-    case 'in-flight':
-      return to !== 'not-started';
-    case 'waiting':
-      return to === 'in-flight' || to === 'ended';
-    case 'committed':
-      return to === 'ended';
-    case 'ended':
-      return false;
-  }
-}
 
 type CommitReason = 'headers' | 'message' | 'status' | 'buffer-overflow';
 type HedgeReason = 'hedging-delay' | 'adaptive-delay' | 'non-fatal-status' | 'pushback' | 'retry-info';
@@ -66,10 +59,9 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner {
   private halfClosed = false;
   private readRequested = false;
   private retryDelayMs = 0;
-  private startedAt = 0;
   private readonly deadline: number;
-  private readonly method: string;
-  private readonly callId: number;
+  /** The call's events; undefined when nobody listens, so that events cost nothing then. */
+  private readonly events: CallEvents | undefined;
   /** The method has no request stream: its one message is measured only when a second attempt needs it. */
   private readonly singleRequest: boolean;
 
@@ -80,13 +72,12 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner {
     /** The method's `waitForReady`, applied to every attempt; undefined leaves grpc-js's default. */
     private readonly waitForReady: boolean | undefined,
     private readonly ctx: RetryingCallContext,
-    /** Event sink of this call; undefined when nobody listens, so that events cost nothing then. */
-    private readonly emit: ((event: RetryEvent) => void) | undefined,
+    emit: ((event: RetryEvent) => void) | undefined,
   ) {
     const definition = options.method_definition;
-    this.method = definition.path;
     this.deadline = deadlineToMs(options.deadline);
-    this.callId = ctx.nextCallId();
+    const callId = ctx.nextCallId();
+    this.events = emit && new CallEvents(emit, definition.path, callId, ctx.clock);
     this.singleRequest = !definition.requestStream;
     this.replay = new ReplayBuffer(ctx.pool, definition.requestSerialize, this.singleRequest);
     // Created now, as grpc-js would without us, so that a closed channel throws where it always did.
@@ -98,17 +89,8 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner {
   start(metadata: Metadata, listener?: Partial<InterceptingListener>): void {
     this.metadata = metadata;
     this.listener = listener;
-    // Time is read only where something uses it: a listener, or a wait to account for.
-    if (this.emit) this.startedAt = this.ctx.clock.now();
     this.ctx.gate?.recordCall?.();
-    this.emit?.({
-      type: 'call-start',
-      method: this.method,
-      callId: this.callId,
-      policy: this.policy.kind,
-      maxAttempts: this.policy.maxAttempts,
-      deadline: this.deadline,
-    });
+    this.events?.callStart(this.policy, this.deadline);
     if (this.phase.tag === 'ended') return;
     this.startAttempt('original');
     if (this.policy.kind === 'hedging') this.scheduleHedge(this.policy.hedgingDelayMs, 'hedging-delay');
@@ -198,7 +180,8 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner {
       }
     }
     this.attemptsStarted = number;
-    const now = this.emit || from.tag === 'waiting' ? this.ctx.clock.now() : 0;
+    // Time is read only where something uses it: a listener, or a wait to account for.
+    const now = this.events || from.tag === 'waiting' ? this.ctx.clock.now() : 0;
     const attempt = new Attempt(this, number, kind, call, now, this.replay.start);
     const commitNext = from.tag === 'waiting' && from.commitNext;
     if (from.tag === 'in-flight') {
@@ -217,15 +200,7 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner {
     const metadata = (this.metadata as Metadata).clone();
     if (number > 1) metadata.set(PREVIOUS_ATTEMPTS_METADATA_KEY, String(number - 1));
     if (this.waitForReady !== undefined) metadata.setOptions({ waitForReady: this.waitForReady });
-    this.emit?.({
-      type: 'attempt-start',
-      method: this.method,
-      callId: this.callId,
-      attempt: number,
-      kind,
-      previousAttempts: number - 1,
-      metadata,
-    });
+    this.events?.attemptStart(attempt, metadata);
     if (attempt.state !== 'live') {
       // A listener cancelled the call: grpc-js reports nothing for an attempt that never started, so say it here.
       this.onAttemptStatus(attempt, {
@@ -306,18 +281,11 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner {
     this.stopRecvTimer(attempt);
     const phase = this.phase;
     if (wasLive && phase.tag === 'in-flight') removeFrom(phase.live, attempt);
-    this.emit?.({
-      type: 'attempt-end',
-      method: this.method,
-      callId: this.callId,
-      attempt: attempt.number,
-      kind: attempt.kind,
-      committed: this.isCommitted(attempt) || (status.code === Status.OK && phase.tag === 'in-flight'),
-      ...(attempt.cancelReason ? { cancelReason: attempt.cancelReason } : {}),
-      code: status.code,
-      details: status.details,
-      durationMs: this.ctx.clock.now() - attempt.startedAt,
-    });
+    this.events?.attemptEnd(
+      attempt,
+      status,
+      this.isCommitted(attempt) || (status.code === Status.OK && phase.tag === 'in-flight'),
+    );
     if (!wasLive) return;
     const now = this.phase; // a listener may have ended the call
     if (now.tag === 'committed' && now.attempt === attempt) {
@@ -383,19 +351,12 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner {
     if (phase.tag !== 'in-flight') return;
     switch (decision.type) {
       case 'finish':
-        if (decision.reason === 'replay-buffer') this.emitCommitted(attempt.number, 'buffer-overflow');
-        this.end(finalStatus(status, decision.reason, attempt), 'call-ended');
+        if (decision.reason === 'replay-buffer') this.events?.committed(attempt.number, 'buffer-overflow');
+        this.end(endStatus(status, decision.reason, attempt.cancelReason), 'call-ended');
         return;
       case 'retry':
         this.backoff = decision.backoff;
-        this.emit?.({
-          type: 'retry-scheduled',
-          method: this.method,
-          callId: this.callId,
-          attempt: this.attemptsStarted + 1,
-          delayMs: decision.delayMs,
-          reason: decision.reason,
-        });
+        this.events?.retryScheduled(this.attemptsStarted + 1, decision.delayMs, decision.reason);
         this.waitThenStart('retry', decision.delayMs, status);
         return;
       case 'hedge-now':
@@ -421,14 +382,7 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner {
     if (phase.tag !== 'in-flight' || this.policy.kind !== 'hedging') return;
     this.clearHedgeTimer(phase);
     while (phase.hedging && this.attemptsStarted < this.policy.maxAttempts) {
-      this.emit?.({
-        type: 'hedge-scheduled',
-        method: this.method,
-        callId: this.callId,
-        attempt: this.attemptsStarted + 1,
-        delayMs,
-        reason,
-      });
+      this.events?.hedgeScheduled(this.attemptsStarted + 1, delayMs, reason);
       if (this.phase !== phase) return; // a listener ended the call
       if (delayMs > 0) {
         if (phase.live.length === 0) {
@@ -547,15 +501,14 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner {
     }
     this.replay.release();
     this.replay.dropBefore(writtenBy(attempt));
-    this.emitCommitted(attempt.number, reason);
+    this.events?.committed(attempt.number, reason);
   }
 
   /** The call's status is decided: stop everything, then tell the application (on the next tick for a cancel). */
   private end(status: StatusObject, cancelReason: AttemptCancelReason, deliverLater = false): void {
     const phase = this.phase;
     if (phase.tag === 'ended') return;
-    const now = this.emit || phase.tag === 'waiting' ? this.ctx.clock.now() : 0;
-    if (phase.tag === 'waiting') this.retryDelayMs += now - phase.since;
+    if (phase.tag === 'waiting') this.retryDelayMs += this.ctx.clock.now() - phase.since;
     this.transition(ENDED);
     // Ended now: cancelling an attempt no longer touches the old phase's list.
     if (phase.tag === 'in-flight') {
@@ -569,16 +522,7 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner {
     // The attempt count, visible to the caller in the trailers (as grpc-java does); absent means one attempt.
     if (this.attemptsStarted > 1)
       status.metadata?.set(PREVIOUS_ATTEMPTS_METADATA_KEY, String(this.attemptsStarted - 1));
-    this.emit?.({
-      type: 'call-end',
-      method: this.method,
-      callId: this.callId,
-      code: status.code,
-      details: status.details,
-      attempts: this.attemptsStarted,
-      retryDelayMs: this.retryDelayMs,
-      durationMs: now - this.startedAt,
-    });
+    this.events?.callEnd(status, this.attemptsStarted, this.retryDelayMs);
     const listener = this.listener;
     this.listener = undefined;
     this.metadata = undefined;
@@ -615,15 +559,7 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner {
   private gateAllows(kind: 'retry' | 'hedge'): boolean {
     const gate = this.ctx.gate;
     if (!gate || gate.allowAttempt(kind)) return true;
-    this.emit?.({
-      type: 'throttled',
-      method: this.method,
-      callId: this.callId,
-      attempt: this.attemptsStarted + 1,
-      kind,
-      gate: gate.name ?? 'gate',
-      tokens: gate.tokens ?? Number.NaN,
-    });
+    this.events?.throttled(this.attemptsStarted + 1, kind, gate);
     return false;
   }
 
@@ -631,10 +567,6 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner {
     const hint = readServerHint(status.metadata, this.ctx.retryInfo);
     if (countsAgainstServer(this.policy, { code: status.code, hint, timedOut }))
       this.ctx.gate?.recordFailure();
-  }
-
-  private emitCommitted(attempt: number, reason: CommitReason): void {
-    this.emit?.({ type: 'committed', method: this.method, callId: this.callId, attempt, reason });
   }
 
   private isCommitted(attempt: Attempt): boolean {
@@ -654,77 +586,12 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner {
     else for (const attempt of live.slice()) this.pump(attempt);
   }
 
-  /**
-   * Hand `attempt` the next message it has not had, one at a time as grpc-js requires, then the half-close.
-   */
   private pump(attempt: Attempt): void {
-    if (attempt.state !== 'live') return;
-    const end = this.replay.end;
-    if (!attempt.writing && attempt.sent < end) {
-      const index = attempt.sent;
-      attempt.sent += 1;
-      attempt.writing = true;
-      attempt.call.sendMessageWithContext(
-        { flags: this.replay.flagsAt(index), callback: attempt.onWriteDone },
-        this.replay.messageAt(index),
-      );
-    }
-    // The half-close goes right behind the last message for a single request, as grpc-js's own unary path sends
-    // it; for a request stream only once the last write completed, as grpc-js's writable stream does (older
-    // grpc-js versions can lose a streamed message that a half-close overtakes).
-    if (
-      this.halfClosed &&
-      !attempt.halfCloseSent &&
-      attempt.state === 'live' &&
-      attempt.sent >= end &&
-      (!attempt.writing || this.singleRequest)
-    ) {
-      attempt.halfCloseSent = true;
-      attempt.call.halfClose();
-    }
+    feedAttempt(attempt, this.replay, this.halfClosed, this.singleRequest);
   }
 }
 
 const ENDED: CallPhase = Object.freeze({ tag: 'ended' });
-
-const CANCEL_DETAILS: Readonly<Record<AttemptCancelReason, string>> = {
-  'other-attempt-committed': 'another attempt committed',
-  'call-cancelled': 'call cancelled',
-  'call-ended': 'call ended',
-  'per-attempt-timeout': 'per-attempt receive timeout',
-};
-
-const FINISH_TEXT: Readonly<Record<FinishReason, string>> = {
-  'fatal-status': 'its status is not retryable',
-  deadline: 'the call deadline passed',
-  'do-not-retry': 'the server said not to retry',
-  'attempts-exhausted': 'no attempt left',
-  'replay-buffer': 'the replay buffer is full',
-  'deadline-aware': 'the next backoff would outlast the deadline',
-  throttled: 'the retry gate refused a retry',
-};
-
-/** The call's status after a failure that ends it; a per-attempt timeout ends it with DEADLINE_EXCEEDED. */
-function finalStatus(status: StatusObject, reason: FinishReason, attempt: Attempt): StatusObject {
-  if (attempt.cancelReason !== 'per-attempt-timeout') return status;
-  return { ...status, details: `${status.details}; ${FINISH_TEXT[reason]}` };
-}
-
-/** Index one past the last message `attempt` has fully written. */
-function writtenBy(attempt: Attempt): number {
-  return attempt.writing ? attempt.sent - 1 : attempt.sent;
-}
-
-function mostAdvanced(live: readonly Attempt[]): Attempt {
-  let target = live[0] as Attempt;
-  for (const attempt of live) if (attempt.sent > target.sent) target = attempt;
-  return target;
-}
-
-function removeFrom(live: Attempt[], attempt: Attempt): void {
-  const index = live.indexOf(attempt);
-  if (index >= 0) live.splice(index, 1);
-}
 
 function deadlineToMs(deadline: InterceptorOptions['deadline']): number {
   if (deadline === undefined || deadline === null) return Number.POSITIVE_INFINITY;

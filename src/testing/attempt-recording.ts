@@ -4,7 +4,8 @@
  */
 
 import type * as grpc from '@grpc/grpc-js';
-import { PREVIOUS_RPC_ATTEMPTS_METADATA_KEY, type RecordedAttempt } from './flaky-script.js';
+import { PREVIOUS_ATTEMPTS_METADATA_KEY } from '../retry/headers.js';
+import type { RecordedAttempt } from './flaky-script.js';
 
 /** A {@link RecordedAttempt} the server may update while the attempt runs. */
 export type MutableAttempt = {
@@ -44,7 +45,7 @@ function metadataToRecord(metadata: grpc.Metadata): MetadataRecord {
 }
 
 function parsePreviousAttempts(metadata: grpc.Metadata): number | undefined {
-  const raw = firstString(metadata, PREVIOUS_RPC_ATTEMPTS_METADATA_KEY);
+  const raw = firstString(metadata, PREVIOUS_ATTEMPTS_METADATA_KEY);
   if (raw === undefined) {
     return undefined;
   }

@@ -4,9 +4,10 @@
  */
 
 import * as grpc from '@grpc/grpc-js';
+import { PUSHBACK_METADATA_KEY } from '../retry/headers.js';
 import { errorMessage } from '../util/error-message.js';
 import type { MutableAttempt } from './attempt-recording.js';
-import { type AttemptScript, PUSHBACK_TRAILER_KEY } from './flaky-script.js';
+import type { AttemptScript } from './flaky-script.js';
 import type { FlakyTestResponse } from './flaky-test-client.js';
 
 /** A response as the server writes it (proto-loader fills in the fields left out). */
@@ -129,7 +130,7 @@ export class AttemptRun {
         metadata.add(key, key.endsWith('-bin') ? Buffer.from(value, 'utf8') : value);
       }
       if (this.script.pushback !== undefined) {
-        metadata.set(PUSHBACK_TRAILER_KEY, this.script.pushback);
+        metadata.set(PUSHBACK_METADATA_KEY, this.script.pushback);
       }
     } catch (err) {
       return {

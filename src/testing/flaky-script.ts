@@ -16,12 +16,6 @@ export const CALL_ID_METADATA_KEY = 'x-flaky-call-id';
 export const SCRIPT_METADATA_KEY = 'x-flaky-script';
 /** Response header carrying the attempt number, sent when an attempt's script has `sendHeaders`. */
 export const ATTEMPT_METADATA_KEY = 'x-flaky-attempt';
-/** Trailer through which a server asks the client's retry policy to back off (gRPC A6). */
-export const PUSHBACK_TRAILER_KEY = 'grpc-retry-pushback-ms';
-/** Request header through which a retrying client reports how many attempts preceded this one (gRPC A6). */
-export const PREVIOUS_RPC_ATTEMPTS_METADATA_KEY = 'grpc-previous-rpc-attempts';
-/** Request header the server reads a request id from by default (option `requestIdHeader`). */
-export const DEFAULT_REQUEST_ID_HEADER = 'x-request-id';
 /** Request message field (proto name) the server reads a request id from by default (option `requestIdField`). */
 export const DEFAULT_REQUEST_ID_FIELD = 'request_id';
 

@@ -4,13 +4,13 @@
  */
 
 import type * as grpc from '@grpc/grpc-js';
+import { DEFAULT_REQUEST_ID_HEADER } from '../retry/headers.js';
 import type { RequestIdSources } from './attempt-recording.js';
 import { validateAttemptScripts } from './attempt-script-validation.js';
 import {
   type AttemptScript,
   type AttemptScriptInput,
   DEFAULT_REQUEST_ID_FIELD,
-  DEFAULT_REQUEST_ID_HEADER,
   type RecordedAttempt,
 } from './flaky-script.js';
 import { flakyRequestStringFields } from './flaky-test-service.js';

@@ -29,7 +29,6 @@ import {
 } from './flaky-server-options.js';
 import { type FlakyMethodName, flakyMethodPath, loadFlakyTestService } from './flaky-test-service.js';
 
-
 /** The parts of a grpc-js server call the server uses before dispatching on the method kind. */
 interface SurfaceCall {
   readonly metadata: grpc.Metadata;

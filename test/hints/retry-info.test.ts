@@ -8,11 +8,13 @@ import {
   parseRetryInfo,
   parseRetryInfoFromStatusDetails,
   RETRY_INFO_TYPE_URL,
+  STATUS_DETAILS_METADATA_KEY,
+} from '../../src/retry/retry-info.js';
+import {
   readRetryInfoDelayMs,
   resolveRetryInfoOptions,
   retryInfoPolicy,
-  STATUS_DETAILS_METADATA_KEY,
-} from '../../src/retry/retry-info.js';
+} from '../../src/retry/retry-info-option.js';
 import { readServerHint } from '../../src/retry/server-hint.js';
 import { seededRandom } from '../../src/testing/seeded-random.js';
 

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { PUSHBACK_METADATA_KEY } from '../../src/retry/headers.js';
 import {
   ATTEMPT_METADATA_KEY,
   type AttemptScript,
@@ -10,7 +11,6 @@ import {
   flakyMethodPath,
   flakyTestProtoPath,
   loadFlakyTestService,
-  PUSHBACK_TRAILER_KEY,
   type RecordedAttempt,
   SCRIPT_METADATA_KEY,
   validateAttemptScripts,
@@ -258,15 +258,15 @@ describe('unary', () => {
       server.script('pb', [{ status: grpc.status.UNAVAILABLE, pushback }]);
       const out = await unary(client, md('pb')).done;
       expect(out.error?.code).toBe(grpc.status.UNAVAILABLE);
-      expect(out.error?.metadata.get(PUSHBACK_TRAILER_KEY)).toEqual([pushback]);
-      expect(out.status?.metadata.get(PUSHBACK_TRAILER_KEY)).toEqual([pushback]);
+      expect(out.error?.metadata.get(PUSHBACK_METADATA_KEY)).toEqual([pushback]);
+      expect(out.status?.metadata.get(PUSHBACK_METADATA_KEY)).toEqual([pushback]);
     },
   );
 
   it('sends no pushback trailer unless scripted', async () => {
     server.script('nopb', [{ status: grpc.status.UNAVAILABLE }]);
     const out = await unary(client, md('nopb')).done;
-    expect(out.error?.metadata.get(PUSHBACK_TRAILER_KEY)).toEqual([]);
+    expect(out.error?.metadata.get(PUSHBACK_METADATA_KEY)).toEqual([]);
   });
 
   it('sends extra trailers with failures and successes', async () => {
@@ -275,7 +275,7 @@ describe('unary', () => {
     const failed = await unary(client, md('tr')).done;
     expect(failed.error?.metadata.get('x-reason')).toEqual(['maintenance']);
     expect(failed.error?.metadata.get('x-blob-bin')).toEqual([Buffer.from('bytes')]);
-    expect(failed.error?.metadata.get(PUSHBACK_TRAILER_KEY)).toEqual(['5']);
+    expect(failed.error?.metadata.get(PUSHBACK_METADATA_KEY)).toEqual(['5']);
     const ok = await unary(client, md('tr')).done;
     expect(ok.error).toBeNull();
     expect(ok.status?.metadata.get('x-reason')).toEqual(['maintenance']);
@@ -375,7 +375,7 @@ describe('scripts shipped in metadata', () => {
     const metadata = () => md('shipped', { [SCRIPT_METADATA_KEY]: JSON.stringify(script) });
     const first = await unary(client, metadata()).done;
     expect(first.error?.code).toBe(grpc.status.UNAVAILABLE);
-    expect(first.error?.metadata.get(PUSHBACK_TRAILER_KEY)).toEqual(['1']);
+    expect(first.error?.metadata.get(PUSHBACK_METADATA_KEY)).toEqual(['1']);
     const second = await unary(client, metadata()).done;
     expect(second.response?.attempt).toBe(2);
     // later attempts need not carry it
@@ -420,7 +420,7 @@ describe('server streaming', () => {
       ['x', 1, 2],
     ]);
     expect(out.error?.code).toBe(grpc.status.UNAVAILABLE);
-    expect(out.error?.metadata.get(PUSHBACK_TRAILER_KEY)).toEqual(['7']);
+    expect(out.error?.metadata.get(PUSHBACK_METADATA_KEY)).toEqual(['7']);
     expect(server.attempts('ss')[0]).toMatchObject({ responsesSent: 3, endedWith: grpc.status.UNAVAILABLE });
   });
 
@@ -506,7 +506,7 @@ describe('bidi streaming', () => {
     const out = await outcome;
     expect(out.responses.map((r) => r.payload)).toEqual(['a', 'b']);
     expect(out.error?.code).toBe(grpc.status.UNAVAILABLE);
-    expect(out.error?.metadata.get(PUSHBACK_TRAILER_KEY)).toEqual(['3']);
+    expect(out.error?.metadata.get(PUSHBACK_METADATA_KEY)).toEqual(['3']);
   });
 
   it('answers messages that arrived during the delay right after it', async () => {

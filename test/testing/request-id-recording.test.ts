@@ -1,11 +1,10 @@
 import * as grpc from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createRetryInterceptor } from '../../src/index.js';
+import { createRetryInterceptor, DEFAULT_REQUEST_ID_HEADER } from '../../src/index.js';
 import {
   CALL_ID_METADATA_KEY,
   createFlakyTestClient,
   DEFAULT_REQUEST_ID_FIELD,
-  DEFAULT_REQUEST_ID_HEADER,
   FlakyServer,
   type FlakyServerOptions,
   type FlakyTestClient,

@@ -1,0 +1,105 @@
+import type { Metadata, StatusObject } from '@grpc/grpc-js';
+import type { CallPolicy } from '../config/types.js';
+import type { Attempt } from './attempt.js';
+import type { Clock } from './clock.js';
+import type { CommittedEvent, HedgeScheduledEvent, RetryEvent, RetryScheduledEvent } from './events.js';
+import type { RetryGate } from './retry-gate.js';
+
+/**
+ * Builds and delivers the typed events of one call. The engine holds one only when somebody listens, so that a
+ * call nobody observes never builds an event or reads the clock for one.
+ * @internal
+ */
+export class CallEvents {
+  private readonly startedAt: number;
+
+  constructor(
+    private readonly emit: (event: RetryEvent) => void,
+    private readonly method: string,
+    private readonly callId: number,
+    private readonly clock: Clock,
+  ) {
+    this.startedAt = clock.now();
+  }
+
+  callStart(policy: CallPolicy, deadline: number): void {
+    const { method, callId } = this;
+    this.emit({
+      type: 'call-start',
+      method,
+      callId,
+      policy: policy.kind,
+      maxAttempts: policy.maxAttempts,
+      deadline,
+    });
+  }
+
+  attemptStart(attempt: Attempt, metadata: Metadata): void {
+    const { method, callId } = this;
+    this.emit({
+      type: 'attempt-start',
+      method,
+      callId,
+      attempt: attempt.number,
+      kind: attempt.kind,
+      previousAttempts: attempt.number - 1,
+      metadata,
+    });
+  }
+
+  attemptEnd(attempt: Attempt, status: StatusObject, committed: boolean): void {
+    const { method, callId } = this;
+    this.emit({
+      type: 'attempt-end',
+      method,
+      callId,
+      attempt: attempt.number,
+      kind: attempt.kind,
+      committed,
+      ...(attempt.cancelReason ? { cancelReason: attempt.cancelReason } : {}),
+      code: status.code,
+      details: status.details,
+      durationMs: this.clock.now() - attempt.startedAt,
+    });
+  }
+
+  retryScheduled(attempt: number, delayMs: number, reason: RetryScheduledEvent['reason']): void {
+    const { method, callId } = this;
+    this.emit({ type: 'retry-scheduled', method, callId, attempt, delayMs: roundMs(delayMs), reason });
+  }
+
+  hedgeScheduled(attempt: number, delayMs: number, reason: HedgeScheduledEvent['reason']): void {
+    const { method, callId } = this;
+    this.emit({ type: 'hedge-scheduled', method, callId, attempt, delayMs: roundMs(delayMs), reason });
+  }
+
+  throttled(attempt: number, kind: 'retry' | 'hedge', gate: RetryGate): void {
+    const { method, callId } = this;
+    const tokens = gate.tokens ?? Number.NaN;
+    this.emit({ type: 'throttled', method, callId, attempt, kind, gate: gate.name ?? 'gate', tokens });
+  }
+
+  committed(attempt: number, reason: CommittedEvent['reason']): void {
+    const { method, callId } = this;
+    this.emit({ type: 'committed', method, callId, attempt, reason });
+  }
+
+  callEnd(status: StatusObject, attempts: number, retryDelayMs: number): void {
+    const { method, callId } = this;
+    this.emit({
+      type: 'call-end',
+      method,
+      callId,
+      code: status.code,
+      details: status.details,
+      attempts,
+      retryDelayMs: roundMs(retryDelayMs),
+      durationMs: this.clock.now() - this.startedAt,
+    });
+  }
+}
+
+/** Delays in events are whole milliseconds, as Node's timers are ("retrying in 117 ms", not 117.05321187382198). */
+function roundMs(ms: number): number {
+  return Math.round(ms);
+}
