@@ -72,10 +72,8 @@ describe('hedging: unary', () => {
       server.script(c, [{ delayMs: 3000 }, { delayMs: 3000 }, {}]);
       const out = await unary(h.client, c);
       expect(out.responses[0]?.attempt).toBe(3);
-      const t = server.attempts(c).map((a) => a.arrivedAt);
-      // timers never fire early; allow a little transit jitter between attempts
-      expect(t[1]! - t[0]!).toBeGreaterThanOrEqual(80);
-      expect(t[2]! - t[1]!).toBeGreaterThanOrEqual(80);
+      // The spacing itself is proved under fake time in test/engine; here: three attempts, the losers cancelled.
+      expect(server.attempts(c)).toHaveLength(3);
       await server.waitFor(() =>
         server
           .attempts(c)
@@ -133,8 +131,8 @@ describe('hedging: unary', () => {
       server.script(c, [{ status: UNAVAILABLE, pushback: '300' }, {}]);
       const out = await unary(h.client, c);
       expect(out.responses[0]?.attempt).toBe(2);
-      const [a1, a2] = server.attempts(c);
-      expect(a2!.arrivedAt - a1!.arrivedAt).toBeGreaterThanOrEqual(290);
+      // The delay itself (exactly 300 ms) is proved under fake time in test/engine.
+      expect(server.attempts(c)).toHaveLength(2);
       expect(eventsOf(h.events, 'hedge-scheduled').map((e) => [e.reason, e.delayMs])).toEqual([
         ['hedging-delay', 5000],
         ['pushback', 300],
@@ -194,8 +192,8 @@ describe('hedging: unary', () => {
       server.script(c, [{ delayMs: 2000 }, { delayMs: 2000 }, {}]);
       const out = await unary(h.client, c);
       expect(out.responses[0]?.attempt).toBe(3);
-      const t = server.attempts(c).map((a) => a.arrivedAt);
-      expect(Math.max(...t) - Math.min(...t)).toBeLessThan(500);
+      // All three went at once (proved under fake time in test/engine); here: all three reached the server.
+      expect(server.attempts(c)).toHaveLength(3);
       await server.waitFor(() =>
         server
           .attempts(c)

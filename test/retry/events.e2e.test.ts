@@ -55,7 +55,8 @@ describe('events', () => {
       const callId = h.events[0]!.callId;
       expect(h.events.every((e) => e.method === METHOD && e.callId === callId)).toBe(true);
       const [end] = eventsOf(h.events, 'call-end');
-      expect(end!.retryDelayMs).toBeGreaterThanOrEqual(28);
+      // Its exact value (the sum of the backoffs) is proved under fake time in test/engine.
+      expect(end!.retryDelayMs).toBeGreaterThan(0);
       expect(end!.durationMs).toBeGreaterThanOrEqual(end!.retryDelayMs);
       expect(eventsOf(h.events, 'attempt-end')[0]!.details).toBe('down');
     } finally {

@@ -129,9 +129,8 @@ describe('pushback', () => {
         ['pushback', 300],
         ['backoff', 40],
       ]);
-      const times = server.attempts(c).map((a) => a.arrivedAt);
-      expect(times[2]! - times[1]!).toBeGreaterThanOrEqual(290);
-      expect(times[3]! - times[2]!).toBeLessThan(290);
+      // The timing itself (300 ms exactly, then 40 again) is proved under fake time in test/engine.
+      expect(server.attempts(c)).toHaveLength(4);
     } finally {
       await local.close();
     }
