@@ -3,7 +3,7 @@
  */
 
 import { parseStatusCode } from '../config/status-codes.js';
-import type { JitterStrategy } from '../retry/backoff.js';
+import { type JitterStrategy, jitterText } from '../retry/backoff.js';
 import type {
   CheckDiagnostic,
   CheckReport,
@@ -20,24 +20,6 @@ import {
   indentLines,
   plural,
 } from './format.js';
-
-/** What each jitter strategy does to the capped backoff, and its upper bound, for the report. */
-const JITTER_TEXT: Readonly<Record<JitterStrategy, { readonly range: string; readonly bound: string }>> = {
-  a6: { range: 'then jittered × 0.8 to × 1.2', bound: 'each × 1.2 jitter upper bound' },
-  full: {
-    range: 'then jittered × 0 to × 1 (full jitter)',
-    bound: 'each at its capped value, the full-jitter upper bound',
-  },
-  equal: {
-    range: 'then jittered × 0.5 to × 1 (equal jitter)',
-    bound: 'each at its capped value, the equal-jitter upper bound',
-  },
-  decorrelated: {
-    range:
-      'decorrelated jitter: between initialBackoff and 3 × the previous delay, capped; the multiplier is unused',
-    bound: 'each at maxBackoff, the decorrelated-jitter upper bound',
-  },
-};
 
 /**
  * One diagnostic as `file:line:col: path: message` (so that editors can jump to it), with `warning: ` before the
@@ -145,7 +127,7 @@ function renderAttempts(
 }
 
 function renderRetry(policy: RetryPolicyReport, jitter: JitterStrategy): string[] {
-  const text = JITTER_TEXT[jitter];
+  const text = jitterText(jitter);
   const wait =
     policy.backoffsMs.length === 0
       ? 'worst-case wait between attempts: none (no retries)'

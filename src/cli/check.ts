@@ -1,6 +1,6 @@
 /**
  * `grpc-retry-hedging check <config.json> [--proto a.proto ...] [-I dir ...] [--json] [--max-attempts-limit N]
- * [--jitter a6|full|equal|decorrelated]`: validates a service config and explains what each policy does.
+ * [--jitter <kind>]`: validates a service config and explains what each policy does.
  */
 
 import { readFile } from 'node:fs/promises';

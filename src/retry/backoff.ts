@@ -19,6 +19,8 @@ interface JitterKind {
   delay(input: JitterInput): number;
   /** The largest delay it can give before retry n, for worst-case estimates (`check`). */
   max(policy: BackoffPolicy, capped: number): number;
+  /** For `check`'s report: what it does to the capped backoff, and which bound the worst case uses. */
+  readonly text: { readonly range: string; readonly bound: string };
 }
 
 /**
@@ -31,16 +33,25 @@ const JITTER_KINDS = {
   a6: {
     delay: ({ capped, r }) => capped * (0.8 + 0.4 * r),
     max: (_policy, capped) => capped * 1.2,
+    text: { range: 'then jittered × 0.8 to × 1.2', bound: 'each × 1.2 jitter upper bound' },
   },
   /** Brooker, "Exponential Backoff and Jitter": `base(n) * r`, anywhere between 0 and the capped value. */
   full: {
     delay: ({ capped, r }) => capped * r,
     max: (_policy, capped) => capped,
+    text: {
+      range: 'then jittered × 0 to × 1 (full jitter)',
+      bound: 'each at its capped value, the full-jitter upper bound',
+    },
   },
   /** `base(n) / 2 + base(n) / 2 * r`: at least half the capped value. */
   equal: {
     delay: ({ capped, r }) => capped / 2 + (capped / 2) * r,
     max: (_policy, capped) => capped,
+    text: {
+      range: 'then jittered × 0.5 to × 1 (equal jitter)',
+      bound: 'each at its capped value, the equal-jitter upper bound',
+    },
   },
   /**
    * `min(maxBackoff, initialBackoff + (3 * previous - initialBackoff) * r)`: grows from the previous delay rather
@@ -53,6 +64,11 @@ const JITTER_KINDS = {
       return Math.min(policy.maxBackoffMs, low + (high - low) * r);
     },
     max: (policy) => policy.maxBackoffMs,
+    text: {
+      range:
+        'decorrelated jitter: between initialBackoff and 3 × the previous delay, capped; the multiplier is unused',
+      bound: 'each at maxBackoff, the decorrelated-jitter upper bound',
+    },
   },
 } satisfies Record<string, JitterKind>;
 
@@ -70,6 +86,11 @@ export const JITTER_STRATEGIES: readonly JitterStrategy[] = Object.freeze(
 /** Whether `value` names a jitter kind. @internal */
 export function isJitterStrategy(value: unknown): value is JitterStrategy {
   return typeof value === 'string' && Object.hasOwn(JITTER_KINDS, value);
+}
+
+/** How `check` describes a jitter kind. @internal */
+export function jitterText(jitter: JitterStrategy): { readonly range: string; readonly bound: string } {
+  return JITTER_KINDS[jitter].text;
 }
 
 /** The un-randomized delay before retry `retryNumber` (1-based): the cap applies before any jitter. @internal */
