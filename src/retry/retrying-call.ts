@@ -48,6 +48,11 @@ type HedgeReason = 'hedging-delay' | 'adaptive-delay' | 'non-fatal-status' | 'pu
  */
 export class RetryingCall implements InterceptingCallInterface, AttemptOwner {
   private phase: CallPhase;
+  /**
+   * The committed attempt while the phase is `committed`, else undefined: a copy that only `transition` writes, so
+   * that the per-message paths read one field instead of testing the phase's shape.
+   */
+  private committedTo: Attempt | undefined;
   private listener: Partial<InterceptingListener> | undefined;
   private metadata: Metadata | undefined;
   private readonly replay: ReplayBuffer;
@@ -134,11 +139,12 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner {
   }
 
   startRead(): void {
-    const phase = this.phase;
-    if (phase.tag === 'committed') {
-      phase.attempt.call.startRead();
+    const committed = this.committedTo;
+    if (committed !== undefined) {
+      committed.call.startRead();
       return;
     }
+    const phase = this.phase;
     if (phase.tag === 'ended' || this.readRequested) return;
     this.readRequested = true;
     if (phase.tag !== 'in-flight') return;
@@ -259,14 +265,13 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner {
 
   /** @internal */
   onAttemptMessage(attempt: Attempt, message: unknown): void {
-    const phase = this.phase;
-    if (phase.tag !== 'committed') {
-      if (phase.tag !== 'in-flight' || attempt.state !== 'live') return;
+    if (this.committedTo !== attempt) {
+      if (this.phase.tag !== 'in-flight' || attempt.state !== 'live') return;
       // grpc-js hands unary listeners a null message before a status that came without one: not a response.
       if (message === null && !this.options.method_definition.responseStream) return;
       this.commit(attempt, 'message');
-      if (!this.isCommitted(attempt)) return;
-    } else if (phase.attempt !== attempt || attempt.state !== 'live') {
+      if (this.committedTo !== attempt) return;
+    } else if (attempt.state !== 'live') {
       return;
     }
     this.readRequested = false;
@@ -470,6 +475,7 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner {
     if (current.tag === 'in-flight') this.clearHedgeTimer(current);
     if (current.tag === 'waiting' && current.timer !== undefined) this.ctx.clock.clearTimer(current.timer);
     this.phase = next;
+    this.committedTo = next.tag === 'committed' ? next.attempt : undefined;
   }
 
   /** No attempt in flight: wait `delayMs`, then send the next attempt (unless the deadline comes first). */
@@ -570,8 +576,7 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner {
   }
 
   private isCommitted(attempt: Attempt): boolean {
-    const phase = this.phase;
-    return phase.tag === 'committed' && phase.attempt === attempt;
+    return this.committedTo === attempt;
   }
 
   private visibleAttempt(): Attempt | undefined {
