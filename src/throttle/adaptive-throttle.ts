@@ -1,5 +1,6 @@
 import {
-  InterceptingCall,
+  type InterceptingCall,
+  type InterceptingListener,
   type Interceptor,
   type InterceptorOptions,
   Metadata,
@@ -8,7 +9,7 @@ import {
 } from '@grpc/grpc-js';
 import { parseStatusCode } from '../config/status-codes.js';
 import type { Clock } from '../retry/clock.js';
-import type { InterceptingCallInterface } from '../retry/grpc-types.js';
+import type { InterceptingCallInterface, MessageContext } from '../retry/grpc-types.js';
 import { PUSHBACK_METADATA_KEY } from '../retry/pushback.js';
 import { errorMessage } from '../util/error-message.js';
 import {
@@ -79,9 +80,12 @@ export interface AdaptiveThrottleCounters {
   rejected: number;
   /** Let through and answered with an accepted status. */
   accepted: number;
-  /** Let through and answered with a rejected status (see `rejectedStatusCodes`). */
+  /** Let through and answered with a rejected status (see `rejectedStatusCodes`), or timed out per attempt. */
   notAccepted: number;
-  /** Let through and cancelled by the client before an answer: not counted by the rule. */
+  /**
+   * Let through and cancelled by the client before an answer (a losing hedge, the application): not counted by
+   * the rule. A cancel with DEADLINE_EXCEEDED (a per-attempt timeout) counts as not accepted instead.
+   */
   cancelled: number;
 }
 
@@ -205,32 +209,19 @@ export function createAdaptiveThrottle(options?: AdaptiveThrottleOptions): Adapt
       ) as unknown as InterceptingCall;
     }
     const throttleState = state;
-    let cancelledByClient = false;
-    let answered = false;
-    return new InterceptingCall(nextCall(callOptions), {
-      start(metadata, _listener, next) {
-        next(metadata, {
-          onReceiveStatus(statusObject: StatusObject, nextStatus: (s: StatusObject) => void) {
-            if (!answered) {
-              answered = true;
-              if (cancelledByClient) {
-                counters.cancelled += 1;
-              } else {
-                const accepted = !rejectedCodes.has(statusObject.code);
-                if (accepted) counters.accepted += 1;
-                else counters.notAccepted += 1;
-                throttleState.recordResponse(clock.now(), accepted);
-              }
-            }
-            nextStatus(statusObject);
-          },
-        });
-      },
-      cancel(next) {
-        if (!answered) cancelledByClient = true;
-        next();
-      },
-    });
+    return new CountingCall(nextCall(callOptions), (outcome) => {
+      if (outcome === 'cancelled') {
+        counters.cancelled += 1;
+        return;
+      }
+      if (outcome === 'timed-out' || rejectedCodes.has(outcome)) {
+        counters.notAccepted += 1;
+        throttleState.recordResponse(clock.now(), false);
+      } else {
+        counters.accepted += 1;
+        throttleState.recordResponse(clock.now(), true);
+      }
+    }) as unknown as InterceptingCall;
   };
 
   return Object.assign(interceptor, {
@@ -263,6 +254,64 @@ function resolveRejectedCodes(value: unknown): ReadonlySet<number> {
       }
     }),
   );
+}
+
+/**
+ * A call let through: passes everything on to the next call and reports, once, how it ended: its status code;
+ * `'timed-out'` when the client cancelled it with DEADLINE_EXCEEDED (a per-attempt timeout: the backend did not
+ * answer in time); `'cancelled'` when the client cancelled it otherwise (a losing hedge, the application).
+ */
+class CountingCall implements InterceptingCallInterface {
+  private reported = false;
+  private cancelledWith: status | undefined;
+
+  constructor(
+    private readonly next: InterceptingCallInterface,
+    private readonly report: (outcome: number | 'timed-out' | 'cancelled') => void,
+  ) {}
+
+  start(metadata: Metadata, listener?: Partial<InterceptingListener>): void {
+    this.next.start(metadata, {
+      onReceiveMetadata: (m) => listener?.onReceiveMetadata?.(m),
+      onReceiveMessage: (m) => listener?.onReceiveMessage?.(m),
+      onReceiveStatus: (statusObject) => {
+        this.settle(statusObject.code);
+        listener?.onReceiveStatus?.(statusObject);
+      },
+    });
+  }
+
+  private settle(code: number): void {
+    if (this.reported) return;
+    this.reported = true;
+    if (this.cancelledWith === undefined) this.report(code);
+    else this.report(this.cancelledWith === status.DEADLINE_EXCEEDED ? 'timed-out' : 'cancelled');
+  }
+
+  cancelWithStatus(code: status, details: string): void {
+    if (!this.reported && this.cancelledWith === undefined) this.cancelledWith = code;
+    this.next.cancelWithStatus(code, details);
+  }
+  getPeer(): string {
+    return this.next.getPeer();
+  }
+  sendMessageWithContext(context: MessageContext, message: unknown): void {
+    this.next.sendMessageWithContext(context, message);
+  }
+  sendMessage(message: unknown): void {
+    this.next.sendMessage(message);
+  }
+  startRead(): void {
+    this.next.startRead();
+  }
+  halfClose(): void {
+    this.next.halfClose();
+  }
+  getAuthContext(): ReturnType<InterceptingCallInterface['getAuthContext']> {
+    // Older grpc-js (before 1.13) has no getAuthContext.
+    const next = this.next as Partial<InterceptingCallInterface>;
+    return typeof next.getAuthContext === 'function' ? next.getAuthContext.call(this.next) : null;
+  }
 }
 
 /**
