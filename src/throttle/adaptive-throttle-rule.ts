@@ -15,9 +15,11 @@ export interface AdaptiveThrottleRuleOptions {
    */
   k?: number;
   /**
-   * How long requests and accepts are remembered, in ms: 1,000 to 600,000. Default 30,000 (grpc-go's RLS
-   * throttler). The SRE book uses two minutes; a shorter window reacts sooner to an outage and forgets it sooner
-   * after recovery (see the README and the fleet simulation in BENCHMARKS.md).
+   * How long requests and accepts are remembered, in ms: 1,000 to 600,000. Default 10,000. The SRE book uses two
+   * minutes and grpc-go's RLS throttler 30 s; but after an outage the share of calls let through at most doubles
+   * per window (local rejections count as requests), so recovery takes several windows: in the fleet simulation
+   * (BENCHMARKS.md) goodput came back 17.5 s after a 20 s outage with 10 s, 54 s with 30 s, and not within 55 s
+   * with 2 min. A 10 s window still holds 80 requests for a client making 8 calls/s.
    */
   windowMs?: number;
   /** Bins the window is divided into (how finely old counts expire): 1 to 1,000. Default 100 (grpc-go). */
@@ -48,7 +50,7 @@ export interface AdaptiveThrottleRuleConfig {
 
 export const DEFAULT_ADAPTIVE_THROTTLE_RULE: AdaptiveThrottleRuleConfig = Object.freeze({
   k: 2,
-  windowMs: 30_000,
+  windowMs: 10_000,
   bins: 100,
   padding: 8,
   maxRejectionProbability: 1,

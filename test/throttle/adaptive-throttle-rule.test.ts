@@ -125,10 +125,10 @@ describe('AdaptiveThrottleState', () => {
 });
 
 describe('resolveAdaptiveThrottleRule', () => {
-  it('defaults to k 2, a 30 s window in 100 bins and padding 8', () => {
+  it('defaults to k 2, a 10 s window in 100 bins, padding 8 and no cap', () => {
     expect(resolveAdaptiveThrottleRule('x', undefined)).toEqual({
       k: 2,
-      windowMs: 30_000,
+      windowMs: 10_000,
       bins: 100,
       padding: 8,
       maxRejectionProbability: 1,
