@@ -22,6 +22,22 @@ import { summarizeFleetRun } from '../src/sim/recovery.js';
 import { type FleetComparison, fleetTable } from '../src/sim/report.js';
 import { SIM_POLICIES, simPolicy } from '../src/sim/sim-policies.js';
 
+const USAGE = `npm run simulate -- [flags]
+  --clients N            clients in the fleet, 1 to 100,000 (default ${DEFAULT_FLEET_SIMULATION.clients})
+  --offered N            calls/s offered by the whole fleet (default ${DEFAULT_FLEET_SIMULATION.offeredRps})
+  --capacity N           requests/s the pool serves (default ${DEFAULT_FLEET_SIMULATION.capacityRps})
+  --outage S             seconds the pool is down (default ${DEFAULT_FLEET_SIMULATION.outageMs / 1000}; 0: none)
+  --outage-start S       when the outage starts (default ${DEFAULT_FLEET_SIMULATION.outageStartMs / 1000})
+  --duration S           virtual seconds simulated (default ${DEFAULT_FLEET_SIMULATION.durationMs / 1000})
+  --reject-cost-ms MS    worker time per refused request (default ${DEFAULT_FLEET_SIMULATION.rejectCostMs})
+  --queue-ms MS          queue length, in ms of work (default ${DEFAULT_FLEET_SIMULATION.queueMs})
+  --service-ms MS        mean service time (default ${DEFAULT_FLEET_SIMULATION.serviceMs})
+  --attempt-timeout-ms MS per-attempt timeout (default ${DEFAULT_FLEET_SIMULATION.attemptTimeoutMs})
+  --seed N               random seed (default ${DEFAULT_FLEET_SIMULATION.seed})
+  --policies a,b         among ${SIM_POLICIES.map((p) => p.key).join(', ')} (default none,a6,budget,adaptive,retries)
+  --all                  every policy
+  --write                also write bench/results/simulate.md`;
+
 const FLAGS: Record<string, { key: keyof FleetSimulationConfig; scale: number }> = {
   '--clients': { key: 'clients', scale: 1 },
   '--offered': { key: 'offeredRps', scale: 1 },
@@ -50,7 +66,10 @@ function parseArgs(argv: string[]): { config: FleetSimulationConfig; policies: s
       if (v === undefined) throw new Error(`${name} needs a value`);
       return v;
     };
-    if (name === '--write') write = true;
+    if (name === '--help') {
+      console.log(USAGE);
+      process.exit(0);
+    } else if (name === '--write') write = true;
     else if (name === '--all') policies = SIM_POLICIES.map((p) => p.key);
     else if (name === '--policies') policies = value().split(',');
     else if (name !== undefined && FLAGS[name]) {
