@@ -18,8 +18,8 @@ export interface AdaptiveThrottleRuleOptions {
    * How long requests and accepts are remembered, in ms: 1,000 to 600,000. Default 10,000. The SRE book uses two
    * minutes and grpc-go's RLS throttler 30 s; but after an outage the share of calls let through at most doubles
    * per window (local rejections count as requests), so recovery takes several windows: in the fleet simulation
-   * (BENCHMARKS.md) goodput came back 17.5 s after a 20 s outage with 10 s, 54 s with 30 s, and not within 55 s
-   * with 2 min. A 10 s window still holds 80 requests for a client making 8 calls/s.
+   * (BENCHMARKS.md) goodput came back 17.5 s after a 20 s outage with 10 s, 54 s with 30 s, and had not 55 s
+   * after it with 2 min. A 10 s window still holds 80 requests for a client making 8 calls/s.
    */
   windowMs?: number;
   /** Bins the window is divided into (how finely old counts expire): 1 to 1,000. Default 100 (grpc-go). */
@@ -33,8 +33,9 @@ export interface AdaptiveThrottleRuleOptions {
   /**
    * Upper bound on the rejection probability, in (0, 1]. Default 1 (the bare SRE rule). Because local rejections
    * count as requests, a client that rejected almost everything during an outage keeps rejecting after it: the
-   * let-through share at most doubles per window. A cap of 0.9 keeps at least 10% going to the backend, which bounds
-   * that to about four windows (see the fleet simulation in BENCHMARKS.md).
+   * let-through share at most doubles per window. A cap of 0.5 keeps at least half going to the backend, which
+   * bounds that to about one window (10 s instead of 17.5 s after a 20 s outage in the fleet simulation), at the
+   * price of never shedding more than half the calls.
    */
   maxRejectionProbability?: number;
 }
