@@ -382,7 +382,7 @@ export function runFleetSimulation(policy: SimPolicy, config: FleetSimulationCon
         if (attempt.answered || attempt.abandoned) break;
         attempt.abandoned = true;
         const call = attempt.call;
-        // A per-attempt timeout counts as not accepted (the interceptor's DEADLINE_EXCEEDED cancel).
+        // A per-attempt timeout counts as not accepted, as the interceptor counts a perAttemptRecvTimeout cancel.
         call.client.adaptive?.recordResponse(now, false);
         if (now >= call.deadlineAt) {
           call.client.gate?.recordFailure();

@@ -10,7 +10,7 @@ import {
 import { parseStatusCode } from '../config/status-codes.js';
 import type { Clock } from '../retry/clock.js';
 import type { InterceptingCallInterface, MessageContext } from '../retry/grpc-types.js';
-import { PUSHBACK_METADATA_KEY } from '../retry/pushback.js';
+import { PUSHBACK_METADATA_KEY } from '../retry/headers.js';
 import { errorMessage } from '../util/error-message.js';
 import {
   type AdaptiveThrottleRuleConfig,
@@ -84,7 +84,8 @@ export interface AdaptiveThrottleCounters {
   notAccepted: number;
   /**
    * Let through and cancelled by the client before an answer (a losing hedge, the application): not counted by
-   * the rule. A cancel with DEADLINE_EXCEEDED (a per-attempt timeout) counts as not accepted instead.
+   * the rule. A per-attempt timeout (the retry engine's `perAttemptRecvTimeout`, or any cancel with
+   * DEADLINE_EXCEEDED) counts as not accepted instead.
    */
   cancelled: number;
 }
@@ -257,13 +258,27 @@ function resolveRejectedCodes(value: unknown): ReadonlySet<number> {
 }
 
 /**
+ * How the retry engine cancels an attempt whose per-attempt receive timeout (`perAttemptRecvTimeout`) fired:
+ * CANCELLED with these details (src/retry/retrying-call.ts). Any cancel with DEADLINE_EXCEEDED counts as a timeout
+ * too.
+ */
+const PER_ATTEMPT_TIMEOUT_DETAILS = 'per-attempt receive timeout';
+
+function isPerAttemptTimeout(code: status, details: string): boolean {
+  return (
+    code === status.DEADLINE_EXCEEDED ||
+    (typeof details === 'string' && details.startsWith(PER_ATTEMPT_TIMEOUT_DETAILS))
+  );
+}
+
+/**
  * A call let through: passes everything on to the next call and reports, once, how it ended: its status code;
- * `'timed-out'` when the client cancelled it with DEADLINE_EXCEEDED (a per-attempt timeout: the backend did not
- * answer in time); `'cancelled'` when the client cancelled it otherwise (a losing hedge, the application).
+ * `'timed-out'` when the client cancelled it on a per-attempt timeout (the backend did not answer in time);
+ * `'cancelled'` when the client cancelled it otherwise (a losing hedge, the application).
  */
 class CountingCall implements InterceptingCallInterface {
   private reported = false;
-  private cancelledWith: status | undefined;
+  private cancelledWith: 'timed-out' | 'cancelled' | undefined;
 
   constructor(
     private readonly next: InterceptingCallInterface,
@@ -285,11 +300,13 @@ class CountingCall implements InterceptingCallInterface {
     if (this.reported) return;
     this.reported = true;
     if (this.cancelledWith === undefined) this.report(code);
-    else this.report(this.cancelledWith === status.DEADLINE_EXCEEDED ? 'timed-out' : 'cancelled');
+    else this.report(this.cancelledWith);
   }
 
   cancelWithStatus(code: status, details: string): void {
-    if (!this.reported && this.cancelledWith === undefined) this.cancelledWith = code;
+    if (!this.reported && this.cancelledWith === undefined) {
+      this.cancelledWith = isPerAttemptTimeout(code, details) ? 'timed-out' : 'cancelled';
+    }
     this.next.cancelWithStatus(code, details);
   }
   getPeer(): string {

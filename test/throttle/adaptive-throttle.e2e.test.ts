@@ -136,6 +136,18 @@ describe('createAdaptiveThrottle against a real server', () => {
     c.close();
   });
 
+  it('counts an attempt the retry engine gave up on (perAttemptRecvTimeout) as not accepted', async () => {
+    const throttle = createAdaptiveThrottle({ random: () => 0.999 });
+    const c = client([createRetryInterceptor(retryConfig({ perAttemptRecvTimeout: '0.05s' })), throttle]);
+    const call = id();
+    server.script(call, [{ delayMs: 2000 }, {}]);
+    const out = await unary(c, call);
+    expect(out.error).toBeUndefined();
+    expect(server.attempts(call)).toHaveLength(2);
+    expect(throttle.counters()).toMatchObject({ calls: 2, accepted: 1, notAccepted: 1, cancelled: 0 });
+    c.close();
+  });
+
   it('with retryLocalRejections, the retry engine retries a local rejection like any UNAVAILABLE', async () => {
     const budget = new RetryBudget({ minRetriesPerSecond: 10 });
     // Draws: attempt 1 (P = 0, not drawn against), retry 1 → 0 (rejected), retry 2 → 0.999 (let through).
