@@ -1,10 +1,11 @@
 /**
  * Load-shedding server for `bench/storm.ts`, run in its own process:
  *
- *   node --import tsx bench/storm-server.ts [--capacity 8] [--work-ms 5]
+ *   node --import tsx bench/storm-server.ts [--capacity 8] [--work-ms 5] [--reject-cpu-ms 0]
  *
  * It serves FlakyTest/Unary. At most `capacity` calls are worked on at once (each takes `workMs` of simulated
- * work, a timer); any call arriving while the server is full is shed at once with UNAVAILABLE. Every arriving
+ * work, a timer); any call arriving while the server is full is shed with UNAVAILABLE, after `rejectCpuMs` of busy
+ * CPU (what a real server spends on a request before it sheds it: decoding, auth, logging). Every arriving
  * call is one attempt as far as the client's retry policy is concerned, so the counters below measure the load
  * the clients really put on the server.
  *
@@ -12,6 +13,7 @@
  *   child → parent  { type: 'ready', port }
  *   parent → child  { type: 'reset' } | { type: 'stats' }  →  reply { type: 'stats', stats }
  */
+import { performance } from 'node:perf_hooks';
 import * as grpc from '@grpc/grpc-js';
 import { loadFlakyTestService } from 'grpc-retry-hedging/testing';
 
@@ -41,6 +43,15 @@ function flag(name: string, fallback: number): number {
 
 const capacity = flag('--capacity', 8);
 const workMs = flag('--work-ms', 5);
+const rejectCpuMs = flag('--reject-cpu-ms', 0);
+
+/** Keep the CPU busy for `ms` (the event loop is blocked meanwhile, as it would be by real work). */
+function burnCpu(ms: number): void {
+  const until = performance.now() + ms;
+  while (performance.now() < until) {
+    // spin
+  }
+}
 
 let inFlight = 0;
 let stats: StormServerStats = { attempts: 0, served: 0, shed: 0, cancelled: 0, peakInFlight: 0 };
@@ -53,6 +64,7 @@ const unary: grpc.handleUnaryCall<Request, unknown> = (call, callback) => {
   stats.attempts += 1;
   if (inFlight >= capacity) {
     stats.shed += 1;
+    if (rejectCpuMs > 0) burnCpu(rejectCpuMs);
     callback({ code: grpc.status.UNAVAILABLE, details: 'overloaded: request shed' });
     return;
   }
@@ -88,7 +100,10 @@ server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error,
     process.exit(1);
   }
   if (process.send) send({ type: 'ready', port });
-  else console.log(`storm-server listening on 127.0.0.1:${port} (capacity ${capacity}, work ${workMs} ms)`);
+  else
+    console.log(
+      `storm-server listening on 127.0.0.1:${port} (capacity ${capacity}, work ${workMs} ms, ${rejectCpuMs} ms of CPU per shed call)`,
+    );
 });
 
 process.on('message', (message: StormControlMessage) => {

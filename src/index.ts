@@ -72,3 +72,21 @@ export {
 export type { RetryInfoOptions } from './retry/retry-info-option.js';
 export { createRetryInterceptor } from './retry/retry-interceptor.js';
 export { RetryThrottle } from './retry/retry-throttle.js';
+export {
+  type AdaptiveThrottleCounters,
+  type AdaptiveThrottleEvent,
+  type AdaptiveThrottleInterceptor,
+  type AdaptiveThrottleKeyState,
+  type AdaptiveThrottleOptions,
+  type AdaptiveThrottleRejectedEvent,
+  createAdaptiveThrottle,
+  LOCAL_REJECTION_DETAILS_PREFIX,
+} from './throttle/adaptive-throttle.js';
+export {
+  type AdaptiveThrottleRuleConfig,
+  type AdaptiveThrottleRuleOptions,
+  AdaptiveThrottleState,
+  DEFAULT_ADAPTIVE_THROTTLE_RULE,
+  rejectionProbability,
+} from './throttle/adaptive-throttle-rule.js';
+export { RetryBudget, type RetryBudgetOptions } from './throttle/retry-budget.js';

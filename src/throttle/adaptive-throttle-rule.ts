@@ -1,0 +1,175 @@
+import { checkOptionsObject, numberInRange, rejectUnknownOptions } from './options.js';
+import { SlidingWindow } from './sliding-window.js';
+
+/**
+ * The pure core of client-side adaptive throttling (Google SRE book, "Handling Overload"): the rejection
+ * probability rule and the window it is computed over. It knows nothing of gRPC or of time sources; the
+ * interceptor ({@link createAdaptiveThrottle}) and the fleet simulation both drive it, with times in ms.
+ */
+
+/** Options of the adaptive throttling rule. */
+export interface AdaptiveThrottleRuleOptions {
+  /**
+   * The multiplier K: the client sends up to K times as many requests as the backend accepts before it starts to
+   * reject locally. Lower is more aggressive. At least 1. Default 2 (the SRE book and grpc-go).
+   */
+  k?: number;
+  /**
+   * How long requests and accepts are remembered, in ms: 1,000 to 600,000. Default 10,000. The SRE book uses two
+   * minutes and grpc-go's RLS throttler 30 s; but after an outage the share of calls let through at most doubles
+   * per window (local rejections count as requests), so recovery takes several windows: in the fleet simulation
+   * (BENCHMARKS.md) goodput came back 17.5 s after a 20 s outage with 10 s, 54 s with 30 s, and had not 55 s
+   * after it with 2 min. A 10 s window still holds 80 requests for a client making 8 calls/s.
+   */
+  windowMs?: number;
+  /** Bins the window is divided into (how finely old counts expire): 1 to 1,000. Default 100 (grpc-go). */
+  bins?: number;
+  /**
+   * Added to the denominator: P = (requests − K × accepts) / (requests + padding). Keeps a client that has seen
+   * few requests from rejecting: with padding 8 (grpc-go), one failed request gives P = 1/9 rather than 1/2.
+   * At least 1 (no division by zero). Default 8.
+   */
+  padding?: number;
+  /**
+   * Upper bound on the rejection probability, in (0, 1]. Default 1 (the bare SRE rule). Because local rejections
+   * count as requests, a client that rejected almost everything during an outage keeps rejecting after it: the
+   * let-through share at most doubles per window. A cap of 0.5 keeps at least half going to the backend, which
+   * bounds that to about one window (10 s instead of 17.5 s after a 20 s outage in the fleet simulation), at the
+   * price of never shedding more than half the calls.
+   */
+  maxRejectionProbability?: number;
+}
+
+/** Resolved options of the rule. */
+export interface AdaptiveThrottleRuleConfig {
+  readonly k: number;
+  readonly windowMs: number;
+  readonly bins: number;
+  readonly padding: number;
+  readonly maxRejectionProbability: number;
+}
+
+export const DEFAULT_ADAPTIVE_THROTTLE_RULE: AdaptiveThrottleRuleConfig = Object.freeze({
+  k: 2,
+  windowMs: 10_000,
+  bins: 100,
+  padding: 8,
+  maxRejectionProbability: 1,
+});
+
+const RULE_OPTIONS = ['k', 'windowMs', 'bins', 'padding', 'maxRejectionProbability'] as const;
+
+/** Validate rule options (`where` names the caller in errors); unknown keys are left to the caller. */
+export function resolveAdaptiveThrottleRule(
+  where: string,
+  options: AdaptiveThrottleRuleOptions | undefined,
+): AdaptiveThrottleRuleConfig {
+  const o = options ?? {};
+  return {
+    k: numberInRange(where, 'k', o.k, DEFAULT_ADAPTIVE_THROTTLE_RULE.k, 1, 1000),
+    windowMs: numberInRange(
+      where,
+      'windowMs',
+      o.windowMs,
+      DEFAULT_ADAPTIVE_THROTTLE_RULE.windowMs,
+      1000,
+      600_000,
+    ),
+    bins: numberInRange(where, 'bins', o.bins, DEFAULT_ADAPTIVE_THROTTLE_RULE.bins, 1, 1000, true),
+    padding: numberInRange(where, 'padding', o.padding, DEFAULT_ADAPTIVE_THROTTLE_RULE.padding, 1, 1e9),
+    maxRejectionProbability: positiveProbability(where, o.maxRejectionProbability),
+  };
+}
+
+function positiveProbability(where: string, value: number | undefined): number {
+  const p = numberInRange(
+    where,
+    'maxRejectionProbability',
+    value,
+    DEFAULT_ADAPTIVE_THROTTLE_RULE.maxRejectionProbability,
+    0,
+    1,
+  );
+  if (p === 0) throw new RangeError(`${where}: maxRejectionProbability must be in (0, 1], got 0`);
+  return p;
+}
+
+/**
+ * The SRE rule: the probability of rejecting a new request locally, max(0, (requests − k·accepts) /
+ * (requests + padding)), for counts taken over the window before that request.
+ */
+export function rejectionProbability(
+  requests: number,
+  accepts: number,
+  k: number,
+  padding: number,
+  maxProbability = 1,
+): number {
+  const p = (requests - k * accepts) / (requests + padding);
+  return p > 0 ? Math.min(p, maxProbability) : 0;
+}
+
+const REQUESTS = 0;
+const ACCEPTS = 1;
+
+/**
+ * The throttling state of one target: requests and accepts over a sliding window.
+ *
+ * - {@link decide} before each request: it rejects with the rule's probability, and a rejected request counts as
+ *   a request (the SRE book: this keeps rejecting while the backend stays overloaded).
+ * - {@link recordResponse} when a request that was let through gets an answer: a request, and an accept when the
+ *   backend accepted it.
+ */
+export class AdaptiveThrottleState {
+  private readonly window: SlidingWindow;
+
+  constructor(readonly config: AdaptiveThrottleRuleConfig = DEFAULT_ADAPTIVE_THROTTLE_RULE) {
+    this.window = new SlidingWindow(config.windowMs, config.bins, 2);
+  }
+
+  /** Requests counted over the window ending at `nowMs` (let through and answered, or rejected locally). */
+  requests(nowMs: number): number {
+    return this.window.sum(nowMs, REQUESTS);
+  }
+
+  /** Requests the backend accepted over the window ending at `nowMs`. */
+  accepts(nowMs: number): number {
+    return this.window.sum(nowMs, ACCEPTS);
+  }
+
+  /** The probability that a request made at `nowMs` is rejected locally. */
+  probability(nowMs: number): number {
+    return rejectionProbability(
+      this.window.sum(nowMs, REQUESTS),
+      this.window.sum(nowMs, ACCEPTS),
+      this.config.k,
+      this.config.padding,
+      this.config.maxRejectionProbability,
+    );
+  }
+
+  /**
+   * Decide a request made at `nowMs`: `random` is uniform in [0, 1). Returns the probability it was rejected with
+   * when rejected (and counts it as a request), or -1 when it may go.
+   */
+  decide(nowMs: number, random: number): number {
+    const p = this.probability(nowMs);
+    if (p > 0 && random < p) {
+      this.window.add(nowMs, REQUESTS, 1);
+      return p;
+    }
+    return -1;
+  }
+
+  /** A request that was let through was answered at `nowMs`; `accepted` when the backend accepted it. */
+  recordResponse(nowMs: number, accepted: boolean): void {
+    this.window.add(nowMs, REQUESTS, 1);
+    if (accepted) this.window.add(nowMs, ACCEPTS, 1);
+  }
+}
+
+/** Reject unknown keys of a rule options object (for callers that take only the rule). @internal */
+export function checkAdaptiveThrottleRuleOptions(where: string, options: unknown): void {
+  checkOptionsObject(where, options);
+  if (options) rejectUnknownOptions(where, options, RULE_OPTIONS);
+}

@@ -1,0 +1,385 @@
+import {
+  type InterceptingCall,
+  type InterceptingListener,
+  type Interceptor,
+  type InterceptorOptions,
+  Metadata,
+  type StatusObject,
+  status,
+} from '@grpc/grpc-js';
+import { parseStatusCode } from '../config/status-codes.js';
+import type { Clock } from '../retry/clock.js';
+import type { InterceptingCallInterface, MessageContext } from '../retry/grpc-types.js';
+import { PUSHBACK_METADATA_KEY } from '../retry/headers.js';
+import { errorMessage } from '../util/error-message.js';
+import {
+  type AdaptiveThrottleRuleConfig,
+  type AdaptiveThrottleRuleOptions,
+  AdaptiveThrottleState,
+  resolveAdaptiveThrottleRule,
+} from './adaptive-throttle-rule.js';
+import {
+  checkFunction,
+  checkNowSource,
+  checkOptionsObject,
+  describe,
+  rejectUnknownOptions,
+} from './options.js';
+
+/** Emitted when the adaptive throttle rejects a call (or an attempt of a retrying call) locally. */
+export interface AdaptiveThrottleRejectedEvent {
+  type: 'adaptive-throttle-rejected';
+  /** Full method path, `/pkg.Service/Method`. */
+  method: string;
+  /** The throttling key (by default the service, `pkg.Service`). */
+  key: string;
+  /** The probability it was rejected with. */
+  probability: number;
+  /** Requests and accepts counted for the key over the window, before this rejection. */
+  requests: number;
+  accepts: number;
+}
+
+/** Events of the adaptive throttle (one type today; switch on `type`). */
+export type AdaptiveThrottleEvent = AdaptiveThrottleRejectedEvent;
+
+/** Options of {@link createAdaptiveThrottle}. */
+export interface AdaptiveThrottleOptions extends AdaptiveThrottleRuleOptions {
+  /**
+   * Statuses that mean the backend did not accept a request. Every other status counts as accepted.
+   * Codes as numbers or names. Default `['UNAVAILABLE', 'RESOURCE_EXHAUSTED']`: what servers answer when they shed
+   * load (and what a client sees when it cannot reach them). DEADLINE_EXCEEDED counts as accepted: it says the
+   * caller's deadline was short, not that the backend refused; list it to throttle on slow backends too.
+   */
+  rejectedStatusCodes?: ReadonlyArray<number | string>;
+  /**
+   * The throttling key of a call: calls with the same key share one state. Default: the service of the method
+   * (`/pkg.Service/Method` → `pkg.Service`). State is per throttle instance, so one instance per target (channel)
+   * and a key per service gives the SRE book's "per backend" state.
+   */
+  key?: (method: string) => string;
+  /**
+   * Whether a retry interceptor placed before this one may retry a local rejection. Default false: a local
+   * rejection carries `grpc-retry-pushback-ms: -1`, which tells the retry engine (A6) not to retry it; retrying
+   * would only be rejected again with the same probability, after a backoff, and spend the retry gate.
+   */
+  retryLocalRejections?: boolean;
+  /** Receives an event for each local rejection. A listener that throws does not break the call. */
+  onEvent?: (event: AdaptiveThrottleEvent) => void;
+  /** Time source; only `now()` is used. Default: the system clock. */
+  clock?: Pick<Clock, 'now'>;
+  /** Uniform random numbers in [0, 1) (default Math.random); inject one for deterministic tests. */
+  random?: () => number;
+}
+
+/** Lifetime counters of an adaptive throttle, summed over its keys. */
+export interface AdaptiveThrottleCounters {
+  /** Calls (attempts) that reached the throttle. */
+  calls: number;
+  /** Of these, rejected locally. */
+  rejected: number;
+  /** Let through and answered with an accepted status. */
+  accepted: number;
+  /** Let through and answered with a rejected status (see `rejectedStatusCodes`), or timed out per attempt. */
+  notAccepted: number;
+  /**
+   * Let through and cancelled by the client before an answer (a losing hedge, the application): not counted by
+   * the rule. A per-attempt timeout (the retry engine's `perAttemptRecvTimeout`, or any cancel with
+   * DEADLINE_EXCEEDED) counts as not accepted instead.
+   */
+  cancelled: number;
+}
+
+/** The state of one key, over the window. */
+export interface AdaptiveThrottleKeyState {
+  requests: number;
+  accepts: number;
+  /** The probability a call made now would be rejected. */
+  probability: number;
+}
+
+/** The interceptor returned by {@link createAdaptiveThrottle}, with its counters and state. */
+export interface AdaptiveThrottleInterceptor extends Interceptor {
+  /** A copy of the lifetime counters. */
+  counters(): AdaptiveThrottleCounters;
+  /** The current state of each key that has seen a call. */
+  state(): Record<string, AdaptiveThrottleKeyState>;
+  /** The resolved rule (k, windowMs, bins, padding). */
+  readonly rule: AdaptiveThrottleRuleConfig;
+}
+
+/** Details of a local rejection start with this, so that logs and callers can tell it from a server's answer. */
+export const LOCAL_REJECTION_DETAILS_PREFIX = 'adaptive throttle: rejected locally';
+
+const WHERE = 'createAdaptiveThrottle';
+const KNOWN_OPTIONS = [
+  'k',
+  'windowMs',
+  'bins',
+  'padding',
+  'maxRejectionProbability',
+  'rejectedStatusCodes',
+  'key',
+  'retryLocalRejections',
+  'onEvent',
+  'clock',
+  'random',
+] as const;
+
+/** `/pkg.Service/Method` → `pkg.Service`. */
+export function serviceOfMethod(method: string): string {
+  const end = method.lastIndexOf('/');
+  return end > 0 ? method.slice(method.startsWith('/') ? 1 : 0, end) : method;
+}
+
+/**
+ * Client-side adaptive throttling (Google SRE book, "Handling Overload") as a grpc-js client interceptor.
+ *
+ * For each key (by default each service) it counts, over the last `windowMs`, the requests it saw and those the
+ * backend accepted, and rejects a new call locally with probability max(0, (requests − k·accepts) /
+ * (requests + padding)). A rejected call ends at once with UNAVAILABLE and details starting with
+ * {@link LOCAL_REJECTION_DETAILS_PREFIX}; it never reaches the network, and it counts as a request.
+ *
+ * With the retry interceptor put it after it: `interceptors: [createRetryInterceptor(config), throttle]`, so that
+ * every attempt (retries and hedges too) goes through the throttle. See the README.
+ */
+export function createAdaptiveThrottle(options?: AdaptiveThrottleOptions): AdaptiveThrottleInterceptor {
+  checkOptionsObject(WHERE, options);
+  const opts = options ?? {};
+  rejectUnknownOptions(WHERE, opts, KNOWN_OPTIONS);
+  const rule = resolveAdaptiveThrottleRule(WHERE, opts);
+  const rejectedCodes = resolveRejectedCodes(opts.rejectedStatusCodes);
+  const keyOf = checkFunction<(method: string) => string>(WHERE, 'key', opts.key) ?? serviceOfMethod;
+  const onEvent = checkFunction<(event: AdaptiveThrottleEvent) => void>(WHERE, 'onEvent', opts.onEvent);
+  const clock = checkNowSource(WHERE, 'clock', opts.clock) ?? { now: () => Date.now() };
+  const random = checkFunction<() => number>(WHERE, 'random', opts.random) ?? Math.random;
+  if (opts.retryLocalRejections !== undefined && typeof opts.retryLocalRejections !== 'boolean') {
+    throw new TypeError(
+      `${WHERE}: retryLocalRejections must be a boolean, got ${describe(opts.retryLocalRejections)}`,
+    );
+  }
+  const retryLocalRejections = opts.retryLocalRejections ?? false;
+
+  const states = new Map<string, AdaptiveThrottleState>();
+  const counters: AdaptiveThrottleCounters = {
+    calls: 0,
+    rejected: 0,
+    accepted: 0,
+    notAccepted: 0,
+    cancelled: 0,
+  };
+  let warned = false;
+  const emit = (event: AdaptiveThrottleEvent): void => {
+    if (!onEvent) return;
+    try {
+      onEvent(event);
+    } catch (error) {
+      if (warned) return;
+      warned = true;
+      process.emitWarning(
+        `grpc-retry-hedging: the adaptive throttle's onEvent listener threw (${errorMessage(error)}); ` +
+          'the call goes on, and further errors from this listener are not reported',
+        { code: 'GRPC_RETRY_HEDGING_LISTENER_ERROR' },
+      );
+    }
+  };
+
+  const interceptor = (
+    callOptions: InterceptorOptions,
+    nextCall: (o: InterceptorOptions) => InterceptingCallInterface,
+  ) => {
+    const method = callOptions.method_definition.path;
+    const key = keyOf(method);
+    let state = states.get(key);
+    if (!state) {
+      state = new AdaptiveThrottleState(rule);
+      states.set(key, state);
+    }
+    counters.calls += 1;
+    const now = clock.now();
+    const requests = state.requests(now);
+    const accepts = state.accepts(now);
+    const probability = state.decide(now, random());
+    if (probability >= 0) {
+      counters.rejected += 1;
+      emit({ type: 'adaptive-throttle-rejected', method, key, probability, requests, accepts });
+      return new RejectedCall(
+        `${LOCAL_REJECTION_DETAILS_PREFIX} (client-side adaptive throttling of ${key}: rejection probability ` +
+          `${probability.toFixed(3)}, ${requests} requests and ${accepts} accepts in the last ${rule.windowMs / 1000} s)`,
+        retryLocalRejections,
+      ) as unknown as InterceptingCall;
+    }
+    const throttleState = state;
+    return new CountingCall(nextCall(callOptions), (outcome) => {
+      if (outcome === 'cancelled') {
+        counters.cancelled += 1;
+        return;
+      }
+      if (outcome === 'timed-out' || rejectedCodes.has(outcome)) {
+        counters.notAccepted += 1;
+        throttleState.recordResponse(clock.now(), false);
+      } else {
+        counters.accepted += 1;
+        throttleState.recordResponse(clock.now(), true);
+      }
+    }) as unknown as InterceptingCall;
+  };
+
+  return Object.assign(interceptor, {
+    counters: (): AdaptiveThrottleCounters => ({ ...counters }),
+    state: (): Record<string, AdaptiveThrottleKeyState> => {
+      const now = clock.now();
+      const out: Record<string, AdaptiveThrottleKeyState> = {};
+      for (const [key, s] of states) {
+        out[key] = { requests: s.requests(now), accepts: s.accepts(now), probability: s.probability(now) };
+      }
+      return out;
+    },
+    rule,
+  }) as AdaptiveThrottleInterceptor;
+}
+
+function resolveRejectedCodes(value: unknown): ReadonlySet<number> {
+  if (value === undefined) return new Set([status.UNAVAILABLE, status.RESOURCE_EXHAUSTED]);
+  if (!Array.isArray(value)) {
+    throw new TypeError(
+      `${WHERE}: rejectedStatusCodes must be an array of status codes, got ${describe(value)}`,
+    );
+  }
+  return new Set(
+    value.map((code, i) => {
+      try {
+        return parseStatusCode(code, `rejectedStatusCodes[${i}]`);
+      } catch (error) {
+        throw new RangeError(`${WHERE}: ${errorMessage(error)}`);
+      }
+    }),
+  );
+}
+
+/**
+ * How the retry engine cancels an attempt whose per-attempt receive timeout (`perAttemptRecvTimeout`) fired:
+ * CANCELLED with these details (src/retry/retrying-call.ts). Any cancel with DEADLINE_EXCEEDED counts as a timeout
+ * too.
+ */
+const PER_ATTEMPT_TIMEOUT_DETAILS = 'per-attempt receive timeout';
+
+function isPerAttemptTimeout(code: status, details: string): boolean {
+  return (
+    code === status.DEADLINE_EXCEEDED ||
+    (typeof details === 'string' && details.startsWith(PER_ATTEMPT_TIMEOUT_DETAILS))
+  );
+}
+
+/**
+ * A call let through: passes everything on to the next call and reports, once, how it ended: its status code;
+ * `'timed-out'` when the client cancelled it on a per-attempt timeout (the backend did not answer in time);
+ * `'cancelled'` when the client cancelled it otherwise (a losing hedge, the application).
+ */
+class CountingCall implements InterceptingCallInterface {
+  private reported = false;
+  private cancelledWith: 'timed-out' | 'cancelled' | undefined;
+
+  constructor(
+    private readonly next: InterceptingCallInterface,
+    private readonly report: (outcome: number | 'timed-out' | 'cancelled') => void,
+  ) {}
+
+  start(metadata: Metadata, listener?: Partial<InterceptingListener>): void {
+    this.next.start(metadata, {
+      onReceiveMetadata: (m) => listener?.onReceiveMetadata?.(m),
+      onReceiveMessage: (m) => listener?.onReceiveMessage?.(m),
+      onReceiveStatus: (statusObject) => {
+        this.settle(statusObject.code);
+        listener?.onReceiveStatus?.(statusObject);
+      },
+    });
+  }
+
+  private settle(code: number): void {
+    if (this.reported) return;
+    this.reported = true;
+    if (this.cancelledWith === undefined) this.report(code);
+    else this.report(this.cancelledWith);
+  }
+
+  cancelWithStatus(code: status, details: string): void {
+    if (!this.reported && this.cancelledWith === undefined) {
+      this.cancelledWith = isPerAttemptTimeout(code, details) ? 'timed-out' : 'cancelled';
+    }
+    this.next.cancelWithStatus(code, details);
+  }
+  getPeer(): string {
+    return this.next.getPeer();
+  }
+  sendMessageWithContext(context: MessageContext, message: unknown): void {
+    this.next.sendMessageWithContext(context, message);
+  }
+  sendMessage(message: unknown): void {
+    this.next.sendMessage(message);
+  }
+  startRead(): void {
+    this.next.startRead();
+  }
+  halfClose(): void {
+    this.next.halfClose();
+  }
+  getAuthContext(): ReturnType<InterceptingCallInterface['getAuthContext']> {
+    // Older grpc-js (before 1.13) has no getAuthContext.
+    const next = this.next as Partial<InterceptingCallInterface>;
+    return typeof next.getAuthContext === 'function' ? next.getAuthContext.call(this.next) : null;
+  }
+}
+
+/**
+ * A call the throttle rejected: it never touches the network and ends, once, with UNAVAILABLE on the next turn of
+ * the event loop (or with the status it is cancelled with first).
+ */
+class RejectedCall implements InterceptingCallInterface {
+  private ended = false;
+  private started = false;
+  private cancelStatus: StatusObject | undefined;
+  private listener: { onReceiveStatus?: (status: StatusObject) => void } | undefined;
+
+  constructor(
+    private readonly details: string,
+    private readonly retryable: boolean,
+  ) {}
+
+  start(_metadata: Metadata, listener?: { onReceiveStatus?: (status: StatusObject) => void }): void {
+    this.listener = listener;
+    this.started = true;
+    setImmediate(() => this.end());
+  }
+
+  cancelWithStatus(code: status, details: string): void {
+    if (this.ended || this.cancelStatus) return;
+    this.cancelStatus = { code, details, metadata: new Metadata() };
+    if (this.started) setImmediate(() => this.end());
+  }
+
+  private end(): void {
+    if (this.ended) return;
+    this.ended = true;
+    if (this.cancelStatus) {
+      this.listener?.onReceiveStatus?.(this.cancelStatus);
+      return;
+    }
+    const trailers = new Metadata();
+    if (!this.retryable) trailers.set(PUSHBACK_METADATA_KEY, '-1');
+    this.listener?.onReceiveStatus?.({ code: status.UNAVAILABLE, details: this.details, metadata: trailers });
+  }
+
+  getPeer(): string {
+    return '';
+  }
+  sendMessageWithContext(context: { callback?: () => void }, _message: unknown): void {
+    context.callback?.();
+  }
+  sendMessage(_message: unknown): void {}
+  startRead(): void {}
+  halfClose(): void {}
+  getAuthContext(): null {
+    return null;
+  }
+}

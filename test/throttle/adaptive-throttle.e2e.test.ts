@@ -1,0 +1,228 @@
+import * as grpc from '@grpc/grpc-js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RetryEvent } from '../../src/retry/events.js';
+import { createRetryInterceptor } from '../../src/retry/retry-interceptor.js';
+import { RetryThrottle } from '../../src/retry/retry-throttle.js';
+import { FlakyServer, loadFlakyTestService, seededRandom } from '../../src/testing/index.js';
+import {
+  type AdaptiveThrottleEvent,
+  createAdaptiveThrottle,
+  LOCAL_REJECTION_DETAILS_PREFIX,
+} from '../../src/throttle/adaptive-throttle.js';
+import { RetryBudget } from '../../src/throttle/retry-budget.js';
+import { callMetadata, eventsOf, type FlakyClient, retryConfig, unary } from '../helpers/harness.js';
+
+const UNAVAILABLE = grpc.status.UNAVAILABLE;
+const Service = loadFlakyTestService();
+let server: FlakyServer;
+let n = 0;
+const id = () => `throttle-${++n}`;
+
+beforeAll(async () => {
+  server = await FlakyServer.start();
+});
+afterAll(async () => {
+  await server.stop();
+});
+
+function client(interceptors: grpc.Interceptor[]): FlakyClient {
+  return new Service(server.address, grpc.credentials.createInsecure(), {
+    interceptors,
+    'grpc.enable_retries': 0,
+  }) as unknown as FlakyClient;
+}
+
+/** A random source that returns the given values in turn, then `rest`. */
+function randoms(values: number[], rest = 0.999): () => number {
+  let i = 0;
+  return () => (i < values.length ? values[i++]! : rest);
+}
+
+describe('createAdaptiveThrottle against a real server', () => {
+  it('lets a cold client through, then rejects locally with UNAVAILABLE once the server has refused', async () => {
+    const events: AdaptiveThrottleEvent[] = [];
+    const throttle = createAdaptiveThrottle({ random: () => 0, onEvent: (e) => events.push(e) });
+    const c = client([throttle]);
+    const first = id();
+    server.script(first, [{ status: UNAVAILABLE, details: 'shed' }]);
+    const out1 = await unary(c, first);
+    expect(out1.code).toBe(UNAVAILABLE);
+    expect(out1.error?.details).toBe('shed');
+    expect(server.attempts(first)).toHaveLength(1);
+
+    // One refusal: P = 1/9, and this random source always draws 0, so the next call is rejected locally.
+    const second = id();
+    server.script(second, [{}]);
+    const out2 = await unary(c, second);
+    expect(out2.code).toBe(UNAVAILABLE);
+    expect(out2.error?.details.startsWith(LOCAL_REJECTION_DETAILS_PREFIX)).toBe(true);
+    expect(out2.error?.details).toContain('grpc_retry_hedging.testing.v1.FlakyTest');
+    expect(out2.statusEvents).toBe(1);
+    expect(server.attempts(second)).toHaveLength(0);
+
+    expect(events).toEqual([
+      {
+        type: 'adaptive-throttle-rejected',
+        method: '/grpc_retry_hedging.testing.v1.FlakyTest/Unary',
+        key: 'grpc_retry_hedging.testing.v1.FlakyTest',
+        probability: 1 / 9,
+        requests: 1,
+        accepts: 0,
+      },
+    ]);
+    expect(throttle.counters()).toEqual({ calls: 2, rejected: 1, accepted: 0, notAccepted: 1, cancelled: 0 });
+    expect(throttle.state()['grpc_retry_hedging.testing.v1.FlakyTest']).toEqual({
+      requests: 2,
+      accepts: 0,
+      probability: 2 / 10,
+    });
+    c.close();
+  });
+
+  it('counts other statuses as accepted by default, and rejectedStatusCodes changes that', async () => {
+    const byDefault = createAdaptiveThrottle({ random: () => 0 });
+    const strict = createAdaptiveThrottle({ random: () => 0, rejectedStatusCodes: ['invalid_argument', 14] });
+    for (const throttle of [byDefault, strict]) {
+      const c = client([throttle]);
+      for (let i = 0; i < 3; i++) {
+        const call = id();
+        server.script(call, [{ status: grpc.status.INVALID_ARGUMENT }]);
+        await unary(c, call);
+      }
+      c.close();
+    }
+    expect(byDefault.counters()).toMatchObject({ calls: 3, rejected: 0, accepted: 3, notAccepted: 0 });
+    // strict: the first refusal makes P > 0, and a random source of 0 then rejects every call.
+    expect(strict.counters()).toMatchObject({ calls: 3, rejected: 2, accepted: 0, notAccepted: 1 });
+  });
+
+  it('does not count a call the client cancelled', async () => {
+    const throttle = createAdaptiveThrottle();
+    const c = client([throttle]);
+    const call = id();
+    server.script(call, [{ delayMs: 5000 }]);
+    const out = await unary(c, call, undefined, {
+      onCall: (live) => {
+        void server.waitForAttempts(call, 1).then(() => live.cancel());
+      },
+    });
+    expect(out.code).toBe(grpc.status.CANCELLED);
+    expect(throttle.counters()).toMatchObject({ calls: 1, cancelled: 1, accepted: 0, notAccepted: 0 });
+    expect(throttle.state()['grpc_retry_hedging.testing.v1.FlakyTest']?.requests).toBe(0);
+    c.close();
+  });
+
+  it('composes after the retry interceptor: every attempt is throttled, a local rejection ends the call', async () => {
+    const gate = new RetryThrottle({ maxTokens: 10, tokenRatio: 0.1 });
+    const retryEvents: RetryEvent[] = [];
+    const throttle = createAdaptiveThrottle({ random: () => 0 });
+    const c = client([
+      createRetryInterceptor(retryConfig(), { throttle: gate, onEvent: (e) => retryEvents.push(e) }),
+      throttle,
+    ]);
+    const call = id();
+    server.script(call, [{ status: UNAVAILABLE }]);
+    const out = await unary(c, call);
+    // Attempt 1 reached the server and was refused; retry 1 went through the throttle, which rejected it (P = 1/9).
+    expect(server.attempts(call)).toHaveLength(1);
+    expect(out.code).toBe(UNAVAILABLE);
+    expect(out.error?.details.startsWith(LOCAL_REJECTION_DETAILS_PREFIX)).toBe(true);
+    expect(eventsOf(retryEvents, 'attempt-start').map((e) => e.kind)).toEqual(['original', 'retry']);
+    expect(eventsOf(retryEvents, 'call-end')[0]?.attempts).toBe(2);
+    // The local rejection carries a do-not-retry pushback: the engine does not retry it, and counts it against the
+    // gate once, as it does any do-not-retry answer: 10 − 1 (server refusal) − 1 (local rejection).
+    expect(gate.tokens).toBe(8);
+    expect(throttle.counters()).toMatchObject({ calls: 2, rejected: 1, notAccepted: 1 });
+    c.close();
+  });
+
+  it('counts an attempt the retry engine gave up on (perAttemptRecvTimeout) as not accepted', async () => {
+    const throttle = createAdaptiveThrottle({ random: () => 0.999 });
+    const c = client([createRetryInterceptor(retryConfig({ perAttemptRecvTimeout: '0.05s' })), throttle]);
+    const call = id();
+    server.script(call, [{ delayMs: 2000 }, {}]);
+    const out = await unary(c, call);
+    expect(out.error).toBeUndefined();
+    expect(server.attempts(call)).toHaveLength(2);
+    expect(throttle.counters()).toMatchObject({ calls: 2, accepted: 1, notAccepted: 1, cancelled: 0 });
+    c.close();
+  });
+
+  it('with retryLocalRejections, the retry engine retries a local rejection like any UNAVAILABLE', async () => {
+    const budget = new RetryBudget({ minRetriesPerSecond: 10 });
+    // Draws: attempt 1 (P = 0, not drawn against), retry 1 → 0 (rejected), retry 2 → 0.999 (let through).
+    const throttle = createAdaptiveThrottle({ random: randoms([0.5, 0]), retryLocalRejections: true });
+    const c = client([createRetryInterceptor(retryConfig(), { throttle: budget }), throttle]);
+    const call = id();
+    server.script(call, [{ status: UNAVAILABLE }, {}]);
+    const out = await unary(c, call);
+    expect(out.error).toBeUndefined();
+    expect(out.responses[0]?.attempt).toBe(2);
+    expect(server.attempts(call)).toHaveLength(2);
+    expect(throttle.counters()).toMatchObject({ calls: 3, rejected: 1, accepted: 1, notAccepted: 1 });
+    expect(out.trailers?.get('grpc-previous-rpc-attempts')).toEqual(['2']);
+    c.close();
+  });
+
+  it('under a sustained overload, sends the server about k × what it accepts and rejects the rest locally', async () => {
+    // A backend with the capacity for one call in four: of each 4 consecutive calls the client makes, it accepts
+    // the first that reaches it and refuses the others with UNAVAILABLE (unused capacity is not banked).
+    let reached = 0;
+    let lastSlot = -1;
+    const overloaded = await FlakyServer.start({
+      onAttempt: ({ callId }) => {
+        reached += 1;
+        const slot = Math.floor(Number(callId) / 4);
+        if (slot > lastSlot) {
+          lastSlot = slot;
+          return {};
+        }
+        return { status: UNAVAILABLE };
+      },
+    });
+    const throttle = createAdaptiveThrottle({ k: 2, random: seededRandom(11) });
+    const c = new Service(overloaded.address, grpc.credentials.createInsecure(), {
+      interceptors: [throttle],
+      'grpc.enable_retries': 0,
+    }) as unknown as FlakyClient;
+    const calls = 400;
+    let ok = 0;
+    for (let i = 0; i < calls; i++) {
+      const code = await new Promise<number>((resolve) => {
+        c.Unary({ payload: 'x' }, callMetadata(String(i)), (error: grpc.ServiceError | null) =>
+          resolve(error ? error.code : grpc.status.OK),
+        );
+      });
+      if (code === grpc.status.OK) ok += 1;
+    }
+    c.close();
+    await overloaded.stop();
+    const counters = throttle.counters();
+    expect(counters).toMatchObject({ calls, accepted: ok, rejected: calls - reached });
+    // Without the throttle the server would see all 400 calls for its 100 accepts; with it, about k × accepts.
+    expect(ok).toBeGreaterThan(80);
+    expect(reached / ok).toBeGreaterThan(1.7);
+    expect(reached / ok).toBeLessThan(2.6);
+  });
+
+  it('rejects bad options with errors that name the option', () => {
+    expect(() => createAdaptiveThrottle({ k: 0 })).toThrow(
+      /createAdaptiveThrottle: k must be a number in \[1, 1000\]/,
+    );
+    expect(() => createAdaptiveThrottle({ rejectedStatusCodes: ['NOPE'] })).toThrow(
+      /createAdaptiveThrottle: rejectedStatusCodes\[0\]/,
+    );
+    expect(() => createAdaptiveThrottle({ rejectedStatusCodes: 14 as unknown as number[] })).toThrow(
+      TypeError,
+    );
+    expect(() => createAdaptiveThrottle({ onEvent: 'log' as unknown as () => void })).toThrow(
+      /onEvent must be a function/,
+    );
+    expect(() => createAdaptiveThrottle({ retryLocalRejections: 1 as unknown as boolean })).toThrow(
+      /retryLocalRejections must be a boolean/,
+    );
+    expect(() => createAdaptiveThrottle({ windowMS: 1000 } as unknown as object)).toThrow(
+      /unknown option 'windowMS'/,
+    );
+  });
+});

@@ -1,0 +1,90 @@
+import { type InterceptorOptions, Metadata, type StatusObject, status } from '@grpc/grpc-js';
+import { describe, expect, it } from 'vitest';
+import type { InterceptingCallInterface } from '../../src/retry/grpc-types.js';
+import { createAdaptiveThrottle, serviceOfMethod } from '../../src/throttle/adaptive-throttle.js';
+
+/** A next call that ends with `code` when cancelled or when `answer` is called. */
+function fakeNext() {
+  const calls: Array<{ answer(code: number): void; started: boolean }> = [];
+  const next = () => {
+    let listener: { onReceiveStatus?: (s: StatusObject) => void } | undefined;
+    const record = {
+      started: false,
+      answer(code: number) {
+        listener?.onReceiveStatus?.({ code, details: '', metadata: new Metadata() });
+      },
+    };
+    calls.push(record);
+    const call: Partial<InterceptingCallInterface> = {
+      start(_md, l) {
+        record.started = true;
+        listener = l as typeof listener;
+      },
+      cancelWithStatus(code) {
+        record.answer(code);
+      },
+      halfClose() {},
+      sendMessage() {},
+    };
+    return call as InterceptingCallInterface;
+  };
+  return { next, calls };
+}
+
+const options = { method_definition: { path: '/pkg.Greeter/SayHello' } } as unknown as InterceptorOptions;
+const listener = { onReceiveStatus: () => {} };
+
+describe('createAdaptiveThrottle (unit, fake time)', () => {
+  it('keys by service by default', () => {
+    expect(serviceOfMethod('/pkg.Greeter/SayHello')).toBe('pkg.Greeter');
+    expect(serviceOfMethod('nomethod')).toBe('nomethod');
+  });
+
+  it('counts a client cancel with DEADLINE_EXCEEDED (a per-attempt timeout) as not accepted, and ignores CANCELLED', () => {
+    const clock = { t: 0, now: () => clock.t };
+    const throttle = createAdaptiveThrottle({ clock, random: () => 0.999 });
+    const { next } = fakeNext();
+    const a = throttle(options, next);
+    a.start(new Metadata(), listener);
+    a.cancelWithStatus(status.CANCELLED, 'hedge lost');
+    const b = throttle(options, next);
+    b.start(new Metadata(), listener);
+    b.cancelWithStatus(status.DEADLINE_EXCEEDED, 'per-attempt timeout');
+    expect(throttle.counters()).toEqual({ calls: 2, rejected: 0, accepted: 0, notAccepted: 1, cancelled: 1 });
+    expect(throttle.state()['pkg.Greeter']).toEqual({ requests: 1, accepts: 0, probability: 1 / 9 });
+  });
+
+  it('keeps a state per key and forgets it after the window', () => {
+    const clock = { t: 0, now: () => clock.t };
+    const throttle = createAdaptiveThrottle({ clock, windowMs: 10_000, key: (m) => m });
+    const { next, calls } = fakeNext();
+    for (let i = 0; i < 4; i++) throttle(options, next).start(new Metadata(), listener);
+    for (const c of calls) c.answer(status.RESOURCE_EXHAUSTED);
+    const other = { method_definition: { path: '/pkg.Greeter/Other' } } as unknown as InterceptorOptions;
+    throttle(other, next).start(new Metadata(), listener);
+    calls.at(-1)!.answer(status.OK);
+    expect(throttle.state()).toEqual({
+      '/pkg.Greeter/SayHello': { requests: 4, accepts: 0, probability: 4 / 12 },
+      '/pkg.Greeter/Other': { requests: 1, accepts: 1, probability: 0 },
+    });
+    clock.t = 10_000;
+    expect(throttle.state()['/pkg.Greeter/SayHello']?.probability).toBe(0);
+  });
+
+  it('ends a rejected call once, with the status it is cancelled with if that comes first', async () => {
+    const clock = { t: 0, now: () => clock.t };
+    const throttle = createAdaptiveThrottle({ clock, random: () => 0 });
+    const { next, calls } = fakeNext();
+    throttle(options, next).start(new Metadata(), listener);
+    calls[0]!.answer(status.UNAVAILABLE);
+    const statuses: StatusObject[] = [];
+    const rejected = throttle(options, next);
+    rejected.start(new Metadata(), { onReceiveStatus: (s: StatusObject) => statuses.push(s) });
+    rejected.cancelWithStatus(status.CANCELLED, 'cancelled by the app');
+    rejected.cancelWithStatus(status.CANCELLED, 'twice');
+    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(statuses.map((s) => [s.code, s.details])).toEqual([[status.CANCELLED, 'cancelled by the app']]);
+    expect(calls).toHaveLength(1); // the rejected call never made a next call
+  });
+});
