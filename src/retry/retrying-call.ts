@@ -19,7 +19,7 @@ import {
 import { type BackoffState, initialBackoffState } from './backoff.js';
 import type { RetryingCallContext } from './call-context.js';
 import { CallEvents } from './call-events.js';
-import type { CallPhase, CallPhaseTag } from './call-phase.js';
+import type { CallPhase } from './call-phase.js';
 import { endStatus, isLegalTransition } from './call-phase.js';
 import type { AttemptCancelReason, AttemptKind, RetryEvent } from './events.js';
 import { feedAttempt } from './feed-attempt.js';
@@ -320,7 +320,8 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner {
     attempt.recvTimer = undefined;
     if (attempt.state !== 'live' || this.phase.tag !== 'in-flight') return;
     const details = `per-attempt receive timeout (${timeoutMs} ms) hit on attempt ${attempt.number}`;
-    this.cancelAttempt(attempt, 'per-attempt-timeout', Status.CANCELLED, details);
+    // DEADLINE_EXCEEDED tells the interceptors below (an adaptive throttle, say) why: the backend was too slow.
+    this.cancelAttempt(attempt, 'per-attempt-timeout', Status.DEADLINE_EXCEEDED, details);
     this.onAttemptFailed(
       attempt,
       { code: Status.DEADLINE_EXCEEDED, details, metadata: new Metadata() },

@@ -258,17 +258,11 @@ function resolveRejectedCodes(value: unknown): ReadonlySet<number> {
 }
 
 /**
- * How the retry engine cancels an attempt whose per-attempt receive timeout (`perAttemptRecvTimeout`) fired:
- * CANCELLED with these details (src/retry/retrying-call.ts). Any cancel with DEADLINE_EXCEEDED counts as a timeout
- * too.
+ * The retry engine cancels an attempt whose per-attempt receive timeout (`perAttemptRecvTimeout`) fired with
+ * DEADLINE_EXCEEDED (src/retry/retrying-call.ts); any client cancel with that code counts as a timeout.
  */
-const PER_ATTEMPT_TIMEOUT_DETAILS = 'per-attempt receive timeout';
-
-function isPerAttemptTimeout(code: status, details: string): boolean {
-  return (
-    code === status.DEADLINE_EXCEEDED ||
-    (typeof details === 'string' && details.startsWith(PER_ATTEMPT_TIMEOUT_DETAILS))
-  );
+function isPerAttemptTimeout(code: status, _details: string): boolean {
+  return code === status.DEADLINE_EXCEEDED;
 }
 
 /**

@@ -63,7 +63,7 @@ describe('engine: perAttemptRecvTimeout', () => {
     h.clock.advance(49);
     expect(h.attempt(0).cancelled).toBeUndefined();
     h.clock.advance(1);
-    expect(h.attempt(0).cancelled).toMatchObject({ code: Status.CANCELLED });
+    expect(h.attempt(0).cancelled).toMatchObject({ code: Status.DEADLINE_EXCEEDED });
     expect(h.attempt(0).cancelled?.details).toMatch(/per-attempt receive timeout \(50 ms\) hit on attempt 1/);
     expect(eventsOfType(h.events, 'retry-scheduled')).toEqual([
       expect.objectContaining({ attempt: 2, delayMs: 100 }),
