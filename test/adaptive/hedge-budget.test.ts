@@ -51,6 +51,7 @@ describe('HedgeBudget', () => {
   it('holds sustained hedging to maxExtraLoad plus the floor', () => {
     const clock = new FakeClock();
     const budget = new HedgeBudget({ clock, maxExtraLoad: 0.05 });
+    expect(budget.minPerSecond).toBe(3);
     // 200 calls a second for 60 s, every one of which wants a hedge.
     let calls = 0;
     let hedges = 0;
@@ -61,9 +62,9 @@ describe('HedgeBudget', () => {
       clock.advance(5);
     }
     const extraLoad = hedges / calls;
-    // 5% of the calls, plus 1 per second (0.5% at 200/s), plus the initial reserve of 10.
+    // 5% of the calls, plus 3 per second (1.5% at 200/s), plus the initial reserve of 30.
     expect(extraLoad).toBeGreaterThan(0.05);
-    expect(extraLoad).toBeLessThanOrEqual(0.05 + 1 / 200 + 10 / calls + 1e-9);
+    expect(extraLoad).toBeLessThanOrEqual(0.05 + 3 / 200 + 30 / calls + 1e-9);
   });
 
   it('counts only hedges: retries always pass and outcomes change nothing', () => {
