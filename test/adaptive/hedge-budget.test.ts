@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { HedgeBudget } from '../../src/hedging/hedge-budget.js';
-import { WindowedSum } from '../../src/hedging/windowed-sum.js';
 import { isRetryGate } from '../../src/retry/retry-gate.js';
 import { FakeClock } from './fake-clock.js';
 
@@ -98,27 +97,5 @@ describe('HedgeBudget', () => {
     );
     expect(() => new HedgeBudget({ clock: { now: () => 0 } as never })).toThrow(/options\.clock/);
     expect(() => new HedgeBudget({ ttl: 1 } as never)).toThrow(/options\.ttl is not a known option/);
-  });
-});
-
-describe('WindowedSum', () => {
-  it('forgets what was added more than a window ago, slot by slot', () => {
-    const sum = new WindowedSum(1_000, 10);
-    sum.add(5, 0);
-    sum.add(3, 450);
-    expect(sum.sum(999)).toBe(8);
-    expect(sum.sum(1_000)).toBe(3); // slot 0 left the window
-    expect(sum.sum(1_499)).toBe(0);
-    sum.add(-2, 1_500);
-    expect(sum.sum(1_600)).toBe(-2);
-    expect(sum.sum(100_000)).toBe(0);
-  });
-
-  it('survives a clock that goes back', () => {
-    const sum = new WindowedSum(1_000, 10);
-    sum.add(4, 5_000);
-    expect(sum.sum(4_000)).toBe(0);
-    sum.add(1, 4_000);
-    expect(sum.sum(4_100)).toBe(1);
   });
 });
