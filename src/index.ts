@@ -9,6 +9,30 @@ export {
 } from './config/channel-options.js';
 export * from './config/index.js';
 export {
+  AdaptiveHedging,
+  type HedgingDelayChoice,
+} from './hedging/adaptive-hedging-delay.js';
+export {
+  type AdaptiveHedgingOptions,
+  DEFAULT_ADAPTIVE_WINDOW_MS,
+  DEFAULT_ADAPTIVE_WINDOW_SLICES,
+  DEFAULT_HEDGE_BUDGET_MIN_PER_SECOND,
+  DEFAULT_HEDGE_BUDGET_TTL_MS,
+  DEFAULT_MAX_EXTRA_LOAD,
+  DEFAULT_MIN_HEDGING_DELAY_MS,
+  DEFAULT_MIN_SAMPLES,
+  DEFAULT_RECOMPUTE_EVERY_MS,
+  type HedgeBudgetOptions,
+} from './hedging/adaptive-hedging-options.js';
+export {
+  CancelRateLimiter,
+  type CancelRateLimiterOptions,
+  DEFAULT_CANCEL_BURST,
+  DEFAULT_CANCEL_RATE_PER_SECOND,
+  DEFAULT_UNCANCELLED_LOSER_CAP_MS,
+} from './hedging/cancel-rate-limiter.js';
+export { HedgeBudget, type HedgeBudgetConstructorOptions } from './hedging/hedge-budget.js';
+export {
   type IdempotencyLevel,
   listMethodIdempotency,
   type ProtobufjsMethod,

@@ -22,6 +22,8 @@ export const RETRY_METRIC_NAMES = Object.freeze({
   retries: 'grpc.client.call.retries',
   hedges: 'grpc.client.call.hedges',
   retryDelay: 'grpc.client.call.retry_delay',
+  /** Not an A96 instrument: the current adaptive hedging delay of each method (gauge, seconds). */
+  hedgingDelay: 'grpc_retry_hedging.client.hedging_delay',
 } as const);
 
 /** Bucket boundaries advised for the per-call retry and hedge counts. */
@@ -58,6 +60,11 @@ export interface RetryMetricsOptions {
    * limit is hit the oldest entry is dropped, and that call's retry or hedge count is not recorded.
    */
   maxTrackedCalls?: number;
+  /**
+   * An `AdaptiveHedging` (or anything with `currentDelays()`): its current delay of each method is reported as
+   * the gauge `grpc_retry_hedging.client.hedging_delay` (seconds), with `grpc.method` and `grpc.target`.
+   */
+  adaptiveHedging?: { currentDelays(): ReadonlyMap<string, number> };
 }
 
 /** What {@link createRetryMetrics} returns. */
@@ -74,7 +81,10 @@ function checkOptions(options: RetryMetricsOptions): void {
   if (typeof options !== 'object' || options === null) {
     throw new TypeError('createRetryMetrics: options must be an object');
   }
-  const { meter, meterProvider, target, methodAttribute, maxTrackedCalls } = options;
+  const { meter, meterProvider, target, methodAttribute, maxTrackedCalls, adaptiveHedging } = options;
+  if (adaptiveHedging !== undefined && typeof adaptiveHedging?.currentDelays !== 'function') {
+    throw new TypeError('createRetryMetrics: options.adaptiveHedging must be an AdaptiveHedging');
+  }
   if (meter !== undefined && typeof meter?.createHistogram !== 'function') {
     throw new TypeError('createRetryMetrics: options.meter must be an OpenTelemetry Meter');
   }
@@ -142,14 +152,33 @@ export function createRetryMetrics(options: RetryMetricsOptions = {}): RetryMetr
 
   const target = options.target;
   const methodAttribute = options.methodAttribute;
+  const methodName = (method: string): string => {
+    const name = method.startsWith('/') ? method.slice(1) : method;
+    return methodAttribute ? methodAttribute(name) : name;
+  };
+  const adaptiveHedging = options.adaptiveHedging;
+  if (adaptiveHedging !== undefined) {
+    meter
+      .createObservableGauge(RETRY_METRIC_NAMES.hedgingDelay, {
+        description: 'Current adaptive hedging delay of a method (the observed latency percentile).',
+        unit: 's',
+        valueType: ValueType.DOUBLE,
+      })
+      .addCallback((result) => {
+        for (const [method, delayMs] of adaptiveHedging.currentDelays()) {
+          const attributes: Attributes = { 'grpc.method': methodName(method) };
+          if (target !== undefined) attributes['grpc.target'] = target;
+          result.observe(delayMs / 1000, attributes);
+        }
+      });
+  }
   const maxTracked = options.maxTrackedCalls ?? DEFAULT_MAX_TRACKED_CALLS;
   /** callId → which histogram counts the call's extra attempts; set at its first retry or hedge. */
   const tracked = new Map<number, Histogram>();
 
   const attributesOf = (event: CallEndEvent): Attributes => {
-    const name = event.method.startsWith('/') ? event.method.slice(1) : event.method;
     const attributes: Attributes = {
-      'grpc.method': methodAttribute ? methodAttribute(name) : name,
+      'grpc.method': methodName(event.method),
       'grpc.status': statusCodeName(event.code),
     };
     if (target !== undefined) attributes['grpc.target'] = target;

@@ -2,6 +2,7 @@ import { Metadata, status } from '@grpc/grpc-js';
 import { type Attributes, metrics } from '@opentelemetry/api';
 import { DataPointType, type Histogram, MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { AdaptiveHedging } from '../../src/hedging/adaptive-hedging-delay.js';
 import {
   COUNT_BUCKET_BOUNDARIES,
   createRetryMetrics,
@@ -11,6 +12,7 @@ import {
 } from '../../src/otel/index.js';
 import type { RetryEvent } from '../../src/retry/events.js';
 import { FlakyServer } from '../../src/testing/index.js';
+import { FakeClock } from '../adaptive/fake-clock.js';
 import { FLAKY, hedgingConfig, retryConfig, startHarness, unary } from '../helpers/harness.js';
 
 /** A reader whose collect() the test calls itself. */
@@ -185,6 +187,39 @@ describe('createRetryMetrics: synthetic events', () => {
     retryMetrics.onEvent(callEnd(2, 1, status.OK, 0));
     const methods = (await points(DELAY)).map((p) => p.attributes['grpc.method']).sort();
     expect(methods).toEqual([`${FLAKY}/Unary`, 'other']);
+  });
+
+  it('reports the current adaptive hedging delay of each method as a gauge, in seconds', async () => {
+    const clock = new FakeClock();
+    const adaptiveHedging = new AdaptiveHedging({ clock, minSamples: 10 });
+    const { reader } = setup({ adaptiveHedging, target: 'dns:///db' });
+    const gauge = async (): Promise<Map<unknown, number>> => {
+      const { resourceMetrics } = await reader.collect();
+      const out = new Map<unknown, number>();
+      for (const scope of resourceMetrics.scopeMetrics) {
+        for (const metric of scope.metrics) {
+          if (metric.descriptor.name !== 'grpc_retry_hedging.client.hedging_delay') continue;
+          expect(metric.dataPointType).toBe(DataPointType.GAUGE);
+          expect(metric.descriptor.unit).toBe('s');
+          for (const dp of metric.dataPoints) {
+            expect(dp.attributes['grpc.target']).toBe('dns:///db');
+            out.set(dp.attributes['grpc.method'], dp.value as number);
+          }
+        }
+      }
+      return out;
+    };
+    expect((await gauge()).size).toBe(0); // no method has enough samples yet
+    for (let i = 0; i < 20; i++) {
+      adaptiveHedging.record(METHOD, 40);
+      clock.advance(150);
+    }
+    const delays = await gauge();
+    expect([...delays.keys()]).toEqual([`${FLAKY}/Unary`]);
+    expect(delays.get(`${FLAKY}/Unary`)).toBeCloseTo(0.04, 3);
+    expect(() => createRetryMetrics({ adaptiveHedging: {} as never })).toThrow(
+      /options\.adaptiveHedging must be an AdaptiveHedging/,
+    );
   });
 
   it('bounds the tracked calls, dropping the oldest', async () => {

@@ -1,0 +1,105 @@
+import { describe, expect, it } from 'vitest';
+import {
+  CancelRateLimiter,
+  DEFAULT_CANCEL_BURST,
+  DEFAULT_CANCEL_RATE_PER_SECOND,
+  DEFAULT_UNCANCELLED_LOSER_CAP_MS,
+  resolveCancelRateLimiter,
+} from '../../src/hedging/cancel-rate-limiter.js';
+import { FakeClock } from './fake-clock.js';
+
+/** nghttp2's rapid-reset guard in Node 20: a burst of 1,000 RST_STREAMs, then 33 per second. */
+const GUARD_BURST = 1000;
+const GUARD_RATE = 33;
+
+describe('CancelRateLimiter', () => {
+  it('defaults to a burst and rate below nghttp2 guard', () => {
+    const limiter = new CancelRateLimiter({ clock: new FakeClock() });
+    expect(limiter.burst).toBe(DEFAULT_CANCEL_BURST);
+    expect(limiter.ratePerSecond).toBe(DEFAULT_CANCEL_RATE_PER_SECOND);
+    expect(limiter.loserCapMs).toBe(DEFAULT_UNCANCELLED_LOSER_CAP_MS);
+    expect(DEFAULT_CANCEL_BURST).toBeLessThan(GUARD_BURST);
+    expect(DEFAULT_CANCEL_RATE_PER_SECOND).toBeLessThan(GUARD_RATE);
+  });
+
+  it('allows the burst at once, then refuses until time refills it', () => {
+    const clock = new FakeClock();
+    const limiter = new CancelRateLimiter({ clock, burst: 10, ratePerSecond: 5 });
+    let allowed = 0;
+    for (let i = 0; i < 20; i++) if (limiter.tryCancel()) allowed++;
+    expect(allowed).toBe(10);
+    clock.advance(199);
+    expect(limiter.tryCancel()).toBe(false);
+    clock.advance(1);
+    expect(limiter.tryCancel()).toBe(true);
+    expect(limiter.tryCancel()).toBe(false);
+    clock.advance(60_000);
+    expect(limiter.tokens).toBe(10); // never more than the burst
+  });
+
+  it('keeps sustained cancels under the guard: the guard would never trip on what it allows', () => {
+    const clock = new FakeClock();
+    const limiter = new CancelRateLimiter({ clock });
+    // 200 losers a second for 60 s; simulate the server's guard on what is let through.
+    let guard = GUARD_BURST;
+    let allowed = 0;
+    for (let ms = 0; ms < 60_000; ms += 5) {
+      guard = Math.min(GUARD_BURST, guard + (5 * GUARD_RATE) / 1000);
+      if (limiter.tryCancel()) {
+        allowed++;
+        guard -= 1;
+        expect(guard).toBeGreaterThanOrEqual(0);
+      }
+      clock.advance(5);
+    }
+    expect(allowed).toBeGreaterThanOrEqual(DEFAULT_CANCEL_BURST + 25 * 59);
+    expect(allowed).toBeLessThanOrEqual(DEFAULT_CANCEL_BURST + 25 * 60 + 1);
+  });
+
+  it('does not refill or break when the clock goes back', () => {
+    const clock = new FakeClock();
+    const limiter = new CancelRateLimiter({ clock, burst: 1, ratePerSecond: 1 });
+    expect(limiter.tryCancel()).toBe(true);
+    expect(limiter.tryCancel()).toBe(false);
+    clock.set(clock.now() - 10_000);
+    expect(limiter.tryCancel()).toBe(false);
+    clock.advance(1_000);
+    expect(limiter.tryCancel()).toBe(true);
+  });
+
+  it('with rate 0 allows only the burst, ever', () => {
+    const clock = new FakeClock();
+    const limiter = new CancelRateLimiter({ clock, burst: 3, ratePerSecond: 0 });
+    let allowed = 0;
+    for (let i = 0; i < 10; i++) {
+      if (limiter.tryCancel()) allowed++;
+      clock.advance(10_000);
+    }
+    expect(allowed).toBe(3);
+  });
+
+  it('rejects invalid options with an error that names the option', () => {
+    expect(() => new CancelRateLimiter({ burst: 0 })).toThrow(
+      /CancelRateLimiter: options\.burst must be an integer >= 1, got 0/,
+    );
+    expect(() => new CancelRateLimiter({ ratePerSecond: -1 })).toThrow(/options\.ratePerSecond/);
+    expect(() => new CancelRateLimiter({ loserCapMs: 0 })).toThrow(/options\.loserCapMs/);
+    expect(() => new CancelRateLimiter({ clock: {} as never })).toThrow(/options\.clock/);
+    expect(() => new CancelRateLimiter({ rate: 1 } as never)).toThrow(/options\.rate is not a known option/);
+  });
+});
+
+describe('resolveCancelRateLimiter (the interceptor option)', () => {
+  it('is on by default, off for false, and passes a shared limiter through', () => {
+    expect(resolveCancelRateLimiter(undefined)).toBeInstanceOf(CancelRateLimiter);
+    expect(resolveCancelRateLimiter(true)).toBeInstanceOf(CancelRateLimiter);
+    expect(resolveCancelRateLimiter(false)).toBeUndefined();
+    expect(resolveCancelRateLimiter({ burst: 7 })?.burst).toBe(7);
+    const shared = new CancelRateLimiter();
+    expect(resolveCancelRateLimiter(shared)).toBe(shared);
+    expect(() => resolveCancelRateLimiter({ burst: -1 })).toThrow(
+      /createRetryInterceptor: options\.cancelRateLimit\.burst/,
+    );
+    expect(() => resolveCancelRateLimiter(5 as never)).toThrow(/options\.cancelRateLimit must be/);
+  });
+});

@@ -1,0 +1,101 @@
+import { describe, expect, it } from 'vitest';
+import { HedgeBudget } from '../../src/hedging/hedge-budget.js';
+import { isRetryGate } from '../../src/retry/retry-gate.js';
+import { FakeClock } from './fake-clock.js';
+
+/** Ask for `n` hedges now; returns how many were allowed. */
+function drain(budget: HedgeBudget, n: number): number {
+  let allowed = 0;
+  for (let i = 0; i < n; i++) if (budget.allowAttempt('hedge')) allowed++;
+  return allowed;
+}
+
+describe('HedgeBudget', () => {
+  it('is a retry gate named hedge-budget', () => {
+    const budget = new HedgeBudget();
+    expect(isRetryGate(budget)).toBe(true);
+    expect(budget.name).toBe('hedge-budget');
+  });
+
+  it('allows maxExtraLoad × calls hedges when there is no floor', () => {
+    const clock = new FakeClock();
+    const budget = new HedgeBudget({ clock, maxExtraLoad: 0.05, minPerSecond: 0 });
+    expect(drain(budget, 10)).toBe(0);
+    for (let i = 0; i < 100; i++) budget.recordCall();
+    expect(budget.tokens).toBe(5);
+    expect(drain(budget, 10)).toBe(5);
+    expect(budget.tokens).toBe(0);
+  });
+
+  it('has a floor of minPerSecond × ttl that refills as its withdrawals expire', () => {
+    const clock = new FakeClock();
+    const budget = new HedgeBudget({ clock, minPerSecond: 1, ttlMs: 10_000 });
+    expect(drain(budget, 50)).toBe(10);
+    clock.advance(5_000);
+    expect(drain(budget, 50)).toBe(0);
+    clock.advance(5_000); // the first withdrawals are now 10 s old
+    expect(drain(budget, 50)).toBe(10);
+  });
+
+  it('lets deposits expire after the ttl', () => {
+    const clock = new FakeClock();
+    const budget = new HedgeBudget({ clock, maxExtraLoad: 0.1, minPerSecond: 0, ttlMs: 10_000 });
+    for (let i = 0; i < 100; i++) budget.recordCall();
+    expect(budget.tokens).toBe(10);
+    clock.advance(10_000);
+    expect(budget.tokens).toBe(0);
+    expect(drain(budget, 5)).toBe(0);
+  });
+
+  it('holds sustained hedging to maxExtraLoad plus the floor', () => {
+    const clock = new FakeClock();
+    const budget = new HedgeBudget({ clock, maxExtraLoad: 0.05 });
+    expect(budget.minPerSecond).toBe(3);
+    // 200 calls a second for 60 s, every one of which wants a hedge.
+    let calls = 0;
+    let hedges = 0;
+    for (let ms = 0; ms < 60_000; ms += 5) {
+      budget.recordCall();
+      calls++;
+      if (budget.allowAttempt('hedge')) hedges++;
+      clock.advance(5);
+    }
+    const extraLoad = hedges / calls;
+    // 5% of the calls, plus 3 per second (1.5% at 200/s), plus the initial reserve of 30.
+    expect(extraLoad).toBeGreaterThan(0.05);
+    expect(extraLoad).toBeLessThanOrEqual(0.05 + 3 / 200 + 30 / calls + 1e-9);
+  });
+
+  it('counts only hedges: retries always pass and outcomes change nothing', () => {
+    const clock = new FakeClock();
+    const budget = new HedgeBudget({ clock, minPerSecond: 0 });
+    expect(budget.allowAttempt('retry')).toBe(true);
+    for (let i = 0; i < 20; i++) budget.recordCall();
+    budget.recordFailure();
+    budget.recordSuccess();
+    expect(budget.tokens).toBe(1);
+    expect(budget.allowAttempt('retry')).toBe(true);
+    expect(budget.tokens).toBe(1);
+  });
+
+  it('with maxExtraLoad 0 allows only the floor', () => {
+    const clock = new FakeClock();
+    const budget = new HedgeBudget({ clock, maxExtraLoad: 0, minPerSecond: 0.5, ttlMs: 10_000 });
+    for (let i = 0; i < 1000; i++) budget.recordCall();
+    expect(drain(budget, 100)).toBe(5);
+  });
+
+  it('rejects invalid options with an error that names the option', () => {
+    expect(() => new HedgeBudget({ maxExtraLoad: 1 })).toThrow(
+      /HedgeBudget: options\.maxExtraLoad must be a number in \[0, 1\)/,
+    );
+    expect(() => new HedgeBudget({ ttlMs: 100 })).toThrow(
+      /HedgeBudget: options\.ttlMs must be an integer from 1000/,
+    );
+    expect(() => new HedgeBudget({ minPerSecond: Number.POSITIVE_INFINITY })).toThrow(
+      /options\.minPerSecond/,
+    );
+    expect(() => new HedgeBudget({ clock: { now: () => 0 } as never })).toThrow(/options\.clock/);
+    expect(() => new HedgeBudget({ ttl: 1 } as never)).toThrow(/options\.ttl is not a known option/);
+  });
+});
