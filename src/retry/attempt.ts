@@ -17,8 +17,14 @@ export interface AttemptOwner {
  * @internal
  */
 export class Attempt implements InterceptingListener {
-  /** `live`: in flight and counted by the call; `cancelled`: the client ended it; `done`: its status arrived. */
-  state: 'live' | 'cancelled' | 'done' = 'live';
+  /**
+   * `live`: in flight and counted by the call; `cancelled`: the client ended it; `left-running`: the call is done
+   * with it, but the cancel-rate limit let it run to completion (its result is discarded); `done`: its status
+   * arrived.
+   */
+  state: 'live' | 'cancelled' | 'left-running' | 'done' = 'live';
+  /** For an attempt left running on a call without a deadline: the timer that cancels it at the cap. */
+  capTimer: TimerHandle | undefined;
   cancelReason: AttemptCancelReason | undefined;
   /** Absolute index of the next message of the replay buffer to hand to this attempt. */
   sent: number;

@@ -1,3 +1,5 @@
+import type { AdaptiveHedging } from '../hedging/adaptive-hedging-delay.js';
+import type { CancelRateLimiter } from '../hedging/cancel-rate-limiter.js';
 import type { JitterStrategy } from './backoff.js';
 import type { BufferPool } from './buffer-pool.js';
 import type { Clock } from './clock.js';
@@ -19,5 +21,9 @@ export interface RetryingCallContext {
   readonly deadlineAware: boolean;
   /** How RetryInfo hints in status details are honoured; undefined: ignored. */
   readonly retryInfo: RetryInfoPolicy | undefined;
+  /** Adaptive hedging delays and their budget; undefined: the config's hedgingDelay, no budget. */
+  readonly adaptive: AdaptiveHedging | undefined;
+  /** Keeps cancellations of losing attempts under the server's rapid-reset guard; undefined: cancel every loser. */
+  readonly cancelLimiter: CancelRateLimiter | undefined;
   nextCallId(): number;
 }

@@ -47,7 +47,16 @@ export class CallEvents {
     });
   }
 
-  attemptEnd(attempt: Attempt, status: StatusObject, committed: boolean): void {
+  attemptLeftRunning(
+    attempt: Attempt,
+    reason: 'other-attempt-committed' | 'per-attempt-timeout',
+    capMs: number | undefined,
+  ): void {
+    const { method, callId } = this;
+    this.emit({ type: 'attempt-left-running', method, callId, attempt: attempt.number, reason, capMs });
+  }
+
+  attemptEnd(attempt: Attempt, status: StatusObject, committed: boolean, leftRunning: boolean): void {
     const { method, callId } = this;
     this.emit({
       type: 'attempt-end',
@@ -57,6 +66,7 @@ export class CallEvents {
       kind: attempt.kind,
       committed,
       ...(attempt.cancelReason ? { cancelReason: attempt.cancelReason } : {}),
+      ...(leftRunning ? { leftRunning: true as const } : {}),
       code: status.code,
       details: status.details,
       durationMs: this.clock.now() - attempt.startedAt,

@@ -61,11 +61,26 @@ export interface AttemptEndEvent extends EventBase {
   readonly kind: AttemptKind;
   /** This attempt is (or, with its OK status, becomes) the one the call committed to. */
   readonly committed: boolean;
+  /** Set when the call was done with this attempt but the cancel-rate limit let it run to completion. */
+  readonly leftRunning?: true;
   /** Set when the client cancelled this attempt, and why. */
   readonly cancelReason?: AttemptCancelReason;
   readonly code: number;
   readonly details: string;
   readonly durationMs: number;
+}
+
+/**
+ * The call was done with an attempt (a losing hedge, a timed-out attempt), but cancelling it now would exceed the
+ * cancel-rate limit (`cancelRateLimit`): it runs to completion and its result is discarded. It still ends at the
+ * call's deadline, or after `capMs` when the call has none.
+ */
+export interface AttemptLeftRunningEvent extends EventBase {
+  readonly type: 'attempt-left-running';
+  readonly attempt: number;
+  readonly reason: 'other-attempt-committed' | 'per-attempt-timeout';
+  /** When the call has no deadline: the attempt is cancelled after this long at the latest. */
+  readonly capMs: number | undefined;
 }
 
 /** A retry will be sent after `delayMs`. */
@@ -126,6 +141,7 @@ export type RetryEvent =
   | CallStartEvent
   | AttemptStartEvent
   | AttemptEndEvent
+  | AttemptLeftRunningEvent
   | RetryScheduledEvent
   | HedgeScheduledEvent
   | ThrottledEvent

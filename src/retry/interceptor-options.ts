@@ -1,4 +1,11 @@
 import { DEFAULT_MAX_ATTEMPTS_LIMIT } from '../config/types.js';
+import { type AdaptiveHedging, resolveAdaptiveHedging } from '../hedging/adaptive-hedging-delay.js';
+import type { AdaptiveHedgingOptions } from '../hedging/adaptive-hedging-options.js';
+import {
+  type CancelRateLimiter,
+  type CancelRateLimiterOptions,
+  resolveCancelRateLimiter,
+} from '../hedging/cancel-rate-limiter.js';
 import { rejectUnknownKeys } from '../util/unknown-keys.js';
 import { isJitterStrategy, JITTER_STRATEGIES, type JitterStrategy } from './backoff.js';
 import { type Clock, systemClock } from './clock.js';
@@ -47,6 +54,20 @@ export interface RetryInterceptorOptions {
    * delay over `maxDelayMs` ends the call with its status. `{ enabled: false }` ignores RetryInfo.
    */
   readonly retryInfo?: RetryInfoOptions;
+  /**
+   * Opt-in adaptive hedging: the delay before each further hedge is the method's observed latency percentile
+   * 100 × (1 − maxExtraLoad) (p95 by default), and a budget holds hedges to maxExtraLoad of the calls. `true`, an
+   * options object, or an `AdaptiveHedging` you built (to share it or read its delays). Its clock defaults to the
+   * interceptor's `clock`.
+   */
+  readonly adaptiveHedging?: boolean | AdaptiveHedgingOptions | AdaptiveHedging;
+  /**
+   * Limit on cancellations of losing attempts (each an HTTP/2 RST_STREAM), below Node's rapid-reset guard. On by
+   * default (burst 500, then 25/s); beyond it a losing hedge or a timed-out attempt runs to completion and its
+   * result is discarded (an `attempt-left-running` event says so). `false` cancels every loser at once; or options,
+   * or a shared `CancelRateLimiter`.
+   */
+  readonly cancelRateLimit?: boolean | CancelRateLimiterOptions | CancelRateLimiter;
 }
 
 /** Default per-call replay-buffer limit (grpc-js's default). */
@@ -65,6 +86,8 @@ const KNOWN_OPTIONS: readonly (keyof RetryInterceptorOptions)[] = [
   'onEvent',
   'deadlineAwareBackoff',
   'retryInfo',
+  'adaptiveHedging',
+  'cancelRateLimit',
 ];
 
 /** Options with every default filled in and every value checked. @internal */
@@ -79,6 +102,8 @@ export interface ResolvedInterceptorOptions {
   readonly onEvent: ((event: RetryEvent) => void) | undefined;
   readonly deadlineAwareBackoff: boolean;
   readonly retryInfo: RetryInfoPolicy | undefined;
+  readonly adaptiveHedging: AdaptiveHedging | undefined;
+  readonly cancelLimiter: CancelRateLimiter | undefined;
 }
 
 const WHERE = 'createRetryInterceptor';
@@ -93,6 +118,10 @@ export function resolveInterceptorOptions(options: unknown): ResolvedInterceptor
   }
   rejectUnknownKeys(options, KNOWN_OPTIONS, WHERE);
   const o = options as RetryInterceptorOptions;
+  if (o.clock !== undefined && !isClock(o.clock)) {
+    throw new TypeError(`${WHERE}: options.clock must have now, setTimer and clearTimer methods`);
+  }
+  const clock = o.clock ?? systemClock;
   const jitter = o.jitter ?? 'a6';
   if (!isJitterStrategy(jitter)) {
     throw new TypeError(
@@ -101,9 +130,6 @@ export function resolveInterceptorOptions(options: unknown): ResolvedInterceptor
   }
   if (o.random !== undefined && typeof o.random !== 'function') {
     throw new TypeError(`${WHERE}: options.random must be a function returning a number in [0, 1)`);
-  }
-  if (o.clock !== undefined && !isClock(o.clock)) {
-    throw new TypeError(`${WHERE}: options.clock must have now, setTimer and clearTimer methods`);
   }
   if (o.throttle !== undefined && !isRetryGate(o.throttle)) {
     throw new TypeError(
@@ -123,11 +149,19 @@ export function resolveInterceptorOptions(options: unknown): ResolvedInterceptor
     totalBufferBytes: checkInteger('totalBufferBytes', o.totalBufferBytes ?? DEFAULT_TOTAL_BUFFER_BYTES, 0),
     throttle: o.throttle,
     random: o.random ?? Math.random,
-    clock: o.clock ?? systemClock,
+    clock,
     jitter,
     onEvent: listenerOf(o.onEvent, 'options.onEvent'),
     deadlineAwareBackoff: o.deadlineAwareBackoff === true,
     retryInfo: retryInfoPolicy(o.retryInfo),
+    adaptiveHedging: resolveAdaptiveHedging(
+      withClock(o.adaptiveHedging, clock),
+      `${WHERE}: options.adaptiveHedging`,
+    ),
+    cancelLimiter: resolveCancelRateLimiter(
+      withClock(o.cancelRateLimit ?? true, clock),
+      `${WHERE}: options.cancelRateLimit`,
+    ),
   };
 }
 
@@ -178,6 +212,20 @@ function safeListener(listener: RetryEventListener): (event: RetryEvent) => void
       );
     }
   };
+}
+
+/** An options object (or `true`) gets the interceptor's clock unless it names its own; anything else is kept. */
+function withClock<T>(option: T, clock: Clock): T | { clock: Clock } {
+  if (option === true) return { clock };
+  if (
+    typeof option === 'object' &&
+    option !== null &&
+    !Array.isArray(option) &&
+    Object.getPrototypeOf(option) === Object.prototype
+  ) {
+    return { clock, ...(option as object) } as T;
+  }
+  return option;
 }
 
 function isClock(value: unknown): value is Clock {

@@ -59,6 +59,8 @@ export function createRetryInterceptor(
     jitter: resolved.jitter,
     deadlineAware: resolved.deadlineAwareBackoff,
     retryInfo: resolved.retryInfo,
+    adaptive: resolved.adaptiveHedging,
+    cancelLimiter: resolved.cancelLimiter,
     nextCallId,
   };
   const emit = resolved.onEvent;

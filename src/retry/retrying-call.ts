@@ -64,6 +64,12 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner {
   private halfClosed = false;
   private readRequested = false;
   private retryDelayMs = 0;
+  /** Hedging: the delay between hedges (the config's, or the adaptive one), and which it is. */
+  private hedgeDelayMs = 0;
+  private hedgeDelayReason: 'hedging-delay' | 'adaptive-delay' = 'hedging-delay';
+  /** Set by gateAllows when the adaptive hedge budget (not the config's gate) refused a hedge, and for which. */
+  private budgetRefused = false;
+  private budgetRefusedFor = 0;
   private readonly deadline: number;
   /** The call's events; undefined when nobody listens, so that events cost nothing then. */
   private readonly events: CallEvents | undefined;
@@ -95,10 +101,20 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner {
     this.metadata = metadata;
     this.listener = listener;
     this.ctx.gate?.recordCall?.();
+    if (this.policy.kind === 'hedging') {
+      const adaptive = this.ctx.adaptive;
+      this.hedgeDelayMs = this.policy.hedgingDelayMs;
+      if (adaptive) {
+        adaptive.budget?.recordCall();
+        const choice = adaptive.delayFor(this.options.method_definition.path, this.policy.hedgingDelayMs);
+        this.hedgeDelayMs = choice.delayMs;
+        if (choice.adaptive) this.hedgeDelayReason = 'adaptive-delay';
+      }
+    }
     this.events?.callStart(this.policy, this.deadline);
     if (this.phase.tag === 'ended') return;
     this.startAttempt('original');
-    if (this.policy.kind === 'hedging') this.scheduleHedge(this.policy.hedgingDelayMs, 'hedging-delay');
+    if (this.policy.kind === 'hedging') this.scheduleHedge(this.hedgeDelayMs, this.hedgeDelayReason);
   }
 
   sendMessageWithContext(context: MessageContext, message: unknown): void {
@@ -187,7 +203,7 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner {
     }
     this.attemptsStarted = number;
     // Time is read only where something uses it: a listener, or a wait to account for.
-    const now = this.events || from.tag === 'waiting' ? this.ctx.clock.now() : 0;
+    const now = this.events || this.ctx.adaptive || from.tag === 'waiting' ? this.ctx.clock.now() : 0;
     const attempt = new Attempt(this, number, kind, call, now, this.replay.start);
     const commitNext = from.tag === 'waiting' && from.commitNext;
     if (from.tag === 'in-flight') {
@@ -240,12 +256,45 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner {
     details?: string,
   ): void {
     if (attempt.state !== 'live') return;
-    attempt.state = 'cancelled';
-    attempt.cancelReason = reason;
     this.stopRecvTimer(attempt);
     const phase = this.phase;
     if (phase.tag === 'in-flight') removeFrom(phase.live, attempt);
+    const limiter = this.ctx.cancelLimiter;
+    if (
+      limiter !== undefined &&
+      (reason === 'other-attempt-committed' || reason === 'per-attempt-timeout') &&
+      attempt.halfCloseSent &&
+      !limiter.tryCancel()
+    ) {
+      this.leaveRunning(attempt, reason, limiter.loserCapMs, code, details ?? CANCEL_DETAILS[reason]);
+      return;
+    }
+    attempt.state = 'cancelled';
+    attempt.cancelReason = reason;
     attempt.call.cancelWithStatus(code, details ?? CANCEL_DETAILS[reason]);
+  }
+
+  /**
+   * Cancelling now would exceed the cancel-rate limit (each cancel is an HTTP/2 RST_STREAM, and servers tear down
+   * connections that reset streams too fast): the attempt runs to completion, its responses read and dropped. It
+   * still ends at the call's deadline (grpc-js applies it to every attempt), or after `capMs` when there is none.
+   */
+  private leaveRunning(
+    attempt: Attempt,
+    reason: 'other-attempt-committed' | 'per-attempt-timeout',
+    capMs: number,
+    code: Status,
+    details: string,
+  ): void {
+    attempt.state = 'left-running';
+    const capped = !Number.isFinite(this.deadline);
+    if (capped) {
+      attempt.capTimer = this.ctx.clock.setTimer(() => {
+        attempt.capTimer = undefined;
+        if (attempt.state === 'left-running') attempt.call.cancelWithStatus(code, details);
+      }, capMs);
+    }
+    this.events?.attemptLeftRunning(attempt, reason, capped ? capMs : undefined);
   }
 
   private stopRecvTimer(attempt: Attempt): void {
@@ -266,6 +315,8 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner {
   /** @internal */
   onAttemptMessage(attempt: Attempt, message: unknown): void {
     if (this.committedTo !== attempt) {
+      // An attempt left running is read to its end, its responses dropped.
+      if (attempt.state === 'left-running') attempt.call.startRead();
       if (this.phase.tag !== 'in-flight' || attempt.state !== 'live') return;
       // grpc-js hands unary listeners a null message before a status that came without one: not a response.
       if (message === null && !this.options.method_definition.responseStream) return;
@@ -282,14 +333,17 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner {
   onAttemptStatus(attempt: Attempt, status: StatusObject): void {
     if (attempt.state === 'done') return;
     const wasLive = attempt.state === 'live';
+    const leftRunning = attempt.state === 'left-running';
     attempt.state = 'done';
     this.stopRecvTimer(attempt);
+    if (attempt.capTimer !== undefined) this.ctx.clock.clearTimer(attempt.capTimer);
     const phase = this.phase;
     if (wasLive && phase.tag === 'in-flight') removeFrom(phase.live, attempt);
     this.events?.attemptEnd(
       attempt,
       status,
       this.isCommitted(attempt) || (status.code === Status.OK && phase.tag === 'in-flight'),
+      leftRunning,
     );
     if (!wasLive) return;
     const now = this.phase; // a listener may have ended the call
@@ -394,26 +448,28 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner {
         if (phase.live.length === 0) {
           this.waitThenStart('hedge', delayMs, phase.lastFailure as StatusObject);
         } else {
-          phase.hedgeTimer = this.setTimerBeforeDeadline(delayMs, () => {
-            if (this.phase.tag === 'in-flight') this.phase.hedgeTimer = undefined;
-            this.sendHedge();
-          });
+          phase.hedgeTimer = this.setTimerBeforeDeadline(delayMs, () => this.onHedgeTimer());
         }
         return;
       }
       if (!this.trySendHedge()) return;
       phase = this.phase;
       if (phase.tag !== 'in-flight') return;
-      delayMs = this.policy.hedgingDelayMs;
-      reason = 'hedging-delay';
+      delayMs = this.hedgeDelayMs;
+      reason = this.hedgeDelayReason;
     }
     this.finishIfHedgingIsOver();
+  }
+
+  private onHedgeTimer(): void {
+    if (this.phase.tag === 'in-flight') this.phase.hedgeTimer = undefined;
+    this.sendHedge();
   }
 
   /** A hedge timer fired: send the hedge, then schedule the next. */
   private sendHedge(): void {
     if (this.policy.kind !== 'hedging' || !this.trySendHedge()) return;
-    this.scheduleHedge(this.policy.hedgingDelayMs, 'hedging-delay');
+    this.scheduleHedge(this.hedgeDelayMs, this.hedgeDelayReason);
   }
 
   /** Sends one hedge if the rules allow it; otherwise stops hedging. True when it went. */
@@ -429,6 +485,12 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner {
       return this.phase.tag === 'in-flight';
     }
     const phase = this.phase;
+    if (phase.tag === 'in-flight' && this.budgetRefused && phase.live.length > 0) {
+      // The hedge budget is empty now: ask again one hedging delay later, while the call is still outstanding,
+      // rather than give up hedging for the call (only slow calls then compete for what flows back in).
+      phase.hedgeTimer = this.setTimerBeforeDeadline(this.hedgeDelayMs, () => this.onHedgeTimer());
+      return false;
+    }
     if (phase.tag === 'waiting') {
       // Nothing in flight and nothing more to send: the last failure is the result.
       this.end(phase.lastFailure, 'call-ended');
@@ -502,6 +564,9 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner {
     if (phase.tag !== 'in-flight') return;
     this.stopRecvTimer(attempt);
     const live = phase.live;
+    if (this.ctx.adaptive && reason !== 'buffer-overflow' && this.policy.kind === 'hedging') {
+      this.recordLatencies(attempt, live);
+    }
     this.transition({ tag: 'committed', attempt });
     if (live.length > 1) {
       for (const loser of live) if (loser !== attempt) this.cancelAttempt(loser, 'other-attempt-committed');
@@ -563,11 +628,45 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner {
     this.end({ code: Status.DEADLINE_EXCEEDED, details, metadata: new Metadata() }, 'call-ended');
   }
 
+  /**
+   * The config's gate first (A6's throttle spends nothing when asked), then, for a hedge, the adaptive hedge budget
+   * (which withdraws when it says yes).
+   */
   private gateAllows(kind: 'retry' | 'hedge'): boolean {
+    this.budgetRefused = false;
     const gate = this.ctx.gate;
-    if (!gate || gate.allowAttempt(kind)) return true;
-    this.events?.throttled(this.attemptsStarted + 1, kind, gate);
-    return false;
+    if (gate && !gate.allowAttempt(kind)) {
+      this.events?.throttled(this.attemptsStarted + 1, kind, gate);
+      return false;
+    }
+    const budget = kind === 'hedge' ? this.ctx.adaptive?.budget : undefined;
+    if (budget && !budget.allowAttempt('hedge')) {
+      // Reported once per hedge, however often the call asks again for it.
+      if (this.budgetRefusedFor !== this.attemptsStarted + 1) {
+        this.budgetRefusedFor = this.attemptsStarted + 1;
+        this.events?.throttled(this.attemptsStarted + 1, kind, budget);
+      }
+      this.budgetRefused = true;
+      return false;
+    }
+    return true;
+  }
+
+  /**
+   * Adaptive hedging learns from the winner's time to its first response, and from the time so far of the losers
+   * sent before it (a lower bound of theirs); a loser sent after the winner tells nothing. Fast failures never get
+   * here, so they do not pull the delay down.
+   */
+  private recordLatencies(winner: Attempt, live: readonly Attempt[]): void {
+    const adaptive = this.ctx.adaptive;
+    if (!adaptive) return;
+    const method = this.options.method_definition.path;
+    const now = this.ctx.clock.now();
+    adaptive.record(method, now - winner.startedAt);
+    for (const loser of live) {
+      if (loser !== winner && loser.startedAt < winner.startedAt)
+        adaptive.record(method, now - loser.startedAt);
+    }
   }
 
   private recordFailureIfCounted(status: StatusObject, timedOut: boolean): void {

@@ -40,9 +40,9 @@ function unaryCall(c: FlakyClient): Promise<number> {
 }
 
 describe('cancel-rate limiter against a real grpc-js server', () => {
-  // Skipped until the engine consults the limiter before cancelling a loser (the lead wires it, issue 12 item 4);
-  // without it the server's guard tears the connection down and calls fail with 13 INTERNAL.
-  it.skip(`${CALLS} hedged calls at ${CALLS_PER_SECOND}/s whose original attempt always loses: no call fails`, async () => {
+  // Without the limiter (cancelRateLimit: false, or an engine that cancels every loser) the server's guard tears
+  // the connection down and calls fail with 13 INTERNAL.
+  it(`${CALLS} hedged calls at ${CALLS_PER_SECOND}/s whose original attempt always loses: no call fails`, async () => {
     server = await FlakyServer.start({
       onAttempt: (info) =>
         info.metadata.get(PREVIOUS_ATTEMPTS_METADATA_KEY).length === 0
@@ -71,10 +71,11 @@ describe('cancel-rate limiter against a real grpc-js server', () => {
 
     const failed = codes.filter((code) => code !== grpc.status.OK).length;
     expect(failed, `calls failed out of ${CALLS}`).toBe(0);
-    // Every call hedged, and its original attempt lost: more losers than the guard would have let us cancel.
+    // Every call hedged, and its original attempt lost: more losers than the guard's burst of 1,000, at a rate
+    // (300/s) well above its 33/s. (Only the burst is asserted: a loaded machine may stretch the run.)
     const hedges = events.filter((e) => e.type === 'attempt-start' && e.kind === 'hedge').length;
     expect(hedges).toBe(CALLS);
-    expect(hedges).toBeGreaterThan(1000 + 33 * seconds);
+    expect(hedges).toBeGreaterThan(1000);
     const cancelled = events.filter(
       (e) => e.type === 'attempt-end' && e.cancelReason === 'other-attempt-committed',
     ).length;
