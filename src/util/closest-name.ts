@@ -5,7 +5,8 @@
 /**
  * The candidate closest to `word`, if one is close enough to be a likely misspelling: the same name in another
  * letter case or with `_`/`-` (`retry_policy` → `retryPolicy`), or within a small edit distance (1 for names up to 4
- * characters, 2 up to 8, then 3), or naming some of its words in order (`nonFatalCodes` → `nonFatalStatusCodes`).
+ * characters, 2 up to 8, then 3), or naming some of its words in order (`nonFatalCodes` → `nonFatalStatusCodes`), or the start of it (`maxAttempt` →
+ * `maxAttemptsLimit`).
  *
  * @param word The unknown name.
  * @param candidates The known names.
@@ -19,10 +20,11 @@ export function closestName(word: string, candidates: Iterable<string>): string 
     if (candidate === word) {
       continue;
     }
+    const foldedCandidate = fold(candidate);
     const distance =
-      fold(candidate) === folded
+      foldedCandidate === folded
         ? 0
-        : isWordSubset(word, candidate)
+        : isWordSubset(word, candidate) || (folded.length >= 4 && foldedCandidate.startsWith(folded))
           ? 1
           : editDistance(word.toLowerCase(), candidate.toLowerCase());
     if (distance < bestDistance) {
