@@ -23,16 +23,18 @@ export class Attempt implements InterceptingListener {
    * arrived.
    */
   state: 'live' | 'cancelled' | 'left-running' | 'done' = 'live';
-  /** For an attempt left running on a call without a deadline: the timer that cancels it at the cap. */
-  capTimer: TimerHandle | undefined;
+
   cancelReason: AttemptCancelReason | undefined;
   /** Absolute index of the next message of the replay buffer to hand to this attempt. */
   sent: number;
   /** A message was handed over and its write has not completed: grpc-js takes one at a time. */
   writing = false;
   halfCloseSent = false;
-  /** The per-attempt receive timer, while it runs. */
-  recvTimer: TimerHandle | undefined;
+  /**
+   * The attempt's timer, while one runs: its per-attempt receive timeout while it is live, or, once left running
+   * on a call without a deadline, the cap that cancels it.
+   */
+  timer: TimerHandle | undefined;
   /** Write-completion callback, one per attempt (only one write is in flight at a time). */
   readonly onWriteDone = (): void => this.owner.onAttemptWritten(this);
 

@@ -70,8 +70,8 @@ export abstract class CallBase implements InterceptingCallInterface, AttemptOwne
   ) {
     const definition = options.method_definition;
     this.deadline = deadlineToMs(options.deadline);
-    const callId = ctx.nextCallId();
-    this.events = emit && new CallEvents(emit, definition.path, callId, ctx.clock);
+    // Call ids number the events; a call nobody observes needs none.
+    this.events = emit && new CallEvents(emit, definition.path, ctx.nextCallId(), ctx.clock);
     this.singleRequest = !definition.requestStream;
     this.replay = new ReplayBuffer(ctx.pool, definition.requestSerialize, this.singleRequest);
     // Created now, as grpc-js would without us, so that a closed channel throws where it always did.
@@ -203,7 +203,7 @@ export abstract class CallBase implements InterceptingCallInterface, AttemptOwne
     }
     const recvTimeoutMs = this.policy.kind === 'retry' ? this.policy.perAttemptRecvTimeoutMs : undefined;
     if (recvTimeoutMs !== undefined && this.phase.tag === 'in-flight') {
-      attempt.recvTimer = this.ctx.clock.setTimer(
+      attempt.timer = this.ctx.clock.setTimer(
         () => this.onRecvTimeout(attempt, recvTimeoutMs),
         recvTimeoutMs,
       );
@@ -217,7 +217,7 @@ export abstract class CallBase implements InterceptingCallInterface, AttemptOwne
     details?: string,
   ): void {
     if (attempt.state !== 'live') return;
-    this.stopRecvTimer(attempt);
+    this.stopAttemptTimer(attempt);
     const phase = this.phase;
     if (phase.tag === 'in-flight') removeFrom(phase.live, attempt);
     const limiter = this.ctx.cancelLimiter;
@@ -250,18 +250,18 @@ export abstract class CallBase implements InterceptingCallInterface, AttemptOwne
     attempt.state = 'left-running';
     const capped = !Number.isFinite(this.deadline);
     if (capped) {
-      attempt.capTimer = this.ctx.clock.setTimer(() => {
-        attempt.capTimer = undefined;
+      attempt.timer = this.ctx.clock.setTimer(() => {
+        attempt.timer = undefined;
         if (attempt.state === 'left-running') attempt.call.cancelWithStatus(code, details);
       }, capMs);
     }
     this.events?.attemptLeftRunning(attempt, reason, capped ? capMs : undefined);
   }
 
-  protected stopRecvTimer(attempt: Attempt): void {
-    if (attempt.recvTimer === undefined) return;
-    this.ctx.clock.clearTimer(attempt.recvTimer);
-    attempt.recvTimer = undefined;
+  protected stopAttemptTimer(attempt: Attempt): void {
+    if (attempt.timer === undefined) return;
+    this.ctx.clock.clearTimer(attempt.timer);
+    attempt.timer = undefined;
   }
 
   // ---- what the attempts report ----
@@ -296,8 +296,7 @@ export abstract class CallBase implements InterceptingCallInterface, AttemptOwne
     const wasLive = attempt.state === 'live';
     const leftRunning = attempt.state === 'left-running';
     attempt.state = 'done';
-    this.stopRecvTimer(attempt);
-    if (attempt.capTimer !== undefined) this.ctx.clock.clearTimer(attempt.capTimer);
+    this.stopAttemptTimer(attempt);
     const phase = this.phase;
     if (wasLive && phase.tag === 'in-flight') removeFrom(phase.live, attempt);
     this.events?.attemptEnd(
@@ -332,7 +331,7 @@ export abstract class CallBase implements InterceptingCallInterface, AttemptOwne
   }
 
   protected onRecvTimeout(attempt: Attempt, timeoutMs: number): void {
-    attempt.recvTimer = undefined;
+    attempt.timer = undefined;
     if (attempt.state !== 'live' || this.phase.tag !== 'in-flight') return;
     const details = `per-attempt receive timeout (${timeoutMs} ms) hit on attempt ${attempt.number}`;
     // DEADLINE_EXCEEDED tells the interceptors below (an adaptive throttle, say) why: the backend was too slow.
@@ -367,7 +366,7 @@ export abstract class CallBase implements InterceptingCallInterface, AttemptOwne
   protected commit(attempt: Attempt, reason: CommitReason): void {
     const phase = this.phase;
     if (phase.tag !== 'in-flight') return;
-    this.stopRecvTimer(attempt);
+    this.stopAttemptTimer(attempt);
     const live = phase.live;
     if (this.ctx.adaptive && reason !== 'buffer-overflow' && this.policy.kind === 'hedging') {
       this.recordLatencies(attempt, live);

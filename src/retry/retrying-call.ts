@@ -1,7 +1,14 @@
-import { type InterceptingListener, Metadata, status as Status, type StatusObject } from '@grpc/grpc-js';
-import type { RetryPolicy } from '../config/types.js';
+import {
+  type InterceptingListener,
+  type InterceptorOptions,
+  Metadata,
+  status as Status,
+  type StatusObject,
+} from '@grpc/grpc-js';
+import type { HedgingPolicy, RetryPolicy } from '../config/types.js';
 import { type Attempt, mostAdvanced } from './attempt.js';
 import { type BackoffState, initialBackoffState } from './backoff.js';
+import type { RetryingCallContext } from './call-context.js';
 import type { CallPhase } from './call-phase.js';
 import { endStatus } from './call-phase.js';
 import { ReplayBuffer } from './replay-buffer.js';
@@ -30,30 +37,18 @@ export class RetryingCall extends CallBase {
   /** Where the backoff stands; created at the first retry decision. */
   private backoff: BackoffState | undefined;
   /** Hedging: the delay between hedges (the config's, or the adaptive one), and which it is. */
-  private hedgeDelayMs = 0;
-  private hedgeDelayReason: 'hedging-delay' | 'adaptive-delay' = 'hedging-delay';
+  private hedge: HedgeSchedule | undefined;
   /** Set by gateAllows when the adaptive hedge budget (not the config's gate) refused a hedge, and for which. */
-  private budgetRefused = false;
-  private budgetRefusedFor = 0;
 
   start(metadata: Metadata, listener?: Partial<InterceptingListener>): void {
     this.metadata = metadata;
     this.listener = listener;
     this.ctx.gate?.recordCall?.();
-    if (this.policy.kind === 'hedging') {
-      const adaptive = this.ctx.adaptive;
-      this.hedgeDelayMs = this.policy.hedgingDelayMs;
-      if (adaptive) {
-        adaptive.budget?.recordCall();
-        const choice = adaptive.delayFor(this.options.method_definition.path, this.policy.hedgingDelayMs);
-        this.hedgeDelayMs = choice.delayMs;
-        if (choice.adaptive) this.hedgeDelayReason = 'adaptive-delay';
-      }
-    }
+    if (this.policy.kind === 'hedging') this.hedge = hedgeScheduleOf(this.policy, this.ctx, this.options);
     this.events?.callStart(this.policy, this.deadline);
     if (this.phase.tag === 'ended') return;
     this.startAttempt('original');
-    if (this.policy.kind === 'hedging') this.scheduleHedge(this.hedgeDelayMs, this.hedgeDelayReason);
+    if (this.hedge) this.scheduleHedge(this.hedge.delayMs, this.hedge.reason);
   }
 
   // ---- after a failure: decide, then carry the decision out ----
@@ -128,8 +123,8 @@ export class RetryingCall extends CallBase {
       if (!this.trySendHedge()) return;
       phase = this.phase;
       if (phase.tag !== 'in-flight') return;
-      delayMs = this.hedgeDelayMs;
-      reason = this.hedgeDelayReason;
+      delayMs = (this.hedge as HedgeSchedule).delayMs;
+      reason = (this.hedge as HedgeSchedule).reason;
     }
     this.finishIfHedgingIsOver();
   }
@@ -142,7 +137,8 @@ export class RetryingCall extends CallBase {
   /** A hedge timer fired: send the hedge, then schedule the next. */
   private sendHedge(): void {
     if (this.policy.kind !== 'hedging' || !this.trySendHedge()) return;
-    this.scheduleHedge(this.hedgeDelayMs, this.hedgeDelayReason);
+    const hedge = this.hedge as HedgeSchedule;
+    this.scheduleHedge(hedge.delayMs, hedge.reason);
   }
 
   /** Sends one hedge if the rules allow it; otherwise stops hedging. True when it went. */
@@ -158,10 +154,11 @@ export class RetryingCall extends CallBase {
       return this.phase.tag === 'in-flight';
     }
     const phase = this.phase;
-    if (phase.tag === 'in-flight' && this.budgetRefused && phase.live.length > 0) {
+    const hedge = this.hedge as HedgeSchedule;
+    if (phase.tag === 'in-flight' && hedge.budgetRefused && phase.live.length > 0) {
       // The hedge budget is empty now: ask again one hedging delay later, while the call is still outstanding,
       // rather than give up hedging for the call (only slow calls then compete for what flows back in).
-      phase.hedgeTimer = this.setTimerBeforeDeadline(this.hedgeDelayMs, () => this.onHedgeTimer());
+      phase.hedgeTimer = this.setTimerBeforeDeadline(hedge.delayMs, () => this.onHedgeTimer());
       return false;
     }
     if (phase.tag === 'waiting') {
@@ -217,20 +214,21 @@ export class RetryingCall extends CallBase {
    * (which withdraws when it says yes).
    */
   private gateAllows(kind: 'retry' | 'hedge'): boolean {
-    this.budgetRefused = false;
+    const hedge = this.hedge;
+    if (hedge) hedge.budgetRefused = false;
     const gate = this.ctx.gate;
     if (gate && !gate.allowAttempt(kind)) {
       this.events?.throttled(this.attemptsStarted + 1, kind, gate);
       return false;
     }
     const budget = kind === 'hedge' ? this.ctx.adaptive?.budget : undefined;
-    if (budget && !budget.allowAttempt('hedge')) {
+    if (hedge && budget && !budget.allowAttempt('hedge')) {
       // Reported once per hedge, however often the call asks again for it.
-      if (this.budgetRefusedFor !== this.attemptsStarted + 1) {
-        this.budgetRefusedFor = this.attemptsStarted + 1;
+      if (hedge.budgetRefusedFor !== this.attemptsStarted + 1) {
+        hedge.budgetRefusedFor = this.attemptsStarted + 1;
         this.events?.throttled(this.attemptsStarted + 1, kind, budget);
       }
-      this.budgetRefused = true;
+      hedge.budgetRefused = true;
       return false;
     }
     return true;
@@ -252,4 +250,32 @@ export class RetryingCall extends CallBase {
         adaptive.record(method, now - loser.startedAt);
     }
   }
+}
+
+/** Per-call hedging state: the delay between hedges (the config's or the adaptive one), and budget refusals. */
+interface HedgeSchedule {
+  readonly delayMs: number;
+  readonly reason: 'hedging-delay' | 'adaptive-delay';
+  /** The adaptive hedge budget (not the config's gate) refused the last hedge asked for. */
+  budgetRefused: boolean;
+  /** The attempt number the budget last refused, so that a refusal is reported once. */
+  budgetRefusedFor: number;
+}
+
+/** The hedge delay of a call: the config's, or (adaptive hedging) the method's observed percentile. */
+function hedgeScheduleOf(
+  policy: HedgingPolicy,
+  ctx: RetryingCallContext,
+  options: InterceptorOptions,
+): HedgeSchedule {
+  const adaptive = ctx.adaptive;
+  let delayMs = policy.hedgingDelayMs;
+  let reason: HedgeSchedule['reason'] = 'hedging-delay';
+  if (adaptive) {
+    adaptive.budget?.recordCall();
+    const choice = adaptive.delayFor(options.method_definition.path, policy.hedgingDelayMs);
+    delayMs = choice.delayMs;
+    if (choice.adaptive) reason = 'adaptive-delay';
+  }
+  return { delayMs, reason, budgetRefused: false, budgetRefusedFor: 0 };
 }
