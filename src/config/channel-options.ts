@@ -117,8 +117,9 @@ export function createChannelOptions(
 
   const serviceConfig: JsonObject = {};
   for (const [key, value] of Object.entries(raw)) {
-    if (key === 'retryThrottling' || key === 'methodConfig' || value === null || value === undefined)
+    if (key === 'retryThrottling' || key === 'methodConfig' || value === null || value === undefined) {
       continue;
+    }
     serviceConfig[key] = value;
   }
   checkLoadBalancingConfig(serviceConfig.loadBalancingConfig);
@@ -133,9 +134,13 @@ export function createChannelOptions(
   const options: ChannelOptions = { 'grpc.service_config': JSON.stringify(serviceConfig) };
   for (const field of LIMIT_FIELDS) {
     const limit = channelWideLimit(rawEntries, parsed.methodConfig, field, warn);
-    if (limit !== undefined) options[field.channelOption] = limit;
+    if (limit !== undefined) {
+      options[field.channelOption] = limit;
+    }
   }
-  if (!transparentRetries) options['grpc.enable_retries'] = 0;
+  if (!transparentRetries) {
+    options['grpc.enable_retries'] = 0;
+  }
   return options;
 }
 
@@ -171,7 +176,9 @@ function checkSettings(settings: ChannelOptionsSettings): {
 
 /** grpc-js rejects (at client construction) anything but an array of objects that each name one policy. */
 function checkLoadBalancingConfig(value: unknown): void {
-  if (value === undefined) return;
+  if (value === undefined) {
+    return;
+  }
   if (!Array.isArray(value)) {
     throw new ServiceConfigError(
       'loadBalancingConfig',
@@ -196,7 +203,9 @@ function checkLoadBalancingConfig(value: unknown): void {
 function channelMethodConfig(entry: JsonObject, names: readonly MethodName[]): JsonObject {
   const out: JsonObject = { name: names.map((name) => ({ ...name })) };
   for (const [key, value] of Object.entries(entry)) {
-    if (REMOVED_METHOD_FIELDS.has(key) || value === null || value === undefined) continue;
+    if (REMOVED_METHOD_FIELDS.has(key) || value === null || value === undefined) {
+      continue;
+    }
     out[key] = value;
   }
   return out;
@@ -205,8 +214,12 @@ function channelMethodConfig(entry: JsonObject, names: readonly MethodName[]): J
 /** A limit as written: a non-negative integer, or a decimal string (UInt32Value in proto3 JSON). */
 function readLimit(entry: JsonObject, key: string, path: string): number | undefined {
   const value = entry[key];
-  if (value === undefined || value === null) return undefined;
-  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return value;
+  if (value === undefined || value === null) {
+    return undefined;
+  }
+  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) {
+    return value;
+  }
   if (typeof value === 'string' && /^\d+$/.test(value) && Number.isSafeInteger(Number(value))) {
     return Number(value);
   }
@@ -248,11 +261,15 @@ function channelWideLimit(
   const set = limits.filter(
     (l): l is { path: string; limit: number; hasNames: boolean } => l.limit !== undefined,
   );
-  if (set.length === 0) return undefined;
+  if (set.length === 0) {
+    return undefined;
+  }
   const hasDefaultEntry = entries.some((entry) => entry.name.some((name) => name.service === undefined));
   let widest = hasDefaultEntry ? 0 : field.grpcJsDefault;
   for (const l of limits) {
-    if (l.hasNames) widest = Math.max(widest, l.limit ?? field.grpcJsDefault);
+    if (l.hasNames) {
+      widest = Math.max(widest, l.limit ?? field.grpcJsDefault);
+    }
   }
   for (const l of set) {
     if (l.hasNames && l.limit < widest) {

@@ -69,7 +69,9 @@ export class AdaptiveHedging {
     const state = this.methods.get(method);
     if (state !== undefined) {
       const delayMs = this.refresh(state, this.clock.now());
-      if (!Number.isNaN(delayMs)) return { delayMs, adaptive: true };
+      if (!Number.isNaN(delayMs)) {
+        return { delayMs, adaptive: true };
+      }
     }
     return { delayMs: configuredDelayMs, adaptive: false };
   }
@@ -80,7 +82,9 @@ export class AdaptiveHedging {
    * Negative and non-finite values are ignored.
    */
   record(method: string, latencyMs: number): void {
-    if (!(latencyMs >= 0) || latencyMs === Number.POSITIVE_INFINITY) return;
+    if (!(latencyMs >= 0) || latencyMs === Number.POSITIVE_INFINITY) {
+      return;
+    }
     const now = this.clock.now();
     let state = this.methods.get(method);
     if (state === undefined) {
@@ -97,7 +101,9 @@ export class AdaptiveHedging {
   /** The adaptive delay of `method` in ms, or undefined while its window holds too few samples. */
   delayOf(method: string): number | undefined {
     const state = this.methods.get(method);
-    if (state === undefined) return undefined;
+    if (state === undefined) {
+      return undefined;
+    }
     const delayMs = this.refresh(state, this.clock.now());
     return Number.isNaN(delayMs) ? undefined : delayMs;
   }
@@ -108,14 +114,18 @@ export class AdaptiveHedging {
     const out = new Map<string, number>();
     for (const [method, state] of this.methods) {
       const delayMs = this.refresh(state, now);
-      if (!Number.isNaN(delayMs)) out.set(method, delayMs);
+      if (!Number.isNaN(delayMs)) {
+        out.set(method, delayMs);
+      }
     }
     return out;
   }
 
   /** Recompute the method's delay when it is due; returns the delay in force (NaN: too few samples). */
   private refresh(state: MethodState, now: number): number {
-    if (now < state.recomputeAt) return state.delayMs;
+    if (now < state.recomputeAt) {
+      return state.delayMs;
+    }
     state.recomputeAt = now + this.options.recomputeEveryMs;
     const snapshot = state.window.snapshot(now);
     state.delayMs =
@@ -128,7 +138,9 @@ export class AdaptiveHedging {
 
 /** Whether `value` has the shape of an {@link AdaptiveHedging} (whichever module build made it). @internal */
 export function isAdaptiveHedging(value: unknown): value is AdaptiveHedging {
-  if (typeof value !== 'object' || value === null) return false;
+  if (typeof value !== 'object' || value === null) {
+    return false;
+  }
   const v = value as Record<string, unknown>;
   return (
     typeof v.delayFor === 'function' &&
@@ -147,15 +159,21 @@ export function resolveAdaptiveHedging(
   option: boolean | AdaptiveHedgingOptions | AdaptiveHedging | undefined,
   where = 'createRetryInterceptor: options.adaptiveHedging',
 ): AdaptiveHedging | undefined {
-  if (option === undefined || option === false) return undefined;
-  if (isAdaptiveHedging(option)) return option;
+  if (option === undefined || option === false) {
+    return undefined;
+  }
+  if (isAdaptiveHedging(option)) {
+    return option;
+  }
   if (option !== true && (typeof option !== 'object' || option === null || Array.isArray(option))) {
     throw new TypeError(`${where} must be true, false, an options object or an AdaptiveHedging`);
   }
   try {
     return new AdaptiveHedging(option);
   } catch (error) {
-    if (error instanceof Error) error.message = error.message.replace('AdaptiveHedging: options', where);
+    if (error instanceof Error) {
+      error.message = error.message.replace('AdaptiveHedging: options', where);
+    }
     throw error;
   }
 }

@@ -97,7 +97,9 @@ function check(
   valid: (n: number) => boolean,
   rule: string,
 ): number {
-  if (value === undefined) return fallback;
+  if (value === undefined) {
+    return fallback;
+  }
   if (typeof value !== 'number' || !valid(value)) {
     throw new RangeError(`${where}.${name} must be ${rule}, got ${String(value)}`);
   }
@@ -106,7 +108,9 @@ function check(
 
 /** Checks the clock option: an object with now, setTimer and clearTimer. @internal */
 export function checkClock(where: string, clock: unknown): Clock | undefined {
-  if (clock === undefined) return undefined;
+  if (clock === undefined) {
+    return undefined;
+  }
   const c = clock as Record<string, unknown> | null;
   if (
     typeof c !== 'object' ||
@@ -122,10 +126,16 @@ export function checkClock(where: string, clock: unknown): Clock | undefined {
 
 /** Validates the hedge budget's options and fills in the defaults. @internal */
 export function resolveHedgeBudgetOptions(where: string, options: unknown): Required<HedgeBudgetOptions> {
-  if (options === undefined || options === true) options = {};
-  if (!isPlainObject(options)) throw new TypeError(`${where} must be an object, true or false`);
+  if (options === undefined || options === true) {
+    options = {};
+  }
+  if (!isPlainObject(options)) {
+    throw new TypeError(`${where} must be an object, true or false`);
+  }
   for (const key of Object.keys(options)) {
-    if (!KNOWN_BUDGET.has(key)) throw new TypeError(`${where}.${key} is not a known option`);
+    if (!KNOWN_BUDGET.has(key)) {
+      throw new TypeError(`${where}.${key} is not a known option`);
+    }
   }
   return {
     minPerSecond: check(
@@ -152,10 +162,16 @@ export function resolveAdaptiveHedgingOptions(
   where: string,
   options: unknown,
 ): ResolvedAdaptiveHedgingOptions {
-  if (options === true || options === undefined) options = {};
-  if (!isPlainObject(options)) throw new TypeError(`${where} must be true or an options object`);
+  if (options === true || options === undefined) {
+    options = {};
+  }
+  if (!isPlainObject(options)) {
+    throw new TypeError(`${where} must be true or an options object`);
+  }
   for (const key of Object.keys(options)) {
-    if (!KNOWN.has(key)) throw new TypeError(`${where}.${key} is not a known option`);
+    if (!KNOWN.has(key)) {
+      throw new TypeError(`${where}.${key} is not a known option`);
+    }
   }
   const maxExtraLoad = check(
     where,

@@ -49,7 +49,9 @@ export class CancelRateLimiter {
 
   constructor(options: CancelRateLimiterOptions = {}) {
     const where = 'CancelRateLimiter: options';
-    if (typeof options !== 'object' || options === null) throw new TypeError(`${where} must be an object`);
+    if (typeof options !== 'object' || options === null) {
+      throw new TypeError(`${where} must be an object`);
+    }
     for (const key of Object.keys(options)) {
       if (!['ratePerSecond', 'burst', 'loserCapMs', 'clock'].includes(key)) {
         throw new TypeError(`${where}.${key} is not a known option`);
@@ -88,7 +90,9 @@ export class CancelRateLimiter {
   /** May a losing attempt be cancelled now? True spends one cancellation. */
   tryCancel(): boolean {
     this.refill();
-    if (this.available < 1) return false;
+    if (this.available < 1) {
+      return false;
+    }
     this.available -= 1;
     return true;
   }
@@ -97,7 +101,9 @@ export class CancelRateLimiter {
     const now = this.clock.now();
     const elapsed = now - this.refilledAt;
     if (elapsed <= 0) {
-      if (elapsed < 0) this.refilledAt = now; // the clock went back: start counting again from here
+      if (elapsed < 0) {
+        this.refilledAt = now; // the clock went back: start counting again from here
+      }
       return;
     }
     this.refilledAt = now;
@@ -123,16 +129,24 @@ export function resolveCancelRateLimiter(
   option: boolean | CancelRateLimiterOptions | CancelRateLimiter | undefined,
   where = 'createRetryInterceptor: options.cancelRateLimit',
 ): CancelRateLimiter | undefined {
-  if (option === false) return undefined;
-  if (option === undefined || option === true) return new CancelRateLimiter();
-  if (isCancelRateLimiter(option)) return option;
+  if (option === false) {
+    return undefined;
+  }
+  if (option === undefined || option === true) {
+    return new CancelRateLimiter();
+  }
+  if (isCancelRateLimiter(option)) {
+    return option;
+  }
   if (typeof option !== 'object' || option === null || Array.isArray(option)) {
     throw new TypeError(`${where} must be true, false, an options object or a CancelRateLimiter`);
   }
   try {
     return new CancelRateLimiter(option);
   } catch (error) {
-    if (error instanceof Error) error.message = error.message.replace('CancelRateLimiter: options', where);
+    if (error instanceof Error) {
+      error.message = error.message.replace('CancelRateLimiter: options', where);
+    }
     throw error;
   }
 }

@@ -36,7 +36,9 @@ export class HedgeBudget implements RetryGate {
 
   constructor(options: HedgeBudgetConstructorOptions = {}) {
     const where = 'HedgeBudget: options';
-    if (typeof options !== 'object' || options === null) throw new TypeError(`${where} must be an object`);
+    if (typeof options !== 'object' || options === null) {
+      throw new TypeError(`${where} must be an object`);
+    }
     const { maxExtraLoad = DEFAULT_MAX_EXTRA_LOAD, clock, ...budget } = options;
     if (typeof maxExtraLoad !== 'number' || !(maxExtraLoad >= 0 && maxExtraLoad < 1)) {
       throw new RangeError(`${where}.maxExtraLoad must be a number in [0, 1), got ${String(maxExtraLoad)}`);

@@ -45,9 +45,13 @@ export class LatencyWindow {
     const merged = newSketch();
     for (let i = 0; i < this.slices; i++) {
       const slice = this.sliceOf[i] as number;
-      if (slice < 0 || slice > current || slice <= current - this.slices) continue;
+      if (slice < 0 || slice > current || slice <= current - this.slices) {
+        continue;
+      }
       const sketch = this.sketches[i] as DDSketch;
-      if (sketch.count > 0) merged.merge(sketch);
+      if (sketch.count > 0) {
+        merged.merge(sketch);
+      }
     }
     return {
       count: merged.count,

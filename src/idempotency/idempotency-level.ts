@@ -80,9 +80,13 @@ function isProtobufjsObject(value: unknown): value is ProtobufjsReflectionObject
 function fromPackageDefinition(definition: PackageDefinition): ProtoMethodIdempotency[] {
   const out: ProtoMethodIdempotency[] = [];
   for (const [service, value] of Object.entries(definition)) {
-    if (typeof value !== 'object' || value === null || 'format' in value) continue; // a message or enum type
+    if (typeof value !== 'object' || value === null || 'format' in value) {
+      continue; // a message or enum type
+    }
     for (const method of Object.values(value)) {
-      if (typeof method !== 'object' || method === null || typeof method.path !== 'string') continue;
+      if (typeof method !== 'object' || method === null || typeof method.path !== 'string') {
+        continue;
+      }
       const name = method.path.slice(method.path.lastIndexOf('/') + 1);
       out.push({
         service,
@@ -118,8 +122,12 @@ function collectProtobufjs(object: ProtobufjsReflectionObject, out: ProtoMethodI
 
 /** proto-loader gives the enum name (whatever its `enums` option); protobufjs gives what the proto wrote. */
 function readLevel(value: unknown, where: string): IdempotencyLevel {
-  if (value === undefined || value === null) return 'IDEMPOTENCY_UNKNOWN';
-  if (typeof value === 'number' && LEVEL_BY_NUMBER[value] !== undefined) return LEVEL_BY_NUMBER[value];
+  if (value === undefined || value === null) {
+    return 'IDEMPOTENCY_UNKNOWN';
+  }
+  if (typeof value === 'number' && LEVEL_BY_NUMBER[value] !== undefined) {
+    return LEVEL_BY_NUMBER[value];
+  }
   if (typeof value === 'string' && (LEVEL_BY_NUMBER as readonly string[]).includes(value)) {
     return value as IdempotencyLevel;
   }

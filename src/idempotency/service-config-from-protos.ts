@@ -119,7 +119,9 @@ export function serviceConfigFromProtos(
   for (const [level, key] of LEVEL_KEYS) {
     const inherited = key === 'noSideEffects' && policies.noSideEffects === undefined;
     const policy = inherited ? policies.idempotent : policies[key];
-    if (policy === undefined || policy === false) continue;
+    if (policy === undefined || policy === false) {
+      continue;
+    }
     const path = `policies.${inherited ? 'idempotent' : key}`;
     checkLevelPolicy(policy, path);
     byLevel.set(level, policy);
@@ -129,11 +131,15 @@ export function serviceConfigFromProtos(
   const methodConfig: MethodConfigJson[] = [];
   for (const [level] of LEVEL_KEYS) {
     const policy = byLevel.get(level);
-    if (policy === undefined) continue;
+    if (policy === undefined) {
+      continue;
+    }
     const name = methods
       .filter((m) => m.level === level)
       .map((m) => ({ service: m.service, method: m.method }));
-    if (name.length > 0) methodConfig.push({ name, ...copyPolicy(policy) });
+    if (name.length > 0) {
+      methodConfig.push({ name, ...copyPolicy(policy) });
+    }
   }
   const config: ServiceConfigJson = { methodConfig };
   if (policies.retryThrottling !== undefined) {

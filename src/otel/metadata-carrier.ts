@@ -18,8 +18,11 @@ function isBinaryKey(key: string): boolean {
  */
 export const metadataSetter: TextMapSetter<Metadata> = {
   set(carrier, key, value) {
-    if (isBinaryKey(key)) carrier.set(key, Buffer.from(value, 'base64'));
-    else carrier.set(key, value);
+    if (isBinaryKey(key)) {
+      carrier.set(key, Buffer.from(value, 'base64'));
+    } else {
+      carrier.set(key, value);
+    }
   },
 };
 
@@ -30,7 +33,9 @@ export const metadataSetter: TextMapSetter<Metadata> = {
 export const metadataGetter: TextMapGetter<Metadata> = {
   get(carrier, key) {
     const values = carrier.get(key);
-    if (values.length === 0) return undefined;
+    if (values.length === 0) {
+      return undefined;
+    }
     const strings = values.map((value) =>
       typeof value === 'string' ? value : Buffer.from(value).toString('base64'),
     );

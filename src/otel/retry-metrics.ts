@@ -167,7 +167,9 @@ export function createRetryMetrics(options: RetryMetricsOptions = {}): RetryMetr
       .addCallback((result) => {
         for (const [method, delayMs] of adaptiveHedging.currentDelays()) {
           const attributes: Attributes = { 'grpc.method': methodName(method) };
-          if (target !== undefined) attributes['grpc.target'] = target;
+          if (target !== undefined) {
+            attributes['grpc.target'] = target;
+          }
           result.observe(delayMs / 1000, attributes);
         }
       });
@@ -181,24 +183,34 @@ export function createRetryMetrics(options: RetryMetricsOptions = {}): RetryMetr
       'grpc.method': methodName(event.method),
       'grpc.status': statusCodeName(event.code),
     };
-    if (target !== undefined) attributes['grpc.target'] = target;
+    if (target !== undefined) {
+      attributes['grpc.target'] = target;
+    }
     return attributes;
   };
 
   const onEvent: RetryEventListener = (event: RetryEvent) => {
     if (event.type === 'attempt-start') {
-      if (event.kind === 'original' || tracked.has(event.callId)) return;
+      if (event.kind === 'original' || tracked.has(event.callId)) {
+        return;
+      }
       if (tracked.size >= maxTracked) {
         const oldest = tracked.keys().next();
-        if (!oldest.done) tracked.delete(oldest.value);
+        if (!oldest.done) {
+          tracked.delete(oldest.value);
+        }
       }
       tracked.set(event.callId, event.kind === 'hedge' ? hedges : retries);
     } else if (event.type === 'call-end') {
       const histogram = tracked.get(event.callId);
-      if (histogram !== undefined) tracked.delete(event.callId);
+      if (histogram !== undefined) {
+        tracked.delete(event.callId);
+      }
       const attributes = attributesOf(event);
       const extraAttempts = event.attempts - 1;
-      if (histogram !== undefined && extraAttempts > 0) histogram.record(extraAttempts, attributes);
+      if (histogram !== undefined && extraAttempts > 0) {
+        histogram.record(extraAttempts, attributes);
+      }
       retryDelay.record(Math.max(0, event.retryDelayMs) / 1000, attributes);
     }
   };
@@ -206,7 +218,9 @@ export function createRetryMetrics(options: RetryMetricsOptions = {}): RetryMetr
   return {
     onEvent,
     combine(other?: RetryEventListener): RetryEventListener {
-      if (other === undefined) return onEvent;
+      if (other === undefined) {
+        return onEvent;
+      }
       if (typeof other !== 'function') {
         throw new TypeError('RetryMetrics.combine: the listener must be a function');
       }

@@ -194,8 +194,9 @@ function spanNamesOf(method: string): SpanNames {
 /** A72: OK is status OK; anything else is ERROR, described as `CODE_NAME, details`. */
 function setRpcStatus(span: Span, code: number, details: string): void {
   span.setAttribute(RETRY_SPAN_ATTRIBUTES.statusCode, code);
-  if (code === 0) span.setStatus({ code: SpanStatusCode.OK });
-  else {
+  if (code === 0) {
+    span.setStatus({ code: SpanStatusCode.OK });
+  } else {
     const name = statusCodeName(code);
     span.setStatus({ code: SpanStatusCode.ERROR, message: details ? `${name}, ${details}` : name });
   }
@@ -237,10 +238,14 @@ export function createRetryTracing(options: RetryTracingOptions = {}): RetryTrac
 
   /** The tracer to use for a call starting now; undefined when no provider is registered (nothing to do). */
   const currentTracer = (): Tracer | undefined => {
-    if (fixedTracer) return fixedTracer;
+    if (fixedTracer) {
+      return fixedTracer;
+    }
     const global = trace.getTracerProvider();
     const provider = isProxyProvider(global) ? global.getDelegate() : global;
-    if (provider === NOOP_TRACER_PROVIDER) return undefined;
+    if (provider === NOOP_TRACER_PROVIDER) {
+      return undefined;
+    }
     if (provider !== lastProvider) {
       lastProvider = provider;
       lastTracer = provider.getTracer(RETRY_TRACER_NAME);
@@ -252,25 +257,37 @@ export function createRetryTracing(options: RetryTracingOptions = {}): RetryTrac
     let names = namesByMethod.get(method);
     if (names === undefined) {
       names = spanNamesOf(method);
-      if (namesByMethod.size < 1_000) namesByMethod.set(method, names);
+      if (namesByMethod.size < 1_000) {
+        namesByMethod.set(method, names);
+      }
     }
     return names;
   };
 
   const forget = (callId: number, traced: TracedCall): void => {
     calls.delete(callId);
-    if (!traced.callEnded) traced.span.end();
-    for (const span of traced.attempts) span?.end();
+    if (!traced.callEnded) {
+      traced.span.end();
+    }
+    for (const span of traced.attempts) {
+      span?.end();
+    }
   };
 
   const onCallStart = (event: CallStartEvent): void => {
     const tracer = currentTracer();
-    if (tracer === undefined) return;
+    if (tracer === undefined) {
+      return;
+    }
     const stale = calls.get(event.callId);
-    if (stale !== undefined) forget(event.callId, stale); // ids repeat only across copies of this package
+    if (stale !== undefined) {
+      forget(event.callId, stale); // ids repeat only across copies of this package
+    }
     if (calls.size >= maxTracked) {
       const oldest = calls.entries().next();
-      if (!oldest.done) forget(oldest.value[0], oldest.value[1]);
+      if (!oldest.done) {
+        forget(oldest.value[0], oldest.value[1]);
+      }
     }
     const names = namesOf(event.method);
     const parent = context.active();
@@ -314,26 +331,39 @@ export function createRetryTracing(options: RetryTracingOptions = {}): RetryTrac
       traced.context,
     );
     const previous = traced.attempts[event.attempt - 1];
-    if (previous !== undefined) previous.end();
-    else traced.openAttempts += 1;
+    if (previous !== undefined) {
+      previous.end();
+    } else {
+      traced.openAttempts += 1;
+    }
     traced.attempts[event.attempt - 1] = span;
     const attemptContext = trace.setSpan(traced.context, span);
-    if (propagator) propagator.inject(attemptContext, event.metadata, metadataSetter);
-    else propagation.inject(attemptContext, event.metadata, metadataSetter);
+    if (propagator) {
+      propagator.inject(attemptContext, event.metadata, metadataSetter);
+    } else {
+      propagation.inject(attemptContext, event.metadata, metadataSetter);
+    }
   };
 
   const onAttemptEnd = (event: AttemptEndEvent, traced: TracedCall): void => {
     const span = traced.attempts[event.attempt - 1];
-    if (span === undefined) return;
+    if (span === undefined) {
+      return;
+    }
     traced.attempts[event.attempt - 1] = undefined;
     traced.openAttempts -= 1;
     const reason = event.cancelReason;
     const committed = event.committed;
     span.setAttribute(RETRY_SPAN_ATTRIBUTES.attemptCommitted, committed);
     span.setAttribute(RETRY_SPAN_ATTRIBUTES.cancelledByOtherAttempt, reason === 'other-attempt-committed');
-    if (reason !== undefined) span.setAttribute(RETRY_SPAN_ATTRIBUTES.cancelReason, reason);
-    if (reason === 'other-attempt-committed') span.setAttribute(RETRY_SPAN_ATTRIBUTES.statusCode, event.code);
-    else setRpcStatus(span, event.code, event.details);
+    if (reason !== undefined) {
+      span.setAttribute(RETRY_SPAN_ATTRIBUTES.cancelReason, reason);
+    }
+    if (reason === 'other-attempt-committed') {
+      span.setAttribute(RETRY_SPAN_ATTRIBUTES.statusCode, event.code);
+    } else {
+      setRpcStatus(span, event.code, event.details);
+    }
     span.end();
   };
 
@@ -352,7 +382,9 @@ export function createRetryTracing(options: RetryTracingOptions = {}): RetryTrac
       return;
     }
     const traced = calls.get(event.callId);
-    if (traced === undefined) return;
+    if (traced === undefined) {
+      return;
+    }
     switch (event.type) {
       case 'attempt-start':
         onAttemptStart(event, traced);
@@ -379,7 +411,9 @@ export function createRetryTracing(options: RetryTracingOptions = {}): RetryTrac
           [RETRY_SPAN_ATTRIBUTES.eventKind]: event.kind,
           [RETRY_SPAN_ATTRIBUTES.eventGate]: event.gate,
         };
-        if (!Number.isNaN(event.tokens)) attributes[RETRY_SPAN_ATTRIBUTES.eventTokens] = event.tokens;
+        if (!Number.isNaN(event.tokens)) {
+          attributes[RETRY_SPAN_ATTRIBUTES.eventTokens] = event.tokens;
+        }
         traced.span.addEvent(RETRY_SPAN_EVENTS.throttled, attributes);
         break;
       }
@@ -396,13 +430,17 @@ export function createRetryTracing(options: RetryTracingOptions = {}): RetryTrac
         break;
     }
     // Losing attempts may end after the call: the call is forgotten once its last span has ended.
-    if (traced.callEnded && traced.openAttempts === 0) calls.delete(event.callId);
+    if (traced.callEnded && traced.openAttempts === 0) {
+      calls.delete(event.callId);
+    }
   };
 
   return {
     onEvent,
     combine(other?: RetryEventListener): RetryEventListener {
-      if (other === undefined) return onEvent;
+      if (other === undefined) {
+        return onEvent;
+      }
       if (typeof other !== 'function') {
         throw new TypeError('RetryTracing.combine: the listener must be a function');
       }

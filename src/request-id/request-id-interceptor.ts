@@ -67,7 +67,9 @@ export function createRequestIdInterceptor(options: RequestIdInterceptorOptions 
   const settings = checkOptions(options);
   let warnedAboutOrder = false;
   const warnAboutOrder = () => {
-    if (warnedAboutOrder) return;
+    if (warnedAboutOrder) {
+      return;
+    }
     warnedAboutOrder = true;
     process.emitWarning(
       'grpc-retry-hedging: the request-id interceptor runs inside a retry layer, so each attempt gets a new id; put createRequestIdInterceptor before createRetryInterceptor in `interceptors`',
@@ -78,12 +80,16 @@ export function createRequestIdInterceptor(options: RequestIdInterceptorOptions 
   return (callOptions: InterceptorOptions, nextCall) => {
     const definition = callOptions.method_definition;
     // grpc-js only uses the InterceptingCall interface of what an interceptor returns.
-    if (!settings.methods(definition.path)) return nextCall(callOptions) as InterceptingCall;
+    if (!settings.methods(definition.path)) {
+      return nextCall(callOptions) as InterceptingCall;
+    }
     if (settings.field === undefined) {
       const header = settings.header;
       return new InterceptingCall(nextCall(callOptions), {
         start(metadata, listener, next) {
-          if (metadata.get(PREVIOUS_ATTEMPTS_HEADER).length > 0) warnAboutOrder();
+          if (metadata.get(PREVIOUS_ATTEMPTS_HEADER).length > 0) {
+            warnAboutOrder();
+          }
           next(
             hasValue(metadata, header) ? metadata : withHeader(metadata, header, settings.generate()),
             listener,
@@ -91,11 +97,15 @@ export function createRequestIdInterceptor(options: RequestIdInterceptorOptions 
         },
       });
     }
-    if (definition.requestStream) return nextCall(callOptions) as InterceptingCall;
+    if (definition.requestStream) {
+      return nextCall(callOptions) as InterceptingCall;
+    }
     const field = settings.field;
     const call: InterceptingCall = new InterceptingCall(nextCall(callOptions), {
       start(metadata, listener, next) {
-        if (metadata.get(PREVIOUS_ATTEMPTS_HEADER).length > 0) warnAboutOrder();
+        if (metadata.get(PREVIOUS_ATTEMPTS_HEADER).length > 0) {
+          warnAboutOrder();
+        }
         next(metadata, listener);
       },
       sendMessage(message: unknown, next) {

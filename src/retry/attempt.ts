@@ -78,12 +78,18 @@ export function writtenBy(attempt: Attempt): number {
 /** The live attempt that has sent the most (A6: the one to keep when the replay buffer overflows). @internal */
 export function mostAdvanced(live: readonly Attempt[]): Attempt {
   let target = live[0] as Attempt;
-  for (const attempt of live) if (attempt.sent > target.sent) target = attempt;
+  for (const attempt of live) {
+    if (attempt.sent > target.sent) {
+      target = attempt;
+    }
+  }
   return target;
 }
 
 /** Remove an attempt from a list of live attempts. @internal */
 export function removeFrom(live: Attempt[], attempt: Attempt): void {
   const index = live.indexOf(attempt);
-  if (index >= 0) live.splice(index, 1);
+  if (index >= 0) {
+    live.splice(index, 1);
+  }
 }

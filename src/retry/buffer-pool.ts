@@ -27,7 +27,9 @@ export class BufferPool {
    * limit would be exceeded.
    */
   tryReserve(callBytes: number, bytes: number): boolean {
-    if (callBytes + bytes > this.perCallLimit || this.used + bytes > this.totalLimit) return false;
+    if (callBytes + bytes > this.perCallLimit || this.used + bytes > this.totalLimit) {
+      return false;
+    }
     this.used += bytes;
     return true;
   }

@@ -81,7 +81,9 @@ export abstract class CallBase implements InterceptingCallInterface, AttemptOwne
   sendMessageWithContext(context: MessageContext, message: unknown): void {
     const phase = this.phase;
     if (phase.tag === 'ended') {
-      if (context.callback) process.nextTick(context.callback);
+      if (context.callback) {
+        process.nextTick(context.callback);
+      }
       return;
     }
     const verdict = this.replay.append(message, context.flags, context.callback);
@@ -91,7 +93,9 @@ export abstract class CallBase implements InterceptingCallInterface, AttemptOwne
     }
     if (verdict === 'kept') {
       // Safe in the replay buffer: the writer may go on at once.
-      if (context.callback) process.nextTick(context.callback);
+      if (context.callback) {
+        process.nextTick(context.callback);
+      }
       this.pumpAll();
       return;
     }
@@ -110,7 +114,9 @@ export abstract class CallBase implements InterceptingCallInterface, AttemptOwne
   }
 
   halfClose(): void {
-    if (this.phase.tag === 'ended' || this.halfClosed) return;
+    if (this.phase.tag === 'ended' || this.halfClosed) {
+      return;
+    }
     this.halfClosed = true;
     this.pumpAll();
   }
@@ -122,18 +128,31 @@ export abstract class CallBase implements InterceptingCallInterface, AttemptOwne
       return;
     }
     const phase = this.phase;
-    if (phase.tag === 'ended' || this.readRequested) return;
+    if (phase.tag === 'ended' || this.readRequested) {
+      return;
+    }
     this.readRequested = true;
-    if (phase.tag !== 'in-flight') return;
-    if (phase.live.length === 1) (phase.live[0] as Attempt).call.startRead();
-    else for (const attempt of phase.live.slice()) attempt.call.startRead();
+    if (phase.tag !== 'in-flight') {
+      return;
+    }
+    if (phase.live.length === 1) {
+      (phase.live[0] as Attempt).call.startRead();
+    } else {
+      for (const attempt of phase.live.slice()) {
+        attempt.call.startRead();
+      }
+    }
   }
 
   cancelWithStatus(code: Status, details: string): void {
     const phase = this.phase;
-    if (phase.tag === 'ended') return;
+    if (phase.tag === 'ended') {
+      return;
+    }
     // Cancelled before start: nothing went out, but let grpc-js release what it holds for the call.
-    if (phase.tag === 'not-started') phase.firstCall.cancelWithStatus(code, details);
+    if (phase.tag === 'not-started') {
+      phase.firstCall.cancelWithStatus(code, details);
+    }
     this.end({ code, details, metadata: new Metadata() }, 'call-cancelled', true);
   }
 
@@ -170,7 +189,9 @@ export abstract class CallBase implements InterceptingCallInterface, AttemptOwne
     if (from.tag === 'in-flight') {
       from.live.push(attempt);
     } else {
-      if (from.tag === 'waiting') this.retryDelayMs += now - from.since;
+      if (from.tag === 'waiting') {
+        this.retryDelayMs += now - from.since;
+      }
       this.transition({
         tag: 'in-flight',
         live: [attempt],
@@ -181,8 +202,12 @@ export abstract class CallBase implements InterceptingCallInterface, AttemptOwne
     }
     this.lastAttempt = attempt;
     const metadata = (this.metadata as Metadata).clone();
-    if (number > 1) metadata.set(PREVIOUS_ATTEMPTS_METADATA_KEY, String(number - 1));
-    if (this.waitForReady !== undefined) metadata.setOptions({ waitForReady: this.waitForReady });
+    if (number > 1) {
+      metadata.set(PREVIOUS_ATTEMPTS_METADATA_KEY, String(number - 1));
+    }
+    if (this.waitForReady !== undefined) {
+      metadata.setOptions({ waitForReady: this.waitForReady });
+    }
     this.events?.attemptStart(attempt, metadata);
     if (attempt.state !== 'live') {
       // A listener cancelled the call: grpc-js reports nothing for an attempt that never started, so say it here.
@@ -195,8 +220,12 @@ export abstract class CallBase implements InterceptingCallInterface, AttemptOwne
     }
     call.start(metadata, attempt);
     this.pump(attempt);
-    if (attempt.state !== 'live') return;
-    if (this.readRequested) call.startRead();
+    if (attempt.state !== 'live') {
+      return;
+    }
+    if (this.readRequested) {
+      call.startRead();
+    }
     if (commitNext) {
       this.commit(attempt, 'buffer-overflow');
       return;
@@ -216,10 +245,14 @@ export abstract class CallBase implements InterceptingCallInterface, AttemptOwne
     code = Status.CANCELLED,
     details?: string,
   ): void {
-    if (attempt.state !== 'live') return;
+    if (attempt.state !== 'live') {
+      return;
+    }
     this.stopAttemptTimer(attempt);
     const phase = this.phase;
-    if (phase.tag === 'in-flight') removeFrom(phase.live, attempt);
+    if (phase.tag === 'in-flight') {
+      removeFrom(phase.live, attempt);
+    }
     const limiter = this.ctx.cancelLimiter;
     if (
       limiter !== undefined &&
@@ -252,14 +285,18 @@ export abstract class CallBase implements InterceptingCallInterface, AttemptOwne
     if (capped) {
       attempt.timer = this.ctx.clock.setTimer(() => {
         attempt.timer = undefined;
-        if (attempt.state === 'left-running') attempt.call.cancelWithStatus(code, details);
+        if (attempt.state === 'left-running') {
+          attempt.call.cancelWithStatus(code, details);
+        }
       }, capMs);
     }
     this.events?.attemptLeftRunning(attempt, reason, capped ? capMs : undefined);
   }
 
   protected stopAttemptTimer(attempt: Attempt): void {
-    if (attempt.timer === undefined) return;
+    if (attempt.timer === undefined) {
+      return;
+    }
     this.ctx.clock.clearTimer(attempt.timer);
     attempt.timer = undefined;
   }
@@ -268,21 +305,35 @@ export abstract class CallBase implements InterceptingCallInterface, AttemptOwne
 
   /** @internal */
   onAttemptMetadata(attempt: Attempt, metadata: Metadata): void {
-    if (attempt.state !== 'live') return;
-    if (this.phase.tag === 'in-flight') this.commit(attempt, 'headers');
-    if (this.isCommitted(attempt)) this.listener?.onReceiveMetadata?.(metadata);
+    if (attempt.state !== 'live') {
+      return;
+    }
+    if (this.phase.tag === 'in-flight') {
+      this.commit(attempt, 'headers');
+    }
+    if (this.isCommitted(attempt)) {
+      this.listener?.onReceiveMetadata?.(metadata);
+    }
   }
 
   /** @internal */
   onAttemptMessage(attempt: Attempt, message: unknown): void {
     if (this.committedTo !== attempt) {
       // An attempt left running is read to its end, its responses dropped.
-      if (attempt.state === 'left-running') attempt.call.startRead();
-      if (this.phase.tag !== 'in-flight' || attempt.state !== 'live') return;
+      if (attempt.state === 'left-running') {
+        attempt.call.startRead();
+      }
+      if (this.phase.tag !== 'in-flight' || attempt.state !== 'live') {
+        return;
+      }
       // grpc-js hands unary listeners a null message before a status that came without one: not a response.
-      if (message === null && !this.options.method_definition.responseStream) return;
+      if (message === null && !this.options.method_definition.responseStream) {
+        return;
+      }
       this.commit(attempt, 'message');
-      if (this.committedTo !== attempt) return;
+      if (this.committedTo !== attempt) {
+        return;
+      }
     } else if (attempt.state !== 'live') {
       return;
     }
@@ -292,24 +343,32 @@ export abstract class CallBase implements InterceptingCallInterface, AttemptOwne
 
   /** @internal */
   onAttemptStatus(attempt: Attempt, status: StatusObject): void {
-    if (attempt.state === 'done') return;
+    if (attempt.state === 'done') {
+      return;
+    }
     const wasLive = attempt.state === 'live';
     const leftRunning = attempt.state === 'left-running';
     attempt.state = 'done';
     this.stopAttemptTimer(attempt);
     const phase = this.phase;
-    if (wasLive && phase.tag === 'in-flight') removeFrom(phase.live, attempt);
+    if (wasLive && phase.tag === 'in-flight') {
+      removeFrom(phase.live, attempt);
+    }
     this.events?.attemptEnd(
       attempt,
       status,
       this.isCommitted(attempt) || (status.code === Status.OK && phase.tag === 'in-flight'),
       leftRunning,
     );
-    if (!wasLive) return;
+    if (!wasLive) {
+      return;
+    }
     const now = this.phase; // a listener may have ended the call
     if (now.tag === 'committed' && now.attempt === attempt) {
       // Committed: no further attempt, but a failure still counts against the server (A6 throttling).
-      if (status.code !== Status.OK) this.recordFailureIfCounted(status, false);
+      if (status.code !== Status.OK) {
+        this.recordFailureIfCounted(status, false);
+      }
       this.end(status, 'call-ended');
     } else if (now.tag === 'in-flight') {
       if (status.code === Status.OK) {
@@ -325,14 +384,20 @@ export abstract class CallBase implements InterceptingCallInterface, AttemptOwne
   onAttemptWritten(attempt: Attempt): void {
     attempt.writing = false;
     const callback = this.replay.takeCallback(attempt.sent - 1);
-    if (callback) callback();
-    if (this.isCommitted(attempt)) this.replay.dropBefore(writtenBy(attempt));
+    if (callback) {
+      callback();
+    }
+    if (this.isCommitted(attempt)) {
+      this.replay.dropBefore(writtenBy(attempt));
+    }
     this.pump(attempt);
   }
 
   protected onRecvTimeout(attempt: Attempt, timeoutMs: number): void {
     attempt.timer = undefined;
-    if (attempt.state !== 'live' || this.phase.tag !== 'in-flight') return;
+    if (attempt.state !== 'live' || this.phase.tag !== 'in-flight') {
+      return;
+    }
     const details = `per-attempt receive timeout (${timeoutMs} ms) hit on attempt ${attempt.number}`;
     // DEADLINE_EXCEEDED tells the interceptors below (an adaptive throttle, say) why: the backend was too slow.
     this.cancelAttempt(attempt, 'per-attempt-timeout', Status.DEADLINE_EXCEEDED, details);
@@ -344,7 +409,9 @@ export abstract class CallBase implements InterceptingCallInterface, AttemptOwne
   }
 
   protected clearHedgeTimer(phase: Extract<CallPhase, { tag: 'in-flight' }>): void {
-    if (phase.hedgeTimer === undefined) return;
+    if (phase.hedgeTimer === undefined) {
+      return;
+    }
     this.ctx.clock.clearTimer(phase.hedgeTimer);
     phase.hedgeTimer = undefined;
   }
@@ -357,15 +424,21 @@ export abstract class CallBase implements InterceptingCallInterface, AttemptOwne
     if (!isLegalTransition(current.tag, next.tag)) {
       throw new Error(`RetryingCall: no transition from ${current.tag} to ${next.tag}`);
     }
-    if (current.tag === 'in-flight') this.clearHedgeTimer(current);
-    if (current.tag === 'waiting' && current.timer !== undefined) this.ctx.clock.clearTimer(current.timer);
+    if (current.tag === 'in-flight') {
+      this.clearHedgeTimer(current);
+    }
+    if (current.tag === 'waiting' && current.timer !== undefined) {
+      this.ctx.clock.clearTimer(current.timer);
+    }
     this.phase = next;
     this.committedTo = next.tag === 'committed' ? next.attempt : undefined;
   }
 
   protected commit(attempt: Attempt, reason: CommitReason): void {
     const phase = this.phase;
-    if (phase.tag !== 'in-flight') return;
+    if (phase.tag !== 'in-flight') {
+      return;
+    }
     this.stopAttemptTimer(attempt);
     const live = phase.live;
     if (this.ctx.adaptive && reason !== 'buffer-overflow' && this.policy.kind === 'hedging') {
@@ -373,7 +446,11 @@ export abstract class CallBase implements InterceptingCallInterface, AttemptOwne
     }
     this.transition({ tag: 'committed', attempt });
     if (live.length > 1) {
-      for (const loser of live) if (loser !== attempt) this.cancelAttempt(loser, 'other-attempt-committed');
+      for (const loser of live) {
+        if (loser !== attempt) {
+          this.cancelAttempt(loser, 'other-attempt-committed');
+        }
+      }
     }
     this.replay.release();
     this.replay.dropBefore(writtenBy(attempt));
@@ -383,42 +460,65 @@ export abstract class CallBase implements InterceptingCallInterface, AttemptOwne
   /** The call's status is decided: stop everything, then tell the application (on the next tick for a cancel). */
   protected end(status: StatusObject, cancelReason: AttemptCancelReason, deliverLater = false): void {
     const phase = this.phase;
-    if (phase.tag === 'ended') return;
-    if (phase.tag === 'waiting') this.retryDelayMs += this.ctx.clock.now() - phase.since;
+    if (phase.tag === 'ended') {
+      return;
+    }
+    if (phase.tag === 'waiting') {
+      this.retryDelayMs += this.ctx.clock.now() - phase.since;
+    }
     this.transition(ENDED);
     // Ended now: cancelling an attempt no longer touches the old phase's list.
     if (phase.tag === 'in-flight') {
-      for (const attempt of phase.live) this.cancelOnEnd(attempt, status, cancelReason);
+      for (const attempt of phase.live) {
+        this.cancelOnEnd(attempt, status, cancelReason);
+      }
     } else if (phase.tag === 'committed') {
       this.cancelOnEnd(phase.attempt, status, cancelReason);
     }
     const waiting = this.replay.clear();
-    if (waiting) for (const callback of waiting) process.nextTick(callback);
-    if (status.code === Status.OK) this.ctx.gate?.recordSuccess();
+    if (waiting) {
+      for (const callback of waiting) {
+        process.nextTick(callback);
+      }
+    }
+    if (status.code === Status.OK) {
+      this.ctx.gate?.recordSuccess();
+    }
     // The attempt count, visible to the caller in the trailers (as grpc-java does); absent means one attempt.
-    if (this.attemptsStarted > 1)
+    if (this.attemptsStarted > 1) {
       status.metadata?.set(PREVIOUS_ATTEMPTS_METADATA_KEY, String(this.attemptsStarted - 1));
+    }
     this.events?.callEnd(status, this.attemptsStarted, this.retryDelayMs);
     const listener = this.listener;
     this.listener = undefined;
     this.metadata = undefined;
-    if (deliverLater) process.nextTick(() => listener?.onReceiveStatus?.(status));
-    else listener?.onReceiveStatus?.(status);
+    if (deliverLater) {
+      process.nextTick(() => listener?.onReceiveStatus?.(status));
+    } else {
+      listener?.onReceiveStatus?.(status);
+    }
   }
 
   // ---- helpers ----
 
   /** At the end of the call: an attempt still in flight is cancelled (with the caller's status for a cancel). */
   protected cancelOnEnd(attempt: Attempt, status: StatusObject, reason: AttemptCancelReason): void {
-    if (attempt.state !== 'live') return;
-    if (reason === 'call-cancelled') this.cancelAttempt(attempt, reason, status.code, status.details);
-    else this.cancelAttempt(attempt, reason);
+    if (attempt.state !== 'live') {
+      return;
+    }
+    if (reason === 'call-cancelled') {
+      this.cancelAttempt(attempt, reason, status.code, status.details);
+    } else {
+      this.cancelAttempt(attempt, reason);
+    }
   }
 
   protected setTimerBeforeDeadline(delayMs: number, action: () => void): unknown {
     const clock = this.ctx.clock;
     const remaining = this.deadline - clock.now();
-    if (remaining <= delayMs) return clock.setTimer(() => this.endOnDeadline(), Math.max(0, remaining));
+    if (remaining <= delayMs) {
+      return clock.setTimer(() => this.endOnDeadline(), Math.max(0, remaining));
+    }
     return clock.setTimer(action, delayMs);
   }
 
@@ -434,8 +534,9 @@ export abstract class CallBase implements InterceptingCallInterface, AttemptOwne
 
   protected recordFailureIfCounted(status: StatusObject, timedOut: boolean): void {
     const hint = readServerHint(status.metadata, this.ctx.retryInfo);
-    if (countsAgainstServer(this.policy, { code: status.code, hint, timedOut }))
+    if (countsAgainstServer(this.policy, { code: status.code, hint, timedOut })) {
       this.ctx.gate?.recordFailure();
+    }
   }
 
   protected isCommitted(attempt: Attempt): boolean {
@@ -448,10 +549,17 @@ export abstract class CallBase implements InterceptingCallInterface, AttemptOwne
 
   protected pumpAll(): void {
     const phase = this.phase;
-    if (phase.tag !== 'in-flight') return;
+    if (phase.tag !== 'in-flight') {
+      return;
+    }
     const live = phase.live;
-    if (live.length === 1) this.pump(live[0] as Attempt);
-    else for (const attempt of live.slice()) this.pump(attempt);
+    if (live.length === 1) {
+      this.pump(live[0] as Attempt);
+    } else {
+      for (const attempt of live.slice()) {
+        this.pump(attempt);
+      }
+    }
   }
 
   protected pump(attempt: Attempt): void {
@@ -471,6 +579,8 @@ export abstract class CallBase implements InterceptingCallInterface, AttemptOwne
 const ENDED: CallPhase = Object.freeze({ tag: 'ended' });
 
 function deadlineToMs(deadline: InterceptorOptions['deadline']): number {
-  if (deadline === undefined || deadline === null) return Number.POSITIVE_INFINITY;
+  if (deadline === undefined || deadline === null) {
+    return Number.POSITIVE_INFINITY;
+  }
   return deadline instanceof Date ? deadline.getTime() : deadline;
 }

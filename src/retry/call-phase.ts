@@ -84,6 +84,8 @@ export function endStatus(
   reason: FinishReason,
   cancelReason: AttemptCancelReason | undefined,
 ): StatusObject {
-  if (cancelReason !== 'per-attempt-timeout') return status;
+  if (cancelReason !== 'per-attempt-timeout') {
+    return status;
+  }
   return { ...status, details: `${status.details}; ${FINISH_TEXT[reason]}` };
 }

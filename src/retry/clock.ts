@@ -21,7 +21,9 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 export const systemClock: Clock = {
   now: () => Date.now(),
   setTimer(callback, delayMs) {
-    if (delayMs <= MAX_TIMER_MS) return setTimeout(callback, Math.max(0, delayMs));
+    if (delayMs <= MAX_TIMER_MS) {
+      return setTimeout(callback, Math.max(0, delayMs));
+    }
     const box: { timer: NodeJS.Timeout | undefined } = { timer: undefined };
     const dueAt = Date.now() + delayMs;
     const arm = () => {
@@ -35,7 +37,9 @@ export const systemClock: Clock = {
     return box;
   },
   clearTimer(handle) {
-    if (handle === undefined || handle === null) return;
+    if (handle === undefined || handle === null) {
+      return;
+    }
     if (typeof handle === 'object' && 'timer' in (handle as object)) {
       clearTimeout((handle as { timer: NodeJS.Timeout | undefined }).timer);
       return;

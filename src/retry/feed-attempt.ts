@@ -16,7 +16,9 @@ export function feedAttempt(
   halfClosed: boolean,
   singleRequest: boolean,
 ): void {
-  if (attempt.state !== 'live') return;
+  if (attempt.state !== 'live') {
+    return;
+  }
   const end = replay.end;
   if (!attempt.writing && attempt.sent < end) {
     const index = attempt.sent;

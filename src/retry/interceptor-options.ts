@@ -110,7 +110,9 @@ const WHERE = 'createRetryInterceptor';
 
 /** Check the options of {@link createRetryInterceptor}; unknown keys and bad values throw a TypeError/RangeError. @internal */
 export function resolveInterceptorOptions(options: unknown): ResolvedInterceptorOptions {
-  if (options === undefined) options = {};
+  if (options === undefined) {
+    options = {};
+  }
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
     throw new TypeError(
       `${WHERE}: options must be an object (or left out), got ${options === null ? 'null' : typeof options}`,
@@ -170,17 +172,26 @@ export function listenerOf(
   value: RetryEventListener | readonly RetryEventListener[] | undefined,
   name: string,
 ): ((event: RetryEvent) => void) | undefined {
-  if (value === undefined) return undefined;
+  if (value === undefined) {
+    return undefined;
+  }
   const list = Array.isArray(value) ? value : [value];
   for (const listener of list) {
-    if (typeof listener !== 'function')
+    if (typeof listener !== 'function') {
       throw new TypeError(`${WHERE}: ${name} must be a function or an array of functions`);
+    }
   }
   const safe = (list as RetryEventListener[]).map(safeListener);
-  if (safe.length === 0) return undefined;
-  if (safe.length === 1) return safe[0];
+  if (safe.length === 0) {
+    return undefined;
+  }
+  if (safe.length === 1) {
+    return safe[0];
+  }
   return (event) => {
-    for (const listener of safe) listener(event);
+    for (const listener of safe) {
+      listener(event);
+    }
   };
 }
 
@@ -189,8 +200,12 @@ export function chainListeners(
   first: ((event: RetryEvent) => void) | undefined,
   second: ((event: RetryEvent) => void) | undefined,
 ): ((event: RetryEvent) => void) | undefined {
-  if (!first) return second;
-  if (!second) return first;
+  if (!first) {
+    return second;
+  }
+  if (!second) {
+    return first;
+  }
   return (event) => {
     first(event);
     second(event);
@@ -203,7 +218,9 @@ function safeListener(listener: RetryEventListener): (event: RetryEvent) => void
     try {
       listener(event);
     } catch (error) {
-      if (warned) return;
+      if (warned) {
+        return;
+      }
       warned = true;
       process.emitWarning(
         `grpc-retry-hedging: the onEvent listener threw (${error instanceof Error ? error.message : String(error)}); ` +
@@ -216,7 +233,9 @@ function safeListener(listener: RetryEventListener): (event: RetryEvent) => void
 
 /** An options object (or `true`) gets the interceptor's clock unless it names its own; anything else is kept. */
 function withClock<T>(option: T, clock: Clock): T | { clock: Clock } {
-  if (option === true) return { clock };
+  if (option === true) {
+    return { clock };
+  }
   if (
     typeof option === 'object' &&
     option !== null &&

@@ -20,11 +20,16 @@ const CANONICAL_INTEGER = /^(?:0|-?[1-9][0-9]*)$/;
  * (grpc-js parses with parseInt and so retries at once on garbage; we do not.)
  */
 export function parsePushbackValues(values: readonly unknown[]): Pushback {
-  if (values.length === 0) return ABSENT;
-  if (values.length > 1)
+  if (values.length === 0) {
+    return ABSENT;
+  }
+  if (values.length > 1) {
     return { kind: 'do-not-retry', reason: `repeated pushback (${values.length} values)` };
+  }
   const raw = values[0];
-  if (typeof raw !== 'string') return { kind: 'do-not-retry', reason: 'pushback value is not text' };
+  if (typeof raw !== 'string') {
+    return { kind: 'do-not-retry', reason: 'pushback value is not text' };
+  }
   if (!CANONICAL_INTEGER.test(raw)) {
     return { kind: 'do-not-retry', reason: `unparseable pushback ${JSON.stringify(raw)}` };
   }
@@ -32,12 +37,16 @@ export function parsePushbackValues(values: readonly unknown[]): Pushback {
   if (value > INT32_MAX || value < INT32_MIN) {
     return { kind: 'do-not-retry', reason: `pushback ${raw} is outside the signed 32-bit range` };
   }
-  if (value < 0) return { kind: 'do-not-retry', reason: `negative pushback ${raw}` };
+  if (value < 0) {
+    return { kind: 'do-not-retry', reason: `negative pushback ${raw}` };
+  }
   return { kind: 'retry-after', delayMs: value };
 }
 
 /** Read the pushback from a status's trailers. */
 export function parsePushback(trailers: Metadata | undefined | null): Pushback {
-  if (!trailers) return ABSENT;
+  if (!trailers) {
+    return ABSENT;
+  }
   return parsePushbackValues(trailers.get(PUSHBACK_METADATA_KEY));
 }

@@ -103,11 +103,15 @@ export class ReplayBuffer {
    * to fit. False when it does not (the call may then make no further attempt).
    */
   reserveAll(): boolean {
-    if (!this.accounting) return false;
+    if (!this.accounting) {
+      return false;
+    }
     const end = this.end;
     while (this.charged < end) {
       const bytes = this.charge(this.messageAt(this.charged));
-      if (!this.pool.tryReserve(this.reserved, bytes)) return false;
+      if (!this.pool.tryReserve(this.reserved, bytes)) {
+        return false;
+      }
       this.reserved += bytes;
       this.charged += 1;
     }
@@ -117,26 +121,36 @@ export class ReplayBuffer {
   /** The call committed: give the bytes back and stop accounting. */
   release(): void {
     this.accounting = false;
-    if (this.reserved > 0) this.pool.release(this.reserved);
+    if (this.reserved > 0) {
+      this.pool.release(this.reserved);
+    }
     this.reserved = 0;
   }
 
   /** The application's callback for the message at `index`, if it still waits for it; it is handed out once. */
   takeCallback(index: number): (() => void) | undefined {
     const pending = this.pendingCallbacks;
-    if (pending === undefined) return undefined;
+    if (pending === undefined) {
+      return undefined;
+    }
     const callback = pending.get(index);
-    if (callback !== undefined) pending.delete(index);
+    if (callback !== undefined) {
+      pending.delete(index);
+    }
     return callback;
   }
 
   /** Forget the messages before absolute index `index` (the committed attempt has written them). */
   dropBefore(index: number): void {
     const count = index - this.base;
-    if (count <= 0) return;
+    if (count <= 0) {
+      return;
+    }
     if (count >= this.messages.length) {
       this.messages.length = 0;
-      if (this.flags) this.flags.length = 0;
+      if (this.flags) {
+        this.flags.length = 0;
+      }
     } else {
       this.messages.splice(0, count);
       this.flags?.splice(0, count);
@@ -151,7 +165,9 @@ export class ReplayBuffer {
     this.messages.length = 0;
     this.flags = undefined;
     const pending = this.pendingCallbacks;
-    if (pending === undefined || pending.size === 0) return undefined;
+    if (pending === undefined || pending.size === 0) {
+      return undefined;
+    }
     this.pendingCallbacks = undefined;
     return [...pending.values()];
   }

@@ -87,14 +87,24 @@ export function countsAgainstServer(policy: CallPolicy, failure: AttemptFailure)
 export function decideAfterFailure(input: FailureDecisionInput): FailureDecision {
   const { policy, failure } = input;
   const retryable = failure.timedOut || isRetryableCode(policy, failure.code);
-  if (!retryable) return finish('fatal-status');
+  if (!retryable) {
+    return finish('fatal-status');
+  }
   // Only the call's own deadline ends it: a server's DEADLINE_EXCEEDED is retried like any listed code.
-  if (input.now >= input.deadline) return finish('deadline');
-  if (policy.kind === 'hedging') return decideHedging(input);
+  if (input.now >= input.deadline) {
+    return finish('deadline');
+  }
+  if (policy.kind === 'hedging') {
+    return decideHedging(input);
+  }
 
   const hint = failure.hint;
-  if (hint.kind === 'do-not-retry') return finish('do-not-retry');
-  if (input.attemptsStarted >= policy.maxAttempts) return finish('attempts-exhausted');
+  if (hint.kind === 'do-not-retry') {
+    return finish('do-not-retry');
+  }
+  if (input.attemptsStarted >= policy.maxAttempts) {
+    return finish('attempts-exhausted');
+  }
   let delayMs: number;
   let reason: 'backoff' | 'pushback' | 'retry-info';
   let backoff: BackoffState;
@@ -108,19 +118,29 @@ export function decideAfterFailure(input: FailureDecisionInput): FailureDecision
     reason = 'backoff';
     backoff = step.state;
   }
-  if (input.deadlineAware && input.now + delayMs >= input.deadline) return finish('deadline-aware');
-  if (!input.replayFits()) return finish('replay-buffer');
-  if (!input.gateAllows()) return finish('throttled');
+  if (input.deadlineAware && input.now + delayMs >= input.deadline) {
+    return finish('deadline-aware');
+  }
+  if (!input.replayFits()) {
+    return finish('replay-buffer');
+  }
+  if (!input.gateAllows()) {
+    return finish('throttled');
+  }
   return { type: 'retry', delayMs, reason, backoff };
 }
 
 function decideHedging(input: FailureDecisionInput): FailureDecision {
   const hint = input.failure.hint;
-  if (hint.kind === 'do-not-retry') return { type: 'stop-hedging', reason: 'do-not-retry' };
+  if (hint.kind === 'do-not-retry') {
+    return { type: 'stop-hedging', reason: 'do-not-retry' };
+  }
   if (input.attemptsStarted >= input.policy.maxAttempts) {
     return { type: 'stop-hedging', reason: 'attempts-exhausted' };
   }
-  if (hint.kind === 'retry-after') return { type: 'hedge-after', delayMs: hint.delayMs, reason: hint.source };
+  if (hint.kind === 'retry-after') {
+    return { type: 'hedge-after', delayMs: hint.delayMs, reason: hint.source };
+  }
   return { type: 'hedge-now' };
 }
 
@@ -138,9 +158,15 @@ export type HedgeSendDecision =
 
 /** The rules for sending the next hedge: attempts left, room in the replay buffer, then the gate. */
 export function decideHedgeSend(input: HedgeSendInput): HedgeSendDecision {
-  if (input.attemptsStarted >= input.maxAttempts) return { type: 'stop', reason: 'attempts-exhausted' };
-  if (!input.replayFits()) return { type: 'stop', reason: 'replay-buffer' };
-  if (!input.gateAllows()) return { type: 'stop', reason: 'throttled' };
+  if (input.attemptsStarted >= input.maxAttempts) {
+    return { type: 'stop', reason: 'attempts-exhausted' };
+  }
+  if (!input.replayFits()) {
+    return { type: 'stop', reason: 'replay-buffer' };
+  }
+  if (!input.gateAllows()) {
+    return { type: 'stop', reason: 'throttled' };
+  }
   return { type: 'send' };
 }
 

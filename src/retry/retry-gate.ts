@@ -32,7 +32,9 @@ export interface RetryGate {
 
 /** Whether `value` has the shape of a {@link RetryGate}. @internal */
 export function isRetryGate(value: unknown): value is RetryGate {
-  if (typeof value !== 'object' || value === null) return false;
+  if (typeof value !== 'object' || value === null) {
+    return false;
+  }
   const gate = value as Record<string, unknown>;
   return (
     typeof gate.allowAttempt === 'function' &&

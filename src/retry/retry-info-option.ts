@@ -71,9 +71,15 @@ export function resolveRetryInfoOptions(
 }
 
 function describeOption(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value);
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'string') {
+    return JSON.stringify(value);
+  }
+  if (value === null) {
+    return 'null';
+  }
+  if (Array.isArray(value)) {
+    return 'an array';
+  }
   return typeof value === 'object' ? 'an object' : String(value);
 }
 

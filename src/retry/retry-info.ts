@@ -113,14 +113,18 @@ const TO_OBJECT = { longs: String, bytes: Array } as const;
  * `grpc-status-details-bin` is a Buffer). Never throws.
  */
 export function parseRetryInfo(trailers: Metadata | null | undefined): RetryInfo {
-  if (!trailers) return ABSENT;
+  if (!trailers) {
+    return ABSENT;
+  }
   let values: unknown[];
   try {
     values = trailers.get(STATUS_DETAILS_METADATA_KEY);
   } catch {
     return { kind: 'malformed', reason: `cannot read ${STATUS_DETAILS_METADATA_KEY}` };
   }
-  if (values.length === 0) return ABSENT;
+  if (values.length === 0) {
+    return ABSENT;
+  }
   if (values.length > 1) {
     return {
       kind: 'malformed',
@@ -147,9 +151,13 @@ export function parseRetryInfoFromStatusDetails(bytes: Uint8Array): RetryInfo {
   }
   let found: RetryInfo | undefined;
   for (const [index, detail] of (status.details ?? []).entries()) {
-    if (!isRetryInfoTypeUrl(detail.type_url ?? '')) continue;
+    if (!isRetryInfoTypeUrl(detail.type_url ?? '')) {
+      continue;
+    }
     const info = decodeRetryInfo(Uint8Array.from(detail.value ?? []), index);
-    if (info.kind === 'malformed') return info;
+    if (info.kind === 'malformed') {
+      return info;
+    }
     if (found === undefined) {
       found = info;
     } else if (found.kind === 'retry-after' && info.kind === 'retry-after') {

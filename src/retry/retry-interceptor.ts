@@ -71,8 +71,11 @@ export function createRetryInterceptor(
     let policy: CallPolicy | undefined = entry?.policy;
     let callEmit: ((event: RetryEvent) => void) | undefined = emit;
     if (perCall !== undefined) {
-      if (!perCall.enabled) policy = undefined;
-      else if (perCall.policy) policy = clampPolicy(perCall.policy, maxAttemptsLimit);
+      if (!perCall.enabled) {
+        policy = undefined;
+      } else if (perCall.policy) {
+        policy = clampPolicy(perCall.policy, maxAttemptsLimit);
+      }
       callEmit = chainListeners(emit, perCall.onEvent);
     }
     const timeoutMs = entry?.timeoutMs;
@@ -83,7 +86,9 @@ export function createRetryInterceptor(
       // No policy: hand grpc-js the next call itself (it only uses the InterceptingCall interface), or a thin
       // wrapper when waitForReady must go on the metadata.
       const call = nextCall(options);
-      if (waitForReady === undefined) return call as InterceptingCall;
+      if (waitForReady === undefined) {
+        return call as InterceptingCall;
+      }
       return new InterceptingCall(call, {
         start(metadata, listener, next) {
           metadata.setOptions({ waitForReady });
@@ -113,6 +118,8 @@ function withDeadlineWithin(options: InterceptorOptions, deadlineMs: number): In
       : current instanceof Date
         ? current.getTime()
         : current;
-  if (currentMs <= deadlineMs) return options;
+  if (currentMs <= deadlineMs) {
+    return options;
+  }
   return { ...options, deadline: deadlineMs } as InterceptorOptions & CallOptions;
 }

@@ -44,11 +44,17 @@ export class RetryingCall extends CallBase {
     this.metadata = metadata;
     this.listener = listener;
     this.ctx.gate?.recordCall?.();
-    if (this.policy.kind === 'hedging') this.hedge = hedgeScheduleOf(this.policy, this.ctx, this.options);
+    if (this.policy.kind === 'hedging') {
+      this.hedge = hedgeScheduleOf(this.policy, this.ctx, this.options);
+    }
     this.events?.callStart(this.policy, this.deadline);
-    if (this.phase.tag === 'ended') return;
+    if (this.phase.tag === 'ended') {
+      return;
+    }
     this.startAttempt('original');
-    if (this.hedge) this.scheduleHedge(this.hedge.delayMs, this.hedge.reason);
+    if (this.hedge) {
+      this.scheduleHedge(this.hedge.delayMs, this.hedge.reason);
+    }
   }
 
   // ---- after a failure: decide, then carry the decision out ----
@@ -57,7 +63,9 @@ export class RetryingCall extends CallBase {
     const policy = this.policy;
     const hint = timedOut ? NO_HINT : readServerHint(status.metadata, this.ctx.retryInfo);
     const failure = { code: status.code, hint, timedOut };
-    if (countsAgainstServer(policy, failure)) this.ctx.gate?.recordFailure();
+    if (countsAgainstServer(policy, failure)) {
+      this.ctx.gate?.recordFailure();
+    }
     const decision = decideAfterFailure({
       policy,
       failure,
@@ -76,10 +84,14 @@ export class RetryingCall extends CallBase {
 
   private carryOut(decision: FailureDecision, attempt: Attempt, status: StatusObject): void {
     const phase = this.phase;
-    if (phase.tag !== 'in-flight') return;
+    if (phase.tag !== 'in-flight') {
+      return;
+    }
     switch (decision.type) {
       case 'finish':
-        if (decision.reason === 'replay-buffer') this.events?.committed(attempt.number, 'buffer-overflow');
+        if (decision.reason === 'replay-buffer') {
+          this.events?.committed(attempt.number, 'buffer-overflow');
+        }
         this.end(endStatus(status, decision.reason, attempt.cancelReason), 'call-ended');
         return;
       case 'retry':
@@ -107,11 +119,15 @@ export class RetryingCall extends CallBase {
   /** Send the next hedge after `delayMs` (at once when 0), then one every hedgingDelay. */
   private scheduleHedge(delayMs: number, reason: HedgeReason): void {
     let phase = this.phase;
-    if (phase.tag !== 'in-flight' || this.policy.kind !== 'hedging') return;
+    if (phase.tag !== 'in-flight' || this.policy.kind !== 'hedging') {
+      return;
+    }
     this.clearHedgeTimer(phase);
     while (phase.hedging && this.attemptsStarted < this.policy.maxAttempts) {
       this.events?.hedgeScheduled(this.attemptsStarted + 1, delayMs, reason);
-      if (this.phase !== phase) return; // a listener ended the call
+      if (this.phase !== phase) {
+        return; // a listener ended the call
+      }
       if (delayMs > 0) {
         if (phase.live.length === 0) {
           this.waitThenStart('hedge', delayMs, phase.lastFailure as StatusObject);
@@ -120,9 +136,13 @@ export class RetryingCall extends CallBase {
         }
         return;
       }
-      if (!this.trySendHedge()) return;
+      if (!this.trySendHedge()) {
+        return;
+      }
       phase = this.phase;
-      if (phase.tag !== 'in-flight') return;
+      if (phase.tag !== 'in-flight') {
+        return;
+      }
       delayMs = (this.hedge as HedgeSchedule).delayMs;
       reason = (this.hedge as HedgeSchedule).reason;
     }
@@ -130,13 +150,17 @@ export class RetryingCall extends CallBase {
   }
 
   private onHedgeTimer(): void {
-    if (this.phase.tag === 'in-flight') this.phase.hedgeTimer = undefined;
+    if (this.phase.tag === 'in-flight') {
+      this.phase.hedgeTimer = undefined;
+    }
     this.sendHedge();
   }
 
   /** A hedge timer fired: send the hedge, then schedule the next. */
   private sendHedge(): void {
-    if (this.policy.kind !== 'hedging' || !this.trySendHedge()) return;
+    if (this.policy.kind !== 'hedging' || !this.trySendHedge()) {
+      return;
+    }
     const hedge = this.hedge as HedgeSchedule;
     this.scheduleHedge(hedge.delayMs, hedge.reason);
   }
@@ -166,9 +190,11 @@ export class RetryingCall extends CallBase {
       this.end(phase.lastFailure, 'call-ended');
     } else if (phase.tag === 'in-flight') {
       // A6: on a full replay buffer, keep the attempt that has sent the most.
-      if (verdict.reason === 'replay-buffer' && phase.live.length > 0)
+      if (verdict.reason === 'replay-buffer' && phase.live.length > 0) {
         this.commit(mostAdvanced(phase.live), 'buffer-overflow');
-      else this.stopHedging(phase);
+      } else {
+        this.stopHedging(phase);
+      }
     }
     return false;
   }
@@ -182,7 +208,9 @@ export class RetryingCall extends CallBase {
   /** When no attempt is in flight and none is coming, the last failure is the result. */
   private finishIfHedgingIsOver(): void {
     const phase = this.phase;
-    if (phase.tag !== 'in-flight' || phase.live.length > 0 || phase.hedgeTimer !== undefined) return;
+    if (phase.tag !== 'in-flight' || phase.live.length > 0 || phase.hedgeTimer !== undefined) {
+      return;
+    }
     const last = phase.lastFailure ?? {
       code: Status.UNAVAILABLE,
       details: 'no hedge could be sent',
@@ -204,8 +232,11 @@ export class RetryingCall extends CallBase {
     this.transition(waiting);
     waiting.timer = this.setTimerBeforeDeadline(delayMs, () => {
       waiting.timer = undefined;
-      if (next === 'retry') this.startAttempt('retry');
-      else this.sendHedge();
+      if (next === 'retry') {
+        this.startAttempt('retry');
+      } else {
+        this.sendHedge();
+      }
     });
   }
 
@@ -215,7 +246,9 @@ export class RetryingCall extends CallBase {
    */
   private gateAllows(kind: 'retry' | 'hedge'): boolean {
     const hedge = this.hedge;
-    if (hedge) hedge.budgetRefused = false;
+    if (hedge) {
+      hedge.budgetRefused = false;
+    }
     const gate = this.ctx.gate;
     if (gate && !gate.allowAttempt(kind)) {
       this.events?.throttled(this.attemptsStarted + 1, kind, gate);
@@ -241,13 +274,16 @@ export class RetryingCall extends CallBase {
    */
   protected recordLatencies(winner: Attempt, live: readonly Attempt[]): void {
     const adaptive = this.ctx.adaptive;
-    if (!adaptive) return;
+    if (!adaptive) {
+      return;
+    }
     const method = this.options.method_definition.path;
     const now = this.ctx.clock.now();
     adaptive.record(method, now - winner.startedAt);
     for (const loser of live) {
-      if (loser !== winner && loser.startedAt < winner.startedAt)
+      if (loser !== winner && loser.startedAt < winner.startedAt) {
         adaptive.record(method, now - loser.startedAt);
+      }
     }
   }
 }
@@ -275,7 +311,9 @@ function hedgeScheduleOf(
     adaptive.budget?.recordCall();
     const choice = adaptive.delayFor(options.method_definition.path, policy.hedgingDelayMs);
     delayMs = choice.delayMs;
-    if (choice.adaptive) reason = 'adaptive-delay';
+    if (choice.adaptive) {
+      reason = 'adaptive-delay';
+    }
   }
   return { delayMs, reason, budgetRefused: false, budgetRefusedFor: 0 };
 }

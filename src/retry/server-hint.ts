@@ -30,16 +30,23 @@ export function readServerHint(
   trailers: Metadata | undefined,
   retryInfo: RetryInfoPolicy | undefined,
 ): ServerHint {
-  if (!trailers) return NO_HINT;
+  if (!trailers) {
+    return NO_HINT;
+  }
   const pushback = parsePushback(trailers);
   if (pushback.kind === 'retry-after') {
     return { kind: 'retry-after', delayMs: pushback.delayMs, source: 'pushback' };
   }
-  if (pushback.kind === 'do-not-retry')
+  if (pushback.kind === 'do-not-retry') {
     return { kind: 'do-not-retry', reason: pushback.reason, source: 'pushback' };
-  if (retryInfo === undefined) return NO_HINT;
+  }
+  if (retryInfo === undefined) {
+    return NO_HINT;
+  }
   const delayMs = retryInfo.read(trailers);
-  if (delayMs === undefined) return NO_HINT;
+  if (delayMs === undefined) {
+    return NO_HINT;
+  }
   if (delayMs > retryInfo.maxDelayMs) {
     return {
       kind: 'do-not-retry',

@@ -25,7 +25,9 @@ export class EventQueue<T> {
     while (i > 0) {
       const parent = (i - 1) >> 1;
       const pt = times[parent]!;
-      if (pt < time || (pt === time && seqs[parent]! < seq)) break;
+      if (pt < time || (pt === time && seqs[parent]! < seq)) {
+        break;
+      }
       times[i] = pt;
       seqs[i] = seqs[parent]!;
       items[i] = items[parent]!;
@@ -45,7 +47,9 @@ export class EventQueue<T> {
   pop(): T | undefined {
     const items = this.items;
     const n = items.length;
-    if (n === 0) return undefined;
+    if (n === 0) {
+      return undefined;
+    }
     const top = items[0]!;
     const times = this.times;
     const seqs = this.seqs;
@@ -57,7 +61,9 @@ export class EventQueue<T> {
       let i = 0;
       for (;;) {
         const left = 2 * i + 1;
-        if (left >= size) break;
+        if (left >= size) {
+          break;
+        }
         const right = left + 1;
         let child = left;
         if (
@@ -67,7 +73,9 @@ export class EventQueue<T> {
           child = right;
         }
         const ct = times[child]!;
-        if (lastTime < ct || (lastTime === ct && lastSeq < seqs[child]!)) break;
+        if (lastTime < ct || (lastTime === ct && lastSeq < seqs[child]!)) {
+          break;
+        }
         times[i] = ct;
         seqs[i] = seqs[child]!;
         items[i] = items[child]!;

@@ -163,8 +163,9 @@ export function checkFleetSimulationConfig(config: FleetSimulationConfig): void 
   }
   for (const key of ['queueMs', 'rejectCostMs', 'networkMs', 'outageStartMs', 'outageMs'] as const) {
     const v = config[key];
-    if (!Number.isFinite(v) || v < 0)
+    if (!Number.isFinite(v) || v < 0) {
       throw new RangeError(`fleet simulation: ${key} must be a number >= 0, got ${v}`);
+    }
   }
   if (!Number.isInteger(config.clients) || config.clients < 1 || config.clients > 100_000) {
     throw new RangeError(
@@ -244,7 +245,9 @@ export function runFleetSimulation(policy: SimPolicy, config: FleetSimulationCon
     } else {
       timeline.refused[bucket()]! += 1;
       respond(attempt, UNAVAILABLE, now + config.networkMs);
-      if (config.rejectCostMs > 0) pendingRefusalWork += 1;
+      if (config.rejectCostMs > 0) {
+        pendingRefusalWork += 1;
+      }
     }
   };
   const nextJob = () => {
@@ -266,7 +269,9 @@ export function runFleetSimulation(policy: SimPolicy, config: FleetSimulationCon
 
   // ---- the clients ----
   const endCall = (call: SimCall, code: number) => {
-    if (call.ended) return;
+    if (call.ended) {
+      return;
+    }
     call.ended = true;
     if (code === OK) {
       timeline.ok[bucket()]! += 1;
@@ -276,7 +281,9 @@ export function runFleetSimulation(policy: SimPolicy, config: FleetSimulationCon
     }
   };
   const startAttempt = (call: SimCall) => {
-    if (call.ended) return;
+    if (call.ended) {
+      return;
+    }
     call.attempts += 1;
     const adaptive = call.client.adaptive;
     if (adaptive && adaptive.decide(now, random()) >= 0) {
@@ -294,7 +301,9 @@ export function runFleetSimulation(policy: SimPolicy, config: FleetSimulationCon
   };
   /** The attempt failed (`code`, or timed out); retry it if the policy and the gate allow. */
   const afterFailure = (call: SimCall, code: number) => {
-    if (call.ended) return;
+    if (call.ended) {
+      return;
+    }
     const gate = call.client.gate;
     gate?.recordFailure();
     if (call.attempts >= policy.maxAttempts || now >= call.deadlineAt) {
@@ -354,13 +363,17 @@ export function runFleetSimulation(policy: SimPolicy, config: FleetSimulationCon
       case Kind.ServiceDone: {
         if (event.epoch !== epoch) {
           // The pool went down while this was in service: the attempt fails.
-          if (event.attempt) respond(event.attempt, UNAVAILABLE, now + config.networkMs);
+          if (event.attempt) {
+            respond(event.attempt, UNAVAILABLE, now + config.networkMs);
+          }
           break;
         }
         busy -= 1;
         const attempt = event.attempt;
         if (attempt) {
-          if (attempt.abandoned) timeline.wasted[bucket()]! += 1;
+          if (attempt.abandoned) {
+            timeline.wasted[bucket()]! += 1;
+          }
           respond(attempt, OK, now + config.networkMs);
         }
         nextJob();
@@ -368,18 +381,25 @@ export function runFleetSimulation(policy: SimPolicy, config: FleetSimulationCon
       }
       case Kind.Response: {
         const attempt = event.attempt!;
-        if (attempt.abandoned || attempt.answered) break;
+        if (attempt.abandoned || attempt.answered) {
+          break;
+        }
         attempt.answered = true;
         const call = attempt.call;
         const accepted = event.code === OK;
         call.client.adaptive?.recordResponse(now, accepted);
-        if (accepted) endCall(call, OK);
-        else afterFailure(call, event.code!);
+        if (accepted) {
+          endCall(call, OK);
+        } else {
+          afterFailure(call, event.code!);
+        }
         break;
       }
       case Kind.Timeout: {
         const attempt = event.attempt!;
-        if (attempt.answered || attempt.abandoned) break;
+        if (attempt.answered || attempt.abandoned) {
+          break;
+        }
         attempt.abandoned = true;
         const call = attempt.call;
         // A per-attempt timeout counts as not accepted, as the interceptor counts a perAttemptRecvTimeout cancel.
@@ -397,8 +417,9 @@ export function runFleetSimulation(policy: SimPolicy, config: FleetSimulationCon
         epoch += 1;
         busy = 0;
         pendingRefusalWork = 0;
-        for (let i = queueHead; i < queue.length; i++)
+        for (let i = queueHead; i < queue.length; i++) {
           respond(queue[i]!, UNAVAILABLE, now + config.networkMs);
+        }
         queue = [];
         queueHead = 0;
         break;

@@ -33,7 +33,9 @@ const TAIL_MS = 5000;
 
 function sum(values: number[], from: number, to: number): number {
   let s = 0;
-  for (let i = Math.max(0, from); i < Math.min(values.length, to); i++) s += values[i]!;
+  for (let i = Math.max(0, from); i < Math.min(values.length, to); i++) {
+    s += values[i]!;
+  }
   return s;
 }
 
@@ -58,7 +60,9 @@ export function summarizeFleetRun(result: FleetSimulationResult): FleetRunSummar
   const triggerEnd = hasOutage ? outageTo : 0;
   let recoveredBucket: number | undefined;
   for (let i = buckets - 1; i >= triggerEnd; i--) {
-    if (timeline.ok[i]! < threshold) break;
+    if (timeline.ok[i]! < threshold) {
+      break;
+    }
     recoveredBucket = i;
   }
   const triggerEndMs = hasOutage ? config.outageStartMs + config.outageMs : 0;

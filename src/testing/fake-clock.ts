@@ -48,7 +48,9 @@ export class FakeClock implements Clock {
 
   /** Move time forward by `ms`, firing every timer that falls due, in order. */
   advance(ms: number): void {
-    if (!(ms >= 0)) throw new RangeError(`FakeClock.advance: ms must be >= 0, got ${ms}`);
+    if (!(ms >= 0)) {
+      throw new RangeError(`FakeClock.advance: ms must be >= 0, got ${ms}`);
+    }
     const until = this.time + ms;
     for (let next = this.earliest(); next !== undefined && next.dueAt <= until; next = this.earliest()) {
       this.time = next.dueAt;
@@ -61,7 +63,9 @@ export class FakeClock implements Clock {
   /** Fire the next timer (moving time to it); false when none is set. */
   runNext(): boolean {
     const next = this.earliest();
-    if (next === undefined) return false;
+    if (next === undefined) {
+      return false;
+    }
     this.advance(next.dueAt - this.time);
     return true;
   }
@@ -73,8 +77,9 @@ export class FakeClock implements Clock {
         best === undefined ||
         timer.dueAt < best.dueAt ||
         (timer.dueAt === best.dueAt && timer.id < best.id)
-      )
+      ) {
         best = timer;
+      }
     }
     return best;
   }

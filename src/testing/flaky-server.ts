@@ -230,7 +230,9 @@ export class FlakyServer {
     const deadline = call.getDeadline();
     const deadlineMs = deadline instanceof Date ? deadline.getTime() : deadline;
     // What the client's grpc-timeout header told this server (grpc-js turns it into the call's deadline).
-    if (Number.isFinite(deadlineMs)) record.deadline = deadlineMs;
+    if (Number.isFinite(deadlineMs)) {
+      record.deadline = deadlineMs;
+    }
     const run = new AttemptRun(record, (settled) => this.settled(settled));
     this.running.add(run);
     call.on('cancelled', () => run.cancel());

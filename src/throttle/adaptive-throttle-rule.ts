@@ -90,7 +90,9 @@ function positiveProbability(where: string, value: number | undefined): number {
     0,
     1,
   );
-  if (p === 0) throw new RangeError(`${where}: maxRejectionProbability must be in (0, 1], got 0`);
+  if (p === 0) {
+    throw new RangeError(`${where}: maxRejectionProbability must be in (0, 1], got 0`);
+  }
   return p;
 }
 
@@ -164,12 +166,16 @@ export class AdaptiveThrottleState {
   /** A request that was let through was answered at `nowMs`; `accepted` when the backend accepted it. */
   recordResponse(nowMs: number, accepted: boolean): void {
     this.window.add(nowMs, REQUESTS, 1);
-    if (accepted) this.window.add(nowMs, ACCEPTS, 1);
+    if (accepted) {
+      this.window.add(nowMs, ACCEPTS, 1);
+    }
   }
 }
 
 /** Reject unknown keys of a rule options object (for callers that take only the rule). @internal */
 export function checkAdaptiveThrottleRuleOptions(where: string, options: unknown): void {
   checkOptionsObject(where, options);
-  if (options) rejectUnknownOptions(where, options, RULE_OPTIONS);
+  if (options) {
+    rejectUnknownOptions(where, options, RULE_OPTIONS);
+  }
 }

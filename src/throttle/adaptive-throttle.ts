@@ -170,11 +170,15 @@ export function createAdaptiveThrottle(options?: AdaptiveThrottleOptions): Adapt
   };
   let warned = false;
   const emit = (event: AdaptiveThrottleEvent): void => {
-    if (!onEvent) return;
+    if (!onEvent) {
+      return;
+    }
     try {
       onEvent(event);
     } catch (error) {
-      if (warned) return;
+      if (warned) {
+        return;
+      }
       warned = true;
       process.emitWarning(
         `grpc-retry-hedging: the adaptive throttle's onEvent listener threw (${errorMessage(error)}); ` +
@@ -240,7 +244,9 @@ export function createAdaptiveThrottle(options?: AdaptiveThrottleOptions): Adapt
 }
 
 function resolveRejectedCodes(value: unknown): ReadonlySet<number> {
-  if (value === undefined) return new Set([status.UNAVAILABLE, status.RESOURCE_EXHAUSTED]);
+  if (value === undefined) {
+    return new Set([status.UNAVAILABLE, status.RESOURCE_EXHAUSTED]);
+  }
   if (!Array.isArray(value)) {
     throw new TypeError(
       `${WHERE}: rejectedStatusCodes must be an array of status codes, got ${describe(value)}`,
@@ -291,10 +297,15 @@ class CountingCall implements InterceptingCallInterface {
   }
 
   private settle(code: number): void {
-    if (this.reported) return;
+    if (this.reported) {
+      return;
+    }
     this.reported = true;
-    if (this.cancelledWith === undefined) this.report(code);
-    else this.report(this.cancelledWith);
+    if (this.cancelledWith === undefined) {
+      this.report(code);
+    } else {
+      this.report(this.cancelledWith);
+    }
   }
 
   cancelWithStatus(code: status, details: string): void {
@@ -347,20 +358,28 @@ class RejectedCall implements InterceptingCallInterface {
   }
 
   cancelWithStatus(code: status, details: string): void {
-    if (this.ended || this.cancelStatus) return;
+    if (this.ended || this.cancelStatus) {
+      return;
+    }
     this.cancelStatus = { code, details, metadata: new Metadata() };
-    if (this.started) setImmediate(() => this.end());
+    if (this.started) {
+      setImmediate(() => this.end());
+    }
   }
 
   private end(): void {
-    if (this.ended) return;
+    if (this.ended) {
+      return;
+    }
     this.ended = true;
     if (this.cancelStatus) {
       this.listener?.onReceiveStatus?.(this.cancelStatus);
       return;
     }
     const trailers = new Metadata();
-    if (!this.retryable) trailers.set(PUSHBACK_METADATA_KEY, '-1');
+    if (!this.retryable) {
+      trailers.set(PUSHBACK_METADATA_KEY, '-1');
+    }
     this.listener?.onReceiveStatus?.({ code: status.UNAVAILABLE, details: this.details, metadata: trailers });
   }
 

@@ -26,7 +26,9 @@ export function numberInRange(
   max: number,
   integer = false,
 ): number {
-  if (value === undefined) return fallback;
+  if (value === undefined) {
+    return fallback;
+  }
   if (typeof value !== 'number' || Number.isNaN(value)) {
     throw new TypeError(`${where}: ${name} must be a number, got ${describe(value)}`);
   }
@@ -40,7 +42,9 @@ export function numberInRange(
 
 /** An object with a `now()` method (a {@link Clock} will do), or a TypeError that names the option. */
 export function checkNowSource(where: string, name: string, value: unknown): { now(): number } | undefined {
-  if (value === undefined) return undefined;
+  if (value === undefined) {
+    return undefined;
+  }
   if (typeof value !== 'object' || value === null || typeof (value as { now?: unknown }).now !== 'function') {
     throw new TypeError(
       `${where}: ${name} must be an object with a now() method (a Clock), got ${describe(value)}`,
@@ -51,16 +55,27 @@ export function checkNowSource(where: string, name: string, value: unknown): { n
 
 /** A function, or a TypeError that names the option. */
 export function checkFunction<T>(where: string, name: string, value: unknown): T | undefined {
-  if (value === undefined) return undefined;
-  if (typeof value !== 'function')
+  if (value === undefined) {
+    return undefined;
+  }
+  if (typeof value !== 'function') {
     throw new TypeError(`${where}: ${name} must be a function, got ${describe(value)}`);
+  }
   return value as T;
 }
 
 export function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'string') return JSON.stringify(value);
-  if (typeof value === 'object') return 'an object';
+  if (value === null) {
+    return 'null';
+  }
+  if (Array.isArray(value)) {
+    return 'an array';
+  }
+  if (typeof value === 'string') {
+    return JSON.stringify(value);
+  }
+  if (typeof value === 'object') {
+    return 'an object';
+  }
   return `${typeof value === 'function' ? 'a function' : String(value)}`;
 }

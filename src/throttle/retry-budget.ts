@@ -86,7 +86,9 @@ export class RetryBudget implements RetryGate {
 
   /** {@link RetryGate}: a call started; deposit `ratio` of a retry. */
   recordCall(): void {
-    if (this.deposit > 0) this.window.add(this.clock.now(), DEPOSITS, this.deposit);
+    if (this.deposit > 0) {
+      this.window.add(this.clock.now(), DEPOSITS, this.deposit);
+    }
   }
 
   /**
