@@ -60,6 +60,7 @@ export type {
   AttemptCancelReason,
   AttemptEndEvent,
   AttemptKind,
+  AttemptLeftRunningEvent,
   AttemptStartEvent,
   CallEndEvent,
   CallStartEvent,
