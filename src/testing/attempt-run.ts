@@ -4,7 +4,8 @@
  */
 
 import * as grpc from '@grpc/grpc-js';
-import { PUSHBACK_METADATA_KEY } from '../retry/headers.js';
+import { PUSHBACK_METADATA_KEY, STATUS_DETAILS_METADATA_KEY } from '../retry/headers.js';
+import { encodeRetryInfoStatus } from '../retry/retry-info.js';
 import { errorMessage } from '../util/error-message.js';
 import type { MutableAttempt } from './attempt-recording.js';
 import type { AttemptScript } from './flaky-script.js';
@@ -131,6 +132,14 @@ export class AttemptRun {
       }
       if (this.script.pushback !== undefined) {
         metadata.set(PUSHBACK_METADATA_KEY, this.script.pushback);
+      }
+      if (this.script.retryInfoMs !== undefined && code !== grpc.status.OK) {
+        const details = encodeRetryInfoStatus({
+          code,
+          message: this.script.details ?? '',
+          retryDelay: this.script.retryInfoMs,
+        });
+        metadata.set(STATUS_DETAILS_METADATA_KEY, details);
       }
     } catch (err) {
       return {

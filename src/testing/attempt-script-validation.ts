@@ -29,6 +29,7 @@ const SCRIPT_FIELDS: ReadonlySet<string> = new Set([
   'details',
   'delayMs',
   'pushback',
+  'retryInfoMs',
   'trailers',
   'sendHeaders',
   'responses',
@@ -117,6 +118,12 @@ export function validateAttemptScript(value: unknown, where = 'attempt script'):
           fail(field, 'must be a string of printable ASCII');
         }
         out.pushback = v as string;
+        break;
+      case 'retryInfoMs':
+        if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > MAX_DELAY_MS) {
+          fail(field, `must be an integer number of ms between 0 and ${MAX_DELAY_MS}`);
+        }
+        out.retryInfoMs = v as number;
         break;
       case 'trailers':
         out.trailers = checkTrailers(v, fail);

@@ -36,6 +36,11 @@ export interface AttemptScript {
    */
   pushback?: string;
   /**
+   * A `google.rpc.RetryInfo` delay in whole ms, sent in the `grpc-status-details-bin` trailer (a serialized
+   * `google.rpc.Status` with the attempt's status code), as Google APIs send it. Requires a non-OK status.
+   */
+  retryInfoMs?: number;
+  /**
    * Extra trailers to send with the status (OK or not). Keys must be legal lowercase metadata keys; for keys ending
    * in `-bin` the UTF-8 bytes of the value are sent.
    */
