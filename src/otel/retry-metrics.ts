@@ -13,6 +13,7 @@ import {
 } from '@opentelemetry/api';
 import { statusCodeName } from '../config/status-codes.js';
 import type { CallEndEvent, RetryEvent, RetryEventListener } from '../retry/events.js';
+import { combineListeners } from './combine-listeners.js';
 
 /** Name of the meter the instruments are created on. */
 export const RETRY_METER_NAME = 'grpc-retry-hedging';
@@ -218,19 +219,7 @@ export function createRetryMetrics(options: RetryMetricsOptions = {}): RetryMetr
   return {
     onEvent,
     combine(other?: RetryEventListener): RetryEventListener {
-      if (other === undefined) {
-        return onEvent;
-      }
-      if (typeof other !== 'function') {
-        throw new TypeError('RetryMetrics.combine: the listener must be a function');
-      }
-      return (event) => {
-        try {
-          onEvent(event);
-        } finally {
-          other(event);
-        }
-      };
+      return combineListeners(onEvent, other, 'RetryMetrics');
     },
     get trackedCalls() {
       return tracked.size;

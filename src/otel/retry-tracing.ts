@@ -27,6 +27,7 @@ import type {
   RetryEvent,
   RetryEventListener,
 } from '../retry/events.js';
+import { combineListeners } from './combine-listeners.js';
 import { metadataSetter } from './metadata-carrier.js';
 
 /** Name of the tracer the spans are created with. */
@@ -438,19 +439,7 @@ export function createRetryTracing(options: RetryTracingOptions = {}): RetryTrac
   return {
     onEvent,
     combine(other?: RetryEventListener): RetryEventListener {
-      if (other === undefined) {
-        return onEvent;
-      }
-      if (typeof other !== 'function') {
-        throw new TypeError('RetryTracing.combine: the listener must be a function');
-      }
-      return (event) => {
-        try {
-          onEvent(event);
-        } finally {
-          other(event);
-        }
-      };
+      return combineListeners(onEvent, other, 'RetryTracing');
     },
     get trackedCalls() {
       return calls.size;

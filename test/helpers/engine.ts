@@ -14,6 +14,7 @@ import type { InterceptingCallInterface, MessageContext } from '../../src/retry/
 import type { RetryInterceptorOptions } from '../../src/retry/interceptor-options.js';
 import { createRetryInterceptor } from '../../src/retry/retry-interceptor.js';
 import { FakeClock } from '../../src/testing/fake-clock.js';
+import { oneEntryConfig } from './service-configs.js';
 
 export const METHOD = '/test.Svc/Do';
 export const T0 = 1_700_000_000_000;
@@ -207,46 +208,26 @@ export function eventsOfType<T extends RetryEvent['type']>(
   return events.filter((e): e is Extract<RetryEvent, { type: T }> => e.type === type);
 }
 
+/** One retry policy for the test service; `entry` adds fields to its methodConfig entry (timeout, ...). */
 export function retryPolicy(
   policy: Record<string, unknown> = {},
-  extra: Record<string, unknown> = {},
+  entry: Record<string, unknown> = {},
 ): object {
-  return {
-    methodConfig: [
-      {
-        name: [{ service: 'test.Svc' }],
-        retryPolicy: {
-          maxAttempts: 4,
-          initialBackoff: '0.1s',
-          maxBackoff: '1s',
-          backoffMultiplier: 2,
-          retryableStatusCodes: ['UNAVAILABLE'],
-          ...policy,
-        },
-        ...extra,
-      },
-    ],
-  };
+  const defaults = { maxAttempts: 4, initialBackoff: '0.1s', maxBackoff: '1s', backoffMultiplier: 2 };
+  return oneEntryConfig(
+    'test.Svc',
+    { retryPolicy: { ...defaults, retryableStatusCodes: ['UNAVAILABLE'], ...policy } },
+    entry,
+  );
 }
 
+/** One hedging policy for the test service; `entry` adds fields to its methodConfig entry. */
 export function hedgingPolicy(
   policy: Record<string, unknown> = {},
-  extra: Record<string, unknown> = {},
+  entry: Record<string, unknown> = {},
 ): object {
-  return {
-    methodConfig: [
-      {
-        name: [{ service: 'test.Svc' }],
-        hedgingPolicy: {
-          maxAttempts: 3,
-          hedgingDelay: '0.1s',
-          nonFatalStatusCodes: ['UNAVAILABLE'],
-          ...policy,
-        },
-        ...extra,
-      },
-    ],
-  };
+  const defaults = { maxAttempts: 3, hedgingDelay: '0.1s', nonFatalStatusCodes: ['UNAVAILABLE'] };
+  return oneEntryConfig('test.Svc', { hedgingPolicy: { ...defaults, ...policy } }, entry);
 }
 
 export { Status };

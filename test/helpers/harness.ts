@@ -3,6 +3,7 @@ import { withRetryOptions } from '../../src/retry/call-options.js';
 import type { RetryEvent } from '../../src/retry/events.js';
 import { createRetryInterceptor, type RetryInterceptorOptions } from '../../src/retry/retry-interceptor.js';
 import { CALL_ID_METADATA_KEY, FlakyServer, loadFlakyTestService } from '../../src/testing/index.js';
+import { oneEntryConfig } from './service-configs.js';
 
 export interface TestRequest {
   payload?: string;
@@ -144,6 +145,20 @@ function unaryCallback(outcome: CallOutcome, resolve: (outcome: CallOutcome) => 
   };
 }
 
+/** A call with a response stream: records every response and the error, and resolves after the status. */
+function observeStream(
+  call: grpc.ClientReadableStream<TestResponse> | grpc.ClientDuplexStream<TestRequest, TestResponse>,
+  outcome: CallOutcome,
+  resolve: (outcome: CallOutcome) => void,
+): void {
+  observe(call, outcome);
+  call.on('data', (r: TestResponse) => outcome.responses.push(r));
+  call.on('error', (e: grpc.ServiceError) => {
+    outcome.error = e;
+  });
+  call.on('status', () => void settle().then(() => resolve(outcome)));
+}
+
 export function unary(
   client: FlakyClient,
   callId: string,
@@ -176,12 +191,7 @@ export function serverStream(
       opts.metadata ?? callMetadata(callId),
       callOptions(opts),
     ) as grpc.ClientReadableStream<TestResponse>;
-    observe(call, outcome);
-    call.on('data', (r: TestResponse) => outcome.responses.push(r));
-    call.on('error', (e: grpc.ServiceError) => {
-      outcome.error = e;
-    });
-    call.on('status', () => void settle().then(() => resolve(outcome)));
+    observeStream(call, outcome, resolve);
     opts.onCall?.(call);
   });
 }
@@ -224,12 +234,7 @@ export function bidi(
       opts.metadata ?? callMetadata(callId),
       callOptions(opts),
     ) as grpc.ClientDuplexStream<TestRequest, TestResponse>;
-    observe(call, outcome);
-    call.on('data', (r: TestResponse) => outcome.responses.push(r));
-    call.on('error', (e: grpc.ServiceError) => {
-      outcome.error = e;
-    });
-    call.on('status', () => void settle().then(() => resolve(outcome)));
+    observeStream(call, outcome, resolve);
     opts.onCall?.(call);
     void (async () => {
       for (const [i, request] of requests.entries()) {
@@ -243,48 +248,27 @@ export function bidi(
 
 export const FLAKY = 'grpc_retry_hedging.testing.v1.FlakyTest';
 
-/** A service config giving the whole FlakyTest service one retry policy. */
+/** A service config giving the whole FlakyTest service one retry policy; `extra` goes at the top level. */
 export function retryConfig(
   policy: Record<string, unknown> = {},
   extra: Record<string, unknown> = {},
 ): object {
-  return {
-    methodConfig: [
-      {
-        name: [{ service: FLAKY }],
-        retryPolicy: {
-          maxAttempts: 5,
-          initialBackoff: '0.01s',
-          maxBackoff: '0.05s',
-          backoffMultiplier: 2,
-          retryableStatusCodes: ['UNAVAILABLE'],
-          ...policy,
-        },
-      },
-    ],
-    ...extra,
-  };
+  const defaults = { maxAttempts: 5, initialBackoff: '0.01s', maxBackoff: '0.05s', backoffMultiplier: 2 };
+  return oneEntryConfig(
+    FLAKY,
+    { retryPolicy: { ...defaults, retryableStatusCodes: ['UNAVAILABLE'], ...policy } },
+    {},
+    extra,
+  );
 }
 
-/** A service config giving the whole FlakyTest service one hedging policy. */
+/** A service config giving the whole FlakyTest service one hedging policy; `extra` goes at the top level. */
 export function hedgingConfig(
   policy: Record<string, unknown> = {},
   extra: Record<string, unknown> = {},
 ): object {
-  return {
-    methodConfig: [
-      {
-        name: [{ service: FLAKY }],
-        hedgingPolicy: {
-          maxAttempts: 3,
-          hedgingDelay: '0.1s',
-          nonFatalStatusCodes: ['UNAVAILABLE'],
-          ...policy,
-        },
-      },
-    ],
-    ...extra,
-  };
+  const defaults = { maxAttempts: 3, hedgingDelay: '0.1s', nonFatalStatusCodes: ['UNAVAILABLE'] };
+  return oneEntryConfig(FLAKY, { hedgingPolicy: { ...defaults, ...policy } }, {}, extra);
 }
 
 export function eventsOf<T extends RetryEvent['type']>(

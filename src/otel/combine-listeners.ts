@@ -1,0 +1,25 @@
+import type { RetryEventListener } from '../retry/events.js';
+
+/**
+ * `listener`, then `other` (even when the first throws): what the adapters' `combine` returns. Passing an array
+ * as the interceptor's `onEvent` does the same. @internal
+ */
+export function combineListeners(
+  listener: RetryEventListener,
+  other: RetryEventListener | undefined,
+  owner: string,
+): RetryEventListener {
+  if (other === undefined) {
+    return listener;
+  }
+  if (typeof other !== 'function') {
+    throw new TypeError(`${owner}.combine: the listener must be a function`);
+  }
+  return (event) => {
+    try {
+      listener(event);
+    } finally {
+      other(event);
+    }
+  };
+}
