@@ -1,0 +1,52 @@
+import { describe, expect, it } from 'vitest';
+import { withRetryOptions } from '../../src/retry/call-options.js';
+import { createRetryInterceptor } from '../../src/retry/retry-interceptor.js';
+import { engineCall, eventsOfType, retryPolicy } from '../helpers/engine.js';
+
+const config = retryPolicy();
+
+describe('option checks', () => {
+  it('an unknown interceptor option names itself and the closest known one', () => {
+    expect(() => createRetryInterceptor(config, { maxAttempt: 3 } as never)).toThrow(
+      /createRetryInterceptor: unknown option "maxAttempt"; did you mean "maxAttemptsLimit"\?/,
+    );
+    expect(() => createRetryInterceptor(config, { jiter: 'full' } as never)).toThrow(/did you mean "jitter"/);
+  });
+
+  it('null options get the same clear error as other bad options, not a raw TypeError', () => {
+    expect(() => createRetryInterceptor(config, null as never)).toThrow(
+      'createRetryInterceptor: options must be an object (or left out), got null',
+    );
+    expect(() => createRetryInterceptor(config, 3 as never)).toThrow(/options must be an object/);
+  });
+
+  it('withRetryOptions rejects a misspelled key instead of retrying anyway', () => {
+    expect(() => withRetryOptions({ enable: false } as never)).toThrow(
+      /withRetryOptions: unknown option "enable"; did you mean "enabled"\?/,
+    );
+    expect(() => withRetryOptions(null as never)).toThrow(/must be an object/);
+  });
+
+  it('bad values name the option', () => {
+    expect(() => createRetryInterceptor(config, { jitter: 'wild' as never })).toThrow(
+      /options\.jitter must be one of a6, full/,
+    );
+    expect(() => createRetryInterceptor(config, { clock: {} as never })).toThrow(
+      /options\.clock must have now/,
+    );
+    expect(() => createRetryInterceptor(config, { throttle: {} as never })).toThrow(
+      /options\.throttle must be a retry gate/,
+    );
+    expect(() => createRetryInterceptor(config, { perRpcBufferBytes: -1 })).toThrow(RangeError);
+  });
+});
+
+describe('event delays', () => {
+  it('are whole milliseconds', () => {
+    const h = engineCall(config, { interceptor: { random: () => 0.1234567 } });
+    h.attempt(0).fail();
+    const [scheduled] = eventsOfType(h.events, 'retry-scheduled');
+    expect(scheduled?.delayMs).toBe(85); // 100 × (0.8 + 0.4 × 0.1234567) = 84.94
+    expect(Number.isInteger(scheduled?.delayMs)).toBe(true);
+  });
+});
