@@ -20,6 +20,7 @@ import type { RetryingCallContext } from './call-context.js';
 import { CallEvents } from './call-events.js';
 import type { CallPhase } from './call-phase.js';
 import { isLegalTransition } from './call-phase.js';
+import { cancelOrLeaveRunning } from './cancel-attempt.js';
 import type { AttemptCancelReason, AttemptKind, RetryEvent } from './events.js';
 import { feedAttempt } from './feed-attempt.js';
 import type { InterceptingCallInterface, MessageContext } from './grpc-types.js';
@@ -253,44 +254,17 @@ export abstract class CallBase implements InterceptingCallInterface, AttemptOwne
     if (phase.tag === 'in-flight') {
       removeFrom(phase.live, attempt);
     }
-    const limiter = this.ctx.cancelLimiter;
-    if (
-      limiter !== undefined &&
-      (reason === 'other-attempt-committed' || reason === 'per-attempt-timeout') &&
-      attempt.halfCloseSent &&
-      !limiter.tryCancel()
-    ) {
-      this.leaveRunning(attempt, reason, limiter.loserCapMs, code, details ?? CANCEL_DETAILS[reason]);
-      return;
+    const left = cancelOrLeaveRunning(
+      attempt,
+      reason,
+      code,
+      details ?? CANCEL_DETAILS[reason],
+      this.ctx,
+      this.deadline,
+    );
+    if (left !== undefined) {
+      this.events?.attemptLeftRunning(attempt, left.reason, left.capMs);
     }
-    attempt.state = 'cancelled';
-    attempt.cancelReason = reason;
-    attempt.call.cancelWithStatus(code, details ?? CANCEL_DETAILS[reason]);
-  }
-
-  /**
-   * Cancelling now would exceed the cancel-rate limit (each cancel is an HTTP/2 RST_STREAM, and servers tear down
-   * connections that reset streams too fast): the attempt runs to completion, its responses read and dropped. It
-   * still ends at the call's deadline (grpc-js applies it to every attempt), or after `capMs` when there is none.
-   */
-  protected leaveRunning(
-    attempt: Attempt,
-    reason: 'other-attempt-committed' | 'per-attempt-timeout',
-    capMs: number,
-    code: Status,
-    details: string,
-  ): void {
-    attempt.state = 'left-running';
-    const capped = !Number.isFinite(this.deadline);
-    if (capped) {
-      attempt.timer = this.ctx.clock.setTimer(() => {
-        attempt.timer = undefined;
-        if (attempt.state === 'left-running') {
-          attempt.call.cancelWithStatus(code, details);
-        }
-      }, capMs);
-    }
-    this.events?.attemptLeftRunning(attempt, reason, capped ? capMs : undefined);
   }
 
   protected stopAttemptTimer(attempt: Attempt): void {

@@ -1,0 +1,52 @@
+import type { status as Status } from '@grpc/grpc-js';
+import type { Attempt } from './attempt.js';
+import type { RetryingCallContext } from './call-context.js';
+import type { AttemptCancelReason } from './events.js';
+
+/** Why an attempt was left running rather than cancelled, and its cap (when the call has no deadline). */
+export interface LeftRunning {
+  readonly reason: 'other-attempt-committed' | 'per-attempt-timeout';
+  readonly capMs: number | undefined;
+}
+
+/**
+ * End an attempt the call is done with: cancel it, or, when cancelling now would exceed the cancel-rate limit (each
+ * cancel is an HTTP/2 RST_STREAM, and servers tear down connections that reset streams too fast), let it run to
+ * completion with its responses read and dropped. Only a losing hedge or a timed-out attempt whose request was
+ * fully sent may be left running. Such an attempt still ends at the call's deadline (grpc-js applies it to every
+ * attempt), or after the limiter's cap when the call has none.
+ * @returns What was left running, or undefined when the attempt was cancelled.
+ * @internal
+ */
+export function cancelOrLeaveRunning(
+  attempt: Attempt,
+  reason: AttemptCancelReason,
+  code: Status,
+  details: string,
+  ctx: RetryingCallContext,
+  deadline: number,
+): LeftRunning | undefined {
+  const limiter = ctx.cancelLimiter;
+  if (
+    limiter !== undefined &&
+    (reason === 'other-attempt-committed' || reason === 'per-attempt-timeout') &&
+    attempt.halfCloseSent &&
+    !limiter.tryCancel()
+  ) {
+    attempt.state = 'left-running';
+    const capped = !Number.isFinite(deadline);
+    if (capped) {
+      attempt.timer = ctx.clock.setTimer(() => {
+        attempt.timer = undefined;
+        if (attempt.state === 'left-running') {
+          attempt.call.cancelWithStatus(code, details);
+        }
+      }, limiter.loserCapMs);
+    }
+    return { reason, capMs: capped ? limiter.loserCapMs : undefined };
+  }
+  attempt.state = 'cancelled';
+  attempt.cancelReason = reason;
+  attempt.call.cancelWithStatus(code, details);
+  return undefined;
+}
