@@ -10,8 +10,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { RetryEvent } from '../../src/retry/events.js';
 import { PREVIOUS_ATTEMPTS_METADATA_KEY } from '../../src/retry/headers.js';
 import { createRetryInterceptor } from '../../src/retry/retry-interceptor.js';
-import { FlakyServer, loadFlakyTestService } from '../../src/testing/index.js';
-import { type FlakyClient, hedgingConfig } from '../helpers/harness.js';
+import { FlakyServer } from '../../src/testing/index.js';
+import { type FlakyClient, hedgingConfig, testClient } from '../helpers/harness.js';
 
 const CALLS = 1_500;
 const CALLS_PER_SECOND = 300;
@@ -53,11 +53,7 @@ describe('cancel-rate limiter against a real grpc-js server', () => {
     const interceptor = createRetryInterceptor(hedgingConfig({ maxAttempts: 2, hedgingDelay: '0.002s' }), {
       onEvent: (e) => events.push(e),
     });
-    const Service = loadFlakyTestService();
-    client = new Service(server.address, grpc.credentials.createInsecure(), {
-      interceptors: [interceptor],
-      'grpc.enable_retries': 0,
-    }) as unknown as FlakyClient;
+    client = testClient(server.address, [interceptor]);
 
     const started = Date.now();
     const calls: Promise<number>[] = [];

@@ -43,6 +43,22 @@ export interface Harness {
 
 const Service = loadFlakyTestService();
 
+/**
+ * A client of the flaky test service on `address`, with grpc-js's own retries off (the one place tests build such
+ * clients).
+ */
+export function testClient(
+  address: string,
+  interceptors: grpc.Interceptor[] = [],
+  channelOptions: grpc.ChannelOptions = {},
+): FlakyClient {
+  return new Service(address, grpc.credentials.createInsecure(), {
+    interceptors,
+    'grpc.enable_retries': 0,
+    ...channelOptions,
+  }) as unknown as FlakyClient;
+}
+
 export async function startHarness(
   config: object | string,
   options: RetryInterceptorOptions = {},
@@ -52,10 +68,7 @@ export async function startHarness(
   const events: RetryEvent[] = [];
   const onEvent = options.onEvent ?? ((e: RetryEvent) => events.push(e));
   const interceptor = createRetryInterceptor(config, { ...options, onEvent });
-  const client = new Service(flaky.address, grpc.credentials.createInsecure(), {
-    interceptors: [interceptor],
-    'grpc.enable_retries': 0,
-  }) as unknown as FlakyClient;
+  const client = testClient(flaky.address, [interceptor]);
   return {
     server: flaky,
     client,

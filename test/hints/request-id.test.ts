@@ -11,6 +11,7 @@ import {
   loadFlakyTestService,
   type RecordedAttempt,
 } from '../../src/testing/index.js';
+import { testClient } from '../helpers/harness.js';
 
 const SERVICE = 'grpc_retry_hedging.testing.v1.FlakyTest';
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -38,7 +39,7 @@ interface Client extends grpc.Client {
   Unary(request: object, metadata: grpc.Metadata, callback: Callback): grpc.ClientUnaryCall;
   ClientStream(metadata: grpc.Metadata, callback: Callback): grpc.ClientWritableStream<object>;
 }
-const Service = loadFlakyTestService();
+const _Service = loadFlakyTestService();
 
 let server: FlakyServer;
 const clients: grpc.Client[] = [];
@@ -52,10 +53,7 @@ afterEach(async () => {
 });
 
 function client(interceptors: grpc.Interceptor[]): Client {
-  const c = new Service(server.address, grpc.credentials.createInsecure(), {
-    interceptors,
-    'grpc.enable_retries': 0,
-  }) as unknown as Client;
+  const c = testClient(server.address, interceptors) as unknown as Client;
   clients.push(c);
   return c;
 }

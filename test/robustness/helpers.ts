@@ -3,12 +3,12 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import * as v8 from 'node:v8';
 import * as vm from 'node:vm';
-import * as grpc from '@grpc/grpc-js';
+import type * as grpc from '@grpc/grpc-js';
 import type { RetryEvent } from '../../src/retry/events.js';
 import { createRetryInterceptor, type RetryInterceptorOptions } from '../../src/retry/retry-interceptor.js';
 import { loadFlakyTestService } from '../../src/testing/index.js';
 import { seededRandom } from '../../src/testing/seeded-random.js';
-import type { FlakyClient } from '../helpers/harness.js';
+import { type FlakyClient, testClient } from '../helpers/harness.js';
 import type { Behaviour, ChildCommand, ChildMessage } from './fixtures/flaky-child.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
@@ -69,7 +69,7 @@ export interface RetryClient {
   close(): void;
 }
 
-const Service = loadFlakyTestService();
+const _Service = loadFlakyTestService();
 
 /**
  * A FlakyTest client with the retry interceptor and its own subchannel pool (so that one client's failed
@@ -84,12 +84,10 @@ export function retryClient(
 ): RetryClient {
   const events: RetryEvent[] = [];
   const interceptor = createRetryInterceptor(config, { onEvent: (e) => events.push(e), ...options });
-  const client = new Service(address, grpc.credentials.createInsecure(), {
-    interceptors: [interceptor],
-    'grpc.enable_retries': 0,
+  const client = testClient(address, [interceptor], {
     'grpc.use_local_subchannel_pool': 1,
     ...channelOptions,
-  }) as unknown as FlakyClient;
+  });
   return { client, events, close: () => client.close() };
 }
 

@@ -11,13 +11,14 @@
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parsePushbackValues } from '../../src/retry/pushback.js';
-import { FlakyServer, loadFlakyTestService } from '../../src/testing/index.js';
+import { FlakyServer } from '../../src/testing/index.js';
 import {
   eventsOf,
   type Harness,
   hedgingConfig,
   retryConfig,
   startHarness,
+  testClient,
   unary,
 } from '../helpers/harness.js';
 import { type RawGrpcServer, retryClient, startRawGrpcServer } from './helpers.js';
@@ -56,10 +57,9 @@ const nextId = (what: string) => `pb-${what}-${++seq}`;
 async function received(value: string): Promise<string[]> {
   const id = nextId('plain');
   server.script(id, [{ status: UNAVAILABLE, pushback: value }]);
-  const Service = loadFlakyTestService();
-  const plain = new Service(server.address, grpc.credentials.createInsecure(), { 'grpc.enable_retries': 0 });
+  const plain = testClient(server.address);
   try {
-    const outcome = await unary(plain as never, id);
+    const outcome = await unary(plain, id);
     return (outcome.trailers?.get('grpc-retry-pushback-ms') ?? []).map(String);
   } finally {
     plain.close();

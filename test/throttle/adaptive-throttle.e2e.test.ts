@@ -10,10 +10,17 @@ import {
   LOCAL_REJECTION_DETAILS_PREFIX,
 } from '../../src/throttle/adaptive-throttle.js';
 import { RetryBudget } from '../../src/throttle/retry-budget.js';
-import { callMetadata, eventsOf, type FlakyClient, retryConfig, unary } from '../helpers/harness.js';
+import {
+  callMetadata,
+  eventsOf,
+  type FlakyClient,
+  retryConfig,
+  testClient,
+  unary,
+} from '../helpers/harness.js';
 
 const UNAVAILABLE = grpc.status.UNAVAILABLE;
-const Service = loadFlakyTestService();
+const _Service = loadFlakyTestService();
 let server: FlakyServer;
 let n = 0;
 const id = () => `throttle-${++n}`;
@@ -26,10 +33,7 @@ afterAll(async () => {
 });
 
 function client(interceptors: grpc.Interceptor[]): FlakyClient {
-  return new Service(server.address, grpc.credentials.createInsecure(), {
-    interceptors,
-    'grpc.enable_retries': 0,
-  }) as unknown as FlakyClient;
+  return testClient(server.address, interceptors);
 }
 
 /** A random source that returns the given values in turn, then `rest`. */
@@ -181,10 +185,7 @@ describe('createAdaptiveThrottle against a real server', () => {
       },
     });
     const throttle = createAdaptiveThrottle({ k: 2, random: seededRandom(11) });
-    const c = new Service(overloaded.address, grpc.credentials.createInsecure(), {
-      interceptors: [throttle],
-      'grpc.enable_retries': 0,
-    }) as unknown as FlakyClient;
+    const c = testClient(overloaded.address, [throttle]);
     const calls = 400;
     let ok = 0;
     for (let i = 0; i < calls; i++) {

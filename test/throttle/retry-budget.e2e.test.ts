@@ -4,10 +4,10 @@ import type { RetryEvent } from '../../src/retry/events.js';
 import { createRetryInterceptor } from '../../src/retry/retry-interceptor.js';
 import { FlakyServer, loadFlakyTestService } from '../../src/testing/index.js';
 import { RetryBudget } from '../../src/throttle/retry-budget.js';
-import { eventsOf, type FlakyClient, retryConfig, unary } from '../helpers/harness.js';
+import { eventsOf, type FlakyClient, retryConfig, testClient, unary } from '../helpers/harness.js';
 
 const UNAVAILABLE = grpc.status.UNAVAILABLE;
-const Service = loadFlakyTestService();
+const _Service = loadFlakyTestService();
 let server: FlakyServer;
 let n = 0;
 const id = () => `budget-${++n}`;
@@ -20,10 +20,7 @@ afterAll(async () => {
 });
 
 function client(interceptors: grpc.Interceptor[]): FlakyClient {
-  return new Service(server.address, grpc.credentials.createInsecure(), {
-    interceptors,
-    'grpc.enable_retries': 0,
-  }) as unknown as FlakyClient;
+  return testClient(server.address, interceptors);
 }
 
 describe('RetryBudget with the retry interceptor, against a real server', () => {
