@@ -106,6 +106,18 @@ const keepLast = (event: RetryEvent) => {
 };
 const withListener = createRetryInterceptor(config, { onEvent: keepLast });
 const withTracing = createRetryInterceptor(config, { onEvent: createRetryTracing().onEvent });
+// Hedging with a static delay, and with adaptive hedging (its latency recording and delay lookup per call). The
+// delay is long, so the stub's prompt answer commits before any hedge: what differs is the adaptive bookkeeping.
+const hedgingOnly = {
+  methodConfig: [
+    {
+      name: [{ service: 'grpc_retry_hedging.testing.v1.FlakyTest' }],
+      hedgingPolicy: { maxAttempts: 2, hedgingDelay: '1s', nonFatalStatusCodes: ['UNAVAILABLE'] },
+    },
+  ],
+};
+const withHedging = createRetryInterceptor(hedgingOnly);
+const withAdaptive = createRetryInterceptor(hedgingOnly, { adaptiveHedging: true });
 
 /** One call the way grpc-js's client surface drives it: start, send, half-close, read until the status. */
 function runCall(call: CallInterface, done: () => void): void {
@@ -146,11 +158,15 @@ const ours: number[] = [];
 const base: number[] = [];
 const listened: number[] = [];
 const traced: number[] = [];
+const hedged: number[] = [];
+const adapted: number[] = [];
 const variants: [number[], grpc.Interceptor | undefined][] = [
   [bare, undefined],
   [ours, interceptor],
   [listened, withListener],
   [traced, withTracing],
+  [hedged, withHedging],
+  [adapted, withAdaptive],
   ...(baseline ? ([[base, baseline]] as [number[], grpc.Interceptor][]) : []),
 ];
 for (const [, wrap] of variants) measure(wrap); // warm up every path
@@ -174,6 +190,12 @@ const t = median(traced);
 console.log(`+ minimal onEvent listener: ${l.toFixed(2)} µs/call (events: ${(l - o).toFixed(2)} µs/call)`);
 console.log(
   `+ tracing, no provider:     ${t.toFixed(2)} µs/call (adapter over the minimal listener: ${(t - l).toFixed(2)} µs/call)`,
+);
+const hs = median(hedged);
+const ad = median(adapted);
+console.log(`hedging policy (static):    ${hs.toFixed(2)} µs/call`);
+console.log(
+  `+ adaptive hedging:         ${ad.toFixed(2)} µs/call (recording and delay lookup: ${(ad - hs).toFixed(2)} µs/call)`,
 );
 {
   // The adapter alone, fed the five events of a call that succeeds at once, against the minimal listener.
