@@ -5,7 +5,8 @@
 import { existsSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { loadSync, type PackageDefinition } from '@grpc/proto-loader';
-import { methodIdempotency, type ProtoMethod } from '../config/idempotency.js';
+import type { ProtoMethod } from '../config/idempotency.js';
+import { listMethodIdempotency } from '../idempotency/idempotency-level.js';
 import { errorMessage } from '../util/error-message.js';
 
 /** Services found in the protos: fully qualified name → method names. */
@@ -103,22 +104,12 @@ function collect(
   services: Map<string, Set<string>>,
   methods: ProtoMethod[],
 ): void {
-  for (const [name, value] of Object.entries(definition)) {
-    if ('format' in value) {
-      continue; // a message or enum type
+  for (const { service, method, level } of listMethodIdempotency(definition)) {
+    const known = services.get(service) ?? new Set<string>();
+    services.set(service, known);
+    if (!known.has(method)) {
+      known.add(method);
+      methods.push({ service, method, idempotency: level });
     }
-    const known = services.get(name) ?? new Set<string>();
-    for (const method of Object.values(value)) {
-      const methodName = method.path.slice(method.path.lastIndexOf('/') + 1);
-      if (!known.has(methodName)) {
-        known.add(methodName);
-        methods.push({
-          service: name,
-          method: methodName,
-          idempotency: methodIdempotency(method.options as Readonly<Record<string, unknown>> | undefined),
-        });
-      }
-    }
-    services.set(name, known);
   }
 }

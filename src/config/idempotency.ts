@@ -9,7 +9,21 @@ import type { MethodName, ServiceConfig } from './types.js';
 /** `MethodOptions.IdempotencyLevel` of descriptor.proto. */
 export type IdempotencyLevel = 'IDEMPOTENCY_UNKNOWN' | 'NO_SIDE_EFFECTS' | 'IDEMPOTENT';
 
+/** The levels by their enum number in descriptor.proto. */
 const LEVEL_BY_NUMBER: readonly IdempotencyLevel[] = ['IDEMPOTENCY_UNKNOWN', 'NO_SIDE_EFFECTS', 'IDEMPOTENT'];
+
+/**
+ * An `idempotency_level` option value as a level: the enum name (what proto-loader and protobufjs give) or its
+ * number; `undefined` for anything else. @internal
+ */
+export function parseIdempotencyLevel(value: unknown): IdempotencyLevel | undefined {
+  if (typeof value === 'number') {
+    return LEVEL_BY_NUMBER[value];
+  }
+  return typeof value === 'string' && (LEVEL_BY_NUMBER as readonly string[]).includes(value)
+    ? (value as IdempotencyLevel)
+    : undefined;
+}
 
 /**
  * The idempotency level of a method, from the options object that `@grpc/proto-loader` keeps on each method
@@ -19,11 +33,7 @@ const LEVEL_BY_NUMBER: readonly IdempotencyLevel[] = ['IDEMPOTENCY_UNKNOWN', 'NO
  * @returns The level; `IDEMPOTENCY_UNKNOWN` when the option is absent or unrecognized.
  */
 export function methodIdempotency(options: Readonly<Record<string, unknown>> | undefined): IdempotencyLevel {
-  const value = options?.idempotency_level;
-  if (typeof value === 'number') {
-    return LEVEL_BY_NUMBER[value] ?? 'IDEMPOTENCY_UNKNOWN';
-  }
-  return value === 'NO_SIDE_EFFECTS' || value === 'IDEMPOTENT' ? value : 'IDEMPOTENCY_UNKNOWN';
+  return parseIdempotencyLevel(options?.idempotency_level) ?? 'IDEMPOTENCY_UNKNOWN';
 }
 
 /** Whether a method at this level may be sent twice: `IDEMPOTENT` or `NO_SIDE_EFFECTS`. */

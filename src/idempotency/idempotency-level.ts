@@ -3,12 +3,9 @@
  * `google.protobuf.MethodOptions` (NO_SIDE_EFFECTS, IDEMPOTENT, or IDEMPOTENCY_UNKNOWN when absent).
  */
 import type { PackageDefinition } from '@grpc/proto-loader';
+import { type IdempotencyLevel, parseIdempotencyLevel } from '../config/idempotency.js';
 
-/** The three values of `google.protobuf.MethodOptions.IdempotencyLevel`. */
-export type IdempotencyLevel = 'NO_SIDE_EFFECTS' | 'IDEMPOTENT' | 'IDEMPOTENCY_UNKNOWN';
-
-/** Enum numbers of descriptor.proto, for options read back as numbers. */
-const LEVEL_BY_NUMBER: readonly IdempotencyLevel[] = ['IDEMPOTENCY_UNKNOWN', 'NO_SIDE_EFFECTS', 'IDEMPOTENT'];
+export type { IdempotencyLevel };
 
 /** One method of a proto service with its idempotency level. */
 export interface ProtoMethodIdempotency {
@@ -125,13 +122,11 @@ function readLevel(value: unknown, where: string): IdempotencyLevel {
   if (value === undefined || value === null) {
     return 'IDEMPOTENCY_UNKNOWN';
   }
-  if (typeof value === 'number' && LEVEL_BY_NUMBER[value] !== undefined) {
-    return LEVEL_BY_NUMBER[value];
+  const level = parseIdempotencyLevel(value);
+  if (level === undefined) {
+    throw new TypeError(
+      `listMethodIdempotency: ${where} has idempotency_level ${JSON.stringify(value)}, expected one of IDEMPOTENCY_UNKNOWN, NO_SIDE_EFFECTS, IDEMPOTENT`,
+    );
   }
-  if (typeof value === 'string' && (LEVEL_BY_NUMBER as readonly string[]).includes(value)) {
-    return value as IdempotencyLevel;
-  }
-  throw new TypeError(
-    `listMethodIdempotency: ${where} has idempotency_level ${JSON.stringify(value)}, expected one of ${LEVEL_BY_NUMBER.join(', ')}`,
-  );
+  return level;
 }
