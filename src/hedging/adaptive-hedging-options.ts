@@ -2,7 +2,7 @@
  * Options of adaptive hedging (the interceptor option `adaptiveHedging`), their defaults and their validation.
  * Defaults follow Finagle's BackupRequestFilter, except the budget's floor (see {@link DEFAULT_HEDGE_BUDGET_MIN_PER_SECOND}).
  */
-import type { Clock } from '../retry/clock.js';
+import { type Clock, isClock } from '../retry/clock.js';
 
 /** Default extra load: hedges may add 5% to the calls, and the delay is the 95th latency percentile. */
 export const DEFAULT_MAX_EXTRA_LOAD = 0.05;
@@ -111,17 +111,10 @@ export function checkClock(where: string, clock: unknown): Clock | undefined {
   if (clock === undefined) {
     return undefined;
   }
-  const c = clock as Record<string, unknown> | null;
-  if (
-    typeof c !== 'object' ||
-    c === null ||
-    typeof c.now !== 'function' ||
-    typeof c.setTimer !== 'function' ||
-    typeof c.clearTimer !== 'function'
-  ) {
+  if (!isClock(clock)) {
     throw new TypeError(`${where}.clock must be a Clock (an object with now, setTimer and clearTimer)`);
   }
-  return clock as Clock;
+  return clock;
 }
 
 /** Validates the hedge budget's options and fills in the defaults. @internal */

@@ -14,6 +14,18 @@ export interface Clock {
   clearTimer(handle: TimerHandle): void;
 }
 
+/** Whether `value` has the shape of a {@link Clock}. @internal */
+export function isClock(value: unknown): value is Clock {
+  const clock = value as Partial<Clock> | null;
+  return (
+    typeof clock === 'object' &&
+    clock !== null &&
+    typeof clock.now === 'function' &&
+    typeof clock.setTimer === 'function' &&
+    typeof clock.clearTimer === 'function'
+  );
+}
+
 /** Node's setTimeout fires at once for delays of 2^31 ms or more; longer timers are re-armed in steps. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 

@@ -8,7 +8,7 @@ import {
 } from '../hedging/cancel-rate-limiter.js';
 import { rejectUnknownKeys } from '../util/unknown-keys.js';
 import { isJitterStrategy, JITTER_STRATEGIES, type JitterStrategy } from './backoff.js';
-import { type Clock, systemClock } from './clock.js';
+import { type Clock, isClock, systemClock } from './clock.js';
 import type { RetryEvent, RetryEventListener } from './events.js';
 import { isRetryGate, type RetryGate } from './retry-gate.js';
 import { type RetryInfoOptions, retryInfoPolicy } from './retry-info-option.js';
@@ -245,17 +245,6 @@ function withClock<T>(option: T, clock: Clock): T | { clock: Clock } {
     return { clock, ...(option as object) } as T;
   }
   return option;
-}
-
-function isClock(value: unknown): value is Clock {
-  const clock = value as Partial<Clock> | null;
-  return (
-    typeof clock === 'object' &&
-    clock !== null &&
-    typeof clock.now === 'function' &&
-    typeof clock.setTimer === 'function' &&
-    typeof clock.clearTimer === 'function'
-  );
 }
 
 function checkInteger(name: string, value: unknown, min: number): number {
