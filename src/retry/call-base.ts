@@ -396,7 +396,7 @@ export abstract class CallBase implements InterceptingCallInterface, AttemptOwne
   protected transition(next: CallPhase): void {
     const current = this.phase;
     if (!isLegalTransition(current.tag, next.tag)) {
-      throw new Error(`RetryingCall: no transition from ${current.tag} to ${next.tag}`);
+      illegalTransition(current.tag, next.tag);
     }
     if (current.tag === 'in-flight') {
       this.clearHedgeTimer(current);
@@ -548,6 +548,11 @@ export abstract class CallBase implements InterceptingCallInterface, AttemptOwne
 
   /** The call is committing to `winner` (not on overflow); `live` are the attempts in flight until now. */
   protected abstract recordLatencies(winner: Attempt, live: readonly Attempt[]): void;
+}
+
+/** Kept out of `transition` so that the check stays cheap on the per-call path. */
+function illegalTransition(from: string, to: string): never {
+  throw new Error(`RetryingCall: no transition from ${from} to ${to}`);
 }
 
 const ENDED: CallPhase = Object.freeze({ tag: 'ended' });
