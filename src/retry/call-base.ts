@@ -521,7 +521,13 @@ export abstract class CallBase implements InterceptingCallInterface, AttemptOwne
     return this.phase.tag === 'committed' ? this.phase.attempt : this.lastAttempt;
   }
 
+  /** Hand every attempt that takes the application's writes (the committed one, or all live ones) what it lacks. */
   protected pumpAll(): void {
+    const committed = this.committedTo;
+    if (committed !== undefined) {
+      this.pump(committed);
+      return;
+    }
     const phase = this.phase;
     if (phase.tag !== 'in-flight') {
       return;
