@@ -1,0 +1,81 @@
+import { it } from '@fast-check/vitest';
+import { afterAll, beforeAll, describe, expect } from 'vitest';
+import { createRetryInterceptor } from '../../src/retry/retry-interceptor.js';
+import { type ConversationScript, conversationScript, NEVER_PRODUCED_CODE } from './conversation-script.js';
+import { differences } from './differences.js';
+import { propertyParams, propertyTimeout } from './fuzz-params.js';
+import { type RunRecord, runConversation } from './run-conversation.js';
+import { ScriptServer } from './script-server.js';
+import { CALL_TYPES, SERVICE_NAME, type ScriptClientInstance, scriptClient } from './script-service.js';
+
+// Property 1, transparency: under a policy whose codes never occur, the interceptor changes nothing the
+// application or the server can observe (see TESTING.md).
+const retryConfig = {
+  methodConfig: [
+    {
+      name: [{ service: SERVICE_NAME }],
+      retryPolicy: {
+        maxAttempts: 3,
+        initialBackoff: '0.001s',
+        maxBackoff: '0.01s',
+        backoffMultiplier: 2,
+        retryableStatusCodes: [NEVER_PRODUCED_CODE],
+      },
+    },
+  ],
+};
+const hedgingConfig = {
+  methodConfig: [
+    {
+      name: [{ service: SERVICE_NAME }],
+      hedgingPolicy: { maxAttempts: 3, hedgingDelay: '60s', nonFatalStatusCodes: [NEVER_PRODUCED_CODE] },
+    },
+  ],
+};
+
+let server: ScriptServer;
+let bare: ScriptClientInstance;
+let retrying: ScriptClientInstance;
+let hedging: ScriptClientInstance;
+
+beforeAll(async () => {
+  server = await ScriptServer.start();
+  bare = scriptClient(server.address);
+  retrying = scriptClient(server.address, [createRetryInterceptor(retryConfig)]);
+  hedging = scriptClient(server.address, [createRetryInterceptor(hedgingConfig)]);
+});
+
+afterAll(async () => {
+  for (const client of [bare, retrying, hedging]) {
+    client?.close();
+  }
+  await server?.stop();
+});
+
+/** A record with the interceptor's documented additions taken out (none apply to a call of one attempt). */
+function asBare(record: RunRecord): RunRecord {
+  return record;
+}
+
+async function sameAsBare(script: ConversationScript): Promise<void> {
+  const expected = await runConversation(server, bare, script);
+  // The script itself is sound: the bare call ends, once, without being cut short.
+  expect(expected.neverEnded).toBe(false);
+  expect(expected.client.statusEvents).toBe(1);
+  for (const [policy, client] of [
+    ['retry', retrying],
+    ['hedging', hedging],
+  ] as const) {
+    const actual = await runConversation(server, client, script);
+    const diff = differences(expected, asBare(actual));
+    expect(diff, `${policy} differs from bare (expected → actual):\n${diff.join('\n')}`).toEqual([]);
+  }
+  expect(server.strays).toBe(0);
+}
+
+describe('property 1: the interceptor is transparent when no attempt fails with a policy code', () => {
+  for (const type of CALL_TYPES) {
+    const name = `transparency: ${type}`;
+    it.prop([conversationScript(type)], propertyParams<[ConversationScript]>(name, 50))(name, sameAsBare, propertyTimeout(60_000));
+  }
+});
