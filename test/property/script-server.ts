@@ -71,7 +71,7 @@ export class ServerAttempt {
     readonly type: CallType,
     private readonly call: AnyServerCall,
     private readonly callback: grpc.sendUnaryData<Buffer> | undefined,
-    private readonly signal: Signal,
+    readonly signal: Signal,
   ) {}
 
   get halfClosed(): boolean {

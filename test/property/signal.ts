@@ -39,3 +39,21 @@ export async function within<T>(promise: Promise<T>, ms: number): Promise<T | un
     clearTimeout(timer);
   }
 }
+
+/**
+ * Collects the exceptions that reach the process while `run` runs (an exception thrown out of a grpc-js callback
+ * does). Vitest reports them too; collecting them lets a property fail on them, and shrink the script.
+ */
+export async function collectUncaught<T>(run: () => Promise<T>): Promise<{ result: T; uncaught: string[] }> {
+  const uncaught: string[] = [];
+  const listener = (error: unknown): void => {
+    uncaught.push(error instanceof Error ? error.message : String(error));
+  };
+  process.on('uncaughtException', listener);
+  try {
+    const result = await run();
+    return { result, uncaught };
+  } finally {
+    process.off('uncaughtException', listener);
+  }
+}

@@ -5,6 +5,7 @@ import { type ConversationScript, conversationScript, NEVER_PRODUCED_CODE } from
 import { differences } from './differences.js';
 import { propertyParams, propertyTimeout } from './fuzz-params.js';
 import { type RunRecord, runConversation } from './run-conversation.js';
+import { collectUncaught } from './signal.js';
 import { ScriptServer } from './script-server.js';
 import { CALL_TYPES, SERVICE_NAME, type ScriptClientInstance, scriptClient } from './script-service.js';
 
@@ -66,8 +67,8 @@ async function sameAsBare(script: ConversationScript): Promise<void> {
     ['retry', retrying],
     ['hedging', hedging],
   ] as const) {
-    const actual = await runConversation(server, client, script);
-    const diff = differences(expected, asBare(actual));
+    const { result: actual, uncaught } = await collectUncaught(() => runConversation(server, client, script));
+    const diff = [...differences(expected, asBare(actual)), ...uncaught.map((e) => `uncaught exception: ${e}`)];
     expect(diff, `${policy} differs from bare (expected → actual):\n${diff.join('\n')}`).toEqual([]);
   }
   expect(server.strays).toBe(0);
