@@ -93,6 +93,7 @@ export const RETRY_SPAN_EVENTS = Object.freeze({
   hedgeScheduled: 'Hedge scheduled',
   throttled: 'Attempt throttled',
   committed: 'Committed',
+  internalError: 'Internal error',
 } as const);
 
 /** Options of {@link createRetryTracing}. */
@@ -425,6 +426,9 @@ export function createRetryTracing(options: RetryTracingOptions = {}): RetryTrac
           [RETRY_SPAN_ATTRIBUTES.eventAttempt]: event.attempt,
           [RETRY_SPAN_ATTRIBUTES.eventReason]: event.reason,
         });
+        break;
+      case 'internal-error':
+        traced.span.addEvent(RETRY_SPAN_EVENTS.internalError, { 'exception.message': event.message });
         break;
       case 'call-end':
         onCallEnd(event, traced);
