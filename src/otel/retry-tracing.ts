@@ -138,7 +138,6 @@ interface TracedCall {
   /** Attempt spans by attempt number - 1; undefined once ended. */
   readonly attempts: (Span | undefined)[];
   openAttempts: number;
-  committed: number;
   callEnded: boolean;
 }
 
@@ -312,7 +311,6 @@ export function createRetryTracing(options: RetryTracingOptions = {}): RetryTrac
       names,
       attempts: [],
       openAttempts: 0,
-      committed: 0,
       callEnded: false,
     });
   };
@@ -420,7 +418,6 @@ export function createRetryTracing(options: RetryTracingOptions = {}): RetryTrac
         break;
       }
       case 'committed':
-        traced.committed = event.attempt;
         traced.span.setAttribute(RETRY_SPAN_ATTRIBUTES.committedAttempt, event.attempt);
         traced.span.addEvent(RETRY_SPAN_EVENTS.committed, {
           [RETRY_SPAN_ATTRIBUTES.eventAttempt]: event.attempt,
