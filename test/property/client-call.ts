@@ -71,7 +71,9 @@ export class ObservedCall {
       }
       this.changed();
     };
-    const method = (client as unknown as Record<CallType, (...args: unknown[]) => AnyClientCall>)[type].bind(client);
+    const method = (client as unknown as Record<CallType, (...args: unknown[]) => AnyClientCall>)[type].bind(
+      client,
+    );
     switch (type) {
       case 'unary':
         this.call = method(request, metadata, options, callback);
@@ -113,7 +115,9 @@ export class ObservedCall {
 
   /** The application has been told how the call ended. */
   get ended(): boolean {
-    return this.statusEvents > 0 && (this.type === 'serverStream' || this.type === 'bidi' || this.callbacks > 0);
+    return (
+      this.statusEvents > 0 && (this.type === 'serverStream' || this.type === 'bidi' || this.callbacks > 0)
+    );
   }
 
   write(message: Buffer): () => boolean {

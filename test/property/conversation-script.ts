@@ -1,5 +1,5 @@
-import * as grpc from '@grpc/grpc-js';
 import { fc } from '@fast-check/vitest';
+import * as grpc from '@grpc/grpc-js';
 import { CALL_TYPES, type CallType, requestStreams, responseStreams } from './script-service.js';
 
 /**
@@ -63,7 +63,7 @@ export const messageSize = fc.oneof(
   { weight: 1, arbitrary: fc.constantFrom(0, 65536) },
 );
 
-const pauseMs = fc.integer({ min: 0, max: 15 });
+const pauseMs = fc.integer({ min: 0, max: 10 });
 
 const rawStep: fc.Arbitrary<Step> = fc.oneof(
   {
@@ -75,7 +75,14 @@ const rawStep: fc.Arbitrary<Step> = fc.oneof(
       awaitCallback: fc.boolean(),
     }),
   },
-  { weight: 1, arbitrary: fc.record({ by: fc.constant('client' as const), do: fc.constant('pause' as const), ms: pauseMs }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      by: fc.constant('client' as const),
+      do: fc.constant('pause' as const),
+      ms: pauseMs,
+    }),
+  },
   { weight: 1, arbitrary: fc.constant({ by: 'client' as const, do: 'end' as const }) },
   { weight: 1, arbitrary: fc.constant({ by: 'server' as const, do: 'headers' as const }) },
   {
@@ -87,14 +94,21 @@ const rawStep: fc.Arbitrary<Step> = fc.oneof(
       size: messageSize,
     }),
   },
-  { weight: 1, arbitrary: fc.record({ by: fc.constant('server' as const), do: fc.constant('pause' as const), ms: pauseMs }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      by: fc.constant('server' as const),
+      do: fc.constant('pause' as const),
+      ms: pauseMs,
+    }),
+  },
 );
 
 const statusCode = fc.integer({ min: 0, max: 16 }).filter((code) => code !== NEVER_PRODUCED_CODE);
 
 const ending: fc.Arbitrary<Ending> = fc.oneof(
   {
-    weight: 6,
+    weight: 12,
     arbitrary: fc.record({
       by: fc.constant('server' as const),
       do: fc.constant('status' as const),
@@ -105,8 +119,12 @@ const ending: fc.Arbitrary<Ending> = fc.oneof(
     }),
   },
   {
-    weight: 3,
-    arbitrary: fc.record({ by: fc.constant('client' as const), do: fc.constant('cancel' as const), inListener: fc.boolean() }),
+    weight: 6,
+    arbitrary: fc.record({
+      by: fc.constant('client' as const),
+      do: fc.constant('cancel' as const),
+      inListener: fc.boolean(),
+    }),
   },
   { weight: 1, arbitrary: fc.constant({ by: 'deadline' as const }) },
 );
@@ -153,13 +171,13 @@ export function normalizeScript(script: ConversationScript): ConversationScript 
 /** Scripts of one call type, or of all four. */
 export function conversationScript(type?: CallType): fc.Arbitrary<ConversationScript> {
   return fc
-  .record({
-    type: type ? fc.constant(type) : fc.constantFrom(...CALL_TYPES),
-    request: messageSize,
-    steps: fc.array(rawStep, { maxLength: 10 }),
-    ending,
-    endAfterwards: fc.boolean(),
-    cancelAfterwards: fc.boolean(),
-  })
-  .map(normalizeScript);
+    .record({
+      type: type ? fc.constant(type) : fc.constantFrom(...CALL_TYPES),
+      request: messageSize,
+      steps: fc.array(rawStep, { maxLength: 10 }),
+      ending,
+      endAfterwards: fc.boolean(),
+      cancelAfterwards: fc.boolean(),
+    })
+    .map(normalizeScript);
 }

@@ -1,5 +1,5 @@
-import * as grpc from '@grpc/grpc-js';
 import { fc } from '@fast-check/vitest';
+import * as grpc from '@grpc/grpc-js';
 import { DETAILS, messageSize } from './conversation-script.js';
 import { CALL_TYPES, type CallType, responseStreams } from './script-service.js';
 
@@ -37,7 +37,9 @@ export interface FailingScript {
   /** What the server does on attempt 1, 2, …; attempts past the list answer OK. */
   readonly attempts: readonly AttemptBehaviour[];
   /** A listener of the interceptor's events cancels the call on the nth event of this type (retry policy). */
-  readonly cancelOn: { readonly event: 'retry-scheduled' | 'attempt-start'; readonly nth: number } | undefined;
+  readonly cancelOn:
+    | { readonly event: 'retry-scheduled' | 'attempt-start'; readonly nth: number }
+    | undefined;
 }
 
 export const RETRYABLE_CANDIDATES = [
@@ -79,7 +81,10 @@ const attemptBehaviour: fc.Arbitrary<AttemptBehaviour> = fc.record({
   headersFirst: fc.boolean(),
   messageFirst: fc.boolean(),
   waitForAll: fc.boolean(),
-  delayMs: fc.oneof({ weight: 4, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: fc.integer({ min: 1, max: 5 }) }),
+  delayMs: fc.oneof(
+    { weight: 4, arbitrary: fc.constant(0) },
+    { weight: 1, arbitrary: fc.integer({ min: 1, max: 5 }) },
+  ),
 });
 
 export function normalizeFailingScript(script: FailingScript): FailingScript {
@@ -98,7 +103,10 @@ export function normalizeFailingScript(script: FailingScript): FailingScript {
         ? {
             ...script.cancelOn,
             // The application holds the call object only once the client method returns, after attempt 1 started.
-            nth: script.cancelOn.event === 'attempt-start' ? Math.max(2, script.cancelOn.nth) : script.cancelOn.nth,
+            nth:
+              script.cancelOn.event === 'attempt-start'
+                ? Math.max(2, script.cancelOn.nth)
+                : script.cancelOn.nth,
           }
         : undefined,
   };

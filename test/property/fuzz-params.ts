@@ -31,7 +31,9 @@ export function propertyParams<T>(testName: string, ciRuns: number): fc.Paramete
   const numRuns = envInt('FUZZ_RUNS') ?? ciRuns;
   const path = process.env.FUZZ_PATH || undefined;
   if (fuzzing) {
-    console.log(`[fuzz] ${testName}: FUZZ_SEED=${seed} FUZZ_RUNS=${numRuns}${path ? ` FUZZ_PATH=${path}` : ''}`);
+    console.log(
+      `[fuzz] ${testName}: FUZZ_SEED=${seed} FUZZ_RUNS=${numRuns}${path ? ` FUZZ_PATH=${path}` : ''}`,
+    );
   }
   return {
     seed,
@@ -45,7 +47,9 @@ export function propertyParams<T>(testName: string, ciRuns: number): fc.Paramete
       const replay = `FUZZ_SEED=${details.seed} FUZZ_PATH=${details.counterexamplePath ?? ''} npm run fuzz -- -t "${testName}"`;
       const cause = details.errorInstance;
       const why = cause instanceof Error ? (cause.stack ?? cause.message) : String(cause);
-      throw new Error(`${fc.defaultReportMessage(details)}\n\nReplay this failure with:\n  ${replay}\n\n${why}`);
+      throw new Error(
+        `${fc.defaultReportMessage(details)}\n\nReplay this failure with:\n  ${replay}\n\n${why}`,
+      );
     },
   };
 }

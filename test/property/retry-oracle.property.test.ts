@@ -6,8 +6,8 @@ import { propertyParams, propertyTimeout } from './fuzz-params.js';
 import { behaviourOf, expectedOutcome } from './retry-oracle.js';
 import { attemptMessage, runFailing } from './run-failing.js';
 import { digest, messageBytes, ScriptServer } from './script-server.js';
-import { collectUncaught } from './signal.js';
 import { CALL_TYPES, requestStreams, type ScriptClientInstance, scriptClient } from './script-service.js';
+import { collectUncaught } from './signal.js';
 
 // Property 2: scripts whose attempts fail, before or after the response headers, checked against an oracle of
 // A6's rules (./retry-oracle.ts): attempts made, what each attempt received, the attempt count the server and the
@@ -30,7 +30,9 @@ async function followsA6(script: FailingScript): Promise<void> {
   const { result: record, uncaught } = await collectUncaught(() => runFailing(server, client, script));
   const { client: app, server: attempts } = record;
   const streamed = requestStreams(script.type);
-  const sent = streamed ? script.writes.map((w, i) => digest(messageBytes(w.size, i + 1))) : [digest(messageBytes(script.request, 0x55))];
+  const sent = streamed
+    ? script.writes.map((w, i) => digest(messageBytes(w.size, i + 1)))
+    : [digest(messageBytes(script.request, 0x55))];
 
   // The application's view: one end, the oracle's status, and only the final attempt's headers and messages.
   const final = expected.final;
@@ -54,7 +56,9 @@ async function followsA6(script: FailingScript): Promise<void> {
     code: expected.code,
     details: expected.details,
     headersFrom: app.headers === undefined || final === undefined ? undefined : String(final),
-    streamedResponses: Array.from({ length: expected.streamedResponses }, () => digest(attemptMessage(final ?? 0))),
+    streamedResponses: Array.from({ length: expected.streamedResponses }, () =>
+      digest(attemptMessage(final ?? 0)),
+    ),
     trailersFrom: final === undefined ? undefined : String(final),
     previousAttempts: final === undefined || final === 1 ? undefined : String(final - 1),
   };
@@ -90,6 +94,10 @@ async function followsA6(script: FailingScript): Promise<void> {
 describe('property 2: failing attempts follow A6 (attempts, replay, attempt counts, final status)', () => {
   for (const type of CALL_TYPES) {
     const name = `A6 oracle: ${type}`;
-    it.prop([failingScript(type)], propertyParams<[FailingScript]>(name, 40))(name, followsA6, propertyTimeout(60_000));
+    it.prop([failingScript(type)], propertyParams<[FailingScript]>(name, 60))(
+      name,
+      followsA6,
+      propertyTimeout(60_000),
+    );
   }
 });

@@ -70,7 +70,11 @@ export function expectedOutcome(script: FailingScript, maxAttemptsLimit = 5): Ex
       };
     }
     retries++;
-    if (script.policy === 'retry' && script.cancelOn?.event === 'retry-scheduled' && script.cancelOn.nth === retries) {
+    if (
+      script.policy === 'retry' &&
+      script.cancelOn?.event === 'retry-scheduled' &&
+      script.cancelOn.nth === retries
+    ) {
       return cancelled(k);
     }
   }

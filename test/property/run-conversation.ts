@@ -1,7 +1,13 @@
 import * as grpc from '@grpc/grpc-js';
 import { type ClientRecord, ObservedCall } from './client-call.js';
 import type { ConversationScript } from './conversation-script.js';
-import { type AttemptRecord, digest, messageBytes, type ScriptServer, type ServerAttempt } from './script-server.js';
+import {
+  type AttemptRecord,
+  digest,
+  messageBytes,
+  type ScriptServer,
+  type ServerAttempt,
+} from './script-server.js';
 import { RUN_ID_HEADER, requestStreams, type ScriptClientInstance } from './script-service.js';
 import { sleep, within } from './signal.js';
 
@@ -24,7 +30,7 @@ export interface RunOptions {
   readonly onCall?: (call: ObservedCall) => void;
 }
 
-export const DEFAULT_RUN_OPTIONS: RunOptions = { shortDeadlineMs: 300, hangGuardMs: 5000 };
+export const DEFAULT_RUN_OPTIONS: RunOptions = { shortDeadlineMs: 150, hangGuardMs: 5000 };
 
 function headersOf(): grpc.Metadata {
   const headers = new grpc.Metadata();
@@ -195,7 +201,7 @@ export async function runConversation(
     call.call.cancel();
   }
   // Late events (a second status, late callbacks) would arrive now.
-  await sleep(10);
+  await sleep(5);
   server.close(id);
   return {
     client: call.record(),

@@ -6,7 +6,13 @@ import type { FailingScript } from './failing-script.js';
 import { behaviourOf } from './retry-oracle.js';
 import type { RunRecord } from './run-conversation.js';
 import { digest, messageBytes, type ScriptServer, type ServerAttempt } from './script-server.js';
-import { RUN_ID_HEADER, requestStreams, responseStreams, SERVICE_NAME, type ScriptClientInstance } from './script-service.js';
+import {
+  RUN_ID_HEADER,
+  requestStreams,
+  responseStreams,
+  type ScriptClientInstance,
+  SERVICE_NAME,
+} from './script-service.js';
 import { sleep, within } from './signal.js';
 
 const HANG_GUARD_MS = 5000;
@@ -30,7 +36,11 @@ export function failingConfig(script: FailingScript): object {
           },
         }
       : {
-          hedgingPolicy: { maxAttempts: script.maxAttempts, hedgingDelay: '60s', nonFatalStatusCodes: script.codes },
+          hedgingPolicy: {
+            maxAttempts: script.maxAttempts,
+            hedgingDelay: '60s',
+            nonFatalStatusCodes: script.codes,
+          },
         };
   return { methodConfig: [{ name: [{ service: SERVICE_NAME }], ...policy }] };
 }

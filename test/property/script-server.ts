@@ -14,7 +14,10 @@ export function digest(message: Buffer): string {
 }
 
 /** Metadata as a plain sorted record (binary values in base64), leaving out `omit`. */
-export function metadataRecord(metadata: grpc.Metadata | undefined, omit: readonly string[] = []): Record<string, string> {
+export function metadataRecord(
+  metadata: grpc.Metadata | undefined,
+  omit: readonly string[] = [],
+): Record<string, string> {
   const out: Record<string, string> = {};
   if (!metadata) {
     return out;
@@ -204,14 +207,17 @@ export class ScriptServer {
       self?.arrive(type, call, callback);
     };
     server.addService(SCRIPT_SERVICE, {
-      unary: (call: grpc.ServerUnaryCall<Buffer, Buffer>, cb: grpc.sendUnaryData<Buffer>) => arrive('unary', call, cb),
+      unary: (call: grpc.ServerUnaryCall<Buffer, Buffer>, cb: grpc.sendUnaryData<Buffer>) =>
+        arrive('unary', call, cb),
       clientStream: (call: grpc.ServerReadableStream<Buffer, Buffer>, cb: grpc.sendUnaryData<Buffer>) =>
         arrive('clientStream', call, cb),
       serverStream: (call: grpc.ServerWritableStream<Buffer, Buffer>) => arrive('serverStream', call),
       bidi: (call: grpc.ServerDuplexStream<Buffer, Buffer>) => arrive('bidi', call),
     });
     const port = await new Promise<number>((resolve, reject) =>
-      server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))),
+      server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) =>
+        e ? reject(e) : resolve(p),
+      ),
     );
     self = new ScriptServer(server, `127.0.0.1:${port}`);
     return self;
@@ -233,7 +239,11 @@ export class ScriptServer {
     return new Promise((resolve) => this.server.tryShutdown(() => resolve()));
   }
 
-  private arrive(type: CallType, call: AnyServerCall, callback: grpc.sendUnaryData<Buffer> | undefined): void {
+  private arrive(
+    type: CallType,
+    call: AnyServerCall,
+    callback: grpc.sendUnaryData<Buffer> | undefined,
+  ): void {
     const id = call.metadata.get(RUN_ID_HEADER)[0];
     const run = typeof id === 'string' ? this.runs.get(id) : undefined;
     if (!run) {

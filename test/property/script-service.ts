@@ -12,7 +12,11 @@ export const SERVICE_NAME = 'property.Script';
 export const RUN_ID_HEADER = 'x-script-run';
 
 const identity = (b: Buffer): Buffer => b;
-function method(name: string, requestStream: boolean, responseStream: boolean): grpc.MethodDefinition<Buffer, Buffer> {
+function method(
+  name: string,
+  requestStream: boolean,
+  responseStream: boolean,
+): grpc.MethodDefinition<Buffer, Buffer> {
   return {
     path: `/${SERVICE_NAME}/${name}`,
     requestStream,

@@ -4,10 +4,10 @@ import { createRetryInterceptor } from '../../src/retry/retry-interceptor.js';
 import { type ConversationScript, conversationScript, NEVER_PRODUCED_CODE } from './conversation-script.js';
 import { differences } from './differences.js';
 import { propertyParams, propertyTimeout } from './fuzz-params.js';
-import { type RunRecord, runConversation } from './run-conversation.js';
-import { collectUncaught } from './signal.js';
+import { DEFAULT_RUN_OPTIONS, type RunRecord, runConversation } from './run-conversation.js';
 import { ScriptServer } from './script-server.js';
-import { CALL_TYPES, SERVICE_NAME, type ScriptClientInstance, scriptClient } from './script-service.js';
+import { CALL_TYPES, type ScriptClientInstance, SERVICE_NAME, scriptClient } from './script-service.js';
+import { collectUncaught } from './signal.js';
 
 // Property 1, transparency: under a policy whose codes never occur, the interceptor changes nothing the
 // application or the server can observe (see TESTING.md).
@@ -58,17 +58,37 @@ function asBare(record: RunRecord): RunRecord {
   return record;
 }
 
+/**
+ * Runs the script; a script that ends by its deadline is run again with a longer one when the deadline cut the
+ * conversation short (on a loaded machine the steps before it may take longer than the deadline): the outcome of
+ * such a script does not depend on the deadline's length, only on its passing after the last step.
+ */
+async function run(client: ScriptClientInstance, script: ConversationScript): Promise<RunRecord> {
+  let options = DEFAULT_RUN_OPTIONS;
+  for (;;) {
+    const record = await runConversation(server, client, script, options);
+    if (script.ending.by !== 'deadline' || !record.endedEarly || options.shortDeadlineMs >= 2400) {
+      return record;
+    }
+    options = { ...options, shortDeadlineMs: options.shortDeadlineMs * 2 };
+  }
+}
+
 async function sameAsBare(script: ConversationScript): Promise<void> {
-  const expected = await runConversation(server, bare, script);
-  // The script itself is sound: the bare call ends, once, without being cut short.
+  const expected = await run(bare, script);
+  // The script itself is sound: the bare call reaches its ending and ends, once.
+  expect(expected.endedEarly).toBe(false);
   expect(expected.neverEnded).toBe(false);
   expect(expected.client.statusEvents).toBe(1);
   for (const [policy, client] of [
     ['retry', retrying],
     ['hedging', hedging],
   ] as const) {
-    const { result: actual, uncaught } = await collectUncaught(() => runConversation(server, client, script));
-    const diff = [...differences(expected, asBare(actual)), ...uncaught.map((e) => `uncaught exception: ${e}`)];
+    const { result: actual, uncaught } = await collectUncaught(() => run(client, script));
+    const diff = [
+      ...differences(expected, asBare(actual)),
+      ...uncaught.map((e) => `uncaught exception: ${e}`),
+    ];
     expect(diff, `${policy} differs from bare (expected → actual):\n${diff.join('\n')}`).toEqual([]);
   }
   expect(server.strays).toBe(0);
@@ -77,6 +97,10 @@ async function sameAsBare(script: ConversationScript): Promise<void> {
 describe('property 1: the interceptor is transparent when no attempt fails with a policy code', () => {
   for (const type of CALL_TYPES) {
     const name = `transparency: ${type}`;
-    it.prop([conversationScript(type)], propertyParams<[ConversationScript]>(name, 50))(name, sameAsBare, propertyTimeout(60_000));
+    it.prop([conversationScript(type)], propertyParams<[ConversationScript]>(name, 40))(
+      name,
+      sameAsBare,
+      propertyTimeout(60_000),
+    );
   }
 });
