@@ -34,20 +34,27 @@ const hedgingConfig = {
   ],
 };
 
+const OVERFLOW_BUFFER_BYTES = 16 * 1024;
+
 let server: ScriptServer;
 let bare: ScriptClientInstance;
 let retrying: ScriptClientInstance;
 let hedging: ScriptClientInstance;
+let overflowing: ScriptClientInstance;
 
 beforeAll(async () => {
   server = await ScriptServer.start();
   bare = scriptClient(server.address);
   retrying = scriptClient(server.address, [createRetryInterceptor(retryConfig)]);
   hedging = scriptClient(server.address, [createRetryInterceptor(hedgingConfig)]);
+  // A replay buffer that large scripts overflow: the call commits on the overflow and must stay transparent.
+  overflowing = scriptClient(server.address, [
+    createRetryInterceptor(retryConfig, { perRpcBufferBytes: OVERFLOW_BUFFER_BYTES }),
+  ]);
 });
 
 afterAll(async () => {
-  for (const client of [bare, retrying, hedging]) {
+  for (const client of [bare, retrying, hedging, overflowing]) {
     client?.close();
   }
   await server?.stop();
@@ -83,6 +90,7 @@ async function sameAsBare(script: ConversationScript): Promise<void> {
   for (const [policy, client] of [
     ['retry', retrying],
     ['hedging', hedging],
+    ['retry, replay buffer overflowed', overflowing],
   ] as const) {
     const { result: actual, uncaught } = await collectUncaught(() => run(client, script));
     const diff = [
