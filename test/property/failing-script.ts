@@ -14,6 +14,11 @@ export interface AttemptBehaviour {
   readonly details: string;
   /** Send response headers before failing: the call commits, and this failure is final. */
   readonly headersFirst: boolean;
+  /**
+   * Send response headers as soon as the attempt arrives, before waiting for the request: the call commits, and
+   * the rest of the request (the half-close included) must reach this attempt after the commit.
+   */
+  readonly headersAtArrival: boolean;
   /** Streamed responses: send a message before failing (commits too). */
   readonly messageFirst: boolean;
   /** Act only once every request message (and the half-close, if the client makes one) has arrived. */
@@ -79,6 +84,7 @@ const attemptBehaviour: fc.Arbitrary<AttemptBehaviour> = fc.record({
   code: failureCode,
   details: fc.constantFrom(...DETAILS),
   headersFirst: fc.boolean(),
+  headersAtArrival: weightedBoolean(1, 3),
   messageFirst: fc.boolean(),
   waitForAll: fc.boolean(),
   delayMs: fc.oneof(

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { differences } from './differences.js';
 import { type FailingScript, failingScript } from './failing-script.js';
 import { propertyParams, propertyTimeout } from './fuzz-params.js';
-import { behaviourOf, expectedOutcome } from './retry-oracle.js';
+import { behaviourOf, commits, expectedOutcome } from './retry-oracle.js';
 import { attemptMessage, runFailing } from './run-failing.js';
 import { digest, messageBytes, ScriptServer } from './script-server.js';
 import { CALL_TYPES, requestStreams, type ScriptClientInstance, scriptClient } from './script-service.js';
@@ -55,7 +55,11 @@ async function followsA6(script: FailingScript): Promise<void> {
     callbacks: script.type === 'unary' || script.type === 'clientStream' ? 1 : 0,
     code: expected.code,
     details: expected.details,
-    headersFrom: app.headers === undefined || final === undefined ? undefined : String(final),
+    // Headers reach the application only from the attempt that answered with them (none on a Trailers-Only failure).
+    headersFrom:
+      final !== undefined && (behaviourOf(script, final).ok || commits(behaviourOf(script, final)))
+        ? String(final)
+        : undefined,
     streamedResponses: Array.from({ length: expected.streamedResponses }, () =>
       digest(attemptMessage(final ?? 0)),
     ),

@@ -8,6 +8,7 @@ export const ANSWER_OK: AttemptBehaviour = {
   code: grpc.status.OK,
   details: '',
   headersFirst: false,
+  headersAtArrival: false,
   messageFirst: false,
   waitForAll: true,
   delayMs: 0,
@@ -32,7 +33,7 @@ export interface ExpectedOutcome {
 
 /** Whether the attempt commits the call before it fails: response headers or a message reached the client. */
 export function commits(behaviour: AttemptBehaviour): boolean {
-  return behaviour.headersFirst || behaviour.messageFirst;
+  return behaviour.headersFirst || behaviour.headersAtArrival || behaviour.messageFirst;
 }
 
 /**

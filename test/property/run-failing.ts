@@ -49,14 +49,17 @@ export function failingConfig(script: FailingScript): object {
 async function playAttempt(script: FailingScript, a: ServerAttempt, messages: number): Promise<void> {
   const b = behaviourOf(script, a.number);
   const signal = a.signal;
+  const headers = new grpc.Metadata();
+  headers.set('x-h-attempt', String(a.number));
+  if (b.headersAtArrival) {
+    a.sendHeaders(headers);
+  }
   if (b.waitForAll) {
     await signal.until(() => (a.received.length >= messages && (!script.end || a.halfClosed)) || a.closed);
   }
   if (b.delayMs > 0) {
     await sleep(b.delayMs);
   }
-  const headers = new grpc.Metadata();
-  headers.set('x-h-attempt', String(a.number));
   const trailers = new grpc.Metadata();
   trailers.set('x-t-attempt', String(a.number));
   if (b.ok || b.headersFirst || b.messageFirst) {
