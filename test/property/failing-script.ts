@@ -83,9 +83,10 @@ const attemptBehaviour: fc.Arbitrary<AttemptBehaviour> = fc.record({
   ok: weightedBoolean(1, 4),
   code: failureCode,
   details: fc.constantFrom(...DETAILS),
-  headersFirst: fc.boolean(),
-  headersAtArrival: weightedBoolean(1, 3),
-  messageFirst: fc.boolean(),
+  // Commits are final: kept rarer, so that most scripts go on to later attempts.
+  headersFirst: weightedBoolean(1, 3),
+  headersAtArrival: weightedBoolean(1, 4),
+  messageFirst: weightedBoolean(1, 3),
   waitForAll: fc.boolean(),
   delayMs: fc.oneof(
     { weight: 4, arbitrary: fc.constant(0) },
@@ -132,7 +133,10 @@ export function failingScript(type?: CallType): fc.Arbitrary<FailingScript> {
       cancelOn: fc.option(
         fc.record({
           event: fc.constantFrom('retry-scheduled' as const, 'attempt-start' as const),
-          nth: fc.integer({ min: 1, max: 3 }),
+          nth: fc.oneof(
+            { weight: 3, arbitrary: fc.constant(1) },
+            { weight: 1, arbitrary: fc.integer({ min: 2, max: 3 }) },
+          ),
         }),
         { freq: 4 },
       ),

@@ -98,7 +98,7 @@ async function followsA6(script: FailingScript): Promise<void> {
 describe('property 2: failing attempts follow A6 (attempts, replay, attempt counts, final status)', () => {
   for (const type of CALL_TYPES) {
     const name = `A6 oracle: ${type}`;
-    it.prop([failingScript(type)], propertyParams<[FailingScript]>(name, 60))(
+    it.prop([failingScript(type)], propertyParams<[FailingScript]>(name, 100))(
       name,
       followsA6,
       propertyTimeout(60_000),
