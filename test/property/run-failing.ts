@@ -1,6 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import type { RetryEvent } from '../../src/retry/events.js';
 import { createRetryInterceptor } from '../../src/retry/retry-interceptor.js';
+import { oneEntryConfig } from '../helpers/service-configs.js';
 import { ObservedCall } from './client-call.js';
 import type { FailingScript } from './failing-script.js';
 import { behaviourOf } from './retry-oracle.js';
@@ -42,7 +43,7 @@ export function failingConfig(script: FailingScript): object {
             nonFatalStatusCodes: script.codes,
           },
         };
-  return { methodConfig: [{ name: [{ service: SERVICE_NAME }], ...policy }] };
+  return oneEntryConfig(SERVICE_NAME, policy);
 }
 
 /** Plays attempt `a` as the script says. */

@@ -1,6 +1,7 @@
 import { it } from '@fast-check/vitest';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { createRetryInterceptor } from '../../src/retry/retry-interceptor.js';
+import { oneEntryConfig } from '../helpers/service-configs.js';
 import { type ConversationScript, conversationScript, NEVER_PRODUCED_CODE } from './conversation-script.js';
 import { differences } from './differences.js';
 import { propertyParams, propertyTimeout } from './fuzz-params.js';
@@ -10,29 +11,19 @@ import { CALL_TYPES, type ScriptClientInstance, SERVICE_NAME, scriptClient } fro
 import { collectUncaught } from './signal.js';
 
 // Property 1, transparency: under a policy whose codes never occur, the interceptor changes nothing the
-// application or the server can observe (see TESTING.md).
-const retryConfig = {
-  methodConfig: [
-    {
-      name: [{ service: SERVICE_NAME }],
-      retryPolicy: {
-        maxAttempts: 3,
-        initialBackoff: '0.001s',
-        maxBackoff: '0.01s',
-        backoffMultiplier: 2,
-        retryableStatusCodes: [NEVER_PRODUCED_CODE],
-      },
-    },
-  ],
-};
-const hedgingConfig = {
-  methodConfig: [
-    {
-      name: [{ service: SERVICE_NAME }],
-      hedgingPolicy: { maxAttempts: 3, hedgingDelay: '60s', nonFatalStatusCodes: [NEVER_PRODUCED_CODE] },
-    },
-  ],
-};
+// application or the server can observe (what counts as observable: ./client-call.ts, ./script-server.ts).
+const retryConfig = oneEntryConfig(SERVICE_NAME, {
+  retryPolicy: {
+    maxAttempts: 3,
+    initialBackoff: '0.001s',
+    maxBackoff: '0.01s',
+    backoffMultiplier: 2,
+    retryableStatusCodes: [NEVER_PRODUCED_CODE],
+  },
+});
+const hedgingConfig = oneEntryConfig(SERVICE_NAME, {
+  hedgingPolicy: { maxAttempts: 3, hedgingDelay: '60s', nonFatalStatusCodes: [NEVER_PRODUCED_CODE] },
+});
 
 const OVERFLOW_BUFFER_BYTES = 16 * 1024;
 
