@@ -52,6 +52,8 @@ export class ObservedCall {
   metadataEvents = 0;
   writeCallbacks = 0;
   private writeErrors = 0;
+  /** When the application was first told that the call ended (performance.now()). */
+  endedAt: number | undefined;
   /** Runs synchronously after each event (a cancel from inside a listener). */
   afterEvent: (() => void) | undefined;
 
@@ -152,6 +154,9 @@ export class ObservedCall {
   }
 
   private changed(): void {
+    if (this.endedAt === undefined && (this.statusEvents > 0 || this.callbacks > 0)) {
+      this.endedAt = performance.now();
+    }
     this.afterEvent?.();
     this.signal.notify();
   }

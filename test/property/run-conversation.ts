@@ -65,8 +65,9 @@ export async function runConversation(
   metadata.set(RUN_ID_HEADER, id);
   metadata.set('x-app', 'application metadata');
   const streamed = requestStreams(script.type);
-  // When the client gave up on the call: its deadline, or the moment it cancelled (performance.now() time).
-  let cancelledAt = performance.now() + deadlineMs;
+  // When the client cancelled the call (performance.now() time). A deadline counts from when the application saw
+  // the call end: Node's end-then-reset of the stream reaches the server after that.
+  let cancelledAt = Number.POSITIVE_INFINITY;
   const cancel = (): void => {
     cancelledAt = Math.min(cancelledAt, performance.now());
     call.call.cancel();
@@ -205,7 +206,9 @@ export async function runConversation(
   server.close(id);
   return {
     client: call.record(),
-    server: run.attempts.map((a) => a.record(cancelledAt)),
+    server: run.attempts.map((a) =>
+      a.record(Math.min(cancelledAt, call.endedAt ?? Number.POSITIVE_INFINITY)),
+    ),
     endedEarly,
     neverEnded,
   };
