@@ -28,6 +28,12 @@ export interface ClientRecord {
 
 /** HTTP/2's `date` header: the second it was sent. */
 const VOLATILE_METADATA = ['date'];
+/**
+ * A deadline passes on both sides at about the same time (the server's from `grpc-timeout`, rounded down to the
+ * millisecond): when the server's timer wins, the status comes as a Trailers-Only response, whose metadata holds
+ * `content-type`; when the client's wins, the metadata is empty. Either may win, bare or not.
+ */
+const DEADLINE_VOLATILE_METADATA = [...VOLATILE_METADATA, 'content-type'];
 
 /**
  * Details with what varies between two runs of the same script taken out: grpc-js's own deadline message is a
@@ -144,7 +150,10 @@ export class ObservedCall {
       status: status && {
         code: status.code,
         details: comparableDetails(status.code, status.details),
-        trailers: metadataRecord(status.metadata, VOLATILE_METADATA),
+        trailers: metadataRecord(
+          status.metadata,
+          status.code === grpc.status.DEADLINE_EXCEEDED ? DEADLINE_VOLATILE_METADATA : VOLATILE_METADATA,
+        ),
       },
       statusEvents: this.statusEvents,
       callbacks: this.callbacks,
