@@ -77,6 +77,10 @@ export interface TestServiceClient extends grpc.Client {
     metadata: grpc.Metadata,
     options: grpc.CallOptions,
   ): grpc.ClientDuplexStream<StreamingOutputCallRequest, StreamingOutputCallResponse>;
+  HalfDuplexCall(
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+  ): grpc.ClientDuplexStream<StreamingOutputCallRequest, StreamingOutputCallResponse>;
 }
 
 /** A client of `grpc.testing.UnimplementedService`. */
