@@ -20,6 +20,7 @@ afterAll(async () => {
   await server?.stop();
 });
 
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const deadline = () => ({ deadline: Date.now() + 5_000 });
 
 describe('interop test server', () => {
@@ -48,8 +49,13 @@ describe('interop test server', () => {
     });
     d.call.write({ responseParameters: [{ size: 5 }] });
     d.call.write({ responseParameters: [{ size: 6 }, { size: 7 }] });
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Once the handler runs, give it time to answer (it must not): polled, since a loaded machine is slow.
+    const giveUpAt = Date.now() + 5_000;
+    while (server.handled.at(-1)?.method !== 'HalfDuplexCall' && Date.now() < giveUpAt) {
+      await sleep(5);
+    }
     expect(server.handled.at(-1)?.method).toBe('HalfDuplexCall');
+    await sleep(50);
     expect(received).toBe(0);
     d.call.end();
     const observed = await d.done;
