@@ -30,6 +30,8 @@ export class Attempt implements InterceptingListener {
   /** A message was handed over and its write has not completed: grpc-js takes one at a time. */
   writing = false;
   halfCloseSent = false;
+  /** grpc-js's `start` was called on the attempt's call: until then nothing may be written to it or read. */
+  started = false;
   /**
    * The attempt's timer, while one runs: its per-attempt receive timeout while it is live, or, once left running
    * on a call without a deadline, the cap that cancels it.

@@ -21,6 +21,7 @@ import { CallEvents } from './call-events.js';
 import type { CallPhase } from './call-phase.js';
 import { isLegalTransition } from './call-phase.js';
 import { cancelOrLeaveRunning } from './cancel-attempt.js';
+import { engineChecks } from './engine-checks.js';
 import type { AttemptCancelReason, AttemptKind, RetryEvent } from './events.js';
 import { feedAttempt } from './feed-attempt.js';
 import type { InterceptingCallInterface, MessageContext } from './grpc-types.js';
@@ -136,10 +137,9 @@ export abstract class CallBase implements InterceptingCallInterface, AttemptOwne
     if (phase.tag !== 'in-flight') {
       return;
     }
-    if (phase.live.length === 1) {
-      (phase.live[0] as Attempt).call.startRead();
-    } else {
-      for (const attempt of phase.live.slice()) {
+    // An attempt not started yet (a listener of its attempt-start reads) gets its read when it starts.
+    for (const attempt of phase.live.slice()) {
+      if (attempt.started) {
         attempt.call.startRead();
       }
     }
@@ -169,6 +169,10 @@ export abstract class CallBase implements InterceptingCallInterface, AttemptOwne
 
   protected startAttempt(kind: AttemptKind): void {
     const from = this.phase;
+    if (from.tag === 'committed' || from.tag === 'ended') {
+      this.onIllegalTransition(from.tag, 'in-flight');
+      return;
+    }
     const number = this.attemptsStarted + 1;
     let call: InterceptingCallInterface;
     if (from.tag === 'not-started') {
@@ -219,6 +223,7 @@ export abstract class CallBase implements InterceptingCallInterface, AttemptOwne
       });
       return;
     }
+    attempt.started = true;
     call.start(metadata, attempt);
     this.pump(attempt);
     if (attempt.state !== 'live') {
@@ -393,10 +398,11 @@ export abstract class CallBase implements InterceptingCallInterface, AttemptOwne
   // ---- phases ----
 
   /** The one place where the phase changes: it checks the move and undoes what the old phase held. */
-  protected transition(next: CallPhase): void {
+  protected transition(next: CallPhase): boolean {
     const current = this.phase;
     if (!isLegalTransition(current.tag, next.tag)) {
-      illegalTransition(current.tag, next.tag);
+      this.onIllegalTransition(current.tag, next.tag);
+      return false;
     }
     if (current.tag === 'in-flight') {
       this.clearHedgeTimer(current);
@@ -406,6 +412,22 @@ export abstract class CallBase implements InterceptingCallInterface, AttemptOwne
     }
     this.phase = next;
     this.committedTo = next.tag === 'committed' ? next.attempt : undefined;
+    return true;
+  }
+
+  /**
+   * A move the phase diagram does not allow: a bug here, never the application's or the server's doing. Under
+   * vitest it throws; in production nothing may be thrown into grpc-js's callbacks, so the call ends with INTERNAL
+   * (unless it has ended already) and an `internal-error` event says what happened.
+   */
+  private onIllegalTransition(from: CallPhase['tag'], to: CallPhase['tag']): void {
+    const message = `no transition from ${from} to ${to}`;
+    if (engineChecks.strict) {
+      throw new Error(`RetryingCall: ${message}`);
+    }
+    this.events?.internalError(message);
+    const details = `grpc-retry-hedging internal error: ${message}`;
+    this.end({ code: Status.INTERNAL, details, metadata: new Metadata() }, 'call-ended');
   }
 
   protected commit(attempt: Attempt, reason: CommitReason): void {
@@ -424,6 +446,9 @@ export abstract class CallBase implements InterceptingCallInterface, AttemptOwne
         if (loser !== attempt) {
           this.cancelAttempt(loser, 'other-attempt-committed');
         }
+      }
+      if (this.phase.tag !== 'committed') {
+        return; // an attempt-left-running listener ended the call
       }
     }
     this.replay.release();
@@ -554,11 +579,6 @@ export abstract class CallBase implements InterceptingCallInterface, AttemptOwne
 
   /** The call is committing to `winner` (not on overflow); `live` are the attempts in flight until now. */
   protected abstract recordLatencies(winner: Attempt, live: readonly Attempt[]): void;
-}
-
-/** Kept out of `transition` so that the check stays cheap on the per-call path. */
-function illegalTransition(from: string, to: string): never {
-  throw new Error(`RetryingCall: no transition from ${from} to ${to}`);
 }
 
 const ENDED: CallPhase = Object.freeze({ tag: 'ended' });

@@ -97,6 +97,9 @@ export class RetryingCall extends CallBase {
       case 'retry':
         this.backoff = decision.backoff;
         this.events?.retryScheduled(this.attemptsStarted + 1, decision.delayMs, decision.reason);
+        if (this.phase !== phase) {
+          return; // a listener ended the call
+        }
         this.waitThenStart('retry', decision.delayMs, status);
         return;
       case 'hedge-now':
@@ -229,7 +232,9 @@ export class RetryingCall extends CallBase {
       lastFailure,
       commitNext: false,
     };
-    this.transition(waiting);
+    if (!this.transition(waiting)) {
+      return;
+    }
     waiting.timer = this.setTimerBeforeDeadline(delayMs, () => {
       waiting.timer = undefined;
       if (next === 'retry') {
