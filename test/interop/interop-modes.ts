@@ -60,6 +60,9 @@ const RETRY_POLICY = {
   retryableStatusCodes: ['UNAVAILABLE'],
 };
 
+/** Three attempts at once (hedgingDelay 0). */
+const LIVE_HEDGING_POLICY = { maxAttempts: 3, hedgingDelay: '0s', nonFatalStatusCodes: ['UNAVAILABLE'] };
+
 function serviceConfig(
   policy: { retryPolicy: object } | { hedgingPolicy: object },
   root: object = {},
@@ -127,6 +130,7 @@ function retryMode(
     options?: RetryInterceptorOptions;
     before?: grpc.Interceptor[];
     after?: grpc.Interceptor[];
+    beforeCase?: () => void;
     afterCase?: (codes: number[], handled: readonly HandledCall[]) => void;
     afterAll?: (allEvents: readonly RetryEvent[]) => void | Promise<void>;
   } = () => ({}),
@@ -150,6 +154,7 @@ function retryMode(
         ctx,
         beforeCase: () => {
           events.length = 0;
+          parts.beforeCase?.();
         },
         afterCase(codes, handled) {
           expectEngineRan(events, codes, attempts);
@@ -162,6 +167,66 @@ function retryMode(
       };
     },
   };
+}
+
+/**
+ * Request ids go before the retry interceptor (one id per call); the tracing listens to its events and puts a
+ * traceparent on each attempt. After each case: every attempt the server saw carries one request id and one
+ * traceparent, and the attempts of one call (one request id) share its trace but each has its own span; after
+ * the run, every trace the server saw was recorded.
+ */
+function stackedMode(
+  name: string,
+  policy: { retryPolicy: object } | { hedgingPolicy: object },
+  attempts: AttemptCount,
+): InteropMode {
+  let exporter: InMemorySpanExporter;
+  let provider: BasicTracerProvider;
+  const traceIds = new Set<string>();
+  // Ids name their case, so that an attempt the server sees only after its case ended is not counted in the next.
+  let caseNumber = 0;
+  let callNumber = 0;
+  return retryMode(name, serviceConfig(policy), attempts, () => {
+    exporter = new InMemorySpanExporter();
+    provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+    const tracing = createRetryTracing({
+      tracerProvider: provider,
+      propagator: new W3CTraceContextPropagator(),
+    });
+    return {
+      options: { onEvent: tracing.onEvent },
+      before: [createRequestIdInterceptor({ generate: () => `case-${caseNumber}-call-${++callNumber}` })],
+      beforeCase: () => {
+        caseNumber += 1;
+      },
+      afterCase(codes, handled) {
+        const byRequestId = new Map<string, Array<{ traceId: string; spanId: string }>>();
+        for (const call of handled) {
+          const requestId = call.metadata.get(DEFAULT_REQUEST_ID_HEADER);
+          expect(requestId, `request id of ${call.method}`).toHaveLength(1);
+          const traceparent = call.metadata.get('traceparent');
+          expect(traceparent, `traceparent of ${call.method}`).toHaveLength(1);
+          const [, traceId = '', spanId = ''] = String(traceparent[0]).split('-');
+          traceIds.add(traceId);
+          const id = String(requestId[0]);
+          if (id.startsWith(`case-${caseNumber}-`)) {
+            byRequestId.set(id, [...(byRequestId.get(id) ?? []), { traceId, spanId }]);
+          }
+        }
+        expect(byRequestId.size, 'request ids (one per call)').toBeLessThanOrEqual(codes.length);
+        for (const group of byRequestId.values()) {
+          expect(new Set(group.map((a) => a.traceId)).size, 'traces of one call').toBe(1);
+          expect(new Set(group.map((a) => a.spanId)).size, 'attempt spans of one call').toBe(group.length);
+        }
+      },
+      async afterAll() {
+        const recorded = new Set(exporter.getFinishedSpans().map((s) => s.spanContext().traceId));
+        expect(traceIds.size).toBeGreaterThan(0);
+        expect([...traceIds].filter((id) => !recorded.has(id))).toEqual([]);
+        await provider.shutdown();
+      },
+    };
+  });
 }
 
 const UNARY_CALL = `/${TEST_SERVICE}/UnaryCall`;
@@ -267,40 +332,6 @@ export const INTEROP_MODES: readonly InteropMode[] = [
       },
     );
   })(),
-  // Request ids go before the retry interceptor (one id per call); the tracing listens to its events and puts a
-  // traceparent on each attempt.
-  (() => {
-    let exporter: InMemorySpanExporter;
-    let provider: BasicTracerProvider;
-    const traceIds = new Set<string>();
-    return retryMode('request-id + retry + tracing', serviceConfig({ retryPolicy: RETRY_POLICY }), 1, () => {
-      exporter = new InMemorySpanExporter();
-      provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
-      const tracing = createRetryTracing({
-        tracerProvider: provider,
-        propagator: new W3CTraceContextPropagator(),
-      });
-      return {
-        options: { onEvent: tracing.onEvent },
-        before: [createRequestIdInterceptor()],
-        afterCase(_codes, handled) {
-          for (const call of handled) {
-            expect(call.metadata.get(DEFAULT_REQUEST_ID_HEADER), `request id of ${call.method}`).toHaveLength(
-              1,
-            );
-            const traceparent = call.metadata.get('traceparent');
-            expect(traceparent, `traceparent of ${call.method}`).toHaveLength(1);
-            traceIds.add(String(traceparent[0]).split('-')[1] ?? '');
-          }
-        },
-        async afterAll() {
-          // Every trace the server saw has its spans recorded.
-          const recorded = new Set(exporter.getFinishedSpans().map((s) => s.spanContext().traceId));
-          expect(traceIds.size).toBeGreaterThan(0);
-          expect([...traceIds].filter((id) => !recorded.has(id))).toEqual([]);
-          await provider.shutdown();
-        },
-      };
-    });
-  })(),
+  stackedMode('request-id + retry + tracing', { retryPolicy: RETRY_POLICY }, 1),
+  stackedMode('request-id + hedging (3 live attempts) + tracing', { hedgingPolicy: LIVE_HEDGING_POLICY }, 3),
 ];
