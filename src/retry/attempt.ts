@@ -76,22 +76,3 @@ export const CANCEL_DETAILS: Readonly<Record<AttemptCancelReason, string>> = {
 export function writtenBy(attempt: Attempt): number {
   return attempt.writing ? attempt.sent - 1 : attempt.sent;
 }
-
-/** The live attempt that has sent the most (A6: the one to keep when the replay buffer overflows). @internal */
-export function mostAdvanced(live: readonly Attempt[]): Attempt {
-  let target = live[0] as Attempt;
-  for (const attempt of live) {
-    if (attempt.sent > target.sent) {
-      target = attempt;
-    }
-  }
-  return target;
-}
-
-/** Remove an attempt from a list of live attempts. @internal */
-export function removeFrom(live: Attempt[], attempt: Attempt): void {
-  const index = live.indexOf(attempt);
-  if (index >= 0) {
-    live.splice(index, 1);
-  }
-}
