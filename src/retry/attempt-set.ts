@@ -1,12 +1,12 @@
 import { Metadata, status as Status, type StatusObject } from '@grpc/grpc-js';
+import type { InterceptingCallInterface } from '../shared/grpc-types.js';
+import { PREVIOUS_ATTEMPTS_METADATA_KEY } from '../shared/headers.js';
 import { Attempt, type AttemptOwner, CANCEL_DETAILS, writtenBy } from './attempt.js';
 import type { RetryingCallContext } from './call-context.js';
 import type { CallEvents } from './call-events.js';
 import { cancelOrLeaveRunning } from './cancel-attempt.js';
 import type { AttemptCancelReason, AttemptKind } from './events.js';
 import { feedAttempt } from './feed-attempt.js';
-import type { InterceptingCallInterface } from './grpc-types.js';
-import { PREVIOUS_ATTEMPTS_METADATA_KEY } from './headers.js';
 import type { ReplayBuffer } from './replay-buffer.js';
 
 /**
