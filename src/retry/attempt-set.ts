@@ -109,7 +109,15 @@ export class AttemptSet {
 
   /** Asks every started attempt for its next response (one not started yet reads when it starts). */
   startReads(): void {
-    for (const attempt of this.live.slice()) {
+    const live = this.live;
+    if (live.length === 1) {
+      const only = live[0] as Attempt;
+      if (only.started) {
+        only.call.startRead();
+      }
+      return;
+    }
+    for (const attempt of live.slice()) {
       if (attempt.started) {
         attempt.call.startRead();
       }
@@ -165,6 +173,9 @@ export class AttemptSet {
 
   /** The call ended: every live attempt is cancelled, with the caller's status when the caller cancelled. */
   cancelAll(reason: AttemptCancelReason, status: { code: Status; details: string } | undefined): void {
+    if (this.live.length === 0) {
+      return;
+    }
     for (const attempt of this.live.slice()) {
       this.cancel(attempt, reason, status?.code, status?.details);
     }
@@ -194,9 +205,14 @@ export class AttemptSet {
   }
 
   private remove(attempt: Attempt): void {
-    const index = this.live.indexOf(attempt);
+    const live = this.live;
+    if (live.length === 1 && live[0] === attempt) {
+      live.pop();
+      return;
+    }
+    const index = live.indexOf(attempt);
     if (index >= 0) {
-      this.live.splice(index, 1);
+      live.splice(index, 1);
     }
   }
 }
