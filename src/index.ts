@@ -66,6 +66,7 @@ export type {
   CallStartEvent,
   CommittedEvent,
   HedgeScheduledEvent,
+  HedgeSentEvent,
   RetryEvent,
   RetryEventListener,
   RetryEventType,
