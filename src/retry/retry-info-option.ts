@@ -46,7 +46,9 @@ export function resolveRetryInfoOptions(
     return { enabled: value !== false, maxDelayMs: DEFAULT_RETRY_INFO_MAX_DELAY_MS };
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new TypeError(`${where} must be true, false or an object { maxDelayMs? }, got ${describeOption(value)}`);
+    throw new TypeError(
+      `${where} must be true, false or an object { maxDelayMs? }, got ${describeOption(value)}`,
+    );
   }
   const record = value as Record<string, unknown>;
   for (const key of Object.keys(record)) {

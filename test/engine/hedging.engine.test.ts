@@ -76,7 +76,9 @@ describe('engine: hedging under fake time', () => {
     h.clock.advance(1000);
     expect(h.attempts).toHaveLength(2);
     expect(eventsOfType(h.events, 'hedge-scheduled').map((e) => e.attempt)).toEqual([2, 3]);
-    expect(eventsOfType(h.events, 'hedge-sent').map((e) => [e.attempt, e.sinceCallStartMs])).toEqual([[2, 100]]);
+    expect(eventsOfType(h.events, 'hedge-sent').map((e) => [e.attempt, e.sinceCallStartMs])).toEqual([
+      [2, 100],
+    ]);
     const types = h.events.map((e) => e.type);
     expect(types.indexOf('hedge-sent')).toBe(types.lastIndexOf('attempt-start') + 1);
 
