@@ -129,8 +129,9 @@ export function servicesIn(source: unknown, where: string): ServedService[] {
 }
 
 /**
- * The services of .proto files, loaded with @grpc/proto-loader. Imports resolve against `includeDirs`, then the
- * file's own directory.
+ * The services of .proto files, loaded with @grpc/proto-loader. A file is looked for as given (relative to the
+ * working directory), then in each of `includeDirs`, as protoc does; imports resolve against `includeDirs`, then
+ * the file's own directory.
  * @throws Error naming the file when it cannot be found or parsed.
  */
 export function servicesInProtos(files: readonly string[], includeDirs: readonly string[]): ServedService[] {
@@ -139,8 +140,10 @@ export function servicesInProtos(files: readonly string[], includeDirs: readonly
     if (typeof file !== 'string' || file === '') {
       throw new TypeError('FlakyServer: option "proto" must be a .proto file path or an array of them');
     }
-    const absolute = resolve(file);
-    if (!existsSync(absolute)) {
+    const absolute = [resolve(file), ...includeDirs.map((dir) => resolve(dir, file))].find((candidate) =>
+      existsSync(candidate),
+    );
+    if (absolute === undefined) {
       throw new Error(`FlakyServer: cannot read the proto file ${file}: no such file`);
     }
     let definition: protoLoader.PackageDefinition;
