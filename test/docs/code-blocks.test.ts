@@ -8,7 +8,7 @@
  * Other blocks (shell commands, output, diagrams) are not code and are not checked.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseServiceConfig } from '../../src/config/parse-service-config.js';
 
@@ -109,6 +109,21 @@ describe('code blocks of the README and docs/', () => {
       }
     },
   );
+});
+
+describe('links of the README and docs/', () => {
+  it('every relative link points at a file of the repository', () => {
+    const broken: string[] = [];
+    for (const doc of DOCS) {
+      const text = readFileSync(join(ROOT, doc), 'utf8').replace(/```[\s\S]*?```/g, '');
+      for (const [, target] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+        if (/^(https?:|mailto:|#)/.test(target!)) continue;
+        const file = target!.split('#')[0]!;
+        if (!existsSync(join(ROOT, dirname(doc), file))) broken.push(`${doc}: ${target}`);
+      }
+    }
+    expect(broken).toEqual([]);
+  });
 });
 
 describe('the excerpt check itself', () => {

@@ -3,7 +3,7 @@
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { createRetryInterceptor, loadServiceConfig, type RetryEvent } from 'grpc-retry-hedging';
-import { FlakyServer } from 'grpc-retry-hedging/testing';
+import { FakeClock, FlakyServer, seededRandom } from 'grpc-retry-hedging/testing';
 import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
 
 const PROTO = 'examples/helloworld.proto'; // your proto
@@ -70,5 +70,30 @@ it('GetCached is hedged: a slow first attempt loses to the hedge sent 20 ms late
   expect(await call(client, 'GetCached')).toEqual({ message: 'hedge' });
   expect(events.filter((e) => e.type === 'hedge-sent')).toHaveLength(1);
   expect(server.attemptsOf('helloworld.Greeter/GetCached').map((a) => a.attempt)).toEqual([1, 2]);
+  client.close();
+});
+
+it('in fake time, a retry waits for the clock, not for real time', async () => {
+  const clock = new FakeClock();
+  const events: RetryEvent[] = [];
+  const interceptor = createRetryInterceptor(loadServiceConfig(CONFIG), {
+    clock, // the interceptor's timers (backoff, hedging delays) run on it
+    random: seededRandom(7), // the jitter is the same on every run
+    onEvent: (e) => events.push(e),
+  });
+  const client = new Greeter(server.address, grpc.credentials.createInsecure(), {
+    interceptors: [interceptor],
+  });
+  server.scriptMethod('helloworld.Greeter/SayHello', [{ status: 'UNAVAILABLE' }, {}]);
+
+  const reply = call(client, 'SayHello');
+  await server.waitFor(() => clock.pendingTimers === 1); // attempt 1 failed; the backoff timer is set
+  const scheduled = events.find((e) => e.type === 'retry-scheduled');
+  expect(scheduled).toMatchObject({ attempt: 2, reason: 'backoff' });
+  expect(server.attemptsOf('helloworld.Greeter/SayHello')).toHaveLength(1);
+
+  clock.advance(12); // initialBackoff (10 ms) × 1.2 at most: the retry goes now
+  await reply;
+  expect(server.attemptsOf('helloworld.Greeter/SayHello')).toHaveLength(2);
   client.close();
 });
