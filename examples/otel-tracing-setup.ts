@@ -8,7 +8,6 @@
  */
 
 import { fileURLToPath } from 'node:url';
-import * as grpc from '@grpc/grpc-js';
 import { context, propagation, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';

@@ -5,8 +5,12 @@ function capture() {
   const io = {
     out: '',
     err: '',
-    stdout: (s: string) => void (io.out += s),
-    stderr: (s: string) => void (io.err += s),
+    stdout: (s: string) => {
+      io.out += s;
+    },
+    stderr: (s: string) => {
+      io.err += s;
+    },
   };
   return io;
 }
