@@ -37,7 +37,7 @@ export interface ServedService {
   readonly methods: ReadonlyArray<{ readonly key: string; readonly method: ServedMethod }>;
 }
 
-/** Loader options for protos given by path: the ones the FlakyTest service is loaded with. */
+/** Loader options of `flaky_test.proto` and of protos given by path (camelCase fields, as clients of FlakyTest expect). */
 export const FLAKY_LOADER_OPTIONS: protoLoader.Options = {
   keepCase: false,
   longs: String,

@@ -1,6 +1,6 @@
 /**
  * The package as users get it: `npm pack`, then install the tarball into scratch ESM, CJS and
- * node10-resolution TypeScript projects, compile the README's flaky-server snippet and an import of every entry
+ * node10-resolution TypeScript projects, compile the flaky-server example of docs/testing.md and an import of every entry
  * point with tsc (strict, declarations checked), and run them.
  *
  * Needs a build (`npm run build`) and the npm cache filled by `npm ci`. Slow (about 30 s), so it runs only when
