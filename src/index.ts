@@ -65,6 +65,7 @@ export type {
   CallStartEvent,
   CommittedEvent,
   HedgeScheduledEvent,
+  HedgeSentEvent,
   RetryEvent,
   RetryEventListener,
   RetryEventType,

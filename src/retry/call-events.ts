@@ -34,6 +34,7 @@ export class CallEvents {
     });
   }
 
+  /** `attempt-start`, then `hedge-sent` when the attempt is a hedge (and no listener cancelled the call meanwhile). */
   attemptStart(attempt: Attempt, metadata: Metadata): void {
     const { method, callId } = this;
     this.emit({
@@ -45,6 +46,10 @@ export class CallEvents {
       previousAttempts: attempt.number - 1,
       metadata,
     });
+    if (attempt.kind === 'hedge' && attempt.state === 'live') {
+      const sinceCallStartMs = roundMs(this.clock.now() - this.startedAt);
+      this.emit({ type: 'hedge-sent', method, callId, attempt: attempt.number, sinceCallStartMs });
+    }
   }
 
   attemptLeftRunning(

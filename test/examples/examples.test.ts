@@ -1,10 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import { main as hedgedReads } from '../../examples/hedged-reads.js';
+import { main as quickStart } from '../../examples/quick-start.js';
 import { main as retryClient } from '../../examples/retry-client.js';
 
 const quiet = () => {};
 
 describe('examples', () => {
+  it('quick-start (the README example): the Greeter call is retried once and succeeds', async () => {
+    const lines: string[] = [];
+    const result = await quickStart((line) => lines.push(line));
+    expect(result).toEqual({ reply: { message: 'Hello' }, attempts: 2 });
+    expect(lines).toEqual(['{"message":"Hello"} after 2 attempts']);
+  });
+
   it('retry-client: the call fails twice, then succeeds on the third attempt after a backoff', async () => {
     const result = await retryClient(quiet);
     expect(result.finalStatus).toBe('OK');
