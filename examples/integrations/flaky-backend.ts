@@ -36,22 +36,25 @@ export interface IntegrationResult {
   hedgedAttempts: string[];
 }
 
-/** Waits until the server has seen every attempt end (the losing hedge is cancelled asynchronously). */
-export async function serverView(
+/**
+ * What the server saw of both calls (once every attempt has ended: the losing hedge is cancelled asynchronously),
+ * with the client's responses; printed, then returned for the tests.
+ */
+export async function report(
+  name: string,
   server: FlakyServer,
-): Promise<Pick<IntegrationResult, 'retriedAttempts' | 'hedgedAttempts'>> {
+  client: Pick<IntegrationResult, 'retried' | 'hedged'>,
+  print: (line: string) => void,
+): Promise<IntegrationResult> {
   await server.waitFor(() => server.allAttempts().every((a) => a.cancelled || a.endedWith !== undefined));
   const ends = (callId: string) =>
     server
       .attempts(callId)
       .map((a) => (a.cancelled ? 'CANCELLED' : (status[a.endedWith ?? -1] ?? String(a.endedWith))));
-  return { retriedAttempts: ends(FAILS_TWICE), hedgedAttempts: ends(SLOW_FIRST_ATTEMPT) };
-}
-
-/** Prints an example's result. */
-export function printResult(name: string, result: IntegrationResult, print: (line: string) => void): void {
+  const result = { ...client, retriedAttempts: ends(FAILS_TWICE), hedgedAttempts: ends(SLOW_FIRST_ATTEMPT) };
   print(`${name}: unary call answered by attempt ${result.retried.attempt}`);
   print(`  server saw: ${result.retriedAttempts.join(', ')}`);
   print(`${name}: hedged read answered by attempt ${result.hedged.map((r) => r.attempt).join(', ')}`);
   print(`  server saw: ${result.hedgedAttempts.join(', ')}`);
+  return result;
 }

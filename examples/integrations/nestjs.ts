@@ -20,9 +20,8 @@ import {
   FAILS_TWICE,
   type IntegrationResult,
   integrationServiceConfig,
-  printResult,
+  report,
   SLOW_FIRST_ATTEMPT,
-  serverView,
   startFlakyBackend,
 } from './flaky-backend.js';
 
@@ -68,9 +67,7 @@ export async function main(print: (line: string) => void = console.log): Promise
     const hedged = await firstValueFrom(
       flakyTest.ServerStream({ payload: 'read' }, metadata(SLOW_FIRST_ATTEMPT)).pipe(toArray()),
     );
-    const result = { retried, hedged, ...(await serverView(server)) };
-    printResult('NestJS', result, print);
-    return result;
+    return await report('NestJS', server, { retried, hedged }, print);
   } finally {
     await app.close();
     await server.stop();

@@ -13,9 +13,8 @@ import {
   FAILS_TWICE,
   type IntegrationResult,
   integrationServiceConfig,
-  printResult,
+  report,
   SLOW_FIRST_ATTEMPT,
-  serverView,
   startFlakyBackend,
 } from './flaky-backend.js';
 import { FlakyTestService, TestRequest, type TestResponse } from './generated/ts-proto/flaky_test.js';
@@ -38,9 +37,7 @@ export async function main(print: (line: string) => void = console.log): Promise
       metadata: Metadata({ 'x-flaky-call-id': SLOW_FIRST_ATTEMPT }),
     });
     for await (const response of read) hedged.push(response);
-    const result = { retried, hedged, ...(await serverView(server)) };
-    printResult('nice-grpc', result, print);
-    return result;
+    return await report('nice-grpc', server, { retried, hedged }, print);
   } finally {
     channel.close();
     await server.stop();

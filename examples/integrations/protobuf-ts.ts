@@ -13,9 +13,8 @@ import {
   FAILS_TWICE,
   type IntegrationResult,
   integrationServiceConfig,
-  printResult,
+  report,
   SLOW_FIRST_ATTEMPT,
-  serverView,
   startFlakyBackend,
 } from './flaky-backend.js';
 import { FlakyTestClient } from './generated/protobuf-ts/flaky_test.client.js';
@@ -45,9 +44,7 @@ export async function main(print: (line: string) => void = console.log): Promise
       { meta: { 'x-flaky-call-id': SLOW_FIRST_ATTEMPT } },
     );
     for await (const response of read.responses) hedged.push(response);
-    const result = { retried, hedged, ...(await serverView(server)) };
-    printResult('protobuf-ts', result, print);
-    return result;
+    return await report('protobuf-ts', server, { retried, hedged }, print);
   } finally {
     transport.close();
     await server.stop();

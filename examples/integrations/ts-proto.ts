@@ -12,9 +12,8 @@ import {
   FAILS_TWICE,
   type IntegrationResult,
   integrationServiceConfig,
-  printResult,
+  report,
   SLOW_FIRST_ATTEMPT,
-  serverView,
   startFlakyBackend,
 } from './flaky-backend.js';
 import { FlakyTestClient, TestRequest, type TestResponse } from './generated/ts-proto/flaky_test.js';
@@ -43,9 +42,7 @@ export async function main(print: (line: string) => void = console.log): Promise
     const hedged = await client
       .serverStream(TestRequest.fromPartial({ payload: 'read' }), metadata(SLOW_FIRST_ATTEMPT))
       .toArray();
-    const result = { retried, hedged, ...(await serverView(server)) };
-    printResult('ts-proto', result, print);
-    return result;
+    return await report('ts-proto', server, { retried, hedged }, print);
   } finally {
     client.close();
     await server.stop();
