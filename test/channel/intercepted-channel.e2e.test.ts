@@ -8,6 +8,7 @@ import {
   bidi,
   clientStream,
   eventsOf,
+  FLAKY,
   type FlakyClient,
   hedgingConfig,
   retryConfig,
@@ -15,8 +16,16 @@ import {
   testClient,
   unary,
 } from '../helpers/harness.js';
+import { oneEntryConfig } from '../helpers/service-configs.js';
 
 const { UNAVAILABLE, OK, DEADLINE_EXCEEDED } = grpc.status;
+const RETRY_ON_UNAVAILABLE = {
+  maxAttempts: 3,
+  initialBackoff: '0.01s',
+  maxBackoff: '0.05s',
+  backoffMultiplier: 2,
+  retryableStatusCodes: ['UNAVAILABLE'],
+};
 
 let server: FlakyServer;
 let n = 0;
@@ -141,6 +150,26 @@ describe('interceptChannel: the retry interceptor on a channel', () => {
       const attempts = server.attempts(c);
       expect(attempts).toHaveLength(2);
       for (const attempt of attempts) expect(attempt.deadline).toBeLessThanOrEqual(started + 1_000);
+    } finally {
+      client.close();
+    }
+  });
+  it("sends the service config's timeout to the server as the attempts' deadline", async () => {
+    const { client } = retrying(
+      oneEntryConfig(FLAKY, { retryPolicy: RETRY_ON_UNAVAILABLE }, { timeout: '0.4s' }),
+    );
+    try {
+      const c = id();
+      server.script(c, [{ status: UNAVAILABLE }, { delayMs: 10_000 }]);
+      const started = Date.now();
+      const out = await unary(client, c);
+      expect(out.code).toBe(DEADLINE_EXCEEDED);
+      const attempts = server.attempts(c);
+      expect(attempts).toHaveLength(2);
+      for (const attempt of attempts) {
+        expect(attempt.deadline).toBeGreaterThan(started);
+        expect(attempt.deadline).toBeLessThanOrEqual(started + 1_000);
+      }
     } finally {
       client.close();
     }
