@@ -1,9 +1,9 @@
 import type { Metadata, StatusObject } from '@grpc/grpc-js';
 import type { CallPolicy } from '../config/types.js';
+import type { Clock } from '../shared/clock.js';
+import type { RetryGate } from '../shared/retry-gate.js';
 import type { Attempt } from './attempt.js';
-import type { Clock } from './clock.js';
 import type { CommittedEvent, HedgeScheduledEvent, RetryEvent, RetryScheduledEvent } from './events.js';
-import type { RetryGate } from './retry-gate.js';
 
 /**
  * Builds and delivers the typed events of one call. The engine holds one only when somebody listens, so that a

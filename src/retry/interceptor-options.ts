@@ -6,11 +6,11 @@ import {
   type CancelRateLimiterOptions,
   resolveCancelRateLimiter,
 } from '../hedging/cancel-rate-limiter.js';
+import { type Clock, isClock, systemClock } from '../shared/clock.js';
+import { isRetryGate, type RetryGate } from '../shared/retry-gate.js';
 import { rejectUnknownKeys } from '../util/unknown-keys.js';
 import { isJitterStrategy, JITTER_STRATEGIES, type JitterStrategy } from './backoff.js';
-import { type Clock, isClock, systemClock } from './clock.js';
 import type { RetryEvent, RetryEventListener } from './events.js';
-import { isRetryGate, type RetryGate } from './retry-gate.js';
 import { type RetryInfoOptions, retryInfoPolicy } from './retry-info-option.js';
 import type { RetryInfoPolicy } from './server-hint.js';
 

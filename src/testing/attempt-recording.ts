@@ -4,7 +4,7 @@
  */
 
 import type * as grpc from '@grpc/grpc-js';
-import { PREVIOUS_ATTEMPTS_METADATA_KEY } from '../retry/headers.js';
+import { PREVIOUS_ATTEMPTS_METADATA_KEY } from '../shared/headers.js';
 import type { RecordedAttempt } from './flaky-script.js';
 
 /** A {@link RecordedAttempt} the server may update while the attempt runs. */

@@ -4,8 +4,8 @@
  */
 
 import * as grpc from '@grpc/grpc-js';
-import { PUSHBACK_METADATA_KEY, STATUS_DETAILS_METADATA_KEY } from '../retry/headers.js';
 import { encodeRetryInfoStatus } from '../retry/retry-info.js';
+import { PUSHBACK_METADATA_KEY, STATUS_DETAILS_METADATA_KEY } from '../shared/headers.js';
 import { errorMessage } from '../util/error-message.js';
 import type { MutableAttempt } from './attempt-recording.js';
 import type { AttemptScript } from './flaky-script.js';

@@ -4,7 +4,7 @@
  */
 
 import type * as grpc from '@grpc/grpc-js';
-import { DEFAULT_REQUEST_ID_HEADER } from '../retry/headers.js';
+import { DEFAULT_REQUEST_ID_HEADER } from '../shared/headers.js';
 import type { RequestIdSources } from './attempt-recording.js';
 import { validateAttemptScripts } from './attempt-script-validation.js';
 import {

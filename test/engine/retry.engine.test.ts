@@ -1,6 +1,6 @@
 import { Metadata } from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
-import type { RetryGate } from '../../src/retry/retry-gate.js';
+import type { RetryGate } from '../../src/shared/retry-gate.js';
 import { engineCall, eventsOfType, retryPolicy, Status, T0 } from '../helpers/engine.js';
 
 const UNAVAILABLE = Status.UNAVAILABLE;

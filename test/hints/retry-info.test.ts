@@ -1,6 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
-import { PUSHBACK_METADATA_KEY } from '../../src/retry/headers.js';
 import {
   DEFAULT_RETRY_INFO_MAX_DELAY_MS,
   encodeRetryInfo,
@@ -16,6 +15,7 @@ import {
   retryInfoPolicy,
 } from '../../src/retry/retry-info-option.js';
 import { readServerHint } from '../../src/retry/server-hint.js';
+import { PUSHBACK_METADATA_KEY } from '../../src/shared/headers.js';
 import { seededRandom } from '../../src/testing/seeded-random.js';
 
 function trailersWith(...values: Array<Buffer | string>): grpc.Metadata {

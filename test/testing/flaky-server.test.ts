@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { PUSHBACK_METADATA_KEY } from '../../src/retry/headers.js';
+import { PUSHBACK_METADATA_KEY } from '../../src/shared/headers.js';
 import {
   ATTEMPT_METADATA_KEY,
   type AttemptScript,
