@@ -15,11 +15,10 @@ import type {
   NextCall,
   status,
 } from '@grpc/grpc-js';
+import type { InterceptingCallInterface as AttemptCall, MessageContext } from '../shared/grpc-types.js';
 
 /** A call as a grpc-js channel creates it (grpc-js does not export the type by name). */
 type ChannelCall = ReturnType<ChannelInterface['createCall']>;
-type MessageContext = Parameters<ChannelCall['sendMessageWithContext']>[0];
-type AttemptCall = ReturnType<NextCall>;
 
 const identity = (message: Buffer): Buffer => message;
 
