@@ -3,6 +3,7 @@
  * service-config JSON.
  */
 
+export { interceptChannel } from './channel/intercepted-channel.js';
 export {
   type ChannelOptionsSettings,
   createChannelOptions,

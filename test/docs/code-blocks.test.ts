@@ -3,7 +3,7 @@
  * runs:
  * - a TypeScript or JavaScript block must be an excerpt of a file that CI runs, named in a comment on the line
  *   before it: `<!-- excerpt: examples/quick-start.ts -->`. The file must exist and hold the block's lines, in
- *   order and contiguous, indentation aside; a line `// ...` in the block stands for lines left out;
+ *   order and contiguous, indentation aside; a line `// ...` (or `// …`) in the block stands for lines left out;
  * - a JSON block must parse, and one with `methodConfig` must be a valid service config (or be an excerpt too).
  * Other blocks (shell commands, output, diagrams) are not code and are not checked.
  */
@@ -21,7 +21,8 @@ const DOCS = [
 ];
 const CODE_LANGUAGES = new Set(['ts', 'typescript', 'js', 'javascript']);
 const EXCERPT = /^<!--\s*excerpt:\s*(\S+)\s*-->$/;
-const ELISION = /^\s*\/\/\s*\.\.\.\s*$/;
+/** A line `// ...` (or `// …`) in a block stands for lines of the file left out. */
+const ELISION = /^\s*\/\/\s*(\.\.\.|…)\s*$/;
 
 interface Block {
   doc: string;
