@@ -18,12 +18,12 @@ import {
   type CommandArgs,
   flagOption,
   parseCommandArgs,
+  printedHelpOrVersion,
   stringListOption,
   stringOption,
   UsageError,
 } from './command-args.js';
 import { type CommandIo, EXIT_CODE } from './command-io.js';
-import { packageVersion } from './package-version.js';
 
 /** Usage text of the flaky-server command. */
 export const FLAKY_SERVER_USAGE = `usage: grpc-retry-hedging flaky-server [--port N] [--host HOST] [--script FILE]
@@ -144,12 +144,7 @@ export async function runFlakyServerCommand(argv: readonly string[], io: Command
   let scripts: Record<string, AttemptScript[]> = {};
   try {
     const parsed = parseCommandArgs(argv, FLAKY_SERVER_OPTIONS, 0);
-    if (flagOption(parsed, 'help')) {
-      io.stdout(FLAKY_SERVER_USAGE);
-      return EXIT_CODE.ok;
-    }
-    if (flagOption(parsed, 'version')) {
-      io.stdout(`${packageVersion()}\n`);
+    if (printedHelpOrVersion(parsed, FLAKY_SERVER_USAGE, io)) {
       return EXIT_CODE.ok;
     }
     args = serverArgs(parsed);
