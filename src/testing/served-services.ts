@@ -8,7 +8,7 @@ import { dirname, resolve } from 'node:path';
 import type * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { errorMessage } from '../util/error-message.js';
-import { didYouMean } from '../util/unknown-keys.js';
+import { didYouMean } from '../util/option-checks.js';
 
 /**
  * A service (or a set of services) to serve, in any of the shapes grpc-js code holds one:
