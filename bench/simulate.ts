@@ -1,6 +1,6 @@
 /**
  * Fleet simulation (`npm run simulate`): N clients, each with one retry policy built from this package's own code,
- * against a server pool, through steady load → outage → recovery, in virtual time. See src/sim/fleet-simulation.ts
+ * against a server pool, through steady load → outage → recovery, in virtual time. See bench/sim/fleet-simulation.ts
  * for the model.
  *
  *   npm run simulate -- [--clients 1000] [--offered 8000] [--capacity 10000] [--outage 20] [--duration 90]
@@ -17,10 +17,10 @@ import {
   DEFAULT_FLEET_SIMULATION,
   type FleetSimulationConfig,
   runFleetSimulation,
-} from '../src/sim/fleet-simulation.js';
-import { summarizeFleetRun } from '../src/sim/recovery.js';
-import { type FleetComparison, fleetTable } from '../src/sim/report.js';
-import { SIM_POLICIES, simPolicy } from '../src/sim/sim-policies.js';
+} from './sim/fleet-simulation.js';
+import { summarizeFleetRun } from './sim/recovery.js';
+import { type FleetComparison, fleetTable } from './sim/report.js';
+import { SIM_POLICIES, simPolicy } from './sim/sim-policies.js';
 
 const USAGE = `npm run simulate -- [flags]
   --clients N            clients in the fleet, 1 to 100,000 (default ${DEFAULT_FLEET_SIMULATION.clients})

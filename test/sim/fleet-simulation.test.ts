@@ -3,9 +3,9 @@ import {
   DEFAULT_FLEET_SIMULATION,
   type FleetSimulationConfig,
   runFleetSimulation,
-} from '../../src/sim/fleet-simulation.js';
-import { summarizeFleetRun } from '../../src/sim/recovery.js';
-import { simPolicy } from '../../src/sim/sim-policies.js';
+} from '../../bench/sim/fleet-simulation.js';
+import { summarizeFleetRun } from '../../bench/sim/recovery.js';
+import { simPolicy } from '../../bench/sim/sim-policies.js';
 
 /** A tiny fleet: 20 clients, 400 calls/s offered to a pool of 500/s, a 5 s outage. */
 const tiny: FleetSimulationConfig = {

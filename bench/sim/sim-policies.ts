@@ -1,8 +1,8 @@
-import type { Clock } from '../retry/clock.js';
-import type { RetryGate } from '../retry/retry-gate.js';
-import { RetryThrottle } from '../retry/retry-throttle.js';
-import type { AdaptiveThrottleRuleOptions } from '../throttle/adaptive-throttle-rule.js';
-import { RetryBudget, type RetryBudgetOptions } from '../throttle/retry-budget.js';
+import type { Clock } from '../../src/retry/clock.js';
+import type { RetryGate } from '../../src/retry/retry-gate.js';
+import { RetryThrottle } from '../../src/retry/retry-throttle.js';
+import type { AdaptiveThrottleRuleOptions } from '../../src/throttle/adaptive-throttle-rule.js';
+import { RetryBudget, type RetryBudgetOptions } from '../../src/throttle/retry-budget.js';
 
 /** A client-side retry policy as the fleet simulation runs it: the package's own gates and throttle. */
 export interface SimPolicy {

@@ -1,12 +1,16 @@
-import { Backoff, type JitterStrategy } from '../retry/backoff.js';
-import type { RetryGate } from '../retry/retry-gate.js';
-import { seededRandom } from '../testing/seeded-random.js';
-import { AdaptiveThrottleState, resolveAdaptiveThrottleRule } from '../throttle/adaptive-throttle-rule.js';
+import type { JitterStrategy } from '../../src/retry/backoff.js';
+import type { RetryGate } from '../../src/retry/retry-gate.js';
+import { seededRandom } from '../../src/testing/seeded-random.js';
+import {
+  AdaptiveThrottleState,
+  resolveAdaptiveThrottleRule,
+} from '../../src/throttle/adaptive-throttle-rule.js';
+import { BackoffSequence } from './backoff-sequence.js';
 import { EventQueue } from './event-queue.js';
 import type { SimPolicy } from './sim-policies.js';
 
 /**
- * Fleet simulation: N clients, each running one retry policy with the package's own code (Backoff, RetryThrottle,
+ * Fleet simulation: N clients, each running one retry policy with the package's own code (the engine's backoff, RetryThrottle,
  * RetryBudget, the adaptive throttle's rule), against a server pool, in virtual time with no network.
  *
  * Model:
@@ -110,7 +114,7 @@ interface SimCall {
   client: SimClient;
   deadlineAt: number;
   attempts: number;
-  backoff: Backoff | undefined;
+  backoff: BackoffSequence | undefined;
   ended: boolean;
 }
 
@@ -314,7 +318,7 @@ export function runFleetSimulation(policy: SimPolicy, config: FleetSimulationCon
       endCall(call, code);
       return;
     }
-    call.backoff ??= new Backoff(retryPolicy, config.jitter, random);
+    call.backoff ??= new BackoffSequence(retryPolicy, config.jitter, random);
     const delay = call.backoff.next();
     if (now + delay >= call.deadlineAt) {
       endCall(call, DEADLINE_EXCEEDED);
