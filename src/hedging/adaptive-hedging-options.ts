@@ -6,19 +6,29 @@ import { type Clock, isClock } from '../retry/clock.js';
 
 /** Default extra load: hedges may add 5% to the calls, and the delay is the 95th latency percentile. */
 export const DEFAULT_MAX_EXTRA_LOAD = 0.05;
-/** Default length of the sliding latency window (Finagle: 3 × 10 s). */
+/** Default length of the sliding latency window kept for reporting (Finagle: 3 × 10 s). */
 export const DEFAULT_ADAPTIVE_WINDOW_MS = 30_000;
-/** Default number of slices the window is rotated in. */
-export const DEFAULT_ADAPTIVE_WINDOW_SLICES = 3;
-/** Default interval between two recomputations of a method's delay (Finagle: 3 s). */
-export const DEFAULT_RECOMPUTE_EVERY_MS = 3_000;
+/** Default number of bins the reporting window is rotated in. */
+export const DEFAULT_ADAPTIVE_WINDOW_BINS = 3;
 /** Default floor of the adaptive delay (Finagle's `minSendBackupAfterMs`). */
 export const DEFAULT_MIN_HEDGING_DELAY_MS = 1;
+/** Default ceiling of the adaptive delay. */
+export const DEFAULT_MAX_HEDGING_DELAY_MS = 60_000;
 /**
- * Default number of samples the window must hold before its percentile replaces the configured `hedgingDelay`.
- * With 100 samples the 95th percentile is backed by 5 observations above it.
+ * Default gain of the delay's log-space steps: ×e^(0.05 × 0.95) ≈ ×1.05 up for each call whose first attempt
+ * outlived the delay, ×e^(−0.05 × 0.05) ≈ ×0.9975 down for each that did not. A shift from 4 ms to 35 ms takes
+ * about 45 calls; in `bench:adaptive` a step of 0.1 followed as fast but left a noisier delay (p99 up to ×2 in
+ * the fast regime of a simulated run), and 0.02 took 110 calls.
  */
-export const DEFAULT_MIN_SAMPLES = 100;
+export const DEFAULT_ADAPTIVE_STEP = 0.05;
+/**
+ * The default number of recent calls the lowering rule looks back over: 10 / maxExtraLoad (200 at 0.05), so that
+ * the longest recent latency below the delay leaves about 1 / recentCalls of the calls above it, a tenth of the
+ * budget; at least 20 and at most 10,000.
+ */
+export function defaultRecentCalls(maxExtraLoad: number): number {
+  return Math.min(10_000, Math.max(20, Math.ceil(10 / maxExtraLoad)));
+}
 /** Default time-to-live of the budget's deposits and withdrawals (Finagle's RetryBudget: 10 s). */
 export const DEFAULT_HEDGE_BUDGET_TTL_MS = 10_000;
 /**
@@ -42,20 +52,29 @@ export interface HedgeBudgetOptions {
 /** Options of {@link AdaptiveHedging}; every field is optional. */
 export interface AdaptiveHedgingOptions {
   /**
-   * Extra attempts allowed as a share of calls, in [0, 1) (default 0.05). The hedging delay is the latency
-   * percentile 100 × (1 − maxExtraLoad) (0.05 → p95, 0.01 → p99), and the budget holds hedges to this share.
+   * Extra attempts allowed as a share of calls, in (0, 1) (default 0.05). The hedging delay tracks the latency
+   * percentile 100 × (1 − maxExtraLoad) of first attempts (0.05 → p95, 0.01 → p99), so that about this share of
+   * calls sends a hedge, and the budget holds hedges to this share.
    */
   maxExtraLoad?: number;
-  /** Length of the sliding latency window, ms (default 30 000). */
-  windowMs?: number;
-  /** Number of slices the window is kept in; the oldest is dropped as time moves on (default 3). */
-  windowSlices?: number;
-  /** A method's delay is recomputed at most this often, ms (default 3 000). */
-  recomputeEveryMs?: number;
+  /**
+   * Gain of the delay's steps in log space, in (0, 1] (default 0.05): after each call the delay is multiplied by
+   * e^(step × (1 − maxExtraLoad)) if its first attempt outlived the delay, by e^(−step × maxExtraLoad) if not.
+   */
+  step?: number;
+  /**
+   * How many recent calls the delay's lowering rule looks back over, an integer from 10 to 100,000 (default
+   * 10 / maxExtraLoad: 200). After a shift down the delay comes down within about this many calls.
+   */
+  recentCalls?: number;
   /** Floor of the adaptive delay, ms (default 1). */
   minDelayMs?: number;
-  /** Samples the window must hold before its percentile replaces the configured hedgingDelay (default 100). */
-  minSamples?: number;
+  /** Ceiling of the adaptive delay, ms (default 60 000). */
+  maxDelayMs?: number;
+  /** Length of the sliding window of first-attempt latencies kept for reporting ({@link AdaptiveHedging.latencies}), ms (default 30 000). */
+  windowMs?: number;
+  /** Number of bins that window is kept in; the oldest is dropped as time moves on (default 3). */
+  windowBins?: number;
   /** The hedge budget: `true` (default) for the defaults, an options object, or `false` for none. */
   budget?: boolean | HedgeBudgetOptions;
   /** Time source (default the system clock); inject one for deterministic tests. */
@@ -65,21 +84,23 @@ export interface AdaptiveHedgingOptions {
 /** {@link AdaptiveHedgingOptions} with every default filled in. @internal */
 export interface ResolvedAdaptiveHedgingOptions {
   readonly maxExtraLoad: number;
-  readonly windowMs: number;
-  readonly windowSlices: number;
-  readonly recomputeEveryMs: number;
+  readonly step: number;
+  readonly recentCalls: number;
   readonly minDelayMs: number;
-  readonly minSamples: number;
+  readonly maxDelayMs: number;
+  readonly windowMs: number;
+  readonly windowBins: number;
   readonly budget: Required<HedgeBudgetOptions> | undefined;
 }
 
 const KNOWN = new Set([
   'maxExtraLoad',
-  'windowMs',
-  'windowSlices',
-  'recomputeEveryMs',
+  'step',
+  'recentCalls',
   'minDelayMs',
-  'minSamples',
+  'maxDelayMs',
+  'windowMs',
+  'windowBins',
   'budget',
   'clock',
 ]);
@@ -171,8 +192,40 @@ export function resolveAdaptiveHedgingOptions(
     'maxExtraLoad',
     options.maxExtraLoad,
     DEFAULT_MAX_EXTRA_LOAD,
-    (n) => n >= 0 && n < 1,
-    'a number in [0, 1)',
+    (n) => n > 0 && n < 1,
+    'a number in (0, 1)',
+  );
+  const step = check(
+    where,
+    'step',
+    options.step,
+    DEFAULT_ADAPTIVE_STEP,
+    (n) => n > 0 && n <= 1,
+    'a number in (0, 1]',
+  );
+  const recentCalls = check(
+    where,
+    'recentCalls',
+    options.recentCalls,
+    defaultRecentCalls(maxExtraLoad),
+    (n) => Number.isInteger(n) && n >= 10 && n <= 100_000,
+    'an integer from 10 to 100000',
+  );
+  const minDelayMs = check(
+    where,
+    'minDelayMs',
+    options.minDelayMs,
+    DEFAULT_MIN_HEDGING_DELAY_MS,
+    (n) => Number.isFinite(n) && n > 0,
+    'a number of ms greater than 0',
+  );
+  const maxDelayMs = check(
+    where,
+    'maxDelayMs',
+    options.maxDelayMs,
+    Math.max(DEFAULT_MAX_HEDGING_DELAY_MS, minDelayMs),
+    (n) => Number.isFinite(n) && n >= minDelayMs,
+    `a number of ms >= minDelayMs (${minDelayMs})`,
   );
   const windowMs = check(
     where,
@@ -182,39 +235,15 @@ export function resolveAdaptiveHedgingOptions(
     (n) => Number.isFinite(n) && n > 0,
     'a number of ms greater than 0',
   );
-  const windowSlices = check(
+  const windowBins = check(
     where,
-    'windowSlices',
-    options.windowSlices,
-    DEFAULT_ADAPTIVE_WINDOW_SLICES,
+    'windowBins',
+    options.windowBins,
+    DEFAULT_ADAPTIVE_WINDOW_BINS,
     (n) => Number.isInteger(n) && n >= 1 && n <= 60,
     'an integer from 1 to 60',
   );
-  const recomputeEveryMs = check(
-    where,
-    'recomputeEveryMs',
-    options.recomputeEveryMs,
-    DEFAULT_RECOMPUTE_EVERY_MS,
-    (n) => Number.isFinite(n) && n >= 0,
-    'a number of ms >= 0',
-  );
-  const minDelayMs = check(
-    where,
-    'minDelayMs',
-    options.minDelayMs,
-    DEFAULT_MIN_HEDGING_DELAY_MS,
-    (n) => Number.isFinite(n) && n >= 0,
-    'a number of ms >= 0',
-  );
-  const minSamples = check(
-    where,
-    'minSamples',
-    options.minSamples,
-    DEFAULT_MIN_SAMPLES,
-    (n) => Number.isInteger(n) && n >= 1,
-    'an integer >= 1',
-  );
   const budget =
     options.budget === false ? undefined : resolveHedgeBudgetOptions(`${where}.budget`, options.budget);
-  return { maxExtraLoad, windowMs, windowSlices, recomputeEveryMs, minDelayMs, minSamples, budget };
+  return { maxExtraLoad, step, recentCalls, minDelayMs, maxDelayMs, windowMs, windowBins, budget };
 }

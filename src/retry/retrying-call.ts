@@ -268,23 +268,24 @@ export class RetryingCall extends CallBase {
   }
 
   /**
-   * Adaptive hedging learns from the winner's time to its first response, and from the time so far of the losers
-   * sent before it (a lower bound of theirs); a loser sent after the winner tells nothing. Fast failures never get
-   * here, so they do not pull the delay down.
+   * Adaptive hedging learns, at the commit, whether the call's first attempt outlived the delay the call used:
+   * the winner's time to its first response when the first attempt won, or the time so far of a first attempt
+   * still running when a hedge won (a lower bound, flagged as superseded). A first attempt that already failed
+   * tells nothing here: fast failures do not pull the delay down.
    */
   protected recordLatencies(winner: Attempt, live: readonly Attempt[]): void {
     const adaptive = this.ctx.adaptive;
-    if (!adaptive) {
+    const first = winner.number === 1 ? winner : live.find((a) => a.number === 1);
+    if (!adaptive || !this.hedge || first === undefined) {
       return;
     }
-    const method = this.options.method_definition.path;
-    const now = this.ctx.clock.now();
-    adaptive.record(method, now - winner.startedAt);
-    for (const loser of live) {
-      if (loser !== winner && loser.startedAt < winner.startedAt) {
-        adaptive.record(method, now - loser.startedAt);
-      }
-    }
+    const latencyMs = this.ctx.clock.now() - first.startedAt;
+    adaptive.recordOutcome(
+      this.options.method_definition.path,
+      this.hedge.delayMs,
+      latencyMs,
+      first !== winner,
+    );
   }
 }
 
