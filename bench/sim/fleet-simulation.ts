@@ -192,7 +192,7 @@ export function runFleetSimulation(policy: SimPolicy, config: FleetSimulationCon
   const clock = { now: () => now };
   const rule = policy.adaptive ? resolveAdaptiveThrottleRule('fleet simulation', policy.adaptive) : undefined;
   const clients: SimClient[] = Array.from({ length: config.clients }, () => ({
-    gate: policy.gate?.(clock),
+    gate: policy.gate?.(clock, random),
     adaptive: rule ? new AdaptiveThrottleState(rule) : undefined,
   }));
   const retryPolicy = {

@@ -13,7 +13,7 @@ export interface SimPolicy {
   /** 1 = no retries. */
   maxAttempts: number;
   /** Makes one client's retry gate (an A6 RetryThrottle, a RetryBudget, ...), or none. */
-  gate?: (clock: Pick<Clock, 'now'>) => RetryGate;
+  gate?: (clock: Pick<Clock, 'now'>, random: () => number) => RetryGate;
   /** Puts the adaptive throttle (this rule) in front of every attempt of the client. */
   adaptive?: AdaptiveThrottleRuleOptions;
 }
@@ -21,8 +21,8 @@ export interface SimPolicy {
 /** The A6 throttle settings the storm benchmark uses too. */
 export const SIM_A6_THROTTLING = { maxTokens: 10, tokenRatio: 0.1 } as const;
 
-const budget = (options: RetryBudgetOptions) => (clock: Pick<Clock, 'now'>) =>
-  new RetryBudget({ ...options, clock });
+const budget = (options: RetryBudgetOptions) => (clock: Pick<Clock, 'now'>, random: () => number) =>
+  new RetryBudget({ ...options, clock, random });
 
 /** Every policy the simulation knows; the first five are the ones BENCHMARKS.md records. */
 export const SIM_POLICIES: readonly SimPolicy[] = [
@@ -37,10 +37,10 @@ export const SIM_POLICIES: readonly SimPolicy[] = [
   { key: 'adaptive', label: 'retries + adaptive throttle (defaults)', maxAttempts: 5, adaptive: {} },
   { key: 'retries', label: 'retries, unthrottled', maxAttempts: 5 },
   {
-    key: 'budget-no-reserve',
-    label: 'retries + RetryBudget (minRetriesPerSecond 0)',
+    key: 'budget-floor-10',
+    label: 'retries + RetryBudget (minPerSecond 10, Finagle)',
     maxAttempts: 5,
-    gate: budget({ minRetriesPerSecond: 0 }),
+    gate: budget({ minPerSecond: 10 }),
   },
   {
     key: 'adaptive-30s',

@@ -9,6 +9,12 @@ import {
   resolveHedgeBudgetOptions,
 } from './adaptive-hedging-options.js';
 
+/**
+ * The hedge budget sends only whole hedges: a random number of 1 never falls under the fraction of a hedge held,
+ * so it holds hedges to a hard cap (its floor absorbs chance; see DEFAULT_HEDGE_BUDGET_MIN_PER_SECOND).
+ */
+const WHOLE_HEDGES_ONLY = (): number => 1;
+
 /** Options of {@link HedgeBudget}. */
 export interface HedgeBudgetConstructorOptions extends HedgeBudgetOptions {
   /** Hedges allowed as a share of calls, in [0, 1) (default 0.05). */
@@ -49,9 +55,10 @@ export class HedgeBudget implements RetryGate {
     this.ttlMs = resolved.ttlMs;
     this.budget = new RetryBudget({
       ratio: maxExtraLoad,
-      minRetriesPerSecond: resolved.minPerSecond,
+      minPerSecond: resolved.minPerSecond,
       ttlMs: resolved.ttlMs,
       clock: checkClock(where, clock) ?? systemClock,
+      random: WHOLE_HEDGES_ONLY,
     });
   }
 

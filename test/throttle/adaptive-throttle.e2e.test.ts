@@ -153,7 +153,7 @@ describe('createAdaptiveThrottle against a real server', () => {
   });
 
   it('with retryLocalRejections, the retry engine retries a local rejection like any UNAVAILABLE', async () => {
-    const budget = new RetryBudget({ minRetriesPerSecond: 10 });
+    const budget = new RetryBudget({ minPerSecond: 10 });
     // Draws: attempt 1 (P = 0, not drawn against), retry 1 → 0 (rejected), retry 2 → 0.999 (let through).
     const throttle = createAdaptiveThrottle({ random: randoms([0.5, 0]), retryLocalRejections: true });
     const c = client([createRetryInterceptor(retryConfig(), { throttle: budget }), throttle]);
