@@ -290,7 +290,7 @@ export function runFleetSimulation(policy: SimPolicy, config: FleetSimulationCon
     }
     call.attempts += 1;
     const adaptive = call.client.adaptive;
-    if (adaptive && adaptive.decide(now, random()) >= 0) {
+    if (adaptive && adaptive.decide(now, random(), call.attempts > 1) >= 0) {
       // Rejected locally: UNAVAILABLE with a do-not-retry pushback; the engine counts it against its gate once.
       timeline.localRejections[bucket()]! += 1;
       call.client.gate?.recordFailure();

@@ -43,22 +43,28 @@ export const SIM_POLICIES: readonly SimPolicy[] = [
     gate: budget({ minPerSecond: 10 }),
   },
   {
-    key: 'adaptive-30s',
-    label: 'retries + adaptive throttle (30 s window, grpc-go)',
+    key: 'adaptive-10s',
+    label: 'retries + adaptive throttle (10 s window, SRE rule as written: the previous default)',
     maxAttempts: 5,
-    adaptive: { windowMs: 30_000 },
+    adaptive: { windowMs: 10_000, retries: 'same-probability' },
+  },
+  {
+    key: 'adaptive-30s',
+    label: 'retries + adaptive throttle (30 s window, SRE rule as written, grpc-go)',
+    maxAttempts: 5,
+    adaptive: { windowMs: 30_000, retries: 'same-probability' },
   },
   {
     key: 'adaptive-2min',
-    label: 'retries + adaptive throttle (2 min window, SRE book)',
+    label: 'retries + adaptive throttle (2 min window, SRE rule as written, SRE book)',
     maxAttempts: 5,
-    adaptive: { windowMs: 120_000 },
+    adaptive: { windowMs: 120_000, retries: 'same-probability' },
   },
   {
-    key: 'adaptive-cap',
-    label: 'retries + adaptive throttle (maxRejectionProbability 0.5)',
+    key: 'adaptive-same-probability',
+    label: "retries + adaptive throttle (1 s window, retries: 'same-probability')",
     maxAttempts: 5,
-    adaptive: { maxRejectionProbability: 0.5 },
+    adaptive: { retries: 'same-probability' },
   },
 ];
 

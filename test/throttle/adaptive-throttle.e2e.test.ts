@@ -72,6 +72,7 @@ describe('createAdaptiveThrottle against a real server', () => {
         probability: 1 / 9,
         requests: 1,
         accepts: 0,
+        retry: false,
       },
     ]);
     expect(throttle.counters()).toEqual({ calls: 2, rejected: 1, accepted: 0, notAccepted: 1, cancelled: 0 });
@@ -141,8 +142,9 @@ describe('createAdaptiveThrottle against a real server', () => {
   });
 
   it('counts an attempt the retry engine gave up on (perAttemptRecvTimeout) as not accepted', async () => {
-    const throttle = createAdaptiveThrottle({ random: () => 0.999 });
-    const c = client([createRetryInterceptor(retryConfig({ perAttemptRecvTimeout: '0.05s' })), throttle]);
+    const throttle = createAdaptiveThrottle({ random: () => 0.999, retries: 'same-probability' });
+    // 0.3 s: long enough that the second attempt answers in time on a loaded machine.
+    const c = client([createRetryInterceptor(retryConfig({ perAttemptRecvTimeout: '0.3s' })), throttle]);
     const call = id();
     server.script(call, [{ delayMs: 2000 }, {}]);
     const out = await unary(c, call);
@@ -152,10 +154,36 @@ describe('createAdaptiveThrottle against a real server', () => {
     c.close();
   });
 
+  it('rejects a retry while it rejects at all, however the draw falls (retries: reject-while-throttling)', async () => {
+    const events: AdaptiveThrottleEvent[] = [];
+    const throttle = createAdaptiveThrottle({ random: () => 0.999, onEvent: (e) => events.push(e) });
+    const c = client([createRetryInterceptor(retryConfig()), throttle]);
+    const call = id();
+    server.script(call, [{ status: UNAVAILABLE }, {}]);
+    const out = await unary(c, call);
+    // Attempt 1 was refused (P = 1/9 now); the retry carries grpc-previous-rpc-attempts and is rejected locally.
+    expect(out.code).toBe(UNAVAILABLE);
+    expect(out.error?.details).toContain('a retry or hedge while rejecting');
+    expect(server.attempts(call)).toHaveLength(1);
+    expect(events).toEqual([
+      expect.objectContaining({ retry: true, probability: 1, requests: 1, accepts: 0 }),
+    ]);
+    // A first attempt still goes (the draw 0.999 is above P), and is how the throttle learns the backend is back.
+    const next = id();
+    server.script(next, [{}]);
+    expect((await unary(c, next)).error).toBeUndefined();
+    expect(throttle.counters()).toMatchObject({ calls: 3, rejected: 1, accepted: 1, notAccepted: 1 });
+    c.close();
+  });
+
   it('with retryLocalRejections, the retry engine retries a local rejection like any UNAVAILABLE', async () => {
     const budget = new RetryBudget({ minPerSecond: 10 });
     // Draws: attempt 1 (P = 0, not drawn against), retry 1 → 0 (rejected), retry 2 → 0.999 (let through).
-    const throttle = createAdaptiveThrottle({ random: randoms([0.5, 0]), retryLocalRejections: true });
+    const throttle = createAdaptiveThrottle({
+      random: randoms([0.5, 0]),
+      retryLocalRejections: true,
+      retries: 'same-probability',
+    });
     const c = client([createRetryInterceptor(retryConfig(), { throttle: budget }), throttle]);
     const call = id();
     server.script(call, [{ status: UNAVAILABLE }, {}]);
