@@ -109,6 +109,7 @@ export {
   LOCAL_REJECTION_DETAILS_PREFIX,
 } from './throttle/adaptive-throttle.js';
 export {
+  type AdaptiveThrottleRetries,
   type AdaptiveThrottleRuleConfig,
   type AdaptiveThrottleRuleOptions,
   AdaptiveThrottleState,
