@@ -86,7 +86,8 @@ export const DEFAULT_ADAPTIVE_THROTTLE_RULE: AdaptiveThrottleRuleConfig = Object
   retries: 'reject-while-throttling',
 });
 
-const RULE_OPTIONS = [
+/** The option names of the rule, which the interceptor's options include. @internal */
+export const ADAPTIVE_THROTTLE_RULE_OPTIONS = [
   'k',
   'windowMs',
   'windowBins',
@@ -225,6 +226,6 @@ export class AdaptiveThrottleState {
 export function checkAdaptiveThrottleRuleOptions(where: string, options: unknown): void {
   checkOptionsObject(where, options);
   if (options) {
-    rejectUnknownOptions(where, options, RULE_OPTIONS);
+    rejectUnknownOptions(where, options, ADAPTIVE_THROTTLE_RULE_OPTIONS);
   }
 }

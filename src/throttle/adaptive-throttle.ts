@@ -13,6 +13,7 @@ import type { InterceptingCallInterface, MessageContext } from '../retry/grpc-ty
 import { PREVIOUS_ATTEMPTS_METADATA_KEY, PUSHBACK_METADATA_KEY } from '../retry/headers.js';
 import { errorMessage } from '../util/error-message.js';
 import {
+  ADAPTIVE_THROTTLE_RULE_OPTIONS,
   type AdaptiveThrottleRuleConfig,
   type AdaptiveThrottleRuleOptions,
   AdaptiveThrottleState,
@@ -115,12 +116,7 @@ export const LOCAL_REJECTION_DETAILS_PREFIX = 'adaptive throttle: rejected local
 
 const WHERE = 'createAdaptiveThrottle';
 const KNOWN_OPTIONS = [
-  'k',
-  'windowMs',
-  'windowBins',
-  'padding',
-  'maxRejectionProbability',
-  'retries',
+  ...ADAPTIVE_THROTTLE_RULE_OPTIONS,
   'rejectedStatusCodes',
   'key',
   'retryLocalRejections',
