@@ -2,213 +2,403 @@ import {
   type InterceptingListener,
   type InterceptorOptions,
   Metadata,
+  type NextCall,
   status as Status,
   type StatusObject,
 } from '@grpc/grpc-js';
-import type { HedgingPolicy, RetryPolicy } from '../config/types.js';
-import { type Attempt, mostAdvanced } from './attempt.js';
-import { type BackoffState, initialBackoffState } from './backoff.js';
+import type { CallPolicy } from '../config/types.js';
+import { errorMessage } from '../util/error-message.js';
+import { type Attempt, type AttemptOwner, writtenBy } from './attempt.js';
+import { AttemptSet } from './attempt-set.js';
 import type { RetryingCallContext } from './call-context.js';
-import type { CallPhase } from './call-phase.js';
-import { endStatus } from './call-phase.js';
+import { CallEvents } from './call-events.js';
+import { type CallPhase, isLegalTransition } from './call-phase.js';
+import type { TimerHandle } from './clock.js';
+import { deadlineToMs, timerBeforeDeadline } from './deadline.js';
+import { engineChecks } from './engine-checks.js';
+import type { AttemptCancelReason, AttemptKind, RetryEvent } from './events.js';
+import { FailureHandler, type FailureHost } from './failure-handler.js';
+import type { InterceptingCallInterface, MessageContext } from './grpc-types.js';
+import { PREVIOUS_ATTEMPTS_METADATA_KEY } from './headers.js';
+import { type HedgeHost, HedgeScheduler } from './hedge-scheduler.js';
 import { ReplayBuffer } from './replay-buffer.js';
-import {
-  countsAgainstServer,
-  decideAfterFailure,
-  decideHedgeSend,
-  type FailureDecision,
-} from './retry-decision.js';
-import { NO_HINT, readServerHint } from './server-hint.js';
+import type { HedgeFailureDecision } from './retry-decision.js';
+import type { GateVerdict } from './retry-gate.js';
 
-type HedgeReason = 'hedging-delay' | 'adaptive-delay' | 'non-fatal-status' | 'pushback' | 'retry-info';
-
-import { CallBase } from './call-base.js';
+type CommitReason = 'headers' | 'message' | 'status' | 'buffer-overflow';
 
 /**
- * One logical call under a retry or hedging policy: the A6 state machine shared by both.
- *
- * It sits where grpc-js expects an intercepting call, starts attempts through `nextCall`, keeps what the
- * application sends in a {@link ReplayBuffer}, commits to one attempt on response headers, a response message, an
- * OK status or a buffer overflow, and reports exactly one status to the application. What to do after a failed
- * attempt is decided by the pure functions of `retry-decision.ts`; this class only carries it out.
+ * One logical call under a retry or hedging policy: the A6 state machine, where grpc-js expects an intercepting
+ * call. It holds the call's phase (every change goes through {@link transition}), what the application sent (a
+ * {@link ReplayBuffer}) and what it sees (one status, and only the committed attempt's responses), and decides
+ * after each failed attempt through the pure `decideAfterFailure`. Two collaborators do the rest: the
+ * {@link AttemptSet} (the attempts themselves) and, for hedging policies only, the {@link HedgeScheduler}.
  * @internal
  */
-export class RetryingCall extends CallBase {
-  /** Where the backoff stands; created at the first retry decision. */
-  private backoff: BackoffState | undefined;
-  /** Hedging: the delay between hedges (the config's, or the adaptive one), and which it is. */
-  private hedge: HedgeSchedule | undefined;
-  /** Set by gateAllows when the adaptive hedge budget (not the config's gate) refused a hedge, and for which. */
+export class RetryingCall implements InterceptingCallInterface, AttemptOwner, HedgeHost, FailureHost {
+  private phase: CallPhase;
+  /** The committed attempt while the phase is `committed` (a copy `transition` keeps, for the per-message paths). */
+  private committedTo: Attempt | undefined;
+  private listener: Partial<InterceptingListener> | undefined;
+  private metadata: Metadata | undefined;
+  private readonly replay: ReplayBuffer;
+  private readonly attempts: AttemptSet;
+  private hedges: HedgeScheduler | undefined;
+  private failureHandler: FailureHandler | undefined;
+  /** What the application asked of the request side (AttemptOwner): read by the attempts as they start. */
+  halfClosed = false;
+  readRequested = false;
+  private retryDelayMs = 0;
+  private readonly deadline: number;
+  /** The call's events; undefined when nobody listens, so that events cost nothing then. */
+  private readonly events: CallEvents | undefined;
+
+  constructor(
+    private readonly options: InterceptorOptions,
+    private readonly nextCall: NextCall,
+    private readonly policy: CallPolicy,
+    /** The method's `waitForReady`, applied to every attempt; undefined leaves grpc-js's default. */
+    waitForReady: boolean | undefined,
+    private readonly ctx: RetryingCallContext,
+    emit: ((event: RetryEvent) => void) | undefined,
+  ) {
+    const definition = options.method_definition;
+    this.deadline = deadlineToMs(options.deadline);
+    // Call ids number the events; a call nobody observes needs none.
+    this.events = emit && new CallEvents(emit, definition.path, ctx.nextCallId(), ctx.clock);
+    const singleRequest = !definition.requestStream;
+    this.replay = new ReplayBuffer(ctx.pool, definition.requestSerialize, singleRequest);
+    this.attempts = new AttemptSet(
+      this,
+      ctx,
+      this.replay,
+      singleRequest,
+      this.deadline,
+      waitForReady,
+      this.events,
+    );
+    // Created now, as grpc-js would without us, so that a closed channel throws where it always did.
+    this.phase = { tag: 'not-started', firstCall: nextCall(options) };
+  }
+
+  // ---- what the application does ----
 
   start(metadata: Metadata, listener?: Partial<InterceptingListener>): void {
     this.metadata = metadata;
     this.listener = listener;
     this.ctx.gate?.recordCall?.();
     if (this.policy.kind === 'hedging') {
-      this.hedge = hedgeScheduleOf(this.policy, this.ctx, this.options);
+      const method = this.options.method_definition.path;
+      this.hedges = new HedgeScheduler(
+        this.policy,
+        this.ctx,
+        method,
+        this,
+        this.attempts,
+        this.replay,
+        this.events,
+      );
     }
     this.events?.callStart(this.policy, this.deadline);
     if (this.phase.tag === 'ended') {
       return;
     }
     this.startAttempt('original');
-    if (this.hedge) {
-      this.scheduleHedge(this.hedge.delayMs, this.hedge.reason);
-    }
+    this.hedges?.begin();
   }
 
-  // ---- after a failure: decide, then carry the decision out ----
-
-  protected onAttemptFailed(attempt: Attempt, status: StatusObject, timedOut: boolean): void {
-    const policy = this.policy;
-    const hint = timedOut ? NO_HINT : readServerHint(status.metadata, this.ctx.retryInfo);
-    const failure = { code: status.code, hint, timedOut };
-    if (countsAgainstServer(policy, failure)) {
-      this.ctx.gate?.recordFailure();
-    }
-    const decision = decideAfterFailure({
-      policy,
-      failure,
-      attemptsStarted: this.attemptsStarted,
-      backoff: this.backoff ?? initialBackoffState(policy as RetryPolicy),
-      jitter: this.ctx.jitter,
-      random: policy.kind === 'retry' ? this.ctx.random() : 0,
-      now: this.ctx.clock.now(),
-      deadline: this.deadline,
-      deadlineAware: this.ctx.deadlineAware,
-      replayFits: () => this.replay.reserveAll(),
-      gateAllows: () => this.gateAllows('retry'),
-    });
-    this.carryOut(decision, attempt, status);
-  }
-
-  private carryOut(decision: FailureDecision, attempt: Attempt, status: StatusObject): void {
+  sendMessageWithContext(context: MessageContext, message: unknown): void {
     const phase = this.phase;
-    if (phase.tag !== 'in-flight') {
+    if (phase.tag === 'ended') {
+      if (context.callback) {
+        process.nextTick(context.callback);
+      }
       return;
     }
-    switch (decision.type) {
-      case 'finish':
-        if (decision.reason === 'replay-buffer') {
-          this.events?.committed(attempt.number, 'buffer-overflow');
-        }
-        this.end(endStatus(status, decision.reason, attempt.cancelReason), 'call-ended');
-        return;
-      case 'retry':
-        this.backoff = decision.backoff;
-        this.events?.retryScheduled(this.attemptsStarted + 1, decision.delayMs, decision.reason);
-        this.waitThenStart('retry', decision.delayMs, status);
-        return;
-      case 'hedge-now':
-        phase.lastFailure = status;
-        this.scheduleHedge(0, 'non-fatal-status');
-        return;
-      case 'hedge-after':
-        phase.lastFailure = status;
-        this.scheduleHedge(decision.delayMs, decision.reason);
-        return;
-      case 'stop-hedging':
-        phase.lastFailure = status;
-        this.stopHedging(phase);
-        return;
+    const verdict = this.replay.append(message, context.flags, context.callback);
+    if (phase.tag === 'committed') {
+      this.attempts.feed(phase.attempt);
+      return;
+    }
+    if (verdict === 'kept') {
+      // Safe in the replay buffer: the writer may go on at once.
+      if (context.callback) {
+        process.nextTick(context.callback);
+      }
+      this.attempts.feedAll(this.committedTo);
+      return;
+    }
+    // The replay buffer overflows: commit to the attempt that has sent the most (A6).
+    if (phase.tag === 'in-flight') {
+      const target = this.attempts.mostAdvanced();
+      this.commit(target, 'buffer-overflow');
+      this.attempts.feed(target);
+    } else if (phase.tag === 'waiting') {
+      phase.commitNext = true;
     }
   }
 
-  // ---- hedging ----
-
-  /** Send the next hedge after `delayMs` (at once when 0), then one every hedgingDelay. */
-  private scheduleHedge(delayMs: number, reason: HedgeReason): void {
-    let phase = this.phase;
-    if (phase.tag !== 'in-flight' || this.policy.kind !== 'hedging') {
-      return;
-    }
-    this.clearHedgeTimer(phase);
-    while (phase.hedging && this.attemptsStarted < this.policy.maxAttempts) {
-      this.events?.hedgeScheduled(this.attemptsStarted + 1, delayMs, reason);
-      if (this.phase !== phase) {
-        return; // a listener ended the call
-      }
-      if (delayMs > 0) {
-        if (phase.live.length === 0) {
-          this.waitThenStart('hedge', delayMs, phase.lastFailure as StatusObject);
-        } else {
-          phase.hedgeTimer = this.setTimerBeforeDeadline(delayMs, () => this.onHedgeTimer());
-        }
-        return;
-      }
-      if (!this.trySendHedge()) {
-        return;
-      }
-      phase = this.phase;
-      if (phase.tag !== 'in-flight') {
-        return;
-      }
-      delayMs = (this.hedge as HedgeSchedule).delayMs;
-      reason = (this.hedge as HedgeSchedule).reason;
-    }
-    this.finishIfHedgingIsOver();
+  sendMessage(message: unknown): void {
+    this.sendMessageWithContext({}, message);
   }
 
-  private onHedgeTimer(): void {
+  halfClose(): void {
+    if (this.phase.tag === 'ended' || this.halfClosed) {
+      return;
+    }
+    this.halfClosed = true;
+    this.attempts.feedAll(this.committedTo);
+  }
+
+  startRead(): void {
+    const committed = this.committedTo;
+    if (committed !== undefined) {
+      committed.call.startRead();
+      return;
+    }
+    const phase = this.phase;
+    if (phase.tag === 'ended' || this.readRequested) {
+      return;
+    }
+    this.readRequested = true;
+    if (phase.tag === 'in-flight') {
+      this.attempts.startReads();
+    }
+  }
+
+  cancelWithStatus(code: Status, details: string): void {
+    const phase = this.phase;
+    if (phase.tag === 'ended') {
+      return;
+    }
+    // Cancelled before start: nothing went out, but let grpc-js release what it holds for the call.
+    if (phase.tag === 'not-started') {
+      phase.firstCall.cancelWithStatus(code, details);
+    }
+    this.end({ code, details, metadata: new Metadata() }, 'call-cancelled', true);
+  }
+
+  getPeer(): string {
+    return (this.committedTo ?? this.attempts.newest)?.call.getPeer() ?? '';
+  }
+
+  getAuthContext(): ReturnType<InterceptingCallInterface['getAuthContext']> {
+    return (this.committedTo ?? this.attempts.newest)?.call.getAuthContext() ?? null;
+  }
+
+  // ---- what the attempts report ----
+
+  onAttemptMetadata(attempt: Attempt, metadata: Metadata): void {
+    if (attempt.state !== 'live') {
+      return;
+    }
     if (this.phase.tag === 'in-flight') {
-      this.phase.hedgeTimer = undefined;
+      this.commit(attempt, 'headers');
     }
-    this.sendHedge();
+    if (this.committedTo === attempt) {
+      this.listener?.onReceiveMetadata?.(metadata);
+    }
   }
 
-  /** A hedge timer fired: send the hedge, then schedule the next. */
-  private sendHedge(): void {
-    if (this.policy.kind !== 'hedging' || !this.trySendHedge()) {
+  onAttemptMessage(attempt: Attempt, message: unknown): void {
+    if (this.committedTo !== attempt) {
+      // An attempt left running is read to its end, its responses dropped.
+      if (attempt.state === 'left-running') {
+        attempt.call.startRead();
+      }
+      if (this.phase.tag !== 'in-flight' || attempt.state !== 'live') {
+        return;
+      }
+      // grpc-js hands unary listeners a null message before a status that came without one: not a response.
+      if (message === null && !this.options.method_definition.responseStream) {
+        return;
+      }
+      this.commit(attempt, 'message');
+      if (this.committedTo !== attempt) {
+        return;
+      }
+    } else if (attempt.state !== 'live') {
       return;
     }
-    const hedge = this.hedge as HedgeSchedule;
-    this.scheduleHedge(hedge.delayMs, hedge.reason);
+    this.readRequested = false;
+    this.listener?.onReceiveMessage?.(message);
   }
 
-  /** Sends one hedge if the rules allow it; otherwise stops hedging. True when it went. */
-  private trySendHedge(): boolean {
-    const verdict = decideHedgeSend({
-      maxAttempts: this.policy.maxAttempts,
-      attemptsStarted: this.attemptsStarted,
-      replayFits: () => this.replay.reserveAll(),
-      gateAllows: () => this.gateAllows('hedge'),
-    });
-    if (verdict.type === 'send') {
-      this.startAttempt('hedge');
-      return this.phase.tag === 'in-flight';
+  onAttemptStatus(attempt: Attempt, status: StatusObject): void {
+    if (attempt.state === 'done') {
+      return;
     }
-    const phase = this.phase;
-    const hedge = this.hedge as HedgeSchedule;
-    if (phase.tag === 'in-flight' && hedge.budgetRefused && phase.live.length > 0) {
-      // The hedge budget is empty now: ask again one hedging delay later, while the call is still outstanding,
-      // rather than give up hedging for the call (only slow calls then compete for what flows back in).
-      phase.hedgeTimer = this.setTimerBeforeDeadline(hedge.delayMs, () => this.onHedgeTimer());
-      return false;
+    const committed = this.committedTo === attempt;
+    const okBeforeCommit = status.code === Status.OK && this.phase.tag === 'in-flight';
+    const was = this.attempts.settle(attempt);
+    this.events?.attemptEnd(attempt, status, committed || okBeforeCommit, was === 'left-running');
+    if (was !== 'live') {
+      return;
     }
-    if (phase.tag === 'waiting') {
-      // Nothing in flight and nothing more to send: the last failure is the result.
-      this.end(phase.lastFailure, 'call-ended');
+    const phase = this.phase; // a listener may have ended the call
+    if (phase.tag === 'committed' && phase.attempt === attempt) {
+      // Committed: no further attempt, but a failure still counts against the server (A6 throttling).
+      if (status.code !== Status.OK) {
+        this.failures.afterCommittedFailure(status);
+      }
+      this.end(status, 'call-ended');
     } else if (phase.tag === 'in-flight') {
-      // A6: on a full replay buffer, keep the attempt that has sent the most.
-      if (verdict.reason === 'replay-buffer' && phase.live.length > 0) {
-        this.commit(mostAdvanced(phase.live), 'buffer-overflow');
+      if (status.code === Status.OK) {
+        this.commit(attempt, 'status');
+        this.end(status, 'call-ended');
       } else {
-        this.stopHedging(phase);
+        this.failures.afterFailure(attempt, status, false);
       }
     }
-    return false;
   }
 
-  private stopHedging(phase: Extract<CallPhase, { tag: 'in-flight' }>): void {
-    phase.hedging = false;
-    this.clearHedgeTimer(phase);
-    this.finishIfHedgingIsOver();
+  onAttemptWritten(attempt: Attempt): void {
+    this.attempts.written(attempt, this.committedTo === attempt);
   }
 
-  /** When no attempt is in flight and none is coming, the last failure is the result. */
-  private finishIfHedgingIsOver(): void {
+  // ---- attempts ----
+
+  private startAttempt(kind: AttemptKind): void {
+    const from = this.phase;
+    if (from.tag === 'committed' || from.tag === 'ended') {
+      this.onIllegalTransition(from.tag, 'in-flight');
+      return;
+    }
+    let call: InterceptingCallInterface;
+    if (from.tag === 'not-started') {
+      call = from.firstCall;
+    } else {
+      try {
+        call = this.nextCall(this.options);
+      } catch (error) {
+        const details = `could not start attempt ${this.attempts.count + 1}: ${errorMessage(error)}`;
+        this.end({ code: Status.UNAVAILABLE, details, metadata: new Metadata() }, 'call-ended');
+        return;
+      }
+    }
+    // Time is read only where something uses it: a listener, or a wait to account for.
+    const now = this.events || this.ctx.adaptive || from.tag === 'waiting' ? this.ctx.clock.now() : 0;
+    if (from.tag !== 'in-flight') {
+      if (from.tag === 'waiting') {
+        this.retryDelayMs += now - from.since;
+      }
+      const lastFailure = from.tag === 'waiting' ? from.lastFailure : undefined;
+      this.transition({ tag: 'in-flight', lastFailure });
+    }
+    const base = this.metadata as Metadata;
+    const attempt = this.attempts.start(kind, call, now, base);
+    if (attempt.state !== 'live') {
+      return;
+    }
+    if (from.tag === 'waiting' && from.commitNext) {
+      this.commit(attempt, 'buffer-overflow');
+      return;
+    }
+    const recvTimeoutMs = this.policy.kind === 'retry' ? this.policy.perAttemptRecvTimeoutMs : undefined;
+    if (recvTimeoutMs !== undefined && this.phase.tag === 'in-flight') {
+      this.attempts.armRecvTimeout(attempt, recvTimeoutMs, () => this.onRecvTimeout(attempt, recvTimeoutMs));
+    }
+  }
+
+  private onRecvTimeout(attempt: Attempt, timeoutMs: number): void {
+    if (attempt.state !== 'live' || this.phase.tag !== 'in-flight') {
+      return;
+    }
+    const details = `per-attempt receive timeout (${timeoutMs} ms) hit on attempt ${attempt.number}`;
+    // DEADLINE_EXCEEDED tells the interceptors below (an adaptive throttle, say) why: the backend was too slow.
+    this.attempts.cancel(attempt, 'per-attempt-timeout', Status.DEADLINE_EXCEEDED, details);
+    const status = { code: Status.DEADLINE_EXCEEDED, details, metadata: new Metadata() };
+    this.failures.afterFailure(attempt, status, true);
+  }
+
+  // ---- after a failure (FailureHost) ----
+
+  /** The failure handler, made at the first failure or hedge: a call that never fails makes none. */
+  private get failures(): FailureHandler {
+    this.failureHandler ??= new FailureHandler(this.policy, this.ctx, this.deadline, this, this.events);
+    return this.failureHandler;
+  }
+
+  get inFlight(): boolean {
+    return this.phase.tag === 'in-flight';
+  }
+
+  get attemptCount(): number {
+    return this.attempts.count;
+  }
+
+  finish(status: StatusObject): void {
+    this.end(status, 'call-ended');
+  }
+
+  waitForRetry(delayMs: number, lastFailure: StatusObject): void {
+    this.wait('retry', delayMs, lastFailure);
+  }
+
+  hedgeAfterFailure(status: StatusObject, decision: HedgeFailureDecision): void {
     const phase = this.phase;
-    if (phase.tag !== 'in-flight' || phase.live.length > 0 || phase.hedgeTimer !== undefined) {
+    if (phase.tag === 'in-flight') {
+      phase.lastFailure = status;
+      this.hedges?.afterFailure(decision);
+    }
+  }
+
+  replayFits(): boolean {
+    return this.replay.reserveAll();
+  }
+
+  askGate(kind: 'hedge'): GateVerdict {
+    return this.failures.askGate(kind);
+  }
+
+  /** No attempt in flight: wait `delayMs`, then send the next attempt (unless the deadline comes first). */
+  private wait(next: 'retry' | 'hedge', delayMs: number, lastFailure: StatusObject): void {
+    const waiting: CallPhase = {
+      tag: 'waiting',
+      next,
+      timer: undefined,
+      since: this.ctx.clock.now(),
+      lastFailure,
+      commitNext: false,
+    };
+    if (!this.transition(waiting)) {
+      return;
+    }
+    waiting.timer = this.setTimerBeforeDeadline(delayMs, () => {
+      waiting.timer = undefined;
+      if (next === 'retry') {
+        this.startAttempt('retry');
+      } else {
+        this.hedges?.onWaitOver();
+      }
+    });
+  }
+
+  // ---- what the hedge scheduler may ask (HedgeHost) ----
+
+  get uncommitted(): boolean {
+    return this.phase.tag === 'in-flight' || this.phase.tag === 'waiting';
+  }
+
+  startHedge(): void {
+    this.startAttempt('hedge');
+  }
+
+  waitForHedge(delayMs: number): void {
+    const phase = this.phase;
+    if (phase.tag === 'in-flight') {
+      this.wait('hedge', delayMs, phase.lastFailure as StatusObject);
+    }
+  }
+
+  commitMostAdvanced(): void {
+    this.commit(this.attempts.mostAdvanced(), 'buffer-overflow');
+  }
+
+  /** Nothing is in flight and nothing more will go: the last failure is the result. @internal */
+  finishWithLastFailure(): void {
+    const phase = this.phase;
+    if (phase.tag !== 'in-flight' && phase.tag !== 'waiting') {
       return;
     }
     const last = phase.lastFailure ?? {
@@ -219,102 +409,109 @@ export class RetryingCall extends CallBase {
     this.end(last, 'call-ended');
   }
 
-  /** No attempt in flight: wait `delayMs`, then send the next attempt (unless the deadline comes first). */
-  private waitThenStart(next: 'retry' | 'hedge', delayMs: number, lastFailure: StatusObject): void {
-    const waiting: CallPhase = {
-      tag: 'waiting',
-      next,
-      timer: undefined,
-      since: this.ctx.clock.now(),
-      lastFailure,
-      commitNext: false,
-    };
-    this.transition(waiting);
-    waiting.timer = this.setTimerBeforeDeadline(delayMs, () => {
-      waiting.timer = undefined;
-      if (next === 'retry') {
-        this.startAttempt('retry');
-      } else {
-        this.sendHedge();
-      }
-    });
-  }
+  // ---- phases ----
 
-  /**
-   * The config's gate first (A6's throttle spends nothing when asked), then, for a hedge, the adaptive hedge budget
-   * (which withdraws when it says yes).
-   */
-  private gateAllows(kind: 'retry' | 'hedge'): boolean {
-    const hedge = this.hedge;
-    if (hedge) {
-      hedge.budgetRefused = false;
-    }
-    const gate = this.ctx.gate;
-    if (gate && !gate.allowAttempt(kind)) {
-      this.events?.throttled(this.attemptsStarted + 1, kind, gate);
+  /** The one place where the phase changes: it checks the move and undoes what the old phase held. */
+  private transition(next: CallPhase): boolean {
+    const current = this.phase;
+    if (!isLegalTransition(current.tag, next.tag)) {
+      this.onIllegalTransition(current.tag, next.tag);
       return false;
     }
-    const budget = kind === 'hedge' ? this.ctx.adaptive?.budget : undefined;
-    if (hedge && budget && !budget.allowAttempt('hedge')) {
-      // Reported once per hedge, however often the call asks again for it.
-      if (hedge.budgetRefusedFor !== this.attemptsStarted + 1) {
-        hedge.budgetRefusedFor = this.attemptsStarted + 1;
-        this.events?.throttled(this.attemptsStarted + 1, kind, budget);
-      }
-      hedge.budgetRefused = true;
-      return false;
+    if (current.tag === 'in-flight') {
+      this.hedges?.stop();
+    } else if (current.tag === 'waiting' && current.timer !== undefined) {
+      this.ctx.clock.clearTimer(current.timer);
     }
+    this.phase = next;
+    this.committedTo = next.tag === 'committed' ? next.attempt : undefined;
     return true;
   }
 
   /**
-   * Adaptive hedging learns, at the commit, whether the call's first attempt outlived the delay the call used:
-   * the winner's time to its first response when the first attempt won, or the time so far of a first attempt
-   * still running when a hedge won (a lower bound, flagged as superseded). A first attempt that already failed
-   * tells nothing here: fast failures do not pull the delay down.
+   * A move the phase diagram does not allow: a bug here, never the application's or the server's doing. Under
+   * vitest it throws; in production nothing may be thrown into grpc-js's callbacks, so the call ends with INTERNAL
+   * (unless it has ended already) and an `internal-error` event says what happened.
    */
-  protected recordLatencies(winner: Attempt, live: readonly Attempt[]): void {
-    const adaptive = this.ctx.adaptive;
-    const first = winner.number === 1 ? winner : live.find((a) => a.number === 1);
-    if (!adaptive || !this.hedge || first === undefined) {
+  private onIllegalTransition(from: CallPhase['tag'], to: CallPhase['tag']): void {
+    const message = `no transition from ${from} to ${to}`;
+    if (engineChecks.strict) {
+      throw new Error(`RetryingCall: ${message}`);
+    }
+    this.events?.internalError(message);
+    const details = `grpc-retry-hedging internal error: ${message}`;
+    this.end({ code: Status.INTERNAL, details, metadata: new Metadata() }, 'call-ended');
+  }
+
+  private commit(attempt: Attempt, reason: CommitReason): void {
+    if (this.phase.tag !== 'in-flight') {
       return;
     }
-    const latencyMs = this.ctx.clock.now() - first.startedAt;
-    adaptive.recordOutcome(
-      this.options.method_definition.path,
-      this.hedge.delayMs,
-      latencyMs,
-      first !== winner,
-    );
+    this.attempts.stopTimer(attempt);
+    if (reason !== 'buffer-overflow') {
+      this.hedges?.recordLatencies(attempt, this.attempts.live);
+    }
+    this.transition({ tag: 'committed', attempt });
+    this.attempts.cancelLosers(attempt);
+    if (this.committedTo !== attempt) {
+      return; // an attempt-left-running listener ended the call
+    }
+    this.replay.release();
+    this.replay.dropBefore(writtenBy(attempt));
+    this.events?.committed(attempt.number, reason);
   }
-}
 
-/** Per-call hedging state: the delay between hedges (the config's or the adaptive one), and budget refusals. */
-interface HedgeSchedule {
-  readonly delayMs: number;
-  readonly reason: 'hedging-delay' | 'adaptive-delay';
-  /** The adaptive hedge budget (not the config's gate) refused the last hedge asked for. */
-  budgetRefused: boolean;
-  /** The attempt number the budget last refused, so that a refusal is reported once. */
-  budgetRefusedFor: number;
-}
-
-/** The hedge delay of a call: the config's, or (adaptive hedging) the method's observed percentile. */
-function hedgeScheduleOf(
-  policy: HedgingPolicy,
-  ctx: RetryingCallContext,
-  options: InterceptorOptions,
-): HedgeSchedule {
-  const adaptive = ctx.adaptive;
-  let delayMs = policy.hedgingDelayMs;
-  let reason: HedgeSchedule['reason'] = 'hedging-delay';
-  if (adaptive) {
-    adaptive.budget?.recordCall();
-    const choice = adaptive.delayFor(options.method_definition.path, policy.hedgingDelayMs);
-    delayMs = choice.delayMs;
-    if (choice.adaptive) {
-      reason = 'adaptive-delay';
+  /** The call's status is decided: stop everything, then tell the application (on the next tick for a cancel). */
+  private end(status: StatusObject, cancelReason: AttemptCancelReason, deliverLater = false): void {
+    const phase = this.phase;
+    if (phase.tag === 'ended') {
+      return;
+    }
+    if (phase.tag === 'waiting') {
+      this.retryDelayMs += this.ctx.clock.now() - phase.since;
+    }
+    this.transition(ENDED);
+    // A cancel tells the server the caller's status; otherwise the attempt's reason.
+    this.attempts.cancelAll(cancelReason, cancelReason === 'call-cancelled' ? status : undefined);
+    const waiting = this.replay.clear();
+    if (waiting) {
+      for (const callback of waiting) {
+        process.nextTick(callback);
+      }
+    }
+    if (status.code === Status.OK) {
+      this.ctx.gate?.recordSuccess();
+    }
+    // The attempt count, visible to the caller in the trailers (as grpc-java does); absent means one attempt.
+    if (this.attempts.count > 1) {
+      status.metadata?.set(PREVIOUS_ATTEMPTS_METADATA_KEY, String(this.attempts.count - 1));
+    }
+    this.events?.callEnd(status, this.attempts.count, this.retryDelayMs);
+    const listener = this.listener;
+    this.listener = undefined;
+    this.metadata = undefined;
+    if (deliverLater) {
+      process.nextTick(() => listener?.onReceiveStatus?.(status));
+    } else {
+      listener?.onReceiveStatus?.(status);
     }
   }
-  return { delayMs, reason, budgetRefused: false, budgetRefusedFor: 0 };
+
+  // ---- helpers ----
+
+  /** Runs `action` after `delayMs`, or ends the call at its deadline when that comes first. @internal */
+  setTimerBeforeDeadline(delayMs: number, action: () => void): TimerHandle {
+    return timerBeforeDeadline(this.ctx.clock, this.deadline, delayMs, action, () => this.endOnDeadline());
+  }
+
+  private endOnDeadline(): void {
+    const phase = this.phase;
+    const last = phase.tag === 'waiting' || phase.tag === 'in-flight' ? phase.lastFailure : undefined;
+    const details = last
+      ? `Deadline exceeded while waiting to retry (last attempt: ${Status[last.code] ?? last.code} ${last.details})`
+      : 'Deadline exceeded';
+    this.end({ code: Status.DEADLINE_EXCEEDED, details, metadata: new Metadata() }, 'call-ended');
+  }
 }
+
+const ENDED: CallPhase = Object.freeze({ tag: 'ended' });

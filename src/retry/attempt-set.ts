@@ -1,0 +1,209 @@
+import { Metadata, status as Status, type StatusObject } from '@grpc/grpc-js';
+import { Attempt, type AttemptOwner, CANCEL_DETAILS, writtenBy } from './attempt.js';
+import type { RetryingCallContext } from './call-context.js';
+import type { CallEvents } from './call-events.js';
+import { cancelOrLeaveRunning } from './cancel-attempt.js';
+import type { AttemptCancelReason, AttemptKind } from './events.js';
+import { feedAttempt } from './feed-attempt.js';
+import type { InterceptingCallInterface } from './grpc-types.js';
+import { PREVIOUS_ATTEMPTS_METADATA_KEY } from './headers.js';
+import type { ReplayBuffer } from './replay-buffer.js';
+
+/**
+ * The attempts of one call: making and starting them, handing them the replay buffer and the half-close, their
+ * per-attempt receive timers, cancelling them (or leaving them running under the cancel-rate limit), and which of
+ * them has sent the most. It decides nothing: the call says when.
+ * @internal
+ */
+export class AttemptSet {
+  /** The attempts in flight that the call counts, in the order they started (the committed one stays here). */
+  readonly live: Attempt[] = [];
+  /** Attempts made so far, the first included. */
+  count = 0;
+  /** The newest attempt, for getPeer and getAuthContext before a commit. */
+  newest: Attempt | undefined;
+
+  constructor(
+    private readonly owner: AttemptOwner,
+    private readonly ctx: RetryingCallContext,
+    private readonly replay: ReplayBuffer,
+    /** The method has no request stream: the half-close goes right behind its one message. */
+    private readonly singleRequest: boolean,
+    /** The call's deadline (ms since the epoch): a loser left running without one is capped instead. */
+    private readonly deadline: number,
+    /** The method's `waitForReady`, set on every attempt; undefined leaves grpc-js's default. */
+    private readonly waitForReady: boolean | undefined,
+    private readonly events: CallEvents | undefined,
+  ) {}
+
+  /**
+   * Makes the next attempt around a grpc-js call already made, counts it live and sends it: its headers (the
+   * application's, with `grpc-previous-rpc-attempts` and the method's `waitForReady`), what the application has
+   * sent (and its half-close), and a read if one is wanted. An `attempt-start` listener may cancel the call first: then the attempt
+   * never starts, and its owner hears of it as a cancelled attempt. Check the attempt's state after.
+   */
+  start(kind: AttemptKind, call: InterceptingCallInterface, now: number, base: Metadata): Attempt {
+    this.count += 1;
+    const attempt = new Attempt(this.owner, this.count, kind, call, now, this.replay.start);
+    this.live.push(attempt);
+    this.newest = attempt;
+    const metadata = base.clone();
+    if (attempt.number > 1) {
+      metadata.set(PREVIOUS_ATTEMPTS_METADATA_KEY, String(attempt.number - 1));
+    }
+    if (this.waitForReady !== undefined) {
+      metadata.setOptions({ waitForReady: this.waitForReady });
+    }
+    this.events?.attemptStart(attempt, metadata);
+    if (attempt.state !== 'live') {
+      // grpc-js reports nothing for an attempt that never started, so say it here.
+      this.owner.onAttemptStatus(attempt, NEVER_STARTED);
+      return attempt;
+    }
+    attempt.started = true;
+    call.start(metadata, attempt);
+    // Read now, after the attempt-start listeners: they may have written, half-closed or asked to read.
+    this.feed(attempt);
+    if (this.owner.readRequested && attempt.state === 'live') {
+      call.startRead();
+    }
+    return attempt;
+  }
+
+  /** Hands `attempt` its next message, or the half-close, if it may take one now. */
+  feed(attempt: Attempt): void {
+    feedAttempt(attempt, this.replay, this.owner.halfClosed, this.singleRequest);
+  }
+
+  /**
+   * An attempt's write completed: the writer waiting on that message may go on, the committed attempt's buffer
+   * lets go of what it wrote, and the attempt takes its next message.
+   */
+  written(attempt: Attempt, committed: boolean): void {
+    attempt.writing = false;
+    const callback = this.replay.takeCallback(attempt.sent - 1);
+    if (callback) {
+      callback();
+    }
+    if (committed) {
+      this.replay.dropBefore(writtenBy(attempt));
+    }
+    this.feed(attempt);
+  }
+
+  /** Hands each attempt that takes the application's writes (the committed one, or all live ones) what it lacks. */
+  feedAll(committed: Attempt | undefined): void {
+    if (committed !== undefined) {
+      this.feed(committed);
+      return;
+    }
+    const live = this.live;
+    if (live.length === 1) {
+      this.feed(live[0] as Attempt);
+      return;
+    }
+    for (const attempt of live.slice()) {
+      this.feed(attempt);
+    }
+  }
+
+  /** Asks every started attempt for its next response (one not started yet reads when it starts). */
+  startReads(): void {
+    for (const attempt of this.live.slice()) {
+      if (attempt.started) {
+        attempt.call.startRead();
+      }
+    }
+  }
+
+  /** Runs `onTimeout` once `timeoutMs` pass without a response (stopped by {@link stopTimer}). */
+  armRecvTimeout(attempt: Attempt, timeoutMs: number, onTimeout: () => void): void {
+    attempt.timer = this.ctx.clock.setTimer(() => {
+      attempt.timer = undefined;
+      onTimeout();
+    }, timeoutMs);
+  }
+
+  stopTimer(attempt: Attempt): void {
+    if (attempt.timer === undefined) {
+      return;
+    }
+    this.ctx.clock.clearTimer(attempt.timer);
+    attempt.timer = undefined;
+  }
+
+  /** The attempt's status arrived: it is done. Returns what it was until now. */
+  settle(attempt: Attempt): Attempt['state'] {
+    const was = attempt.state;
+    attempt.state = 'done';
+    this.stopTimer(attempt);
+    if (was === 'live') {
+      this.remove(attempt);
+    }
+    return was;
+  }
+
+  /** Ends a live attempt the call is done with: cancels it, or leaves it running under the cancel-rate limit. */
+  cancel(attempt: Attempt, reason: AttemptCancelReason, code?: Status, details?: string): void {
+    if (attempt.state !== 'live') {
+      return;
+    }
+    this.stopTimer(attempt);
+    this.remove(attempt);
+    const left = cancelOrLeaveRunning(
+      attempt,
+      reason,
+      code ?? Status.CANCELLED,
+      details ?? CANCEL_DETAILS[reason],
+      this.ctx,
+      this.deadline,
+    );
+    if (left !== undefined) {
+      this.events?.attemptLeftRunning(attempt, left.reason, left.capMs);
+    }
+  }
+
+  /** The call ended: every live attempt is cancelled, with the caller's status when the caller cancelled. */
+  cancelAll(reason: AttemptCancelReason, status: { code: Status; details: string } | undefined): void {
+    for (const attempt of this.live.slice()) {
+      this.cancel(attempt, reason, status?.code, status?.details);
+    }
+  }
+
+  /** The call committed to `winner`: every other live attempt is cancelled (or left running). */
+  cancelLosers(winner: Attempt): void {
+    if (this.live.length === 1) {
+      return;
+    }
+    for (const loser of this.live.slice()) {
+      if (loser !== winner) {
+        this.cancel(loser, 'other-attempt-committed');
+      }
+    }
+  }
+
+  /** The live attempt that has sent the most (A6: the one to keep when the replay buffer overflows). */
+  mostAdvanced(): Attempt {
+    let target = this.live[0] as Attempt;
+    for (const attempt of this.live) {
+      if (attempt.sent > target.sent) {
+        target = attempt;
+      }
+    }
+    return target;
+  }
+
+  private remove(attempt: Attempt): void {
+    const index = this.live.indexOf(attempt);
+    if (index >= 0) {
+      this.live.splice(index, 1);
+    }
+  }
+}
+
+/** The status of an attempt that an `attempt-start` listener cancelled before it started. */
+const NEVER_STARTED: StatusObject = Object.freeze({
+  code: Status.CANCELLED,
+  details: 'call cancelled',
+  metadata: new Metadata(),
+});

@@ -1,0 +1,216 @@
+import type { HedgingPolicy } from '../config/types.js';
+import type { Attempt } from './attempt.js';
+import type { AttemptSet } from './attempt-set.js';
+import type { RetryingCallContext } from './call-context.js';
+import type { CallEvents } from './call-events.js';
+import type { TimerHandle } from './clock.js';
+import type { HedgeScheduledEvent } from './events.js';
+import type { ReplayBuffer } from './replay-buffer.js';
+import { decideHedgeSend, type HedgeFailureDecision } from './retry-decision.js';
+import type { GateVerdict, RetryGate } from './retry-gate.js';
+
+/** What the hedge scheduler asks of its call. @internal */
+export interface HedgeHost {
+  /** The call has not committed or ended (a listener may end it inside any step). */
+  readonly uncommitted: boolean;
+  /** Send one hedge now. */
+  startHedge(): void;
+  /** Nothing is in flight: wait `delayMs` with no attempt out, then tell {@link HedgeScheduler.onWaitOver}. */
+  waitForHedge(delayMs: number): void;
+  /** The interceptor's gate (A6 throttle or the `gate` option), reporting a refusal. */
+  askGate(kind: 'hedge'): GateVerdict;
+  /** The replay buffer cannot hold another hedge: commit to the attempt that has sent the most (A6). */
+  commitMostAdvanced(): void;
+  /** Nothing is in flight and nothing more will go: the call ends with its last failure. */
+  finishWithLastFailure(): void;
+  /** Runs `action` after `delayMs`, or ends the call at its deadline when that comes first. */
+  setTimerBeforeDeadline(delayMs: number, action: () => void): TimerHandle;
+}
+
+/**
+ * The hedging schedule of one call (made only for hedging policies): the timer of the next hedge, the delay
+ * between hedges (the config's, or adaptive hedging's for the method), sending each hedge when A6's rules and the
+ * gates allow it, asking an empty hedge budget again one delay later, and what the winner tells adaptive hedging.
+ * @internal
+ */
+export class HedgeScheduler {
+  /** The delay between hedges, and where it comes from. */
+  private readonly delayMs: number;
+  private readonly reason: 'hedging-delay' | 'adaptive-delay';
+  /** The timer of the next hedge, while one is due. */
+  private timer: TimerHandle | undefined;
+  /** Further hedges may still be sent (a do-not-retry hint, exhaustion or a refusal closes the schedule). */
+  private open = true;
+  /** The attempt number the hedge budget last refused, so that a refusal is reported once. */
+  private budgetRefusedFor = 0;
+  private readonly budget: RetryGate | undefined;
+
+  constructor(
+    private readonly policy: HedgingPolicy,
+    private readonly ctx: RetryingCallContext,
+    private readonly method: string,
+    private readonly host: HedgeHost,
+    /** Read only: how many attempts went and how many are in flight. */
+    private readonly attempts: Pick<AttemptSet, 'count' | 'live'>,
+    private readonly replay: Pick<ReplayBuffer, 'reserveAll'>,
+    private readonly events: CallEvents | undefined,
+  ) {
+    const adaptive = ctx.adaptive;
+    this.delayMs = policy.hedgingDelayMs;
+    this.reason = 'hedging-delay';
+    if (adaptive) {
+      this.budget = adaptive.budget;
+      this.budget?.recordCall?.();
+      const choice = adaptive.delayFor(method, policy.hedgingDelayMs);
+      this.delayMs = choice.delayMs;
+      if (choice.adaptive) {
+        this.reason = 'adaptive-delay';
+      }
+    }
+  }
+
+  /** The first attempt went: the hedges follow, one every delay. */
+  begin(): void {
+    this.schedule(this.delayMs, this.reason);
+  }
+
+  /** An attempt failed before the call committed; `decision` is what the rules say of the next hedge. */
+  afterFailure(decision: HedgeFailureDecision): void {
+    switch (decision.type) {
+      case 'hedge-now':
+        this.schedule(0, 'non-fatal-status');
+        return;
+      case 'hedge-after':
+        this.schedule(decision.delayMs, decision.reason);
+        return;
+      case 'stop-hedging':
+        this.close();
+        return;
+    }
+  }
+
+  /** The call's wait for the next hedge is over (it waited with nothing in flight). */
+  onWaitOver(): void {
+    this.sendNext();
+  }
+
+  /** The call committed or ended, or waits with nothing in flight: no hedge timer may fire. */
+  stop(): void {
+    if (this.timer !== undefined) {
+      this.ctx.clock.clearTimer(this.timer);
+      this.timer = undefined;
+    }
+  }
+
+  /**
+   * The call is committing to `winner` (not on overflow), `live` being the attempts in flight until now. Adaptive
+   * hedging learns whether the call's first attempt outlived the delay this call used: the winner's time to its
+   * first response when the first attempt won, or the time so far of a first attempt still running when a hedge
+   * won (a lower bound, flagged as superseded). A first attempt that already failed tells nothing: fast failures
+   * do not pull the delay down.
+   */
+  recordLatencies(winner: Attempt, live: readonly Attempt[]): void {
+    const adaptive = this.ctx.adaptive;
+    const first = winner.number === 1 ? winner : live.find((a) => a.number === 1);
+    if (!adaptive || first === undefined) {
+      return;
+    }
+    const latencyMs = this.ctx.clock.now() - first.startedAt;
+    adaptive.recordOutcome(this.method, this.delayMs, latencyMs, first !== winner);
+  }
+
+  /** Send the next hedge after `delayMs` (at once when 0), then one every delay, while attempts remain. */
+  private schedule(delayMs: number, reason: HedgeScheduledEvent['reason']): void {
+    const host = this.host;
+    this.stop();
+    while (this.open && this.attempts.count < this.policy.maxAttempts) {
+      this.events?.hedgeScheduled(this.attempts.count + 1, delayMs, reason);
+      if (!host.uncommitted) {
+        return; // a listener ended the call
+      }
+      if (delayMs > 0) {
+        if (this.attempts.live.length === 0) {
+          host.waitForHedge(delayMs);
+        } else {
+          this.timer = this.host.setTimerBeforeDeadline(delayMs, () => this.onTimer());
+        }
+        return;
+      }
+      if (!this.trySend() || !host.uncommitted) {
+        return;
+      }
+      delayMs = this.delayMs;
+      reason = this.reason;
+    }
+    this.finishIfOver();
+  }
+
+  private onTimer(): void {
+    this.timer = undefined;
+    this.sendNext();
+  }
+
+  private sendNext(): void {
+    if (this.trySend()) {
+      this.schedule(this.delayMs, this.reason);
+    }
+  }
+
+  /** Sends one hedge if the rules allow it. True when it went and the call is still uncommitted. */
+  private trySend(): boolean {
+    const host = this.host;
+    const verdict = decideHedgeSend({
+      maxAttempts: this.policy.maxAttempts,
+      attemptsStarted: this.attempts.count,
+      liveAttempts: this.attempts.live.length,
+      replayFits: () => this.replay.reserveAll(),
+      gate: () => this.askGates(),
+    });
+    switch (verdict.type) {
+      case 'send':
+        host.startHedge();
+        return host.uncommitted;
+      case 'wait-for-budget':
+        // Ask again one delay later while the call is outstanding, rather than give up hedging for the call
+        // (only slow calls then compete for what flows back into the budget).
+        this.timer = this.host.setTimerBeforeDeadline(this.delayMs, () => this.onTimer());
+        return false;
+      case 'stop':
+        if (verdict.reason === 'replay-buffer' && this.attempts.live.length > 0) {
+          host.commitMostAdvanced();
+        } else {
+          this.close();
+        }
+        return false;
+    }
+  }
+
+  /** The interceptor's gate first (A6's throttle spends nothing when asked), then the hedge budget. */
+  private askGates(): GateVerdict {
+    const verdict = this.host.askGate('hedge');
+    const budget = this.budget;
+    if (verdict !== 'allow' || budget === undefined || budget.allowAttempt('hedge')) {
+      return verdict;
+    }
+    // Reported once per hedge, however often the call asks again for it.
+    const number = this.attempts.count + 1;
+    if (this.budgetRefusedFor !== number) {
+      this.budgetRefusedFor = number;
+      this.events?.throttled(number, 'hedge', budget);
+    }
+    return 'refused-by-hedge-budget';
+  }
+
+  /** No further hedge: once nothing is in flight, the call ends with its last failure. */
+  private close(): void {
+    this.open = false;
+    this.stop();
+    this.finishIfOver();
+  }
+
+  private finishIfOver(): void {
+    if (this.attempts.live.length === 0 && this.timer === undefined) {
+      this.host.finishWithLastFailure();
+    }
+  }
+}
