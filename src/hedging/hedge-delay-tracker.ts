@@ -11,8 +11,9 @@
  *    `exceedance` of first attempts outlive d. "Did it outlive the delay" is known exactly even for a first attempt
  *    cancelled because a hedge won (it had run longer than the delay when the hedge was sent), so unlike a latency
  *    sketch fed with the cancelled attempts' time so far, the estimate is not biased by censoring. Multiplicative
- *    steps follow a shift of any size in tens of calls: with the default step of 0.05, ×1.05 per call that outlives
- *    the delay.
+ *    steps follow a shift of any size: with the default step of 0.05, ×1.05 per call that outlives the delay, and
+ *    the step doubles for each further call in a row that does (see MAX_UP_RUN), so a shift up takes a handful of
+ *    calls.
  * 2. **A lowering rule over the last `recentCalls` first attempts.** Where the latency distribution has a gap (a
  *    fast path and a slow mode, say), every delay inside the gap has the same exceedance, so rule 1 has no drift
  *    there: after a shift down it would stay where it was. But every latency below the delay is known exactly. So
@@ -39,6 +40,8 @@ export class HedgeDelayTracker {
   /** Recent attempts allowed above the lowered delay: exceedance × recentCalls, rounded down. */
   private readonly allowedAbove: number;
   private outcomes = 0;
+  /** Calls in a row that outlived the delay. */
+  private upRun = 0;
 
   constructor(
     initialMs: number,
@@ -73,11 +76,14 @@ export class HedgeDelayTracker {
     }
     this.outcomes += 1;
     const { minMs, maxMs } = this.config;
-    const logMin = Math.log(minMs);
-    const logMax = Math.log(maxMs);
-    this.logDelay = outlived
-      ? Math.min(logMax, this.logDelay + this.upStep)
-      : Math.max(logMin, this.logDelay - this.downStep);
+    if (outlived) {
+      // Consecutive calls that outlive the delay double the step each time (see MAX_UP_RUN): a shift up.
+      this.upRun = Math.min(this.upRun + 1, MAX_UP_RUN);
+      this.logDelay = Math.min(Math.log(maxMs), this.logDelay + this.upStep * 2 ** (this.upRun - 1));
+    } else {
+      this.upRun = 0;
+      this.logDelay = Math.max(Math.log(minMs), this.logDelay - this.downStep);
+    }
     this.recent[this.recentNext] = superseded ? Number.POSITIVE_INFINITY : latencyMs;
     this.recentNext = (this.recentNext + 1) % this.recent.length;
     if (this.recentCount < this.recent.length) {
@@ -114,6 +120,15 @@ export class HedgeDelayTracker {
     }
   }
 }
+
+/**
+ * The up step doubles with each consecutive call that outlives the delay, up to 2^(5 − 1) = 16 times the step.
+ * At the target share (5%) two in a row happen for 0.25% of calls, so this leaves the steady state alone; after a
+ * shift up, when every call outlives the delay, it crosses a ×8 rise in 6 calls instead of 45, so the calls that
+ * cross the lagging delay spend a handful of hedges instead of more than the hedge budget's reserve (30), which
+ * would then stay empty for its ttl (demand equals deposits at the target). An overshoot is undone by rule 2.
+ */
+const MAX_UP_RUN = 5;
 
 /** Settings of a {@link HedgeDelayTracker}. @internal */
 export interface HedgeDelayTrackerConfig {
