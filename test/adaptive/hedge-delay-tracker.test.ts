@@ -85,7 +85,9 @@ describe('HedgeDelayTracker', () => {
     const shifted = run(tracker, regime(random, 20, 400), 1_000);
     const reached = shifted.delays.findIndex((d) => d > 30);
     expect(reached).toBeGreaterThan(0);
-    expect(reached).toBeLessThan(100);
+    expect(reached).toBeLessThan(20); // consecutive outliving calls double the step
+    // So the calls that crossed the lagging delay (and would ask the budget for a hedge) are a handful.
+    expect(shifted.delays.slice(0, 20).filter((d) => d < 25).length).toBeLessThan(15);
     // And it stays above the new fast path (the lowering rule does not pull it back into the old one).
     expect(Math.min(...shifted.delays.slice(100))).toBeGreaterThan(25);
   });
@@ -139,11 +141,16 @@ describe('HedgeDelayTracker', () => {
     expect(new HedgeDelayTracker(0, CONFIG).delayMs).toBe(1);
   });
 
-  it('moves by exactly the configured log steps', () => {
+  it('moves by exactly the configured log steps, doubling the up step for each call in a row that outlives it', () => {
+    const up = 0.05 * 0.95;
+    const down = 0.05 * 0.05;
     const tracker = new HedgeDelayTracker(10, CONFIG);
     tracker.record(10, 11, false);
-    expect(tracker.delayMs).toBeCloseTo(10 * Math.exp(0.05 * 0.95), 10);
+    expect(tracker.delayMs).toBeCloseTo(10 * Math.exp(up), 10);
     tracker.record(tracker.delayMs, 1, false);
-    expect(tracker.delayMs).toBeCloseTo(10 * Math.exp(0.05 * 0.95 - 0.05 * 0.05), 10);
+    expect(tracker.delayMs).toBeCloseTo(10 * Math.exp(up - down), 10);
+    for (let i = 0; i < 7; i++) tracker.record(tracker.delayMs, 1_000, false);
+    // 1, 2, 4, 8, 16, then 16 again: the doubling is capped.
+    expect(tracker.delayMs).toBeCloseTo(10 * Math.exp(up - down + up * (1 + 2 + 4 + 8 + 16 + 16 + 16)), 6);
   });
 });
