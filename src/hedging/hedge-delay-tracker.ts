@@ -78,8 +78,15 @@ export class HedgeDelayTracker {
     const { minMs, maxMs } = this.config;
     if (outlived) {
       // Consecutive calls that outlive the delay double the step each time (see MAX_UP_RUN): a shift up.
+      // A doubled step goes no higher than the latency this call showed: a shift is followed, and a stall of the
+      // client (every call in flight outliving the delay at once) does not throw the delay past what it measured.
       this.upRun = Math.min(this.upRun + 1, MAX_UP_RUN);
-      this.logDelay = Math.min(Math.log(maxMs), this.logDelay + this.upStep * 2 ** (this.upRun - 1));
+      const step = this.logDelay + this.upStep;
+      const doubled = Math.min(
+        this.logDelay + this.upStep * 2 ** (this.upRun - 1),
+        Math.max(step, Math.log(latencyMs)),
+      );
+      this.logDelay = Math.min(Math.log(maxMs), doubled);
     } else {
       this.upRun = 0;
       this.logDelay = Math.max(Math.log(minMs), this.logDelay - this.downStep);

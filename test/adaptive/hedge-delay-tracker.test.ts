@@ -129,6 +129,14 @@ describe('HedgeDelayTracker', () => {
     expect(tracker.count).toBe(4_000);
   });
 
+  it('does not throw the delay past the latencies it saw when every call in flight outlives it (a stall)', () => {
+    const tracker = new HedgeDelayTracker(5, CONFIG);
+    // 30 calls in a row answer after 40 ms (a 40 ms stall of the client): doubled steps stop at 40 ms.
+    for (let i = 0; i < 30; i++) tracker.record(tracker.delayMs, 40, false);
+    expect(tracker.delayMs).toBeGreaterThan(35);
+    expect(tracker.delayMs).toBeLessThan(40 * Math.exp(0.05));
+  });
+
   it('ignores a superseded attempt that had not outlived its delay, and keeps within [minMs, maxMs]', () => {
     const tracker = new HedgeDelayTracker(10, { ...CONFIG, minMs: 4, maxMs: 50 });
     tracker.record(10, 5, true);
