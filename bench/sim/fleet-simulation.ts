@@ -1,5 +1,5 @@
 import type { JitterStrategy } from '../../src/retry/backoff.js';
-import type { RetryGate } from '../../src/retry/retry-gate.js';
+import type { RetryGate } from '../../src/shared/retry-gate.js';
 import { seededRandom } from '../../src/testing/seeded-random.js';
 import {
   AdaptiveThrottleState,

@@ -1,6 +1,6 @@
-import type { Clock } from '../../src/retry/clock.js';
-import type { RetryGate } from '../../src/retry/retry-gate.js';
 import { RetryThrottle } from '../../src/retry/retry-throttle.js';
+import type { Clock } from '../../src/shared/clock.js';
+import type { RetryGate } from '../../src/shared/retry-gate.js';
 import type { AdaptiveThrottleRuleOptions } from '../../src/throttle/adaptive-throttle-rule.js';
 import { RetryBudget, type RetryBudgetOptions } from '../../src/throttle/retry-budget.js';
 

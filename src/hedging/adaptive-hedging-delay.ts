@@ -1,4 +1,5 @@
-import { type Clock, systemClock } from '../retry/clock.js';
+import { type Clock, systemClock } from '../shared/clock.js';
+import type { HedgeDelaySource, HedgingDelayChoice } from '../shared/hedge-delay-source.js';
 import {
   type AdaptiveHedgingOptions,
   checkClock,
@@ -9,13 +10,7 @@ import { HedgeBudget } from './hedge-budget.js';
 import { HedgeDelayTracker, type HedgeDelayTrackerConfig } from './hedge-delay-tracker.js';
 import { LatencyWindow } from './latency-window.js';
 
-/** The delay before a call's next hedge, as {@link AdaptiveHedging.delayFor} returns it. */
-export interface HedgingDelayChoice {
-  /** Delay before the next hedge, ms. */
-  readonly delayMs: number;
-  /** True when it came from observed latency; false while the configured hedgingDelay is used. */
-  readonly adaptive: boolean;
-}
+export type { HedgingDelayChoice };
 
 /** Quantiles of a method's first-attempt latencies over the reporting window, as {@link AdaptiveHedging.latencies} gives them. */
 export interface FirstAttemptLatencies {
@@ -50,7 +45,7 @@ interface MethodState {
  * Pass `adaptiveHedging: true`, an options object or an instance to `createRetryInterceptor`; build the instance
  * yourself to read {@link currentDelays} or hand it to the OpenTelemetry adapter.
  */
-export class AdaptiveHedging {
+export class AdaptiveHedging implements HedgeDelaySource {
   /** The options in force, defaults filled in. */
   readonly options: ResolvedAdaptiveHedgingOptions;
   /** The quantile the delay tracks: 1 − maxExtraLoad. */

@@ -2,7 +2,9 @@
  * Options of adaptive hedging (the interceptor option `adaptiveHedging`), their defaults and their validation.
  * Defaults follow Finagle's BackupRequestFilter, except the budget's floor (see {@link DEFAULT_HEDGE_BUDGET_MIN_PER_SECOND}).
  */
-import { type Clock, isClock } from '../retry/clock.js';
+
+import { type Clock, isClock } from '../shared/clock.js';
+import { type Renames, rejectRenamedKeys } from '../util/renamed-options.js';
 
 /** Default extra load: hedges may add 5% to the calls, and the delay is the 95th latency percentile. */
 export const DEFAULT_MAX_EXTRA_LOAD = 0.05;
@@ -105,6 +107,11 @@ const KNOWN = new Set([
   'clock',
 ]);
 const KNOWN_BUDGET = new Set(['minPerSecond', 'ttlMs']);
+const RENAMED: Renames = {
+  windowSlices: { now: 'windowBins' },
+  minSamples: { now: 'step', hint: 'the delay is tracked from the first call; minSamples is gone' },
+  recomputeEveryMs: { now: 'step', hint: 'the delay moves after every call; recomputeEveryMs is gone' },
+};
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -182,6 +189,7 @@ export function resolveAdaptiveHedgingOptions(
   if (!isPlainObject(options)) {
     throw new TypeError(`${where} must be true or an options object`);
   }
+  rejectRenamedKeys(options, RENAMED, where);
   for (const key of Object.keys(options)) {
     if (!KNOWN.has(key)) {
       throw new TypeError(`${where}.${key} is not a known option`);

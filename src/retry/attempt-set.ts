@@ -1,12 +1,12 @@
 import { Metadata, status as Status, type StatusObject } from '@grpc/grpc-js';
+import type { InterceptingCallInterface } from '../shared/grpc-types.js';
+import { PREVIOUS_ATTEMPTS_METADATA_KEY } from '../shared/headers.js';
 import { Attempt, type AttemptOwner, CANCEL_DETAILS, writtenBy } from './attempt.js';
 import type { RetryingCallContext } from './call-context.js';
 import type { CallEvents } from './call-events.js';
 import { cancelOrLeaveRunning } from './cancel-attempt.js';
 import type { AttemptCancelReason, AttemptKind } from './events.js';
 import { feedAttempt } from './feed-attempt.js';
-import type { InterceptingCallInterface } from './grpc-types.js';
-import { PREVIOUS_ATTEMPTS_METADATA_KEY } from './headers.js';
 import type { ReplayBuffer } from './replay-buffer.js';
 
 /**
@@ -109,7 +109,15 @@ export class AttemptSet {
 
   /** Asks every started attempt for its next response (one not started yet reads when it starts). */
   startReads(): void {
-    for (const attempt of this.live.slice()) {
+    const live = this.live;
+    if (live.length === 1) {
+      const only = live[0] as Attempt;
+      if (only.started) {
+        only.call.startRead();
+      }
+      return;
+    }
+    for (const attempt of live.slice()) {
       if (attempt.started) {
         attempt.call.startRead();
       }
@@ -165,6 +173,9 @@ export class AttemptSet {
 
   /** The call ended: every live attempt is cancelled, with the caller's status when the caller cancelled. */
   cancelAll(reason: AttemptCancelReason, status: { code: Status; details: string } | undefined): void {
+    if (this.live.length === 0) {
+      return;
+    }
     for (const attempt of this.live.slice()) {
       this.cancel(attempt, reason, status?.code, status?.details);
     }
@@ -194,9 +205,14 @@ export class AttemptSet {
   }
 
   private remove(attempt: Attempt): void {
-    const index = this.live.indexOf(attempt);
+    const live = this.live;
+    if (live.length === 1 && live[0] === attempt) {
+      live.pop();
+      return;
+    }
+    const index = live.indexOf(attempt);
     if (index >= 0) {
-      this.live.splice(index, 1);
+      live.splice(index, 1);
     }
   }
 }

@@ -1,7 +1,7 @@
 import type { InterceptingListener, Metadata, StatusObject } from '@grpc/grpc-js';
-import type { TimerHandle } from './clock.js';
+import type { TimerHandle } from '../shared/clock.js';
+import type { InterceptingCallInterface } from '../shared/grpc-types.js';
 import type { AttemptCancelReason, AttemptKind } from './events.js';
-import type { InterceptingCallInterface } from './grpc-types.js';
 
 /** What an attempt reports to the call that owns it. @internal */
 export interface AttemptOwner {

@@ -1,5 +1,5 @@
 import type { InterceptorOptions } from '@grpc/grpc-js';
-import type { Clock, TimerHandle } from './clock.js';
+import type { Clock, TimerHandle } from '../shared/clock.js';
 
 /** A grpc-js call deadline (a Date, ms since the epoch, or none) in ms since the epoch; `Infinity` for none. @internal */
 export function deadlineToMs(deadline: InterceptorOptions['deadline']): number {

@@ -1,5 +1,6 @@
 import type { StatusObject } from '@grpc/grpc-js';
 import type { CallPolicy } from '../config/types.js';
+import type { GateVerdict } from '../shared/retry-gate.js';
 import type { Attempt } from './attempt.js';
 import type { BackoffState } from './backoff.js';
 import type { RetryingCallContext } from './call-context.js';
@@ -10,7 +11,6 @@ import {
   finishStatus,
   type HedgeFailureDecision,
 } from './retry-decision.js';
-import type { GateVerdict } from './retry-gate.js';
 import { NO_HINT, readServerHint } from './server-hint.js';
 
 /** What the failure handler asks of its call. @internal */

@@ -1,13 +1,13 @@
 import type { HedgingPolicy } from '../config/types.js';
+import type { TimerHandle } from '../shared/clock.js';
+import type { GateVerdict, RetryGate } from '../shared/retry-gate.js';
 import type { Attempt } from './attempt.js';
 import type { AttemptSet } from './attempt-set.js';
 import type { RetryingCallContext } from './call-context.js';
 import type { CallEvents } from './call-events.js';
-import type { TimerHandle } from './clock.js';
 import type { HedgeScheduledEvent } from './events.js';
 import type { ReplayBuffer } from './replay-buffer.js';
 import { decideHedgeSend, type HedgeFailureDecision } from './retry-decision.js';
-import type { GateVerdict, RetryGate } from './retry-gate.js';
 
 /** What the hedge scheduler asks of its call. @internal */
 export interface HedgeHost {

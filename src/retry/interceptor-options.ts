@@ -6,11 +6,12 @@ import {
   type CancelRateLimiterOptions,
   resolveCancelRateLimiter,
 } from '../hedging/cancel-rate-limiter.js';
+import { type Clock, isClock, systemClock } from '../shared/clock.js';
+import { isRetryGate, type RetryGate } from '../shared/retry-gate.js';
+import { type Renames, rejectRenamedKeys } from '../util/renamed-options.js';
 import { rejectUnknownKeys } from '../util/unknown-keys.js';
 import { isJitterStrategy, JITTER_STRATEGIES, type JitterStrategy } from './backoff.js';
-import { type Clock, isClock, systemClock } from './clock.js';
 import type { RetryEvent, RetryEventListener } from './events.js';
-import { isRetryGate, type RetryGate } from './retry-gate.js';
 import { type RetryInfoOptions, retryInfoPolicy } from './retry-info-option.js';
 import type { RetryInfoPolicy } from './server-hint.js';
 
@@ -26,11 +27,11 @@ export interface RetryInterceptorOptions {
   /** Replay-buffer limit shared by all calls of this interceptor (default 16 MiB), counted the same way. */
   readonly totalBufferBytes?: number;
   /**
-   * Retry gate to use instead of the A6 throttle built from the config's `retryThrottling`: a `RetryThrottle`, a
-   * `RetryBudget`, or any object that implements {@link RetryGate}. Share one instance between interceptors or
-   * clients that talk to the same server so that they throttle together.
+   * What decides whether a retry or a further hedge may go, instead of the A6 throttle built from the config's
+   * `retryThrottling`: a `RetryThrottle`, a `RetryBudget`, or any object that implements {@link RetryGate}. Share
+   * one instance between interceptors or clients that talk to the same server so that they throttle together.
    */
-  readonly throttle?: RetryGate;
+  readonly gate?: RetryGate;
   /** Source of uniform random numbers in [0, 1) for jitter (default Math.random); inject one for tests. */
   readonly random?: () => number;
   /** Source of time and timers (default: the system clock); inject a fake one for tests. */
@@ -51,9 +52,9 @@ export interface RetryInterceptorOptions {
    * How `google.rpc.RetryInfo` hints in a failed attempt's status details are honoured (default: honoured, capped
    * at 60 s). The delay acts like a pushback: the next retry or hedge goes after it and the backoff restarts; A6's
    * `grpc-retry-pushback-ms` trailer wins when both are present; it never makes a non-retryable code retryable; a
-   * delay over `maxDelayMs` ends the call with its status. `{ enabled: false }` ignores RetryInfo.
+   * delay over `maxDelayMs` ends the call with its status. `false` ignores RetryInfo; `true` is the default.
    */
-  readonly retryInfo?: RetryInfoOptions;
+  readonly retryInfo?: boolean | RetryInfoOptions;
   /**
    * Opt-in adaptive hedging: the delay before each further hedge is the method's observed latency percentile
    * 100 × (1 − maxExtraLoad) (p95 by default), and a budget holds hedges to maxExtraLoad of the calls. `true`, an
@@ -79,7 +80,7 @@ const KNOWN_OPTIONS: readonly (keyof RetryInterceptorOptions)[] = [
   'maxAttemptsLimit',
   'perRpcBufferBytes',
   'totalBufferBytes',
-  'throttle',
+  'gate',
   'random',
   'clock',
   'jitter',
@@ -95,7 +96,7 @@ export interface ResolvedInterceptorOptions {
   readonly maxAttemptsLimit: number;
   readonly perRpcBufferBytes: number;
   readonly totalBufferBytes: number;
-  readonly throttle: RetryGate | undefined;
+  readonly gate: RetryGate | undefined;
   readonly random: () => number;
   readonly clock: Clock;
   readonly jitter: JitterStrategy;
@@ -108,6 +109,11 @@ export interface ResolvedInterceptorOptions {
 
 const WHERE = 'createRetryInterceptor';
 
+/** Options renamed before 1.0 (see CHANGELOG): the old name is an error naming the new one. */
+const RENAMED_OPTIONS: Renames = {
+  throttle: { now: 'gate', hint: 'it takes a RetryThrottle, a RetryBudget or any RetryGate' },
+};
+
 /** Check the options of {@link createRetryInterceptor}; unknown keys and bad values throw a TypeError/RangeError. @internal */
 export function resolveInterceptorOptions(options: unknown): ResolvedInterceptorOptions {
   if (options === undefined) {
@@ -118,6 +124,7 @@ export function resolveInterceptorOptions(options: unknown): ResolvedInterceptor
       `${WHERE}: options must be an object (or left out), got ${options === null ? 'null' : typeof options}`,
     );
   }
+  rejectRenamedKeys(options, RENAMED_OPTIONS, WHERE);
   rejectUnknownKeys(options, KNOWN_OPTIONS, WHERE);
   const o = options as RetryInterceptorOptions;
   if (o.clock !== undefined && !isClock(o.clock)) {
@@ -133,9 +140,9 @@ export function resolveInterceptorOptions(options: unknown): ResolvedInterceptor
   if (o.random !== undefined && typeof o.random !== 'function') {
     throw new TypeError(`${WHERE}: options.random must be a function returning a number in [0, 1)`);
   }
-  if (o.throttle !== undefined && !isRetryGate(o.throttle)) {
+  if (o.gate !== undefined && !isRetryGate(o.gate)) {
     throw new TypeError(
-      `${WHERE}: options.throttle must be a retry gate (an object with allowAttempt, recordFailure and recordSuccess methods), such as a RetryThrottle`,
+      `${WHERE}: options.gate must be a retry gate (an object with allowAttempt, recordFailure and recordSuccess methods), such as a RetryThrottle`,
     );
   }
   if (o.deadlineAwareBackoff !== undefined && typeof o.deadlineAwareBackoff !== 'boolean') {
@@ -149,7 +156,7 @@ export function resolveInterceptorOptions(options: unknown): ResolvedInterceptor
       0,
     ),
     totalBufferBytes: checkInteger('totalBufferBytes', o.totalBufferBytes ?? DEFAULT_TOTAL_BUFFER_BYTES, 0),
-    throttle: o.throttle,
+    gate: o.gate,
     random: o.random ?? Math.random,
     clock,
     jitter,

@@ -53,7 +53,7 @@ export function createRetryInterceptor(
   const context: RetryingCallContext = {
     pool: new BufferPool(resolved.perRpcBufferBytes, resolved.totalBufferBytes),
     gate:
-      resolved.throttle ??
+      resolved.gate ??
       (serviceConfig.retryThrottling ? new RetryThrottle(serviceConfig.retryThrottling) : undefined),
     clock,
     random: resolved.random,

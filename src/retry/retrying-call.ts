@@ -7,23 +7,23 @@ import {
   type StatusObject,
 } from '@grpc/grpc-js';
 import type { CallPolicy } from '../config/types.js';
+import type { TimerHandle } from '../shared/clock.js';
+import type { InterceptingCallInterface, MessageContext } from '../shared/grpc-types.js';
+import { PREVIOUS_ATTEMPTS_METADATA_KEY } from '../shared/headers.js';
+import type { GateVerdict } from '../shared/retry-gate.js';
 import { errorMessage } from '../util/error-message.js';
 import { type Attempt, type AttemptOwner, writtenBy } from './attempt.js';
 import { AttemptSet } from './attempt-set.js';
 import type { RetryingCallContext } from './call-context.js';
 import { CallEvents } from './call-events.js';
 import { type CallPhase, isLegalTransition } from './call-phase.js';
-import type { TimerHandle } from './clock.js';
 import { deadlineToMs, timerBeforeDeadline } from './deadline.js';
 import { engineChecks } from './engine-checks.js';
 import type { AttemptCancelReason, AttemptKind, RetryEvent } from './events.js';
 import { FailureHandler, type FailureHost } from './failure-handler.js';
-import type { InterceptingCallInterface, MessageContext } from './grpc-types.js';
-import { PREVIOUS_ATTEMPTS_METADATA_KEY } from './headers.js';
 import { type HedgeHost, HedgeScheduler } from './hedge-scheduler.js';
 import { ReplayBuffer } from './replay-buffer.js';
 import type { HedgeFailureDecision } from './retry-decision.js';
-import type { GateVerdict } from './retry-gate.js';
 
 type CommitReason = 'headers' | 'message' | 'status' | 'buffer-overflow';
 

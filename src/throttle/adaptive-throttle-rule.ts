@@ -1,3 +1,4 @@
+import { type Renames, rejectRenamedKeys } from '../util/renamed-options.js';
 import { checkOptionsObject, describe, numberInRange, rejectUnknownOptions } from './options.js';
 import { SlidingWindow } from './sliding-window.js';
 
@@ -85,6 +86,9 @@ export const DEFAULT_ADAPTIVE_THROTTLE_RULE: AdaptiveThrottleRuleConfig = Object
   maxRejectionProbability: 1,
   retries: 'reject-while-throttling',
 });
+
+/** Options of the rule renamed before 1.0. @internal */
+export const ADAPTIVE_THROTTLE_RENAMED_OPTIONS: Renames = { bins: { now: 'windowBins' } };
 
 /** The option names of the rule, which the interceptor's options include. @internal */
 export const ADAPTIVE_THROTTLE_RULE_OPTIONS = [
@@ -226,6 +230,7 @@ export class AdaptiveThrottleState {
 export function checkAdaptiveThrottleRuleOptions(where: string, options: unknown): void {
   checkOptionsObject(where, options);
   if (options) {
+    rejectRenamedKeys(options, ADAPTIVE_THROTTLE_RENAMED_OPTIONS, where);
     rejectUnknownOptions(where, options, ADAPTIVE_THROTTLE_RULE_OPTIONS);
   }
 }

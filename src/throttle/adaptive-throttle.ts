@@ -8,11 +8,13 @@ import {
   status,
 } from '@grpc/grpc-js';
 import { parseStatusCode } from '../config/status-codes.js';
-import type { Clock } from '../retry/clock.js';
-import type { InterceptingCallInterface, MessageContext } from '../retry/grpc-types.js';
-import { PREVIOUS_ATTEMPTS_METADATA_KEY, PUSHBACK_METADATA_KEY } from '../retry/headers.js';
+import type { Clock } from '../shared/clock.js';
+import type { InterceptingCallInterface, MessageContext } from '../shared/grpc-types.js';
+import { PREVIOUS_ATTEMPTS_METADATA_KEY, PUSHBACK_METADATA_KEY } from '../shared/headers.js';
 import { errorMessage } from '../util/error-message.js';
+import { rejectRenamedKeys } from '../util/renamed-options.js';
 import {
+  ADAPTIVE_THROTTLE_RENAMED_OPTIONS,
   ADAPTIVE_THROTTLE_RULE_OPTIONS,
   type AdaptiveThrottleRuleConfig,
   type AdaptiveThrottleRuleOptions,
@@ -145,6 +147,7 @@ export function serviceOfMethod(method: string): string {
 export function createAdaptiveThrottle(options?: AdaptiveThrottleOptions): AdaptiveThrottleInterceptor {
   checkOptionsObject(WHERE, options);
   const opts = options ?? {};
+  rejectRenamedKeys(opts, ADAPTIVE_THROTTLE_RENAMED_OPTIONS, WHERE);
   rejectUnknownOptions(WHERE, opts, KNOWN_OPTIONS);
   const rule = resolveAdaptiveThrottleRule(WHERE, opts);
   const rejectedCodes = resolveRejectedCodes(opts.rejectedStatusCodes);

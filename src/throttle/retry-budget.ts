@@ -1,5 +1,6 @@
-import type { Clock } from '../retry/clock.js';
-import type { GatedAttemptKind, RetryGate } from '../retry/retry-gate.js';
+import type { Clock } from '../shared/clock.js';
+import type { GatedAttemptKind, RetryGate } from '../shared/retry-gate.js';
+import { type Renames, rejectRenamedKeys } from '../util/renamed-options.js';
 import {
   checkFunction,
   checkNowSource,
@@ -34,6 +35,9 @@ export interface RetryBudgetOptions {
 
 const WHERE = 'RetryBudget';
 const KNOWN_OPTIONS = ['ratio', 'minPerSecond', 'ttlMs', 'clock', 'random'] as const;
+const RENAMED: Renames = {
+  minRetriesPerSecond: { now: 'minPerSecond', hint: 'its default is now 0; see the README on fleets' },
+};
 /** A retry withdraws this many units; a call deposits ratio × this many. Whole numbers keep sums exact. */
 const UNITS_PER_RETRY = 1000;
 /** Finagle's TokenRetryBudget divides the ttl into 10 slices. */
@@ -71,6 +75,7 @@ export class RetryBudget implements RetryGate {
   constructor(options?: RetryBudgetOptions) {
     checkOptionsObject(WHERE, options);
     const opts = options ?? {};
+    rejectRenamedKeys(opts, RENAMED, WHERE);
     rejectUnknownOptions(WHERE, opts, KNOWN_OPTIONS);
     this.ratio = numberInRange(WHERE, 'ratio', opts.ratio, 0.2, 0, 1000);
     this.minPerSecond = numberInRange(

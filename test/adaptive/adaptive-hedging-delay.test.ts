@@ -158,8 +158,9 @@ describe('AdaptiveHedging delay', () => {
       /options\.maxDelayMs must be a number of ms >= minDelayMs \(10\), got 5/,
     );
     expect(() => new AdaptiveHedging({ windowSlices: 3 } as never)).toThrow(
-      /options\.windowSlices is not a known option/,
+      /AdaptiveHedging: options: option "windowSlices" was renamed to "windowBins"/,
     );
+    expect(() => new AdaptiveHedging({ minSamples: 10 } as never)).toThrow(/minSamples is gone/);
     expect(() => new AdaptiveHedging({ budget: { ttlMs: 500 } })).toThrow(/options\.budget\.ttlMs/);
     expect(() => new AdaptiveHedging({ budget: { minPerSecond: -1 } })).toThrow(
       /options\.budget\.minPerSecond/,

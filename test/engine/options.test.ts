@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { withRetryOptions } from '../../src/retry/call-options.js';
 import { createRetryInterceptor } from '../../src/retry/retry-interceptor.js';
+import { RetryThrottle } from '../../src/retry/retry-throttle.js';
 import { engineCall, eventsOfType, retryPolicy } from '../helpers/engine.js';
 
 const config = retryPolicy();
@@ -34,10 +35,28 @@ describe('option checks', () => {
     expect(() => createRetryInterceptor(config, { clock: {} as never })).toThrow(
       /options\.clock must have now/,
     );
-    expect(() => createRetryInterceptor(config, { throttle: {} as never })).toThrow(
-      /options\.throttle must be a retry gate/,
+    expect(() => createRetryInterceptor(config, { gate: {} as never })).toThrow(
+      /options\.gate must be a retry gate/,
     );
     expect(() => createRetryInterceptor(config, { perRpcBufferBytes: -1 })).toThrow(RangeError);
+  });
+});
+
+describe('renamed options', () => {
+  it('the old name is an error naming the new one', () => {
+    const gate = new RetryThrottle({ maxTokens: 10, tokenRatio: 0.1 });
+    expect(() => createRetryInterceptor(config, { throttle: gate } as never)).toThrow(
+      'createRetryInterceptor: option "throttle" was renamed to "gate"',
+    );
+    expect(() => createRetryInterceptor(config, { gate })).not.toThrow();
+  });
+
+  it('retryInfo is switched like the other options: false, true or an object; enabled is gone', () => {
+    expect(() => createRetryInterceptor(config, { retryInfo: false })).not.toThrow();
+    expect(() => createRetryInterceptor(config, { retryInfo: true })).not.toThrow();
+    expect(() => createRetryInterceptor(config, { retryInfo: { enabled: false } } as never)).toThrow(
+      'options.retryInfo.enabled was removed: write retryInfo: false',
+    );
   });
 });
 

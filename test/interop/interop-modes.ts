@@ -319,7 +319,7 @@ export const INTEROP_MODES: readonly InteropMode[] = [
         throttle = createAdaptiveThrottle();
         before = 0;
         return {
-          options: { throttle: new RetryBudget({ ratio: 0.2 }) },
+          options: { gate: new RetryBudget({ ratio: 0.2 }) },
           after: [throttle],
           afterCase(codes) {
             const counters = throttle.counters();

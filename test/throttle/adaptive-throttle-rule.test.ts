@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { seededRandom } from '../../src/testing/seeded-random.js';
 import {
   AdaptiveThrottleState,
+  checkAdaptiveThrottleRuleOptions,
   DEFAULT_ADAPTIVE_THROTTLE_RULE,
   rejectionProbability,
   resolveAdaptiveThrottleRule,
@@ -177,6 +178,9 @@ describe('resolveAdaptiveThrottleRule', () => {
     expect(() => resolveAdaptiveThrottleRule('where', { windowMs: 10 })).toThrow(/windowMs/);
     expect(() => resolveAdaptiveThrottleRule('where', { windowBins: 2.5 })).toThrow(
       /windowBins must be an integer/,
+    );
+    expect(() => checkAdaptiveThrottleRuleOptions('where', { bins: 10 })).toThrow(
+      /where: option "bins" was renamed to "windowBins"/,
     );
     expect(() => resolveAdaptiveThrottleRule('where', { retries: 'never' as never })).toThrow(
       /where: retries must be 'reject-while-throttling' or 'same-probability', got "never"/,

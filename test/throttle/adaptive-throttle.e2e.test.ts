@@ -122,7 +122,7 @@ describe('createAdaptiveThrottle against a real server', () => {
     const retryEvents: RetryEvent[] = [];
     const throttle = createAdaptiveThrottle({ random: () => 0 });
     const c = client([
-      createRetryInterceptor(retryConfig(), { throttle: gate, onEvent: (e) => retryEvents.push(e) }),
+      createRetryInterceptor(retryConfig(), { gate, onEvent: (e) => retryEvents.push(e) }),
       throttle,
     ]);
     const call = id();
@@ -183,7 +183,7 @@ describe('createAdaptiveThrottle against a real server', () => {
       retryLocalRejections: true,
       retries: 'same-probability',
     });
-    const c = client([createRetryInterceptor(retryConfig(), { throttle: budget }), throttle]);
+    const c = client([createRetryInterceptor(retryConfig(), { gate: budget }), throttle]);
     const call = id();
     server.script(call, [{ status: UNAVAILABLE }, {}]);
     const out = await unary(c, call);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isRetryGate } from '../../src/retry/retry-gate.js';
+import { isRetryGate } from '../../src/shared/retry-gate.js';
 import { RetryBudget } from '../../src/throttle/retry-budget.js';
 
 function fakeClock(start = 1_000_000) {
@@ -159,7 +159,7 @@ describe('RetryBudget', () => {
       /random must be a function, got 0.5/,
     );
     expect(() => new RetryBudget({ minRetriesPerSecond: 10 } as unknown as object)).toThrow(
-      /unknown option 'minRetriesPerSecond'/,
+      /RetryBudget: option "minRetriesPerSecond" was renamed to "minPerSecond"/,
     );
     expect(() => new RetryBudget({ minPerSecond: '10' as unknown as number })).toThrow(
       /minPerSecond must be a number, got "10"/,
