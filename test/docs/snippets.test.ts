@@ -294,7 +294,10 @@ describe('docs/overload.md', () => {
       interceptors: [createRetryInterceptor(config, { gate: budget })],
     });
     kept(client);
-    expect(budget.tokens).toBeGreaterThan(0);
+    // No floor by default: the budget holds what calls deposit (20% of a retry each), nothing before.
+    expect(budget.tokens).toBe(0);
+    budget.recordCall();
+    expect(budget.tokens).toBeCloseTo(0.2, 10);
   });
 
   it('the adaptive throttle, after the retry interceptor', () => {
