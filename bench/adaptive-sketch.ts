@@ -4,7 +4,7 @@
  * memory of one window, the cost of recording one value, and the cost of one recomputation (merge three windows,
  * read one quantile).
  *
- * Then what the call engine pays per hedged call: AdaptiveHedging.record (one latency) and delayFor (one lookup).
+ * Then what the call engine pays per hedged call: AdaptiveHedging.recordOutcome (one step, one sketch insert) and delayFor (one lookup).
  *
  *   npm run build && TSX_TSCONFIG_PATH=bench/tsconfig.json node --expose-gc --import tsx bench/adaptive-sketch.ts [--values=1000000]
  */
@@ -184,7 +184,7 @@ console.log(
   ),
 );
 
-// What the engine pays per call: one record() and one delayFor(), on the real clock, for one method.
+// What the engine pays per call: one recordOutcome() and one delayFor(), on the real clock, for one method.
 {
   const hedging = new AdaptiveHedging();
   const method = '/pkg.Service/Read';
@@ -193,7 +193,7 @@ console.log(
   let sink = 0;
   for (let round = 0; round < opts.rounds + 1; round++) {
     let t0 = process.hrtime.bigint();
-    for (let i = 0; i < recordData.length; i++) hedging.record(method, recordData[i] as number);
+    for (let i = 0; i < recordData.length; i++) hedging.recordOutcome(method, 20, recordData[i] as number);
     const r = Number(process.hrtime.bigint() - t0) / recordData.length;
     t0 = process.hrtime.bigint();
     for (let i = 0; i < recordData.length; i++) sink += hedging.delayFor(method, 20).delayMs;

@@ -1,13 +1,16 @@
 /**
  * Fleet simulation (`npm run simulate`): N clients, each with one retry policy built from this package's own code,
- * against a server pool, through steady load → outage → recovery, in virtual time. See src/sim/fleet-simulation.ts
+ * against a server pool, through steady load → outage → recovery, in virtual time. See bench/sim/fleet-simulation.ts
  * for the model.
  *
  *   npm run simulate -- [--clients 1000] [--offered 8000] [--capacity 10000] [--outage 20] [--duration 90]
  *                       [--reject-cost-ms 0.5] [--queue-ms 2000] [--attempt-timeout-ms 500] [--seed 1]
- *                       [--policies none,a6,budget,adaptive,retries] [--all] [--write]
+ *                       [--policies none,a6,budget,adaptive,retries] [--all] [--write] [--json]
  *
- * Prints a Markdown table; --write also writes it to bench/results/simulate.md.
+ * Prints a Markdown table; --write also writes it to bench/results/simulate.md. --json prints instead one JSON line
+ * on stdout, keyed by policy: { "<policy>": { "attemptsPerCallDuringOutage": number, "recoverySeconds": number |
+ * null, "goodput": number } }, where recoverySeconds is null when the policy never recovered and goodput is the
+ * OK calls/s over the whole outage run.
  */
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -17,10 +20,10 @@ import {
   DEFAULT_FLEET_SIMULATION,
   type FleetSimulationConfig,
   runFleetSimulation,
-} from '../src/sim/fleet-simulation.js';
-import { summarizeFleetRun } from '../src/sim/recovery.js';
-import { type FleetComparison, fleetTable } from '../src/sim/report.js';
-import { SIM_POLICIES, simPolicy } from '../src/sim/sim-policies.js';
+} from './sim/fleet-simulation.js';
+import { summarizeFleetRun } from './sim/recovery.js';
+import { type FleetComparison, fleetTable } from './sim/report.js';
+import { SIM_POLICIES, simPolicy } from './sim/sim-policies.js';
 
 const USAGE = `npm run simulate -- [flags]
   --clients N            clients in the fleet, 1 to 100,000 (default ${DEFAULT_FLEET_SIMULATION.clients})
@@ -36,7 +39,8 @@ const USAGE = `npm run simulate -- [flags]
   --seed N               random seed (default ${DEFAULT_FLEET_SIMULATION.seed})
   --policies a,b         among ${SIM_POLICIES.map((p) => p.key).join(', ')} (default none,a6,budget,adaptive,retries)
   --all                  every policy
-  --write                also write bench/results/simulate.md`;
+  --write                also write bench/results/simulate.md
+  --json                 print one JSON line keyed by policy instead of the table`;
 
 const FLAGS: Record<string, { key: keyof FleetSimulationConfig; scale: number }> = {
   '--clients': { key: 'clients', scale: 1 },
@@ -52,10 +56,18 @@ const FLAGS: Record<string, { key: keyof FleetSimulationConfig; scale: number }>
   '--seed': { key: 'seed', scale: 1 },
 };
 
-function parseArgs(argv: string[]): { config: FleetSimulationConfig; policies: string[]; write: boolean } {
+interface Args {
+  config: FleetSimulationConfig;
+  policies: string[];
+  write: boolean;
+  json: boolean;
+}
+
+function parseArgs(argv: string[]): Args {
   const config: Record<string, unknown> = { ...DEFAULT_FLEET_SIMULATION };
   let policies = ['none', 'a6', 'budget', 'adaptive', 'retries'];
   let write = false;
+  let json = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     const [name, inline] = arg.includes('=')
@@ -70,6 +82,7 @@ function parseArgs(argv: string[]): { config: FleetSimulationConfig; policies: s
       console.log(USAGE);
       process.exit(0);
     } else if (name === '--write') write = true;
+    else if (name === '--json') json = true;
     else if (name === '--all') policies = SIM_POLICIES.map((p) => p.key);
     else if (name === '--policies') policies = value().split(',');
     else if (name !== undefined && FLAGS[name]) {
@@ -79,15 +92,34 @@ function parseArgs(argv: string[]): { config: FleetSimulationConfig; policies: s
       config[FLAGS[name].key] = n * FLAGS[name].scale;
     } else
       throw new Error(
-        `unknown argument ${arg} (known: ${[...Object.keys(FLAGS), '--policies', '--all', '--write'].join(', ')})`,
+        `unknown argument ${arg} (known: ${[...Object.keys(FLAGS), '--policies', '--all', '--write', '--json'].join(', ')})`,
       );
   }
   for (const p of policies) simPolicy(p);
-  return { config: config as unknown as FleetSimulationConfig, policies, write };
+  return { config: config as unknown as FleetSimulationConfig, policies, write, json };
+}
+
+/** What `--json` prints for one policy. */
+interface PolicyResult {
+  attemptsPerCallDuringOutage: number;
+  recoverySeconds: number | null;
+  goodput: number;
+}
+
+function jsonResult(rows: FleetComparison[]): Record<string, PolicyResult> {
+  const out: Record<string, PolicyResult> = {};
+  for (const { withOutage: o } of rows) {
+    out[o.policy] = {
+      attemptsPerCallDuringOutage: Number(o.outageAmplification.toFixed(3)),
+      recoverySeconds: o.timeToRecoverMs === undefined ? null : o.timeToRecoverMs / 1000,
+      goodput: Math.round(o.goodput),
+    };
+  }
+  return out;
 }
 
 function main(): void {
-  const { config, policies, write } = parseArgs(process.argv.slice(2));
+  const { config, policies, write, json } = parseArgs(process.argv.slice(2));
   const started = performance.now();
   const rows: FleetComparison[] = [];
   const speed: string[] = [];
@@ -132,7 +164,11 @@ Wall time per policy:
 
 ${speed.map((s) => `- ${s}`).join('\n')}
 `;
-  console.log(md);
+  if (json) {
+    console.log(JSON.stringify(jsonResult(rows)));
+  } else {
+    console.log(md);
+  }
   if (write) {
     const out = join(dirname(fileURLToPath(import.meta.url)), 'results', 'simulate.md');
     writeFileSync(out, md);

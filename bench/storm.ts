@@ -634,9 +634,9 @@ This part alone: \`STORM_PARTS=overload npm run bench:storm\`, ${seconds} s.
 - Load: open loop, ${OVERLOAD_RATE} new calls/s (${f1(OVERLOAD_RATE / ideal)}× capacity) for ${OVERLOAD_MS / 1000} s, then
   ${RECOVERY_RATE} calls/s (${f1(RECOVERY_RATE / ideal)}× capacity) for ${RECOVERY_MS / 1000} s. ${OVERLOAD_ROUNDS} rounds per variant, alternating order;
   a new client (channel) per run.
-- Retry policy: as above. A6: \`${JSON.stringify(THROTTLING)}\`. Budget: \`new RetryBudget()\` (20%, 10/s, 10 s).
-  Adaptive: \`interceptors: [createRetryInterceptor(config), createAdaptiveThrottle()]\` (k 2, 10 s window,
-  padding 8); a local rejection is not retried.
+- Retry policy: as above. A6: \`${JSON.stringify(THROTTLING)}\`. Budget: \`new RetryBudget()\` (20%, no floor, 10 s).
+  Adaptive: \`interceptors: [createRetryInterceptor(config), createAdaptiveThrottle()]\` (k 2, 1 s window,
+  padding 8, retries rejected while it rejects); a local rejection is not retried.
 - Goodput, amplification (server attempts / calls) and p99 are over the calls started during the overload
   (attempts counted until it ended). Time to recover: from the end of the overload, the start of the first
   ${RECOVERY_BUCKET_MS} ms slice from which at least ${pct(RECOVERED_SUCCESS_RATE)} of the calls started in every slice succeed.

@@ -11,18 +11,19 @@ export {
 export * from './config/index.js';
 export {
   AdaptiveHedging,
+  type FirstAttemptLatencies,
   type HedgingDelayChoice,
 } from './hedging/adaptive-hedging-delay.js';
 export {
   type AdaptiveHedgingOptions,
+  DEFAULT_ADAPTIVE_STEP,
+  DEFAULT_ADAPTIVE_WINDOW_BINS,
   DEFAULT_ADAPTIVE_WINDOW_MS,
-  DEFAULT_ADAPTIVE_WINDOW_SLICES,
   DEFAULT_HEDGE_BUDGET_MIN_PER_SECOND,
   DEFAULT_HEDGE_BUDGET_TTL_MS,
   DEFAULT_MAX_EXTRA_LOAD,
+  DEFAULT_MAX_HEDGING_DELAY_MS,
   DEFAULT_MIN_HEDGING_DELAY_MS,
-  DEFAULT_MIN_SAMPLES,
-  DEFAULT_RECOMPUTE_EVERY_MS,
   type HedgeBudgetOptions,
 } from './hedging/adaptive-hedging-options.js';
 export {
@@ -110,6 +111,7 @@ export {
   LOCAL_REJECTION_DETAILS_PREFIX,
 } from './throttle/adaptive-throttle.js';
 export {
+  type AdaptiveThrottleRetries,
   type AdaptiveThrottleRuleConfig,
   type AdaptiveThrottleRuleOptions,
   AdaptiveThrottleState,

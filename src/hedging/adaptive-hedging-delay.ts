@@ -1,33 +1,46 @@
 import { type Clock, systemClock } from '../shared/clock.js';
 import type { HedgeDelaySource, HedgingDelayChoice } from '../shared/hedge-delay-source.js';
+import { checkClock, describeValue } from '../util/option-checks.js';
 import {
   type AdaptiveHedgingOptions,
-  checkClock,
   type ResolvedAdaptiveHedgingOptions,
   resolveAdaptiveHedgingOptions,
 } from './adaptive-hedging-options.js';
 import { HedgeBudget } from './hedge-budget.js';
+import { HedgeDelayTracker, type HedgeDelayTrackerConfig } from './hedge-delay-tracker.js';
 import { LatencyWindow } from './latency-window.js';
 
 export type { HedgingDelayChoice };
 
+/** Quantiles of a method's first-attempt latencies over the reporting window, as {@link AdaptiveHedging.latencies} gives them. */
+export interface FirstAttemptLatencies {
+  /** Calls recorded in the window. */
+  readonly count: number;
+  /** Median, 95th and 99th percentile, ms (within 1%); a superseded first attempt counts with its time so far. */
+  readonly p50: number;
+  readonly p95: number;
+  readonly p99: number;
+}
+
 interface MethodState {
+  readonly tracker: HedgeDelayTracker;
   readonly window: LatencyWindow;
-  /** The method's adaptive delay; NaN while the window holds too few samples. */
-  delayMs: number;
-  /** When the delay is next recomputed (ms since the epoch). */
-  recomputeAt: number;
 }
 
 /**
- * Adaptive hedging: the delay before each further hedge is the latency percentile 100 × (1 − maxExtraLoad) of
- * the method's recent attempts (p95 by default), as Finagle's BackupRequestFilter and "The Tail at Scale" do,
- * and a {@link HedgeBudget} holds hedges to `maxExtraLoad` of the calls.
+ * Adaptive hedging: the delay before each further hedge tracks the latency percentile 100 × (1 − maxExtraLoad) of
+ * the method's first attempts (p95 by default), so that about maxExtraLoad of the calls send a hedge, as in
+ * Finagle's BackupRequestFilter and "The Tail at Scale"; and a {@link HedgeBudget} holds hedges to `maxExtraLoad`
+ * of the calls.
  *
- * State is per method: a sliding window (3 × 10 s by default) of DDSketch quantile sketches (1% relative
- * accuracy), whose percentile is recomputed at most every `recomputeEveryMs` (3 s), when a delay is asked for.
- * Until the window holds `minSamples` latencies the configured `hedgingDelay` is used. Nothing runs on a timer;
- * time comes from the injected clock, so the whole thing is deterministic under a fake one.
+ * The delay follows a shift of the latencies within tens of calls up and a few hundred down: it is updated after
+ * every call from whether the call's first attempt outlived the delay it was sent with, which is known exactly
+ * even when the attempt was cancelled because a hedge won (see {@link HedgeDelayTracker} for the two rules and why).
+ * A method's delay starts at the configured `hedgingDelay` and moves from the first call on.
+ *
+ * State is per method. A sliding window of DDSketches (3 × 10 s by default, 1% relative accuracy) keeps the
+ * first-attempt latencies for reporting ({@link latencies}); the delay does not depend on it. Nothing runs on a
+ * timer; time comes from the injected clock, so the whole thing is deterministic under a fake one.
  *
  * Pass `adaptiveHedging: true`, an options object or an instance to `createRetryInterceptor`; build the instance
  * yourself to read {@link currentDelays} or hand it to the OpenTelemetry adapter.
@@ -35,18 +48,31 @@ interface MethodState {
 export class AdaptiveHedging implements HedgeDelaySource {
   /** The options in force, defaults filled in. */
   readonly options: ResolvedAdaptiveHedgingOptions;
-  /** The quantile the delay is read at: 1 − maxExtraLoad. */
+  /** The quantile the delay tracks: 1 − maxExtraLoad. */
   readonly quantile: number;
   /** The hedge budget (a retry gate that only counts hedges), or undefined with `budget: false`. */
   readonly budget: HedgeBudget | undefined;
   private readonly clock: Clock;
+  private readonly trackerConfig: HedgeDelayTrackerConfig;
   private readonly methods = new Map<string, MethodState>();
 
-  constructor(options: AdaptiveHedgingOptions | true = {}) {
-    const where = 'AdaptiveHedging: options';
+  /**
+   * @param options See {@link AdaptiveHedgingOptions}; `true` for the defaults.
+   * @param where Where option errors point (internal: the interceptor names its own option).
+   */
+  constructor(options: AdaptiveHedgingOptions | true = {}, where = 'AdaptiveHedging: options') {
     this.options = resolveAdaptiveHedgingOptions(where, options);
-    this.clock = (options === true ? undefined : checkClock(where, options.clock)) ?? systemClock;
+    this.clock = (options === true ? undefined : checkClock(where, 'clock', options.clock)) ?? systemClock;
     this.quantile = 1 - this.options.maxExtraLoad;
+    this.trackerConfig = {
+      exceedance: this.options.maxExtraLoad,
+      step: this.options.step,
+      recentCalls: this.options.recentCalls,
+      lowerEvery: LOWER_EVERY_CALLS,
+      lowerBelowRatio: LOWER_BELOW_RATIO,
+      minMs: this.options.minDelayMs,
+      maxMs: this.options.maxDelayMs,
+    };
     this.budget = this.options.budget
       ? new HedgeBudget({
           maxExtraLoad: this.options.maxExtraLoad,
@@ -57,79 +83,90 @@ export class AdaptiveHedging implements HedgeDelaySource {
   }
 
   /**
-   * The delay before the next hedge of a call to `method`: the method's adaptive delay once its window holds
-   * enough samples, otherwise `configuredDelayMs` (the policy's hedgingDelay).
+   * The delay before the next hedge of a call to `method`: the method's adaptive delay once a call to it has been
+   * recorded, otherwise `configuredDelayMs` (the policy's hedgingDelay).
    */
   delayFor(method: string, configuredDelayMs: number): HedgingDelayChoice {
     const state = this.methods.get(method);
     if (state !== undefined) {
-      const delayMs = this.refresh(state, this.clock.now());
-      if (!Number.isNaN(delayMs)) {
-        return { delayMs, adaptive: true };
-      }
+      return { delayMs: state.tracker.delayMs, adaptive: true };
     }
     return { delayMs: configuredDelayMs, adaptive: false };
   }
 
   /**
-   * Record the latency of one attempt of `method`, in ms. Record attempts that succeeded and attempts superseded
-   * by a winner (with the time they had run when cancelled), not fast failures, which would pull the delay down.
-   * Negative and non-finite values are ignored.
+   * Record how a call's first attempt fared, when the call commits: it was sent with hedging delay `delayUsedMs`
+   * and got its first response after `latencyMs`; or, with `superseded`, it was still running after `latencyMs`
+   * when a hedge won (its latency is at least that). Only the first attempt counts: it is the one whose
+   * outliving the delay sends a hedge. Do not record a first attempt that failed: a fast failure would pull the
+   * delay down. Non-finite or negative values are ignored, and so is a superseded attempt that had not outlived
+   * its delay (it tells nothing).
    */
-  record(method: string, latencyMs: number): void {
-    if (!(latencyMs >= 0) || latencyMs === Number.POSITIVE_INFINITY) {
+  recordOutcome(method: string, delayUsedMs: number, latencyMs: number, superseded = false): void {
+    if (
+      !(latencyMs >= 0) ||
+      !Number.isFinite(latencyMs) ||
+      !(delayUsedMs >= 0) ||
+      !Number.isFinite(delayUsedMs)
+    ) {
       return;
     }
-    const now = this.clock.now();
     let state = this.methods.get(method);
     if (state === undefined) {
       state = {
-        window: new LatencyWindow(this.options.windowMs, this.options.windowSlices),
-        delayMs: Number.NaN,
-        recomputeAt: now + this.options.recomputeEveryMs,
+        tracker: new HedgeDelayTracker(delayUsedMs, this.trackerConfig),
+        window: new LatencyWindow(this.options.windowMs, this.options.windowBins),
       };
       this.methods.set(method, state);
     }
-    state.window.record(latencyMs, now);
+    state.tracker.record(delayUsedMs, latencyMs, superseded);
+    state.window.record(latencyMs, this.clock.now());
   }
 
-  /** The adaptive delay of `method` in ms, or undefined while its window holds too few samples. */
+  /** The adaptive delay of `method` in ms, or undefined while no call to it has been recorded. */
   delayOf(method: string): number | undefined {
-    const state = this.methods.get(method);
-    if (state === undefined) {
-      return undefined;
-    }
-    const delayMs = this.refresh(state, this.clock.now());
-    return Number.isNaN(delayMs) ? undefined : delayMs;
+    return this.methods.get(method)?.tracker.delayMs;
   }
 
   /** The adaptive delay of every method that has one, ms, by method path. */
   currentDelays(): ReadonlyMap<string, number> {
-    const now = this.clock.now();
     const out = new Map<string, number>();
     for (const [method, state] of this.methods) {
-      const delayMs = this.refresh(state, now);
-      if (!Number.isNaN(delayMs)) {
-        out.set(method, delayMs);
-      }
+      out.set(method, state.tracker.delayMs);
     }
     return out;
   }
 
-  /** Recompute the method's delay when it is due; returns the delay in force (NaN: too few samples). */
-  private refresh(state: MethodState, now: number): number {
-    if (now < state.recomputeAt) {
-      return state.delayMs;
+  /**
+   * Quantiles of `method`'s first-attempt latencies over the reporting window (`windowMs`), for dashboards and
+   * benchmarks; undefined when the window holds none.
+   */
+  latencies(method: string): FirstAttemptLatencies | undefined {
+    const state = this.methods.get(method);
+    if (state === undefined) {
+      return undefined;
     }
-    state.recomputeAt = now + this.options.recomputeEveryMs;
-    const snapshot = state.window.snapshot(now);
-    state.delayMs =
-      snapshot.count >= this.options.minSamples
-        ? Math.max(this.options.minDelayMs, snapshot.quantile(this.quantile))
-        : Number.NaN;
-    return state.delayMs;
+    const snapshot = state.window.snapshot(this.clock.now());
+    if (snapshot.count === 0) {
+      return undefined;
+    }
+    return {
+      count: snapshot.count,
+      p50: snapshot.quantile(0.5),
+      p95: snapshot.quantile(0.95),
+      p99: snapshot.quantile(0.99),
+    };
   }
 }
+
+/** How often (in calls) a method's lowering rule looks at its recent calls. */
+const LOWER_EVERY_CALLS = 10;
+/**
+ * The lowering rule acts when the longest recent latency below the delay is below delay / 1.25: a gap, not the
+ * spacing of a tail's sparse samples (with 1.1 the delay sat lower in the tail and sent a point more hedges in a
+ * simulated run).
+ */
+const LOWER_BELOW_RATIO = 1.25;
 
 /** Whether `value` has the shape of an {@link AdaptiveHedging} (whichever module build made it). @internal */
 export function isAdaptiveHedging(value: unknown): value is AdaptiveHedging {
@@ -139,7 +176,7 @@ export function isAdaptiveHedging(value: unknown): value is AdaptiveHedging {
   const v = value as Record<string, unknown>;
   return (
     typeof v.delayFor === 'function' &&
-    typeof v.record === 'function' &&
+    typeof v.recordOutcome === 'function' &&
     typeof v.currentDelays === 'function'
   );
 }
@@ -161,14 +198,9 @@ export function resolveAdaptiveHedging(
     return option;
   }
   if (option !== true && (typeof option !== 'object' || option === null || Array.isArray(option))) {
-    throw new TypeError(`${where} must be true, false, an options object or an AdaptiveHedging`);
+    throw new TypeError(
+      `${where} must be true, false, an options object or an AdaptiveHedging, got ${describeValue(option)}`,
+    );
   }
-  try {
-    return new AdaptiveHedging(option);
-  } catch (error) {
-    if (error instanceof Error) {
-      error.message = error.message.replace('AdaptiveHedging: options', where);
-    }
-    throw error;
-  }
+  return new AdaptiveHedging(option, where);
 }

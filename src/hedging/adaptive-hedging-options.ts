@@ -2,23 +2,35 @@
  * Options of adaptive hedging (the interceptor option `adaptiveHedging`), their defaults and their validation.
  * Defaults follow Finagle's BackupRequestFilter, except the budget's floor (see {@link DEFAULT_HEDGE_BUDGET_MIN_PER_SECOND}).
  */
-import { type Clock, isClock } from '../shared/clock.js';
+
+import type { Clock } from '../shared/clock.js';
+import { checkNumber, checkOptions, describeValue, type Renames } from '../util/option-checks.js';
 
 /** Default extra load: hedges may add 5% to the calls, and the delay is the 95th latency percentile. */
 export const DEFAULT_MAX_EXTRA_LOAD = 0.05;
-/** Default length of the sliding latency window (Finagle: 3 × 10 s). */
+/** Default length of the sliding latency window kept for reporting (Finagle: 3 × 10 s). */
 export const DEFAULT_ADAPTIVE_WINDOW_MS = 30_000;
-/** Default number of slices the window is rotated in. */
-export const DEFAULT_ADAPTIVE_WINDOW_SLICES = 3;
-/** Default interval between two recomputations of a method's delay (Finagle: 3 s). */
-export const DEFAULT_RECOMPUTE_EVERY_MS = 3_000;
+/** Default number of bins the reporting window is rotated in. */
+export const DEFAULT_ADAPTIVE_WINDOW_BINS = 3;
 /** Default floor of the adaptive delay (Finagle's `minSendBackupAfterMs`). */
 export const DEFAULT_MIN_HEDGING_DELAY_MS = 1;
+/** Default ceiling of the adaptive delay. */
+export const DEFAULT_MAX_HEDGING_DELAY_MS = 60_000;
 /**
- * Default number of samples the window must hold before its percentile replaces the configured `hedgingDelay`.
- * With 100 samples the 95th percentile is backed by 5 observations above it.
+ * Default gain of the delay's log-space steps: ×e^(0.05 × 0.95) ≈ ×1.05 up for each call whose first attempt
+ * outlived the delay, ×e^(−0.05 × 0.05) ≈ ×0.9975 down for each that did not. A shift from 4 ms to 35 ms takes
+ * about 45 calls; in `bench:adaptive` a step of 0.1 followed as fast but left a noisier delay (p99 up to ×2 in
+ * the fast regime of a simulated run), and 0.02 took 110 calls.
  */
-export const DEFAULT_MIN_SAMPLES = 100;
+export const DEFAULT_ADAPTIVE_STEP = 0.05;
+/**
+ * The default number of recent calls the lowering rule looks back over: 10 / maxExtraLoad (200 at 0.05), so that
+ * the longest recent latency below the delay leaves about 1 / recentCalls of the calls above it, a tenth of the
+ * budget; at least 20 and at most 10,000.
+ */
+export function defaultRecentCalls(maxExtraLoad: number): number {
+  return Math.min(10_000, Math.max(20, Math.ceil(10 / maxExtraLoad)));
+}
 /** Default time-to-live of the budget's deposits and withdrawals (Finagle's RetryBudget: 10 s). */
 export const DEFAULT_HEDGE_BUDGET_TTL_MS = 10_000;
 /**
@@ -42,20 +54,29 @@ export interface HedgeBudgetOptions {
 /** Options of {@link AdaptiveHedging}; every field is optional. */
 export interface AdaptiveHedgingOptions {
   /**
-   * Extra attempts allowed as a share of calls, in [0, 1) (default 0.05). The hedging delay is the latency
-   * percentile 100 × (1 − maxExtraLoad) (0.05 → p95, 0.01 → p99), and the budget holds hedges to this share.
+   * Extra attempts allowed as a share of calls, in (0, 1) (default 0.05). The hedging delay tracks the latency
+   * percentile 100 × (1 − maxExtraLoad) of first attempts (0.05 → p95, 0.01 → p99), so that about this share of
+   * calls sends a hedge, and the budget holds hedges to this share.
    */
   maxExtraLoad?: number;
-  /** Length of the sliding latency window, ms (default 30 000). */
-  windowMs?: number;
-  /** Number of slices the window is kept in; the oldest is dropped as time moves on (default 3). */
-  windowSlices?: number;
-  /** A method's delay is recomputed at most this often, ms (default 3 000). */
-  recomputeEveryMs?: number;
+  /**
+   * Gain of the delay's steps in log space, in (0, 1] (default 0.05): after each call the delay is multiplied by
+   * e^(step × (1 − maxExtraLoad)) if its first attempt outlived the delay, by e^(−step × maxExtraLoad) if not.
+   */
+  step?: number;
+  /**
+   * How many recent calls the delay's lowering rule looks back over, an integer from 10 to 100,000 (default
+   * 10 / maxExtraLoad: 200). After a shift down the delay comes down within about this many calls.
+   */
+  recentCalls?: number;
   /** Floor of the adaptive delay, ms (default 1). */
   minDelayMs?: number;
-  /** Samples the window must hold before its percentile replaces the configured hedgingDelay (default 100). */
-  minSamples?: number;
+  /** Ceiling of the adaptive delay, ms (default 60 000). */
+  maxDelayMs?: number;
+  /** Length of the sliding window of first-attempt latencies kept for reporting ({@link AdaptiveHedging.latencies}), ms (default 30 000). */
+  windowMs?: number;
+  /** Number of bins that window is kept in; the oldest is dropped as time moves on (default 3). */
+  windowBins?: number;
   /** The hedge budget: `true` (default) for the defaults, an options object, or `false` for none. */
   budget?: boolean | HedgeBudgetOptions;
   /** Time source (default the system clock); inject one for deterministic tests. */
@@ -65,156 +86,106 @@ export interface AdaptiveHedgingOptions {
 /** {@link AdaptiveHedgingOptions} with every default filled in. @internal */
 export interface ResolvedAdaptiveHedgingOptions {
   readonly maxExtraLoad: number;
-  readonly windowMs: number;
-  readonly windowSlices: number;
-  readonly recomputeEveryMs: number;
+  readonly step: number;
+  readonly recentCalls: number;
   readonly minDelayMs: number;
-  readonly minSamples: number;
+  readonly maxDelayMs: number;
+  readonly windowMs: number;
+  readonly windowBins: number;
   readonly budget: Required<HedgeBudgetOptions> | undefined;
 }
 
-const KNOWN = new Set([
+const KNOWN = [
   'maxExtraLoad',
-  'windowMs',
-  'windowSlices',
-  'recomputeEveryMs',
+  'step',
+  'recentCalls',
   'minDelayMs',
-  'minSamples',
+  'maxDelayMs',
+  'windowMs',
+  'windowBins',
   'budget',
   'clock',
-]);
-const KNOWN_BUDGET = new Set(['minPerSecond', 'ttlMs']);
+];
+/** The options of a hedge budget. @internal */
+export const HEDGE_BUDGET_KEYS: readonly string[] = ['minPerSecond', 'ttlMs'];
+const RENAMED: Renames = {
+  windowSlices: { now: 'windowBins' },
+  minSamples: { now: 'step', hint: 'the delay is tracked from the first call; minSamples is gone' },
+  recomputeEveryMs: { now: 'step', hint: 'the delay moves after every call; recomputeEveryMs is gone' },
+};
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function check(
-  where: string,
-  name: string,
-  value: unknown,
-  fallback: number,
-  valid: (n: number) => boolean,
-  rule: string,
-): number {
-  if (value === undefined) {
-    return fallback;
-  }
-  if (typeof value !== 'number' || !valid(value)) {
-    throw new RangeError(`${where}.${name} must be ${rule}, got ${String(value)}`);
-  }
-  return value;
-}
-
-/** Checks the clock option: an object with now, setTimer and clearTimer. @internal */
-export function checkClock(where: string, clock: unknown): Clock | undefined {
-  if (clock === undefined) {
-    return undefined;
-  }
-  if (!isClock(clock)) {
-    throw new TypeError(`${where}.clock must be a Clock (an object with now, setTimer and clearTimer)`);
-  }
-  return clock;
-}
-
-/** Validates the hedge budget's options and fills in the defaults. @internal */
-export function resolveHedgeBudgetOptions(where: string, options: unknown): Required<HedgeBudgetOptions> {
-  if (options === undefined || options === true) {
+/** Validates the hedge budget's options at `path` and fills in the defaults. @internal */
+export function resolveHedgeBudgetOptions(path: string, options: unknown): Required<HedgeBudgetOptions> {
+  if (options === true) {
     options = {};
   }
-  if (!isPlainObject(options)) {
-    throw new TypeError(`${where} must be an object, true or false`);
+  if (options !== undefined && (typeof options !== 'object' || options === null || Array.isArray(options))) {
+    throw new TypeError(`${path} must be an object, true or false, got ${describeValue(options)}`);
   }
-  for (const key of Object.keys(options)) {
-    if (!KNOWN_BUDGET.has(key)) {
-      throw new TypeError(`${where}.${key} is not a known option`);
-    }
-  }
+  const o = checkOptions(path, options, HEDGE_BUDGET_KEYS);
   return {
-    minPerSecond: check(
-      where,
-      'minPerSecond',
-      options.minPerSecond,
-      DEFAULT_HEDGE_BUDGET_MIN_PER_SECOND,
-      (n) => Number.isFinite(n) && n >= 0,
-      'a number >= 0',
-    ),
-    ttlMs: check(
-      where,
-      'ttlMs',
-      options.ttlMs,
-      DEFAULT_HEDGE_BUDGET_TTL_MS,
-      (n) => Number.isInteger(n) && n >= 1_000 && n <= 60_000,
-      'an integer from 1000 to 60000',
-    ),
+    minPerSecond: checkNumber(path, 'minPerSecond', o.minPerSecond, DEFAULT_HEDGE_BUDGET_MIN_PER_SECOND, {
+      min: 0,
+    }),
+    ttlMs: checkNumber(path, 'ttlMs', o.ttlMs, DEFAULT_HEDGE_BUDGET_TTL_MS, {
+      min: 1_000,
+      max: 60_000,
+      integer: true,
+      unit: 'ms',
+    }),
   };
 }
 
-/** Validates `true` or an {@link AdaptiveHedgingOptions} object and fills in the defaults. @internal */
+/** Validates `true` or an {@link AdaptiveHedgingOptions} object at `path` and fills in the defaults. @internal */
 export function resolveAdaptiveHedgingOptions(
-  where: string,
+  path: string,
   options: unknown,
 ): ResolvedAdaptiveHedgingOptions {
-  if (options === true || options === undefined) {
+  if (options === true) {
     options = {};
   }
-  if (!isPlainObject(options)) {
-    throw new TypeError(`${where} must be true or an options object`);
+  if (options !== undefined && (typeof options !== 'object' || options === null || Array.isArray(options))) {
+    throw new TypeError(`${path} must be true or an options object, got ${describeValue(options)}`);
   }
-  for (const key of Object.keys(options)) {
-    if (!KNOWN.has(key)) {
-      throw new TypeError(`${where}.${key} is not a known option`);
-    }
-  }
-  const maxExtraLoad = check(
-    where,
-    'maxExtraLoad',
-    options.maxExtraLoad,
-    DEFAULT_MAX_EXTRA_LOAD,
-    (n) => n >= 0 && n < 1,
-    'a number in [0, 1)',
+  const o = checkOptions(path, options, KNOWN, RENAMED);
+  const maxExtraLoad = checkNumber(path, 'maxExtraLoad', o.maxExtraLoad, DEFAULT_MAX_EXTRA_LOAD, {
+    min: 0,
+    max: 1,
+    minExclusive: true,
+    maxExclusive: true,
+  });
+  const step = checkNumber(path, 'step', o.step, DEFAULT_ADAPTIVE_STEP, {
+    min: 0,
+    max: 1,
+    minExclusive: true,
+  });
+  const recentCalls = checkNumber(path, 'recentCalls', o.recentCalls, defaultRecentCalls(maxExtraLoad), {
+    min: 10,
+    max: 100_000,
+    integer: true,
+  });
+  const minDelayMs = checkNumber(path, 'minDelayMs', o.minDelayMs, DEFAULT_MIN_HEDGING_DELAY_MS, {
+    min: 0,
+    minExclusive: true,
+    unit: 'ms',
+  });
+  const maxDelayMs = checkNumber(
+    path,
+    'maxDelayMs',
+    o.maxDelayMs,
+    Math.max(DEFAULT_MAX_HEDGING_DELAY_MS, minDelayMs),
+    { min: minDelayMs, unit: 'ms, at least minDelayMs' },
   );
-  const windowMs = check(
-    where,
-    'windowMs',
-    options.windowMs,
-    DEFAULT_ADAPTIVE_WINDOW_MS,
-    (n) => Number.isFinite(n) && n > 0,
-    'a number of ms greater than 0',
-  );
-  const windowSlices = check(
-    where,
-    'windowSlices',
-    options.windowSlices,
-    DEFAULT_ADAPTIVE_WINDOW_SLICES,
-    (n) => Number.isInteger(n) && n >= 1 && n <= 60,
-    'an integer from 1 to 60',
-  );
-  const recomputeEveryMs = check(
-    where,
-    'recomputeEveryMs',
-    options.recomputeEveryMs,
-    DEFAULT_RECOMPUTE_EVERY_MS,
-    (n) => Number.isFinite(n) && n >= 0,
-    'a number of ms >= 0',
-  );
-  const minDelayMs = check(
-    where,
-    'minDelayMs',
-    options.minDelayMs,
-    DEFAULT_MIN_HEDGING_DELAY_MS,
-    (n) => Number.isFinite(n) && n >= 0,
-    'a number of ms >= 0',
-  );
-  const minSamples = check(
-    where,
-    'minSamples',
-    options.minSamples,
-    DEFAULT_MIN_SAMPLES,
-    (n) => Number.isInteger(n) && n >= 1,
-    'an integer >= 1',
-  );
-  const budget =
-    options.budget === false ? undefined : resolveHedgeBudgetOptions(`${where}.budget`, options.budget);
-  return { maxExtraLoad, windowMs, windowSlices, recomputeEveryMs, minDelayMs, minSamples, budget };
+  const windowMs = checkNumber(path, 'windowMs', o.windowMs, DEFAULT_ADAPTIVE_WINDOW_MS, {
+    min: 0,
+    minExclusive: true,
+    unit: 'ms',
+  });
+  const windowBins = checkNumber(path, 'windowBins', o.windowBins, DEFAULT_ADAPTIVE_WINDOW_BINS, {
+    min: 1,
+    max: 60,
+    integer: true,
+  });
+  const budget = o.budget === false ? undefined : resolveHedgeBudgetOptions(`${path}.budget`, o.budget);
+  return { maxExtraLoad, step, recentCalls, minDelayMs, maxDelayMs, windowMs, windowBins, budget };
 }

@@ -1,6 +1,6 @@
 import type { CancelLimiter } from '../shared/cancel-limiter.js';
 import { type Clock, systemClock } from '../shared/clock.js';
-import { checkClock } from './adaptive-hedging-options.js';
+import { checkClock, checkNumber, checkOptions, describeValue } from '../util/option-checks.js';
 
 /**
  * Default sustained rate of attempt cancellations, per second. Node.js's HTTP/2 server (nghttp2 1.61 in Node 20)
@@ -48,36 +48,31 @@ export class CancelRateLimiter implements CancelLimiter {
   private available: number;
   private refilledAt: number;
 
-  constructor(options: CancelRateLimiterOptions = {}) {
-    const where = 'CancelRateLimiter: options';
-    if (typeof options !== 'object' || options === null) {
-      throw new TypeError(`${where} must be an object`);
-    }
-    for (const key of Object.keys(options)) {
-      if (!['ratePerSecond', 'burst', 'loserCapMs', 'clock'].includes(key)) {
-        throw new TypeError(`${where}.${key} is not a known option`);
-      }
-    }
-    const {
-      ratePerSecond = DEFAULT_CANCEL_RATE_PER_SECOND,
-      burst = DEFAULT_CANCEL_BURST,
-      loserCapMs = DEFAULT_UNCANCELLED_LOSER_CAP_MS,
-    } = options;
-    if (typeof ratePerSecond !== 'number' || !Number.isFinite(ratePerSecond) || ratePerSecond < 0) {
-      throw new RangeError(`${where}.ratePerSecond must be a number >= 0, got ${String(ratePerSecond)}`);
-    }
-    if (!Number.isInteger(burst) || burst < 1) {
-      throw new RangeError(`${where}.burst must be an integer >= 1, got ${String(burst)}`);
-    }
-    if (typeof loserCapMs !== 'number' || !Number.isFinite(loserCapMs) || loserCapMs <= 0) {
-      throw new RangeError(
-        `${where}.loserCapMs must be a number of ms greater than 0, got ${String(loserCapMs)}`,
-      );
-    }
+  /**
+   * @param options See {@link CancelRateLimiterOptions}.
+   * @param where Where option errors point (internal: the interceptor names its own option).
+   */
+  constructor(options: CancelRateLimiterOptions = {}, where = 'CancelRateLimiter: options') {
+    const o = checkOptions(where, options, ['ratePerSecond', 'burst', 'loserCapMs', 'clock']);
+    const ratePerSecond = checkNumber(
+      where,
+      'ratePerSecond',
+      o.ratePerSecond,
+      DEFAULT_CANCEL_RATE_PER_SECOND,
+      {
+        min: 0,
+      },
+    );
+    const burst = checkNumber(where, 'burst', o.burst, DEFAULT_CANCEL_BURST, { min: 1, integer: true });
+    const loserCapMs = checkNumber(where, 'loserCapMs', o.loserCapMs, DEFAULT_UNCANCELLED_LOSER_CAP_MS, {
+      min: 0,
+      minExclusive: true,
+      unit: 'ms',
+    });
     this.ratePerSecond = ratePerSecond;
     this.burst = burst;
     this.loserCapMs = loserCapMs;
-    this.clock = checkClock(where, options.clock) ?? systemClock;
+    this.clock = checkClock(where, 'clock', o.clock) ?? systemClock;
     this.available = burst;
     this.refilledAt = this.clock.now();
   }
@@ -140,14 +135,9 @@ export function resolveCancelRateLimiter(
     return option;
   }
   if (typeof option !== 'object' || option === null || Array.isArray(option)) {
-    throw new TypeError(`${where} must be true, false, an options object or a CancelRateLimiter`);
+    throw new TypeError(
+      `${where} must be true, false, an options object or a CancelRateLimiter, got ${describeValue(option)}`,
+    );
   }
-  try {
-    return new CancelRateLimiter(option);
-  } catch (error) {
-    if (error instanceof Error) {
-      error.message = error.message.replace('CancelRateLimiter: options', where);
-    }
-    throw error;
-  }
+  return new CancelRateLimiter(option, where);
 }

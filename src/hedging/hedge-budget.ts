@@ -2,12 +2,19 @@ import type { Clock } from '../shared/clock.js';
 import { systemClock } from '../shared/clock.js';
 import type { GatedAttemptKind, RetryGate } from '../shared/retry-gate.js';
 import { RetryBudget } from '../throttle/retry-budget.js';
+import { checkClock, checkNumber, checkOptions } from '../util/option-checks.js';
 import {
-  checkClock,
   DEFAULT_MAX_EXTRA_LOAD,
+  HEDGE_BUDGET_KEYS,
   type HedgeBudgetOptions,
   resolveHedgeBudgetOptions,
 } from './adaptive-hedging-options.js';
+
+/**
+ * The hedge budget sends only whole hedges: a random number of 1 never falls under the fraction of a hedge held,
+ * so it holds hedges to a hard cap (its floor absorbs chance; see DEFAULT_HEDGE_BUDGET_MIN_PER_SECOND).
+ */
+const WHOLE_HEDGES_ONLY = (): number => 1;
 
 /** Options of {@link HedgeBudget}. */
 export interface HedgeBudgetConstructorOptions extends HedgeBudgetOptions {
@@ -36,22 +43,23 @@ export class HedgeBudget implements RetryGate {
 
   constructor(options: HedgeBudgetConstructorOptions = {}) {
     const where = 'HedgeBudget: options';
-    if (typeof options !== 'object' || options === null) {
-      throw new TypeError(`${where} must be an object`);
-    }
-    const { maxExtraLoad = DEFAULT_MAX_EXTRA_LOAD, clock, ...budget } = options;
-    if (typeof maxExtraLoad !== 'number' || !(maxExtraLoad >= 0 && maxExtraLoad < 1)) {
-      throw new RangeError(`${where}.maxExtraLoad must be a number in [0, 1), got ${String(maxExtraLoad)}`);
-    }
+    const o = checkOptions(where, options, ['maxExtraLoad', 'clock', ...HEDGE_BUDGET_KEYS]);
+    const maxExtraLoad = checkNumber(where, 'maxExtraLoad', o.maxExtraLoad, DEFAULT_MAX_EXTRA_LOAD, {
+      min: 0,
+      max: 1,
+      maxExclusive: true,
+    });
+    const { maxExtraLoad: _load, clock, ...budget } = o;
     const resolved = resolveHedgeBudgetOptions(where, budget);
     this.maxExtraLoad = maxExtraLoad;
     this.minPerSecond = resolved.minPerSecond;
     this.ttlMs = resolved.ttlMs;
     this.budget = new RetryBudget({
       ratio: maxExtraLoad,
-      minRetriesPerSecond: resolved.minPerSecond,
+      minPerSecond: resolved.minPerSecond,
       ttlMs: resolved.ttlMs,
-      clock: checkClock(where, clock) ?? systemClock,
+      clock: checkClock(where, 'clock', clock) ?? systemClock,
+      random: WHOLE_HEDGES_ONLY,
     });
   }
 

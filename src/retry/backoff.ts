@@ -138,31 +138,3 @@ export function nextBackoff(
   });
   return { delayMs, state: { retryNumber, previousMs: delayMs } };
 }
-
-/**
- * Stateful convenience over {@link nextBackoff} for code that draws delays one after another (the fleet
- * simulation, tests). @internal
- */
-export class Backoff {
-  private state: BackoffState;
-
-  constructor(
-    private readonly policy: BackoffPolicy,
-    private readonly jitter: JitterStrategy = 'a6',
-    private readonly random: () => number = Math.random,
-  ) {
-    this.state = initialBackoffState(policy);
-  }
-
-  /** The delay in ms before the next retry; advances the state. */
-  next(): number {
-    const step = nextBackoff(this.policy, this.jitter, this.state, this.random());
-    this.state = step.state;
-    return step.delayMs;
-  }
-
-  /** Restart from initialBackoff (after a server pushback). */
-  reset(): void {
-    this.state = initialBackoffState(this.policy);
-  }
-}

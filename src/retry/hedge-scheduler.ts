@@ -104,22 +104,19 @@ export class HedgeScheduler {
 
   /**
    * The call is committing to `winner` (not on overflow), `live` being the attempts in flight until now. Adaptive
-   * hedging learns from the winner's time to its first response, and from the time so far of the losers sent
-   * before it (a lower bound of theirs); a loser sent after the winner tells nothing. Fast failures never get
-   * here, so they do not pull the delay down.
+   * hedging learns whether the call's first attempt outlived the delay this call used: the winner's time to its
+   * first response when the first attempt won, or the time so far of a first attempt still running when a hedge
+   * won (a lower bound, flagged as superseded). A first attempt that already failed tells nothing: fast failures
+   * do not pull the delay down.
    */
   recordLatencies(winner: Attempt, live: readonly Attempt[]): void {
     const adaptive = this.ctx.adaptive;
-    if (!adaptive) {
+    const first = winner.number === 1 ? winner : live.find((a) => a.number === 1);
+    if (!adaptive || first === undefined) {
       return;
     }
-    const now = this.ctx.clock.now();
-    adaptive.record(this.method, now - winner.startedAt);
-    for (const loser of live) {
-      if (loser !== winner && loser.startedAt < winner.startedAt) {
-        adaptive.record(this.method, now - loser.startedAt);
-      }
-    }
+    const latencyMs = this.ctx.clock.now() - first.startedAt;
+    adaptive.recordOutcome(this.method, this.delayMs, latencyMs, first !== winner);
   }
 
   /** Send the next hedge after `delayMs` (at once when 0), then one every delay, while attempts remain. */

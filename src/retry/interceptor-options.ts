@@ -6,7 +6,7 @@ import {
   type CancelRateLimiterOptions,
   resolveCancelRateLimiter,
 } from '../hedging/cancel-rate-limiter.js';
-import { type Clock, isClock, systemClock } from '../shared/clock.js';
+import { type Clock, systemClock } from '../shared/clock.js';
 import { isRetryGate, type RetryGate } from '../shared/retry-gate.js';
 import {
   checkBoolean,

@@ -16,8 +16,11 @@ export interface HedgingDelayChoice {
 export interface HedgeDelaySource {
   /** The delay before the next hedge of a call to `method`, or the configured one while nothing is learned. */
   delayFor(method: string, configuredDelayMs: number): HedgingDelayChoice;
-  /** The latency of one attempt of `method` (a winner, or a loser superseded after this long), in ms. */
-  record(method: string, latencyMs: number): void;
+  /**
+   * At the commit of a call to `method`: its first attempt, sent with hedging delay `delayUsedMs`, got its first
+   * response after `latencyMs`, or (`superseded`) was still running after `latencyMs` when a hedge won.
+   */
+  recordOutcome(method: string, delayUsedMs: number, latencyMs: number, superseded?: boolean): void;
   /** A gate that counts hedges only (asked after the interceptor's gate); undefined for none. */
   readonly budget: RetryGate | undefined;
 }

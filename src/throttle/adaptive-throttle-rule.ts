@@ -1,4 +1,4 @@
-import { checkOptionsObject, numberInRange, rejectUnknownOptions } from './options.js';
+import { checkNumber, checkOptions, describeValue, type Renames } from '../util/option-checks.js';
 import { SlidingWindow } from './sliding-window.js';
 
 /**
@@ -15,15 +15,17 @@ export interface AdaptiveThrottleRuleOptions {
    */
   k?: number;
   /**
-   * How long requests and accepts are remembered, in ms: 1,000 to 600,000. Default 10,000. The SRE book uses two
+   * How long requests and accepts are remembered, in ms: 1,000 to 600,000. Default 1,000. The SRE book uses two
    * minutes and grpc-go's RLS throttler 30 s; but after an outage the share of calls let through at most doubles
    * per window (local rejections count as requests), so recovery takes several windows: in the fleet simulation
    * (BENCHMARKS.md) goodput came back 17.5 s after a 20 s outage with 10 s, 54 s with 30 s, and had not 55 s
-   * after it with 2 min. A 10 s window still holds 80 requests for a client making 8 calls/s.
+   * after it with 2 min; with 1 s, 1.5 s. The protection a long window gave comes from rejecting retries instead
+   * (see `retries`): with 1 s and retries rejected, 0.46 attempts per call reached the servers during the outage
+   * (0.88 with 10 s and the bare SRE rule).
    */
   windowMs?: number;
   /** Bins the window is divided into (how finely old counts expire): 1 to 1,000. Default 100 (grpc-go). */
-  bins?: number;
+  windowBins?: number;
   /**
    * Added to the denominator: P = (requests − K × accepts) / (requests + padding). Keeps a client that has seen
    * few requests from rejecting: with padding 8 (grpc-go), one failed request gives P = 1/9 rather than 1/2.
@@ -31,69 +33,103 @@ export interface AdaptiveThrottleRuleOptions {
    */
   padding?: number;
   /**
-   * Upper bound on the rejection probability, in (0, 1]. Default 1 (the bare SRE rule). Because local rejections
-   * count as requests, a client that rejected almost everything during an outage keeps rejecting after it: the
-   * let-through share at most doubles per window. A cap of 0.5 keeps at least half going to the backend, which
-   * bounds that to about one window (10 s instead of 17.5 s after a 20 s outage in the fleet simulation), at the
-   * price of never shedding more than half the calls.
+   * Upper bound on the rejection probability of first attempts, in (0, 1]. Default 1 (the bare SRE rule). Because
+   * local rejections count as requests, a client that rejected almost everything during an outage keeps rejecting
+   * after it: the let-through share at most doubles per window. A cap of 0.5 keeps at least half going to the
+   * backend, which bounds that to about one window, at the price of never shedding more than half the calls.
    */
   maxRejectionProbability?: number;
+  /**
+   * What happens to attempts after the first (retries and hedges: they carry `grpc-previous-rpc-attempts`) while
+   * the rule rejects (its probability is above 0, i.e. the backend accepts less than 1/K of the requests).
+   * `'reject-while-throttling'` (default): all are rejected, so no call makes more than one attempt into an
+   * overloaded or failing backend, and attempts per call stay at or below 1 however short the window. First
+   * attempts still go with probability 1 − P, which is how the throttle learns that the backend is back.
+   * `'same-probability'`: the SRE rule as written, every attempt rejected with probability P.
+   */
+  retries?: AdaptiveThrottleRetries;
+}
+
+/** How the throttle treats attempts after the first (see {@link AdaptiveThrottleRuleOptions.retries}). */
+export type AdaptiveThrottleRetries = 'reject-while-throttling' | 'same-probability';
+
+const RETRIES_VALUES: readonly AdaptiveThrottleRetries[] = ['reject-while-throttling', 'same-probability'];
+
+function retriesOption(where: string, value: unknown): AdaptiveThrottleRetries {
+  if (value === undefined) {
+    return DEFAULT_ADAPTIVE_THROTTLE_RULE.retries;
+  }
+  if (!RETRIES_VALUES.includes(value as AdaptiveThrottleRetries)) {
+    throw new RangeError(
+      `${where}.retries must be ${RETRIES_VALUES.map((v) => `'${v}'`).join(' or ')}, got ${describeValue(value)}`,
+    );
+  }
+  return value as AdaptiveThrottleRetries;
 }
 
 /** Resolved options of the rule. */
 export interface AdaptiveThrottleRuleConfig {
   readonly k: number;
   readonly windowMs: number;
-  readonly bins: number;
+  readonly windowBins: number;
   readonly padding: number;
   readonly maxRejectionProbability: number;
+  readonly retries: AdaptiveThrottleRetries;
 }
 
 export const DEFAULT_ADAPTIVE_THROTTLE_RULE: AdaptiveThrottleRuleConfig = Object.freeze({
   k: 2,
-  windowMs: 10_000,
-  bins: 100,
+  windowMs: 1_000,
+  windowBins: 100,
   padding: 8,
   maxRejectionProbability: 1,
+  retries: 'reject-while-throttling',
 });
 
-const RULE_OPTIONS = ['k', 'windowMs', 'bins', 'padding', 'maxRejectionProbability'] as const;
+/** Options of the rule renamed before 1.0. @internal */
+export const ADAPTIVE_THROTTLE_RENAMED_OPTIONS: Renames = { bins: { now: 'windowBins' } };
 
-/** Validate rule options (`where` names the caller in errors); unknown keys are left to the caller. */
+/** The option names of the rule, which the interceptor's options include. @internal */
+export const ADAPTIVE_THROTTLE_RULE_OPTIONS = [
+  'k',
+  'windowMs',
+  'windowBins',
+  'padding',
+  'maxRejectionProbability',
+  'retries',
+] as const;
+
+/** Validate rule options (`where` is the options' path in errors); unknown keys are left to the caller. */
 export function resolveAdaptiveThrottleRule(
   where: string,
   options: AdaptiveThrottleRuleOptions | undefined,
 ): AdaptiveThrottleRuleConfig {
   const o = options ?? {};
   return {
-    k: numberInRange(where, 'k', o.k, DEFAULT_ADAPTIVE_THROTTLE_RULE.k, 1, 1000),
-    windowMs: numberInRange(
+    k: checkNumber(where, 'k', o.k, DEFAULT_ADAPTIVE_THROTTLE_RULE.k, { min: 1, max: 1000 }),
+    windowMs: checkNumber(where, 'windowMs', o.windowMs, DEFAULT_ADAPTIVE_THROTTLE_RULE.windowMs, {
+      min: 1000,
+      max: 600_000,
+      unit: 'ms',
+    }),
+    windowBins: checkNumber(where, 'windowBins', o.windowBins, DEFAULT_ADAPTIVE_THROTTLE_RULE.windowBins, {
+      min: 1,
+      max: 1000,
+      integer: true,
+    }),
+    padding: checkNumber(where, 'padding', o.padding, DEFAULT_ADAPTIVE_THROTTLE_RULE.padding, {
+      min: 1,
+      max: 1e9,
+    }),
+    maxRejectionProbability: checkNumber(
       where,
-      'windowMs',
-      o.windowMs,
-      DEFAULT_ADAPTIVE_THROTTLE_RULE.windowMs,
-      1000,
-      600_000,
+      'maxRejectionProbability',
+      o.maxRejectionProbability,
+      DEFAULT_ADAPTIVE_THROTTLE_RULE.maxRejectionProbability,
+      { min: 0, max: 1, minExclusive: true },
     ),
-    bins: numberInRange(where, 'bins', o.bins, DEFAULT_ADAPTIVE_THROTTLE_RULE.bins, 1, 1000, true),
-    padding: numberInRange(where, 'padding', o.padding, DEFAULT_ADAPTIVE_THROTTLE_RULE.padding, 1, 1e9),
-    maxRejectionProbability: positiveProbability(where, o.maxRejectionProbability),
+    retries: retriesOption(where, o.retries),
   };
-}
-
-function positiveProbability(where: string, value: number | undefined): number {
-  const p = numberInRange(
-    where,
-    'maxRejectionProbability',
-    value,
-    DEFAULT_ADAPTIVE_THROTTLE_RULE.maxRejectionProbability,
-    0,
-    1,
-  );
-  if (p === 0) {
-    throw new RangeError(`${where}: maxRejectionProbability must be in (0, 1], got 0`);
-  }
-  return p;
 }
 
 /**
@@ -126,7 +162,7 @@ export class AdaptiveThrottleState {
   private readonly window: SlidingWindow;
 
   constructor(readonly config: AdaptiveThrottleRuleConfig = DEFAULT_ADAPTIVE_THROTTLE_RULE) {
-    this.window = new SlidingWindow(config.windowMs, config.bins, 2);
+    this.window = new SlidingWindow(config.windowMs, config.windowBins, 2);
   }
 
   /** Requests counted over the window ending at `nowMs` (let through and answered, or rejected locally). */
@@ -151,11 +187,15 @@ export class AdaptiveThrottleState {
   }
 
   /**
-   * Decide a request made at `nowMs`: `random` is uniform in [0, 1). Returns the probability it was rejected with
-   * when rejected (and counts it as a request), or -1 when it may go.
+   * Decide a request made at `nowMs`: `random` is uniform in [0, 1); `retry` when it is an attempt after the first.
+   * Returns the probability it was rejected with when rejected (and counts it as a request), or -1 when it may go.
    */
-  decide(nowMs: number, random: number): number {
+  decide(nowMs: number, random: number, retry = false): number {
     const p = this.probability(nowMs);
+    if (retry && p > 0 && this.config.retries === 'reject-while-throttling') {
+      this.window.add(nowMs, REQUESTS, 1);
+      return 1;
+    }
     if (p > 0 && random < p) {
       this.window.add(nowMs, REQUESTS, 1);
       return p;
@@ -174,8 +214,5 @@ export class AdaptiveThrottleState {
 
 /** Reject unknown keys of a rule options object (for callers that take only the rule). @internal */
 export function checkAdaptiveThrottleRuleOptions(where: string, options: unknown): void {
-  checkOptionsObject(where, options);
-  if (options) {
-    rejectUnknownOptions(where, options, RULE_OPTIONS);
-  }
+  checkOptions(where, options, ADAPTIVE_THROTTLE_RULE_OPTIONS, ADAPTIVE_THROTTLE_RENAMED_OPTIONS);
 }

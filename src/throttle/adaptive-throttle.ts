@@ -10,21 +10,23 @@ import {
 import { parseStatusCode } from '../config/status-codes.js';
 import type { Clock } from '../shared/clock.js';
 import type { InterceptingCallInterface, MessageContext } from '../shared/grpc-types.js';
-import { PUSHBACK_METADATA_KEY } from '../shared/headers.js';
+import { PREVIOUS_ATTEMPTS_METADATA_KEY, PUSHBACK_METADATA_KEY } from '../shared/headers.js';
 import { errorMessage } from '../util/error-message.js';
 import {
+  checkBoolean,
+  checkFunction,
+  checkNowSource,
+  checkOptions,
+  describeValue,
+} from '../util/option-checks.js';
+import {
+  ADAPTIVE_THROTTLE_RENAMED_OPTIONS,
+  ADAPTIVE_THROTTLE_RULE_OPTIONS,
   type AdaptiveThrottleRuleConfig,
   type AdaptiveThrottleRuleOptions,
   AdaptiveThrottleState,
   resolveAdaptiveThrottleRule,
 } from './adaptive-throttle-rule.js';
-import {
-  checkFunction,
-  checkNowSource,
-  checkOptionsObject,
-  describe,
-  rejectUnknownOptions,
-} from './options.js';
 
 /** Emitted when the adaptive throttle rejects a call (or an attempt of a retrying call) locally. */
 export interface AdaptiveThrottleRejectedEvent {
@@ -38,6 +40,8 @@ export interface AdaptiveThrottleRejectedEvent {
   /** Requests and accepts counted for the key over the window, before this rejection. */
   requests: number;
   accepts: number;
+  /** It was an attempt after the first (it carried `grpc-previous-rpc-attempts`): a retry or a hedge. */
+  retry: boolean;
 }
 
 /** Events of the adaptive throttle (one type today; switch on `type`). */
@@ -104,20 +108,17 @@ export interface AdaptiveThrottleInterceptor extends Interceptor {
   counters(): AdaptiveThrottleCounters;
   /** The current state of each key that has seen a call. */
   state(): Record<string, AdaptiveThrottleKeyState>;
-  /** The resolved rule (k, windowMs, bins, padding). */
+  /** The resolved rule (k, windowMs, windowBins, padding, maxRejectionProbability, retries). */
   readonly rule: AdaptiveThrottleRuleConfig;
 }
 
 /** Details of a local rejection start with this, so that logs and callers can tell it from a server's answer. */
 export const LOCAL_REJECTION_DETAILS_PREFIX = 'adaptive throttle: rejected locally';
 
-const WHERE = 'createAdaptiveThrottle';
+/** Where option errors point: `createAdaptiveThrottle: options.k must be ...`. */
+const WHERE = 'createAdaptiveThrottle: options';
 const KNOWN_OPTIONS = [
-  'k',
-  'windowMs',
-  'bins',
-  'padding',
-  'maxRejectionProbability',
+  ...ADAPTIVE_THROTTLE_RULE_OPTIONS,
   'rejectedStatusCodes',
   'key',
   'retryLocalRejections',
@@ -144,21 +145,19 @@ export function serviceOfMethod(method: string): string {
  * every attempt (retries and hedges too) goes through the throttle. See the README.
  */
 export function createAdaptiveThrottle(options?: AdaptiveThrottleOptions): AdaptiveThrottleInterceptor {
-  checkOptionsObject(WHERE, options);
-  const opts = options ?? {};
-  rejectUnknownOptions(WHERE, opts, KNOWN_OPTIONS);
+  const opts = checkOptions(
+    WHERE,
+    options,
+    KNOWN_OPTIONS,
+    ADAPTIVE_THROTTLE_RENAMED_OPTIONS,
+  ) as AdaptiveThrottleOptions;
   const rule = resolveAdaptiveThrottleRule(WHERE, opts);
   const rejectedCodes = resolveRejectedCodes(opts.rejectedStatusCodes);
   const keyOf = checkFunction<(method: string) => string>(WHERE, 'key', opts.key) ?? serviceOfMethod;
   const onEvent = checkFunction<(event: AdaptiveThrottleEvent) => void>(WHERE, 'onEvent', opts.onEvent);
   const clock = checkNowSource(WHERE, 'clock', opts.clock) ?? { now: () => Date.now() };
   const random = checkFunction<() => number>(WHERE, 'random', opts.random) ?? Math.random;
-  if (opts.retryLocalRejections !== undefined && typeof opts.retryLocalRejections !== 'boolean') {
-    throw new TypeError(
-      `${WHERE}: retryLocalRejections must be a boolean, got ${describe(opts.retryLocalRejections)}`,
-    );
-  }
-  const retryLocalRejections = opts.retryLocalRejections ?? false;
+  const retryLocalRejections = checkBoolean(WHERE, 'retryLocalRejections', opts.retryLocalRejections, false);
 
   const states = new Map<string, AdaptiveThrottleState>();
   const counters: AdaptiveThrottleCounters = {
@@ -199,22 +198,8 @@ export function createAdaptiveThrottle(options?: AdaptiveThrottleOptions): Adapt
       state = new AdaptiveThrottleState(rule);
       states.set(key, state);
     }
-    counters.calls += 1;
-    const now = clock.now();
-    const requests = state.requests(now);
-    const accepts = state.accepts(now);
-    const probability = state.decide(now, random());
-    if (probability >= 0) {
-      counters.rejected += 1;
-      emit({ type: 'adaptive-throttle-rejected', method, key, probability, requests, accepts });
-      return new RejectedCall(
-        `${LOCAL_REJECTION_DETAILS_PREFIX} (client-side adaptive throttling of ${key}: rejection probability ` +
-          `${probability.toFixed(3)}, ${requests} requests and ${accepts} accepts in the last ${rule.windowMs / 1000} s)`,
-        retryLocalRejections,
-      ) as unknown as InterceptingCall;
-    }
     const throttleState = state;
-    return new CountingCall(nextCall(callOptions), (outcome) => {
+    const report = (outcome: number | 'timed-out' | 'cancelled') => {
       if (outcome === 'cancelled') {
         counters.cancelled += 1;
         return;
@@ -226,6 +211,28 @@ export function createAdaptiveThrottle(options?: AdaptiveThrottleOptions): Adapt
         counters.accepted += 1;
         throttleState.recordResponse(clock.now(), true);
       }
+    };
+    // Decided when the call starts: only then does the metadata say whether it is a retry or a hedge.
+    return new ThrottledCall((metadata) => {
+      counters.calls += 1;
+      const now = clock.now();
+      const requests = throttleState.requests(now);
+      const accepts = throttleState.accepts(now);
+      const retry = metadata.get(PREVIOUS_ATTEMPTS_METADATA_KEY).length > 0;
+      const probability = throttleState.decide(now, random(), retry);
+      if (probability < 0) {
+        return new CountingCall(nextCall(callOptions), report);
+      }
+      counters.rejected += 1;
+      emit({ type: 'adaptive-throttle-rejected', method, key, probability, requests, accepts, retry });
+      const why = retry
+        ? `a retry or hedge while rejecting (probability ${probability.toFixed(3)})`
+        : `rejection probability ${probability.toFixed(3)}`;
+      return new RejectedCall(
+        `${LOCAL_REJECTION_DETAILS_PREFIX} (client-side adaptive throttling of ${key}: ${why}, ` +
+          `${requests} requests and ${accepts} accepts in the last ${rule.windowMs / 1000} s)`,
+        retryLocalRejections,
+      );
     }) as unknown as InterceptingCall;
   };
 
@@ -249,7 +256,7 @@ function resolveRejectedCodes(value: unknown): ReadonlySet<number> {
   }
   if (!Array.isArray(value)) {
     throw new TypeError(
-      `${WHERE}: rejectedStatusCodes must be an array of status codes, got ${describe(value)}`,
+      `${WHERE}.rejectedStatusCodes must be an array of status codes, got ${describeValue(value)}`,
     );
   }
   return new Set(
@@ -257,7 +264,7 @@ function resolveRejectedCodes(value: unknown): ReadonlySet<number> {
       try {
         return parseStatusCode(code, `rejectedStatusCodes[${i}]`);
       } catch (error) {
-        throw new RangeError(`${WHERE}: ${errorMessage(error)}`);
+        throw new RangeError(`${WHERE}.${errorMessage(error)}`);
       }
     }),
   );
@@ -269,6 +276,56 @@ function resolveRejectedCodes(value: unknown): ReadonlySet<number> {
  */
 function isPerAttemptTimeout(code: status, _details: string): boolean {
   return code === status.DEADLINE_EXCEEDED;
+}
+
+/**
+ * What the interceptor returns: it decides when the call starts (from its metadata), then hands everything to a
+ * {@link CountingCall} (let through) or a {@link RejectedCall}. A cancel before the start ends it as rejected would.
+ */
+class ThrottledCall implements InterceptingCallInterface {
+  private inner: InterceptingCallInterface | undefined;
+  private cancelledBeforeStart: { code: status; details: string } | undefined;
+
+  constructor(private readonly decide: (metadata: Metadata) => InterceptingCallInterface) {}
+
+  start(metadata: Metadata, listener?: Partial<InterceptingListener>): void {
+    if (this.cancelledBeforeStart) {
+      this.inner = new RejectedCall('', true);
+      this.inner.cancelWithStatus(this.cancelledBeforeStart.code, this.cancelledBeforeStart.details);
+    } else {
+      this.inner = this.decide(metadata);
+    }
+    this.inner.start(metadata, listener);
+  }
+  cancelWithStatus(code: status, details: string): void {
+    if (this.inner) {
+      this.inner.cancelWithStatus(code, details);
+    } else {
+      this.cancelledBeforeStart ??= { code, details };
+    }
+  }
+  getPeer(): string {
+    return this.inner?.getPeer() ?? '';
+  }
+  sendMessageWithContext(context: MessageContext, message: unknown): void {
+    if (this.inner) {
+      this.inner.sendMessageWithContext(context, message);
+    } else {
+      context.callback?.();
+    }
+  }
+  sendMessage(message: unknown): void {
+    this.inner?.sendMessage(message);
+  }
+  startRead(): void {
+    this.inner?.startRead();
+  }
+  halfClose(): void {
+    this.inner?.halfClose();
+  }
+  getAuthContext(): ReturnType<InterceptingCallInterface['getAuthContext']> {
+    return this.inner?.getAuthContext() ?? null;
+  }
 }
 
 /**

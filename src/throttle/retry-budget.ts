@@ -1,6 +1,12 @@
 import type { Clock } from '../shared/clock.js';
 import type { GatedAttemptKind, RetryGate } from '../shared/retry-gate.js';
-import { checkNowSource, checkOptionsObject, numberInRange, rejectUnknownOptions } from './options.js';
+import {
+  checkFunction,
+  checkNowSource,
+  checkNumber,
+  checkOptions,
+  type Renames,
+} from '../util/option-checks.js';
 import { SlidingWindow } from './sliding-window.js';
 
 /** Options of {@link RetryBudget}. */
@@ -11,19 +17,27 @@ export interface RetryBudgetOptions {
    */
   ratio?: number;
   /**
-   * Retries allowed per second whatever the traffic, so that a client making few calls can still retry.
-   * At least 0. Default 10 (Finagle `minRetriesPerSec`, Linkerd `minRetriesPerSecond`). The reserve is per budget:
-   * a fleet of N clients with a budget each may send N × this many retries per second (see the README).
+   * A floor: retries allowed per second whatever the traffic. At least 0. Default 0. It is absolute and per
+   * budget, so a fleet of N clients with a budget each may send N × minPerSecond retries per second however few
+   * calls it makes: Finagle's and Linkerd's default of 10 let 10,000 light clients retry 100,000 times a second
+   * against 8,000 calls (a metastable failure in the fleet simulation). Without it a client that makes few calls
+   * can still retry: a budget holding a fraction of a retry lets one through with that probability.
    */
-  minRetriesPerSecond?: number;
+  minPerSecond?: number;
   /** How long a deposit (a call) or a withdrawal (a retry) counts, in ms: 1,000 to 60,000. Default 10,000. */
   ttlMs?: number;
   /** Time source; only `now()` is used. Default: the system clock. */
   clock?: Pick<Clock, 'now'>;
+  /** Uniform random numbers in [0, 1) for the fractional retries (default Math.random); inject one for tests. */
+  random?: () => number;
 }
 
-const WHERE = 'RetryBudget';
-const KNOWN_OPTIONS = ['ratio', 'minRetriesPerSecond', 'ttlMs', 'clock'] as const;
+/** Where option errors point: `RetryBudget: options.ratio must be ...`. */
+const WHERE = 'RetryBudget: options';
+const KNOWN_OPTIONS = ['ratio', 'minPerSecond', 'ttlMs', 'clock', 'random'] as const;
+const RENAMED: Renames = {
+  minRetriesPerSecond: { now: 'minPerSecond', hint: 'its default is now 0; see the README on fleets' },
+};
 /** A retry withdraws this many units; a call deposits ratio × this many. Whole numbers keep sums exact. */
 const UNITS_PER_RETRY = 1000;
 /** Finagle's TokenRetryBudget divides the ttl into 10 slices. */
@@ -31,13 +45,16 @@ const BINS = 10;
 const DEPOSITS = 0;
 
 /**
- * A retry budget with Finagle/Linkerd semantics: over any window of `ttlMs`, retries and further hedges may number
- * at most `ratio` × the calls started in that window, plus `minRetriesPerSecond` × the window in seconds.
+ * A retry budget (Finagle's and Linkerd's, made safe for fleets): over any window of `ttlMs`, retries and further
+ * hedges number about `ratio` × the calls started in that window (plus `minPerSecond` × the window in seconds).
  *
  * It is a token bucket whose tokens expire: every call deposits `ratio` of a retry, every retry withdraws one, and
- * both are forgotten `ttlMs` later (in 10 steps). A standing reserve of `minRetriesPerSecond × ttl` retries
- * lets a quiet client retry at that rate. Unlike the A6 throttle it counts load, not failures, so it bounds the
- * extra load retries can add (1 + ratio, plus the reserve) whatever the servers answer.
+ * both are forgotten `ttlMs` later (in 10 steps). When the budget holds less than one whole retry but more than
+ * none, a retry goes with probability equal to the fraction held (and withdraws a whole one, leaving the budget
+ * below zero): so a client that makes few calls can still retry — 20% of its failed calls with the default ratio —
+ * and retries stay at `ratio` of the calls in expectation, whatever the client's rate and however many clients
+ * there are. Unlike the A6 throttle it counts load, not failures, so it bounds the extra load retries can add
+ * (1 + ratio) whatever the servers answer.
  *
  * It is a {@link RetryGate}: pass it as the retry interceptor's `throttle` option. The engine deposits with
  * `recordCall()` when a call under a policy starts and withdraws with `allowAttempt()` before each retry or
@@ -46,31 +63,24 @@ const DEPOSITS = 0;
 export class RetryBudget implements RetryGate {
   readonly name = 'retry-budget';
   readonly ratio: number;
-  readonly minRetriesPerSecond: number;
+  readonly minPerSecond: number;
   readonly ttlMs: number;
   private readonly clock: Pick<Clock, 'now'>;
+  private readonly random: () => number;
   private readonly deposit: number;
   private readonly reserve: number;
   private readonly window: SlidingWindow;
   private deniedCount = 0;
 
   constructor(options?: RetryBudgetOptions) {
-    checkOptionsObject(WHERE, options);
-    const opts = options ?? {};
-    rejectUnknownOptions(WHERE, opts, KNOWN_OPTIONS);
-    this.ratio = numberInRange(WHERE, 'ratio', opts.ratio, 0.2, 0, 1000);
-    this.minRetriesPerSecond = numberInRange(
-      WHERE,
-      'minRetriesPerSecond',
-      opts.minRetriesPerSecond,
-      10,
-      0,
-      Number.MAX_SAFE_INTEGER,
-    );
-    this.ttlMs = numberInRange(WHERE, 'ttlMs', opts.ttlMs, 10_000, 1000, 60_000);
+    const opts = checkOptions(WHERE, options, KNOWN_OPTIONS, RENAMED) as RetryBudgetOptions;
+    this.ratio = checkNumber(WHERE, 'ratio', opts.ratio, 0.2, { min: 0, max: 1000 });
+    this.minPerSecond = checkNumber(WHERE, 'minPerSecond', opts.minPerSecond, 0, { min: 0 });
+    this.ttlMs = checkNumber(WHERE, 'ttlMs', opts.ttlMs, 10_000, { min: 1000, max: 60_000, unit: 'ms' });
     this.clock = checkNowSource(WHERE, 'clock', opts.clock) ?? { now: () => Date.now() };
+    this.random = checkFunction<() => number>(WHERE, 'random', opts.random) ?? Math.random;
     this.deposit = Math.round(this.ratio * UNITS_PER_RETRY);
-    this.reserve = Math.round(this.minRetriesPerSecond * (this.ttlMs / 1000) * UNITS_PER_RETRY);
+    this.reserve = Math.round(this.minPerSecond * (this.ttlMs / 1000) * UNITS_PER_RETRY);
     this.window = new SlidingWindow(this.ttlMs, BINS, 1);
   }
 
@@ -92,12 +102,14 @@ export class RetryBudget implements RetryGate {
   }
 
   /**
-   * {@link RetryGate}: withdraw one retry if the budget holds one. Retries and hedges are charged alike.
+   * {@link RetryGate}: withdraw one retry if the budget holds one, or, holding a fraction f of one, with
+   * probability f. Retries and hedges are charged alike.
    * @returns whether the attempt may be sent.
    */
   allowAttempt(_kind?: GatedAttemptKind): boolean {
     const now = this.clock.now();
-    if (this.balance(now) < UNITS_PER_RETRY) {
+    const balance = this.balance(now);
+    if (balance < UNITS_PER_RETRY && !(balance > 0 && this.random() * UNITS_PER_RETRY < balance)) {
       this.deniedCount += 1;
       return false;
     }

@@ -74,7 +74,9 @@ export function checkOptions(
       const hint = renamed.hint === undefined ? '' : ` (${renamed.hint})`;
       throw new TypeError(`${path}.${key} was renamed to "${renamed.now}"${hint}`);
     }
-    throw new TypeError(`${path}.${key} is not an option${didYouMean(key, known)} (known: ${known.join(', ')})`);
+    throw new TypeError(
+      `${path}.${key} is not an option${didYouMean(key, known)} (known: ${known.join(', ')})`,
+    );
   }
   return value;
 }
@@ -109,7 +111,7 @@ export function describeNumberRule(rule: NumberRule): string {
 
 /**
  * The number option `name` of the options at `path`: `fallback` when left out; a TypeError when it is not a
- * number, a RangeError when it breaks `rule` (NaN and infinities included).
+ * number (NaN included), a RangeError when it breaks `rule` (infinities included).
  */
 export function checkNumber(
   path: string,
@@ -135,7 +137,7 @@ export function checkNumber(
   if (value === undefined) {
     return fallback;
   }
-  if (typeof value !== 'number') {
+  if (typeof value !== 'number' || Number.isNaN(value)) {
     throw new TypeError(`${path}.${name} must be ${describeNumberRule(rule)}, got ${describeValue(value)}`);
   }
   const { min, max } = rule;
@@ -188,4 +190,17 @@ export function checkClock(path: string, name: string, value: unknown): Clock | 
     );
   }
   return value;
+}
+
+/** A time source option `name`: an object with a `now()` method (a Clock will do), or undefined when left out. */
+export function checkNowSource(path: string, name: string, value: unknown): { now(): number } | undefined {
+  if (value === undefined) {
+    return undefined;
+  }
+  if (typeof value !== 'object' || value === null || typeof (value as { now?: unknown }).now !== 'function') {
+    throw new TypeError(
+      `${path}.${name} must be an object with a now() method (a Clock), got ${describeValue(value)}`,
+    );
+  }
+  return value as { now(): number };
 }

@@ -11,7 +11,7 @@ import { FakeClock } from './fake-clock.js';
 const M = '/pkg.Service/Read';
 const OTHER = '/pkg.Service/Write';
 
-/** Record `count` latencies spread evenly over `durationMs`, each drawn by `draw`. */
+/** Record `count` first attempts that answered after `draw(i)` ms (no hedge won), spread over `durationMs`. */
 function feed(
   hedging: AdaptiveHedging,
   clock: FakeClock,
@@ -22,124 +22,112 @@ function feed(
 ): void {
   const step = durationMs / count;
   for (let i = 0; i < count; i++) {
-    hedging.record(method, draw(i));
+    const delay = hedging.delayFor(method, 20).delayMs;
+    hedging.recordOutcome(method, delay, draw(i));
     clock.advance(step);
   }
 }
 
 describe('AdaptiveHedging delay', () => {
-  it('uses the configured delay until the window holds minSamples and the first recomputation is due', () => {
+  it('uses the configured delay until a call is recorded, then moves from it', () => {
     const clock = new FakeClock();
-    const hedging = new AdaptiveHedging({ clock, minSamples: 50 });
+    const hedging = new AdaptiveHedging({ clock });
     expect(hedging.delayFor(M, 20)).toEqual({ delayMs: 20, adaptive: false });
-    feed(hedging, clock, 49, 2_000, () => 5);
-    clock.advance(2_000); // recomputation due, but 49 < 50 samples
-    expect(hedging.delayFor(M, 20)).toEqual({ delayMs: 20, adaptive: false });
-    hedging.record(M, 5);
-    // The next recomputation is 3 s after the last one.
-    expect(hedging.delayFor(M, 20).adaptive).toBe(false);
-    clock.advance(3_000);
+    expect(hedging.delayOf(M)).toBeUndefined();
+    hedging.recordOutcome(M, 20, 25); // outlived: one step up
     const choice = hedging.delayFor(M, 20);
     expect(choice.adaptive).toBe(true);
-    expect(choice.delayMs).toBeCloseTo(5, 0);
+    expect(choice.delayMs).toBeCloseTo(20 * Math.exp(0.05 * 0.95), 10);
+    expect(hedging.delayOf(M)).toBe(choice.delayMs);
   });
 
-  it('is the p95 of the window by default, and p99 with maxExtraLoad 0.01 (within the sketch accuracy)', () => {
+  it('tracks the p95 of first attempts by default, and the p99 with maxExtraLoad 0.01', () => {
     for (const [maxExtraLoad, expected] of [
       [0.05, 950],
       [0.01, 990],
     ] as const) {
       const clock = new FakeClock();
       const hedging = new AdaptiveHedging({ clock, maxExtraLoad });
-      // 1..1000 ms in a shuffled order.
       const random = seededRandom(7);
-      const values = Array.from({ length: 1000 }, (_, i) => i + 1).sort(() => random() - 0.5);
-      feed(hedging, clock, 1000, 3_000, (i) => values[i] as number);
-      const { delayMs, adaptive } = hedging.delayFor(M, 20);
-      expect(adaptive).toBe(true);
-      expect(Math.abs(delayMs - expected) / expected).toBeLessThanOrEqual(0.011);
+      // Uniform on 0..1000 ms: the quantile 1 − maxExtraLoad is 950 or 990 ms.
+      feed(hedging, clock, 30_000, 300_000, () => random() * 1000);
+      let outlived = 0;
+      const calls = 20_000;
+      for (let i = 0; i < calls; i++) {
+        const delay = hedging.delayFor(M, 20).delayMs;
+        const latency = random() * 1000;
+        if (latency > delay) outlived++;
+        hedging.recordOutcome(M, delay, latency);
+      }
+      expect(outlived / calls).toBeGreaterThan(maxExtraLoad * 0.7);
+      expect(outlived / calls).toBeLessThan(maxExtraLoad * 1.4);
+      const delay = hedging.delayOf(M) as number;
+      expect(Math.abs(delay - expected) / expected).toBeLessThan(0.05);
       expect(hedging.quantile).toBeCloseTo(1 - maxExtraLoad, 10);
     }
   });
 
-  it('is not recomputed more often than recomputeEveryMs', () => {
-    const clock = new FakeClock();
-    const hedging = new AdaptiveHedging({ clock, recomputeEveryMs: 3_000 });
-    feed(hedging, clock, 200, 3_000, () => 10);
-    const first = hedging.delayFor(M, 1).delayMs;
-    expect(first).toBeCloseTo(10, 0);
-    feed(hedging, clock, 2_000, 2_000, () => 100); // now the window is mostly 100 ms
-    clock.advance(999);
-    expect(hedging.delayFor(M, 1).delayMs).toBe(first);
-    clock.advance(1);
-    expect(hedging.delayFor(M, 1).delayMs).toBeCloseTo(100, 0);
-  });
-
-  it('follows a regime shift: up within one recomputation, down once the old samples leave the window', () => {
+  it('follows a regime shift up within tens of calls and down within a few hundred, whatever the clock does', () => {
     const clock = new FakeClock();
     const hedging = new AdaptiveHedging({ clock });
     const random = seededRandom(3);
-    const regime = (fast: number, slow: number) => () =>
-      random() < 0.05 ? slow : fast * (0.9 + 0.2 * random());
-    // 40 s of a 2 ms fast path (5% at 200 ms), 100 samples a second.
-    feed(hedging, clock, 4_000, 40_000, regime(2, 200));
-    const before = hedging.delayOf(M) as number;
-    expect(before).toBeGreaterThan(1.5);
-    expect(before).toBeLessThanOrEqual(202);
-    // Then a 20 ms fast path (5% at 400 ms): within 6 s the new samples pass 5% of the window and lift the delay.
-    feed(hedging, clock, 600, 6_000, regime(20, 400));
-    expect(hedging.delayOf(M) as number).toBeGreaterThan(17);
-    // After a full window of the new regime only, the delay is its p95: between its fast path and its tail.
-    feed(hedging, clock, 3_000, 30_000, regime(20, 400));
-    const after = hedging.delayOf(M) as number;
-    expect(after).toBeGreaterThanOrEqual(17);
-    expect(after).toBeLessThanOrEqual(404);
-    // And back to the fast regime: once the slow samples have aged out (30 s), the delay is the fast one again.
-    feed(hedging, clock, 3_500, 35_000, () => 2);
-    expect(hedging.delayOf(M) as number).toBeCloseTo(2, 1);
+    const regime = (fast: number, slow: number) => () => (random() < 0.05 ? slow : fast * (0.5 + random()));
+    feed(hedging, clock, 1_000, 5_000, regime(2, 200));
+    expect(hedging.delayOf(M) as number).toBeLessThan(5);
+    feed(hedging, clock, 100, 500, regime(20, 400));
+    expect(hedging.delayOf(M) as number).toBeGreaterThan(25);
+    feed(hedging, clock, 300, 1_500, regime(2, 200));
+    expect(hedging.delayOf(M) as number).toBeLessThan(5);
   });
 
-  it('falls back to the configured delay when the window empties', () => {
+  it('reports first-attempt latencies over its window, and forgets them when the window has passed', () => {
+    const clock = new FakeClock();
+    const hedging = new AdaptiveHedging({ clock, windowMs: 3_000, windowBins: 3 });
+    expect(hedging.latencies(M)).toBeUndefined();
+    feed(hedging, clock, 1_000, 2_000, (i) => (i % 100) + 1);
+    const report = hedging.latencies(M);
+    expect(report?.count).toBe(1_000);
+    expect(Math.abs((report?.p50 as number) - 50) / 50).toBeLessThan(0.03);
+    expect(Math.abs((report?.p99 as number) - 99) / 99).toBeLessThan(0.03);
+    clock.advance(4_000);
+    expect(hedging.latencies(M)).toBeUndefined();
+    expect(hedging.delayOf(M)).toBeDefined(); // the delay does not depend on the window
+  });
+
+  it('never goes below minDelayMs nor above maxDelayMs', () => {
+    const clock = new FakeClock();
+    const hedging = new AdaptiveHedging({ clock, minDelayMs: 4, maxDelayMs: 100 });
+    feed(hedging, clock, 3_000, 3_000, () => 0.5);
+    expect(hedging.delayFor(M, 20)).toEqual({ delayMs: 4, adaptive: true });
+    feed(hedging, clock, 3_000, 3_000, () => 5_000);
+    expect(hedging.delayOf(M)).toBeCloseTo(100, 6);
+  });
+
+  it('ignores negative and non-finite values', () => {
     const clock = new FakeClock();
     const hedging = new AdaptiveHedging({ clock });
-    feed(hedging, clock, 200, 3_000, () => 8);
-    expect(hedging.delayFor(M, 20).adaptive).toBe(true);
-    clock.advance(31_000);
-    expect(hedging.delayFor(M, 20)).toEqual({ delayMs: 20, adaptive: false });
+    for (const bad of [-1, Number.NaN, Number.POSITIVE_INFINITY]) {
+      hedging.recordOutcome(M, 10, bad);
+      hedging.recordOutcome(M, bad, 10);
+    }
     expect(hedging.delayOf(M)).toBeUndefined();
-  });
-
-  it('never goes below minDelayMs', () => {
-    const clock = new FakeClock();
-    const hedging = new AdaptiveHedging({ clock, minDelayMs: 4 });
-    feed(hedging, clock, 200, 3_000, () => 0.5);
-    expect(hedging.delayFor(M, 20)).toEqual({ delayMs: 4, adaptive: true });
-  });
-
-  it('ignores negative and non-finite latencies', () => {
-    const clock = new FakeClock();
-    const hedging = new AdaptiveHedging({ clock, minSamples: 1 });
-    for (const bad of [-1, Number.NaN, Number.POSITIVE_INFINITY]) hedging.record(M, bad);
-    clock.advance(3_000);
-    expect(hedging.delayOf(M)).toBeUndefined();
-    hedging.record(M, 0);
-    clock.advance(3_000);
-    expect(hedging.delayOf(M)).toBe(1); // 0 ms, raised to the 1 ms floor
+    hedging.recordOutcome(M, 10, 0);
+    expect(hedging.delayOf(M)).toBeCloseTo(10 * Math.exp(-0.05 * 0.05), 10);
   });
 
   it('keeps each method apart, and reports every delay through currentDelays', () => {
     const clock = new FakeClock();
     const hedging = new AdaptiveHedging({ clock });
-    for (let i = 0; i < 300; i++) {
-      hedging.record(M, 10);
-      hedging.record(OTHER, 50);
+    for (let i = 0; i < 3_000; i++) {
+      hedging.recordOutcome(M, hedging.delayFor(M, 20).delayMs, 10);
+      hedging.recordOutcome(OTHER, hedging.delayFor(OTHER, 20).delayMs, 50);
       clock.advance(10);
     }
-    hedging.record('/pkg.Service/Rare', 1); // too few samples: no delay yet
     const delays = hedging.currentDelays();
     expect([...delays.keys()].sort()).toEqual([M, OTHER]);
-    expect(delays.get(M)).toBeCloseTo(10, 0);
-    expect(delays.get(OTHER)).toBeCloseTo(50, 0);
+    // Every call took exactly 10 (or 50) ms: the delay settles within one step of it.
+    expect(Math.abs((delays.get(M) as number) / 10 - 1)).toBeLessThan(0.06);
+    expect(Math.abs((delays.get(OTHER) as number) / 50 - 1)).toBeLessThan(0.06);
     expect(hedging.delayOf('/pkg.Service/Unknown')).toBeUndefined();
   });
 
@@ -152,24 +140,33 @@ describe('AdaptiveHedging delay', () => {
     expect(hedging.budget?.tokens).toBe(20); // 2 per second × 10 s ttl
     expect(new AdaptiveHedging({ budget: false }).budget).toBeUndefined();
     expect(new AdaptiveHedging(true).options.maxExtraLoad).toBe(0.05);
+    expect(new AdaptiveHedging(true).options.recentCalls).toBe(200);
+    expect(new AdaptiveHedging({ maxExtraLoad: 0.01 }).options.recentCalls).toBe(1_000);
   });
 
   it('rejects invalid options with an error that names the option', () => {
     expect(() => new AdaptiveHedging({ maxExtraLoad: 1 })).toThrow(
-      /AdaptiveHedging: options\.maxExtraLoad must be a number in \[0, 1\), got 1/,
+      /AdaptiveHedging: options\.maxExtraLoad must be a number in \(0, 1\), got 1/,
     );
-    expect(() => new AdaptiveHedging({ maxExtraLoad: -0.1 })).toThrow(RangeError);
+    expect(() => new AdaptiveHedging({ maxExtraLoad: 0 })).toThrow(RangeError);
     expect(() => new AdaptiveHedging({ windowMs: 0 })).toThrow(/options\.windowMs/);
-    expect(() => new AdaptiveHedging({ windowSlices: 1.5 })).toThrow(/options\.windowSlices/);
-    expect(() => new AdaptiveHedging({ minSamples: 0 })).toThrow(/options\.minSamples/);
-    expect(() => new AdaptiveHedging({ minDelayMs: Number.NaN })).toThrow(/options\.minDelayMs/);
-    expect(() => new AdaptiveHedging({ recomputeEveryMs: -1 })).toThrow(/options\.recomputeEveryMs/);
+    expect(() => new AdaptiveHedging({ windowBins: 1.5 })).toThrow(/options\.windowBins/);
+    expect(() => new AdaptiveHedging({ step: 0 })).toThrow(/options\.step must be a number in \(0, 1\]/);
+    expect(() => new AdaptiveHedging({ recentCalls: 5 })).toThrow(/options\.recentCalls/);
+    expect(() => new AdaptiveHedging({ minDelayMs: 0 })).toThrow(/options\.minDelayMs/);
+    expect(() => new AdaptiveHedging({ minDelayMs: 10, maxDelayMs: 5 })).toThrow(
+      /options\.maxDelayMs must be a number >= 10 \(ms, at least minDelayMs\), got 5/,
+    );
+    expect(() => new AdaptiveHedging({ windowSlices: 3 } as never)).toThrow(
+      /AdaptiveHedging: options\.windowSlices was renamed to "windowBins"/,
+    );
+    expect(() => new AdaptiveHedging({ minSamples: 10 } as never)).toThrow(/minSamples is gone/);
     expect(() => new AdaptiveHedging({ budget: { ttlMs: 500 } })).toThrow(/options\.budget\.ttlMs/);
     expect(() => new AdaptiveHedging({ budget: { minPerSecond: -1 } })).toThrow(
       /options\.budget\.minPerSecond/,
     );
     expect(() => new AdaptiveHedging({ maxExtraLoads: 0.1 } as never)).toThrow(
-      /options\.maxExtraLoads is not a known option/,
+      /options\.maxExtraLoads is not an option; did you mean "maxExtraLoad"\?/,
     );
     expect(() => new AdaptiveHedging({ clock: {} as never })).toThrow(/options\.clock must be a Clock/);
   });
@@ -189,7 +186,7 @@ describe('resolveAdaptiveHedging (the interceptor option)', () => {
 
   it('names the interceptor option in its errors', () => {
     expect(() => resolveAdaptiveHedging({ maxExtraLoad: 2 })).toThrow(
-      /createRetryInterceptor: options\.adaptiveHedging\.maxExtraLoad must be a number in \[0, 1\)/,
+      /createRetryInterceptor: options\.adaptiveHedging\.maxExtraLoad must be a number in \(0, 1\)/,
     );
     expect(() => resolveAdaptiveHedging('yes' as never)).toThrow(
       /createRetryInterceptor: options\.adaptiveHedging must be true, false/,

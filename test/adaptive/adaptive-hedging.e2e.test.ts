@@ -23,9 +23,10 @@ afterEach(async () => {
 });
 
 describe('adaptiveHedging option', () => {
-  it('replaces the configured hedgingDelay by the observed percentile once the window holds minSamples', async () => {
+  it('starts from the configured hedgingDelay and moves toward the observed percentile', async () => {
     server = await FlakyServer.start({ onAttempt: () => ({ delayMs: 5 }) });
-    const adaptive = new AdaptiveHedging({ minSamples: 10, recomputeEveryMs: 0 });
+    // A large step, so that a dozen calls bring the delay from 10 s down to the fast path's.
+    const adaptive = new AdaptiveHedging({ step: 1, recentCalls: 10 });
     harness = await startHarness(
       hedgingConfig({ maxAttempts: 2, hedgingDelay: '10s' }),
       { adaptiveHedging: adaptive },
@@ -36,7 +37,7 @@ describe('adaptiveHedging option', () => {
       expect(outcome.code).toBe(grpc.status.OK);
     }
     const scheduled = eventsOf(harness.events, 'hedge-scheduled');
-    // The first calls use the configured 10 s; once 10 latencies are in, the delay is their p95 (about 5 ms).
+    // The first call uses the configured 10 s; after 10 calls the lowering rule brings the delay to the fast path.
     expect(scheduled[0]).toMatchObject({ reason: 'hedging-delay', delayMs: 10_000 });
     const last = scheduled[scheduled.length - 1];
     expect(last?.reason).toBe('adaptive-delay');
@@ -53,7 +54,7 @@ describe('adaptiveHedging option', () => {
     });
     harness = await startHarness(
       hedgingConfig({ maxAttempts: 2, hedgingDelay: '0.01s' }),
-      { adaptiveHedging: { maxExtraLoad: 0, budget: { minPerSecond: 0 } } },
+      { adaptiveHedging: { maxExtraLoad: 0.01, budget: { minPerSecond: 0 } } },
       server,
     );
     const outcome = await unary(harness.client, 'budget');
@@ -66,7 +67,7 @@ describe('adaptiveHedging option', () => {
 
   it('names a bad option', () => {
     expect(() => createRetryInterceptor(hedgingConfig(), { adaptiveHedging: { maxExtraLoad: 1.5 } })).toThrow(
-      /createRetryInterceptor: options\.adaptiveHedging\.maxExtraLoad must be a number in \[0, 1\)/,
+      /createRetryInterceptor: options\.adaptiveHedging\.maxExtraLoad must be a number in \(0, 1\)/,
     );
     expect(() => createRetryInterceptor(hedgingConfig(), { cancelRateLimit: { burst: 0 } })).toThrow(
       /createRetryInterceptor: options\.cancelRateLimit\.burst must be an integer >= 1/,

@@ -85,7 +85,7 @@ describe('CancelRateLimiter', () => {
     expect(() => new CancelRateLimiter({ ratePerSecond: -1 })).toThrow(/options\.ratePerSecond/);
     expect(() => new CancelRateLimiter({ loserCapMs: 0 })).toThrow(/options\.loserCapMs/);
     expect(() => new CancelRateLimiter({ clock: {} as never })).toThrow(/options\.clock/);
-    expect(() => new CancelRateLimiter({ rate: 1 } as never)).toThrow(/options\.rate is not a known option/);
+    expect(() => new CancelRateLimiter({ rate: 1 } as never)).toThrow(/options\.rate is not an option/);
   });
 });
 

@@ -90,12 +90,14 @@ describe('HedgeBudget', () => {
       /HedgeBudget: options\.maxExtraLoad must be a number in \[0, 1\)/,
     );
     expect(() => new HedgeBudget({ ttlMs: 100 })).toThrow(
-      /HedgeBudget: options\.ttlMs must be an integer from 1000/,
+      /HedgeBudget: options\.ttlMs must be an integer in \[1000, 60000\] \(ms\), got 100/,
     );
     expect(() => new HedgeBudget({ minPerSecond: Number.POSITIVE_INFINITY })).toThrow(
       /options\.minPerSecond/,
     );
     expect(() => new HedgeBudget({ clock: { now: () => 0 } as never })).toThrow(/options\.clock/);
-    expect(() => new HedgeBudget({ ttl: 1 } as never)).toThrow(/options\.ttl is not a known option/);
+    expect(() => new HedgeBudget({ ttl: 1 } as never)).toThrow(
+      /HedgeBudget: options\.ttl is not an option \(known: /,
+    );
   });
 });

@@ -1,12 +1,20 @@
 import { describe, expect, it } from 'vitest';
 import { AdaptiveHedging } from '../../src/hedging/adaptive-hedging-delay.js';
 import { FakeClock } from '../../src/testing/fake-clock.js';
-import { engineCall, eventsOfType, hedgingPolicy, retryPolicy, Status, T0 } from '../helpers/engine.js';
+import {
+  engineCall,
+  eventsOfType,
+  hedgingPolicy,
+  METHOD,
+  retryPolicy,
+  Status,
+  T0,
+} from '../helpers/engine.js';
 
 describe('engine: adaptive hedging delay', () => {
-  it('uses the configured delay until the window has samples, then the observed percentile', () => {
+  it('uses the configured delay for the first call, then the delay its first attempt moved', () => {
     const clock = new FakeClock(T0);
-    const adaptive = new AdaptiveHedging({ clock, minSamples: 20, recomputeEveryMs: 1000, budget: false });
+    const adaptive = new AdaptiveHedging({ clock, budget: false });
     const config = hedgingPolicy({ hedgingDelay: '0.5s', maxAttempts: 2 });
     const first = engineCall(config, { clock, interceptor: { adaptiveHedging: adaptive } });
     expect(eventsOfType(first.events, 'hedge-scheduled')[0]).toMatchObject({
@@ -15,20 +23,32 @@ describe('engine: adaptive hedging delay', () => {
     });
     first.clock.advance(20);
     first.attempt(0).succeed();
-    // 40 calls answered after 20 ms each: the p95 of the window is about 20 ms.
-    for (let i = 0; i < 40; i++) {
-      const h = engineCall(config, { clock, interceptor: { adaptiveHedging: adaptive } });
-      clock.advance(20);
-      h.attempt(0).succeed();
-    }
-    clock.advance(1000); // the next recomputation
+    // The first attempt answered in 20 ms, under the 500 ms it was sent with: one step down.
+    const down = 500 * Math.exp(-0.05 * 0.05);
+    expect(adaptive.delayOf(METHOD)).toBeCloseTo(down, 10);
     const later = engineCall(config, { clock, interceptor: { adaptiveHedging: adaptive } });
     const scheduled = eventsOfType(later.events, 'hedge-scheduled')[0];
     expect(scheduled?.reason).toBe('adaptive-delay');
-    expect(scheduled?.delayMs).toBeGreaterThanOrEqual(19);
-    expect(scheduled?.delayMs).toBeLessThanOrEqual(21);
-    clock.advance(21);
+    expect(scheduled?.delayMs).toBe(Math.round(down)); // events carry whole ms
+    clock.advance(Math.ceil(down));
     expect(later.attempts).toHaveLength(2);
+    // The hedge wins while the first attempt is still running: it outlived the delay (superseded), one step up.
+    later.attempt(1).succeed();
+    expect(later.status.code).toBe(Status.OK);
+    expect(adaptive.delayOf(METHOD)).toBeCloseTo(down * Math.exp(0.05 * 0.95), 10);
+  });
+
+  it('records nothing when the first attempt failed before a hedge won', () => {
+    const clock = new FakeClock(T0);
+    const adaptive = new AdaptiveHedging({ clock, budget: false });
+    const config = hedgingPolicy({ hedgingDelay: '0.1s', maxAttempts: 2 });
+    const h = engineCall(config, { clock, interceptor: { adaptiveHedging: adaptive } });
+    clock.advance(10);
+    h.attempt(0).fail(Status.UNAVAILABLE); // a non-fatal code: the hedge goes at once
+    expect(h.attempts).toHaveLength(2);
+    h.attempt(1).succeed();
+    expect(h.status.code).toBe(Status.OK);
+    expect(adaptive.delayOf(METHOD)).toBeUndefined();
   });
 
   it('a hedge the budget refuses is asked for again one delay later, and reported once', () => {

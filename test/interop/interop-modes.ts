@@ -285,7 +285,7 @@ export const INTEROP_MODES: readonly InteropMode[] = [
     }),
     3,
   ),
-  // The configured delay (10 s) holds until a method has one latency sample, then the observed one takes over.
+  // The configured delay (10 s) holds for a method's first call; from its first recorded outcome the tracked one does.
   (() => {
     let adaptive: AdaptiveHedging;
     return retryMode(
@@ -295,7 +295,7 @@ export const INTEROP_MODES: readonly InteropMode[] = [
       }),
       { min: 1, max: 2 },
       () => {
-        adaptive = new AdaptiveHedging({ minSamples: 1, recomputeEveryMs: 0 });
+        adaptive = new AdaptiveHedging();
         return {
           options: { adaptiveHedging: adaptive },
           afterAll: (allEvents) => {

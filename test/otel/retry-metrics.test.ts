@@ -191,7 +191,7 @@ describe('createRetryMetrics: synthetic events', () => {
 
   it('reports the current adaptive hedging delay of each method as a gauge, in seconds', async () => {
     const clock = new FakeClock();
-    const adaptiveHedging = new AdaptiveHedging({ clock, minSamples: 10 });
+    const adaptiveHedging = new AdaptiveHedging({ clock });
     const { reader } = setup({ adaptiveHedging, target: 'dns:///db' });
     const gauge = async (): Promise<Map<unknown, number>> => {
       const { resourceMetrics } = await reader.collect();
@@ -209,14 +209,11 @@ describe('createRetryMetrics: synthetic events', () => {
       }
       return out;
     };
-    expect((await gauge()).size).toBe(0); // no method has enough samples yet
-    for (let i = 0; i < 20; i++) {
-      adaptiveHedging.record(METHOD, 40);
-      clock.advance(150);
-    }
+    expect((await gauge()).size).toBe(0); // no call recorded yet
+    adaptiveHedging.recordOutcome(METHOD, 40, 10);
     const delays = await gauge();
     expect([...delays.keys()]).toEqual([`${FLAKY}/Unary`]);
-    expect(delays.get(`${FLAKY}/Unary`)).toBeCloseTo(0.04, 3);
+    expect(delays.get(`${FLAKY}/Unary`)).toBeCloseTo((40 * Math.exp(-0.05 * 0.05)) / 1000, 6);
     expect(() => createRetryMetrics({ adaptiveHedging: {} as never })).toThrow(
       /options\.adaptiveHedging must be an AdaptiveHedging/,
     );

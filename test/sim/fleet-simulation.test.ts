@@ -3,9 +3,9 @@ import {
   DEFAULT_FLEET_SIMULATION,
   type FleetSimulationConfig,
   runFleetSimulation,
-} from '../../src/sim/fleet-simulation.js';
-import { summarizeFleetRun } from '../../src/sim/recovery.js';
-import { simPolicy } from '../../src/sim/sim-policies.js';
+} from '../../bench/sim/fleet-simulation.js';
+import { summarizeFleetRun } from '../../bench/sim/recovery.js';
+import { simPolicy } from '../../bench/sim/sim-policies.js';
 
 /** A tiny fleet: 20 clients, 400 calls/s offered to a pool of 500/s, a 5 s outage. */
 const tiny: FleetSimulationConfig = {
@@ -57,6 +57,27 @@ describe('fleet simulation', () => {
     expect(summary.metastable).toBe(false);
     expect(summary.timeToRecoverMs).toBeDefined();
     expect(run.timeline.localRejections.slice(-10).reduce((s, v) => s + v, 0)).toBe(0);
+  });
+
+  it('the adaptive throttle holds attempts per call at or below 1 during the outage and recovers within 2 s', () => {
+    const fast = summarizeFleetRun(runFleetSimulation(simPolicy('adaptive'), tiny));
+    expect(fast.outageAmplification).toBeLessThanOrEqual(1);
+    expect(fast.timeToRecoverMs).toBeLessThanOrEqual(2000);
+    // The previous default (10 s window, retries rejected with the same probability) took far longer.
+    const slow = summarizeFleetRun(runFleetSimulation(simPolicy('adaptive-10s'), tiny));
+    expect(slow.timeToRecoverMs ?? Number.POSITIVE_INFINITY).toBeGreaterThan(3000);
+  });
+
+  it('the default retry budget stays near its ratio with many light clients, where a floor of 10/s does not', () => {
+    // 500 clients sharing 400 calls/s: 0.8 calls/s each, as 10,000 clients share 8,000 calls/s; a 20 s outage,
+    // so that what was deposited before it (one 10 s ttl) weighs as little as in the full-size simulation.
+    const light = { ...tiny, clients: 500, outageMs: 20_000, durationMs: 50_000 };
+    const safe = summarizeFleetRun(runFleetSimulation(simPolicy('budget'), light));
+    expect(safe.outageAmplification).toBeLessThanOrEqual(1.3);
+    expect(safe.metastable).toBe(false);
+    expect(safe.timeToRecoverMs).toBeLessThanOrEqual(1000);
+    const floor = summarizeFleetRun(runFleetSimulation(simPolicy('budget-floor-10'), light));
+    expect(floor.outageAmplification).toBeGreaterThan(3);
   });
 
   it('rejects a bad configuration naming the field', () => {

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { seededRandom } from '../../src/testing/seeded-random.js';
 import {
   AdaptiveThrottleState,
+  checkAdaptiveThrottleRuleOptions,
   DEFAULT_ADAPTIVE_THROTTLE_RULE,
   rejectionProbability,
   resolveAdaptiveThrottleRule,
@@ -61,7 +62,7 @@ describe('AdaptiveThrottleState', () => {
   });
 
   it('forgets counts once they leave the window, bin by bin', () => {
-    const state = new AdaptiveThrottleState(rule({ windowMs: 10_000, bins: 10 }));
+    const state = new AdaptiveThrottleState(rule({ windowMs: 10_000, windowBins: 10 }));
     for (let i = 0; i < 100; i++) state.recordResponse(0, false);
     state.recordResponse(5_000, false);
     expect(state.requests(9_999)).toBe(101);
@@ -97,7 +98,7 @@ describe('AdaptiveThrottleState', () => {
 
   it('after an outage, lets through at least twice as much per window until it stops rejecting', () => {
     // Local rejections count as requests, so the let-through share (1 − P) at most doubles per window.
-    const state = new AdaptiveThrottleState(rule({ windowMs: 10_000, bins: 10 }));
+    const state = new AdaptiveThrottleState(rule({ windowMs: 10_000, windowBins: 10 }));
     for (let ms = 0; ms < 10_000; ms += 10) state.recordResponse(ms, false);
     const random = seededRandom(1);
     const atWindowEnd: number[] = [state.probability(10_000)];
@@ -124,26 +125,69 @@ describe('AdaptiveThrottleState', () => {
   });
 });
 
+describe('AdaptiveThrottleState: retries and hedges', () => {
+  it('rejects every attempt after the first while the probability is above 0, by default', () => {
+    const state = new AdaptiveThrottleState(rule({}));
+    expect(state.decide(0, 0.999, true)).toBe(-1); // P = 0: a retry goes
+    state.recordResponse(0, false); // P = 1/9
+    expect(state.decide(0, 0.999, false)).toBe(-1); // a first attempt goes with probability 8/9
+    expect(state.decide(0, 0.999, true)).toBe(1); // a retry does not
+    expect(state.requests(0)).toBe(2); // the rejected retry counts as a request
+  });
+
+  it("with retries: 'same-probability', treats them like first attempts (the SRE rule as written)", () => {
+    const state = new AdaptiveThrottleState(rule({ retries: 'same-probability' }));
+    state.recordResponse(0, false);
+    expect(state.decide(0, 0.999, true)).toBe(-1);
+    expect(state.decide(0, 0, true)).toBeCloseTo(1 / 9, 10);
+  });
+
+  it('lets traffic back within two windows of the backend accepting again', () => {
+    const state = new AdaptiveThrottleState(rule({}));
+    const random = seededRandom(5);
+    // 10 s of outage at 20 requests/s: every one refused.
+    for (let ms = 0; ms < 10_000; ms += 50) state.recordResponse(ms, false);
+    expect(state.probability(10_000)).toBeGreaterThan(0.6);
+    // The backend is back: whatever is let through is accepted.
+    let rejected = 0;
+    for (let ms = 10_000; ms < 12_000; ms += 50) {
+      if (state.decide(ms, random()) >= 0) rejected++;
+      else state.recordResponse(ms, true);
+    }
+    expect(rejected).toBeGreaterThan(0);
+    expect(state.probability(12_000)).toBe(0);
+  });
+});
+
 describe('resolveAdaptiveThrottleRule', () => {
-  it('defaults to k 2, a 10 s window in 100 bins, padding 8 and no cap', () => {
+  it('defaults to k 2, a 1 s window in 100 bins, padding 8, no cap, and retries rejected while rejecting', () => {
     expect(resolveAdaptiveThrottleRule('x', undefined)).toEqual({
       k: 2,
-      windowMs: 10_000,
-      bins: 100,
+      windowMs: 1_000,
+      windowBins: 100,
       padding: 8,
       maxRejectionProbability: 1,
+      retries: 'reject-while-throttling',
     });
   });
 
   it('names the bad option', () => {
     expect(() => resolveAdaptiveThrottleRule('where', { k: 0.5 })).toThrow(
-      /where: k must be a number in \[1, 1000\], got 0.5/,
+      /where\.k must be a number in \[1, 1000\], got 0.5/,
     );
     expect(() => resolveAdaptiveThrottleRule('where', { windowMs: 10 })).toThrow(/windowMs/);
-    expect(() => resolveAdaptiveThrottleRule('where', { bins: 2.5 })).toThrow(/bins must be an integer/);
+    expect(() => resolveAdaptiveThrottleRule('where', { windowBins: 2.5 })).toThrow(
+      /windowBins must be an integer/,
+    );
+    expect(() => checkAdaptiveThrottleRuleOptions('where', { bins: 10 })).toThrow(
+      /where\.bins was renamed to "windowBins"/,
+    );
+    expect(() => resolveAdaptiveThrottleRule('where', { retries: 'never' as never })).toThrow(
+      /where\.retries must be 'reject-while-throttling' or 'same-probability', got "never"/,
+    );
     expect(() => resolveAdaptiveThrottleRule('where', { padding: 0 })).toThrow(/padding/);
     expect(() => resolveAdaptiveThrottleRule('where', { maxRejectionProbability: 0 })).toThrow(
-      /maxRejectionProbability must be in \(0, 1\], got 0/,
+      /where\.maxRejectionProbability must be a number in \(0, 1\], got 0/,
     );
   });
 });

@@ -72,6 +72,7 @@ describe('createAdaptiveThrottle against a real server', () => {
         probability: 1 / 9,
         requests: 1,
         accepts: 0,
+        retry: false,
       },
     ]);
     expect(throttle.counters()).toEqual({ calls: 2, rejected: 1, accepted: 0, notAccepted: 1, cancelled: 0 });
@@ -141,7 +142,7 @@ describe('createAdaptiveThrottle against a real server', () => {
   });
 
   it('counts an attempt the retry engine gave up on (perAttemptRecvTimeout) as not accepted', async () => {
-    const throttle = createAdaptiveThrottle({ random: () => 0.999 });
+    const throttle = createAdaptiveThrottle({ random: () => 0.999, retries: 'same-probability' });
     const c = client([createRetryInterceptor(retryConfig({ perAttemptRecvTimeout: '0.5s' })), throttle]);
     const call = id();
     server.script(call, [{ delayMs: 2000 }, {}]);
@@ -152,10 +153,36 @@ describe('createAdaptiveThrottle against a real server', () => {
     c.close();
   });
 
+  it('rejects a retry while it rejects at all, however the draw falls (retries: reject-while-throttling)', async () => {
+    const events: AdaptiveThrottleEvent[] = [];
+    const throttle = createAdaptiveThrottle({ random: () => 0.999, onEvent: (e) => events.push(e) });
+    const c = client([createRetryInterceptor(retryConfig()), throttle]);
+    const call = id();
+    server.script(call, [{ status: UNAVAILABLE }, {}]);
+    const out = await unary(c, call);
+    // Attempt 1 was refused (P = 1/9 now); the retry carries grpc-previous-rpc-attempts and is rejected locally.
+    expect(out.code).toBe(UNAVAILABLE);
+    expect(out.error?.details).toContain('a retry or hedge while rejecting');
+    expect(server.attempts(call)).toHaveLength(1);
+    expect(events).toEqual([
+      expect.objectContaining({ retry: true, probability: 1, requests: 1, accepts: 0 }),
+    ]);
+    // A first attempt still goes (the draw 0.999 is above P), and is how the throttle learns the backend is back.
+    const next = id();
+    server.script(next, [{}]);
+    expect((await unary(c, next)).error).toBeUndefined();
+    expect(throttle.counters()).toMatchObject({ calls: 3, rejected: 1, accepted: 1, notAccepted: 1 });
+    c.close();
+  });
+
   it('with retryLocalRejections, the retry engine retries a local rejection like any UNAVAILABLE', async () => {
-    const budget = new RetryBudget({ minRetriesPerSecond: 10 });
+    const budget = new RetryBudget({ minPerSecond: 10 });
     // Draws: attempt 1 (P = 0, not drawn against), retry 1 → 0 (rejected), retry 2 → 0.999 (let through).
-    const throttle = createAdaptiveThrottle({ random: randoms([0.5, 0]), retryLocalRejections: true });
+    const throttle = createAdaptiveThrottle({
+      random: randoms([0.5, 0]),
+      retryLocalRejections: true,
+      retries: 'same-probability',
+    });
     const c = client([createRetryInterceptor(retryConfig(), { gate: budget }), throttle]);
     const call = id();
     server.script(call, [{ status: UNAVAILABLE }, {}]);
@@ -208,10 +235,10 @@ describe('createAdaptiveThrottle against a real server', () => {
 
   it('rejects bad options with errors that name the option', () => {
     expect(() => createAdaptiveThrottle({ k: 0 })).toThrow(
-      /createAdaptiveThrottle: k must be a number in \[1, 1000\]/,
+      /createAdaptiveThrottle: options\.k must be a number in \[1, 1000\]/,
     );
     expect(() => createAdaptiveThrottle({ rejectedStatusCodes: ['NOPE'] })).toThrow(
-      /createAdaptiveThrottle: rejectedStatusCodes\[0\]/,
+      /createAdaptiveThrottle: options\.rejectedStatusCodes\[0\]/,
     );
     expect(() => createAdaptiveThrottle({ rejectedStatusCodes: 14 as unknown as number[] })).toThrow(
       TypeError,
@@ -220,10 +247,10 @@ describe('createAdaptiveThrottle against a real server', () => {
       /onEvent must be a function/,
     );
     expect(() => createAdaptiveThrottle({ retryLocalRejections: 1 as unknown as boolean })).toThrow(
-      /retryLocalRejections must be a boolean/,
+      /options\.retryLocalRejections must be true or false/,
     );
     expect(() => createAdaptiveThrottle({ windowMS: 1000 } as unknown as object)).toThrow(
-      /unknown option 'windowMS'/,
+      /options\.windowMS is not an option; did you mean "windowMs"\?/,
     );
   });
 });

@@ -54,6 +54,43 @@ describe('createAdaptiveThrottle (unit, fake time)', () => {
     expect(throttle.state()['pkg.Greeter']).toEqual({ requests: 1, accepts: 0, probability: 1 / 9 });
   });
 
+  it('decides when the call starts, from its metadata: a retry is rejected while P > 0 and never reaches next', async () => {
+    const clock = { t: 0, now: () => clock.t };
+    const throttle = createAdaptiveThrottle({ clock, random: () => 0.999 });
+    const { next, calls } = fakeNext();
+    const first = throttle(options, next);
+    expect(calls).toHaveLength(0); // nothing created before the start
+    first.start(new Metadata(), listener);
+    calls[0]?.answer(status.UNAVAILABLE); // refused: P = 1/9
+    const retryMetadata = new Metadata();
+    retryMetadata.set('grpc-previous-rpc-attempts', '1');
+    const retry = throttle(options, next);
+    const ended: StatusObject[] = [];
+    retry.start(retryMetadata, { onReceiveStatus: (s) => ended.push(s) });
+    expect(calls).toHaveLength(1); // the retry was not passed on
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(ended).toEqual([expect.objectContaining({ code: status.UNAVAILABLE })]);
+    expect(ended[0]?.details).toContain('a retry or hedge while rejecting');
+    expect(ended[0]?.metadata.get('grpc-retry-pushback-ms')).toEqual(['-1']);
+    // A first attempt goes (0.999 is above P).
+    throttle(options, next).start(new Metadata(), listener);
+    expect(calls).toHaveLength(2);
+    expect(throttle.counters()).toMatchObject({ calls: 3, rejected: 1 });
+  });
+
+  it('a call cancelled before it starts ends with the cancel status and reaches nothing', async () => {
+    const throttle = createAdaptiveThrottle();
+    const { next, calls } = fakeNext();
+    const call = throttle(options, next);
+    call.cancelWithStatus(status.CANCELLED, 'gave up');
+    const ended: StatusObject[] = [];
+    call.start(new Metadata(), { onReceiveStatus: (s) => ended.push(s) });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(ended).toEqual([expect.objectContaining({ code: status.CANCELLED, details: 'gave up' })]);
+    expect(calls).toHaveLength(0);
+    expect(throttle.counters().calls).toBe(0);
+  });
+
   it('keeps a state per key and forgets it after the window', () => {
     const clock = { t: 0, now: () => clock.t };
     const throttle = createAdaptiveThrottle({ clock, windowMs: 10_000, key: (m) => m });

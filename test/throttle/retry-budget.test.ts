@@ -18,29 +18,30 @@ function drain(budget: RetryBudget, kind: 'retry' | 'hedge' = 'retry'): number {
 }
 
 describe('RetryBudget', () => {
-  it('is a retry gate with Finagle defaults', () => {
+  it('is a retry gate with Finagle defaults, except no absolute floor', () => {
     const budget = new RetryBudget({ clock: fakeClock() });
     expect(isRetryGate(budget)).toBe(true);
     expect(budget.name).toBe('retry-budget');
-    expect([budget.ratio, budget.minRetriesPerSecond, budget.ttlMs]).toEqual([0.2, 10, 10_000]);
+    expect([budget.ratio, budget.minPerSecond, budget.ttlMs]).toEqual([0.2, 0, 10_000]);
+    expect(budget.allowAttempt('retry')).toBe(false); // nothing deposited, nothing to spend
   });
 
-  it('holds a reserve of minRetriesPerSecond × ttl retries with no traffic', () => {
-    const budget = new RetryBudget({ clock: fakeClock() });
+  it('holds a reserve of minPerSecond × ttl retries with no traffic', () => {
+    const budget = new RetryBudget({ clock: fakeClock(), minPerSecond: 10 });
     expect(budget.tokens).toBe(100);
     expect(drain(budget)).toBe(100);
     expect(budget.denied).toBe(1);
   });
 
   it('adds ratio of a retry per call: 1,000 calls give 200 retries beyond the reserve', () => {
-    const budget = new RetryBudget({ clock: fakeClock(), minRetriesPerSecond: 0 });
+    const budget = new RetryBudget({ clock: fakeClock(), random: () => 0.999 });
     expect(budget.allowAttempt('retry')).toBe(false);
     for (let i = 0; i < 1000; i++) budget.recordCall();
     expect(drain(budget)).toBe(200);
   });
 
   it('charges hedges like retries', () => {
-    const budget = new RetryBudget({ clock: fakeClock(), minRetriesPerSecond: 0, ratio: 0.5 });
+    const budget = new RetryBudget({ clock: fakeClock(), ratio: 0.5, random: () => 0.999 });
     for (let i = 0; i < 10; i++) budget.recordCall();
     expect(budget.allowAttempt('hedge')).toBe(true);
     expect(budget.allowAttempt('retry')).toBe(true);
@@ -49,7 +50,7 @@ describe('RetryBudget', () => {
 
   it('forgets deposits after the ttl', () => {
     const clock = fakeClock(0);
-    const budget = new RetryBudget({ clock, minRetriesPerSecond: 0, ttlMs: 10_000 });
+    const budget = new RetryBudget({ clock, ttlMs: 10_000, random: () => 0.999 });
     for (let i = 0; i < 100; i++) budget.recordCall();
     expect(budget.tokens).toBe(20);
     clock.t = 9_999; // still inside the window
@@ -59,9 +60,9 @@ describe('RetryBudget', () => {
     expect(budget.allowAttempt('retry')).toBe(false);
   });
 
-  it('forgets withdrawals after the ttl, so the reserve refills at minRetriesPerSecond', () => {
+  it('forgets withdrawals after the ttl, so the reserve refills at minPerSecond', () => {
     const clock = fakeClock(0);
-    const budget = new RetryBudget({ clock, minRetriesPerSecond: 10, ttlMs: 5_000 });
+    const budget = new RetryBudget({ clock, minPerSecond: 10, ttlMs: 5_000 });
     expect(drain(budget)).toBe(50);
     clock.t = 4_999;
     expect(budget.allowAttempt('retry')).toBe(false);
@@ -69,9 +70,9 @@ describe('RetryBudget', () => {
     expect(drain(budget)).toBe(50);
   });
 
-  it('keeps retries within ratio × calls + minRetriesPerSecond × window under steady load', () => {
+  it('keeps retries within ratio × calls + minPerSecond × window under steady load', () => {
     const clock = fakeClock(0);
-    const budget = new RetryBudget({ clock, ratio: 0.2, minRetriesPerSecond: 10, ttlMs: 10_000 });
+    const budget = new RetryBudget({ clock, ratio: 0.2, minPerSecond: 10, ttlMs: 10_000 });
     // 100 calls/s for 60 s, each wanting one retry.
     let retries = 0;
     const perSecond: number[] = [];
@@ -89,8 +90,47 @@ describe('RetryBudget', () => {
     expect(perSecond[9]).toBeLessThanOrEqual(100 + 200 + 1);
   });
 
+  it('lets a fraction of a retry through with that probability, leaving the budget below zero', () => {
+    const draws = [0.49, 0.5];
+    const budget = new RetryBudget({ clock: fakeClock(), random: () => draws.shift() ?? 0 });
+    for (let i = 0; i < 5; i++) budget.recordCall(); // 5 × 0.2: one whole retry
+    for (let i = 0; i < 2; i++) budget.recordCall(); // and 0.4 of another
+    expect(budget.allowAttempt('retry')).toBe(true); // the whole one: no draw
+    expect(budget.tokens).toBeCloseTo(0.4, 10);
+    expect(budget.allowAttempt('retry')).toBe(false); // draw 0.49 is not under 0.4
+    budget.recordCall(); // 0.6 now
+    expect(budget.allowAttempt('retry')).toBe(true); // draw 0.5 < 0.6
+    expect(budget.tokens).toBeCloseTo(-0.4, 10);
+    expect(budget.allowAttempt('retry')).toBe(false); // below zero: no draw, no retry
+    expect(draws).toEqual([]);
+    expect(budget.denied).toBe(2);
+  });
+
+  it('holds a fleet of light clients to the ratio: 10,000 budgets, 8 calls each per window, every call failing', () => {
+    let seed = 1;
+    const random = () => {
+      seed = (seed * 16807) % 2147483647;
+      return (seed - 1) / 2147483646;
+    };
+    const clock = fakeClock(0);
+    let calls = 0;
+    let retries = 0;
+    for (let client = 0; client < 10_000; client++) {
+      const budget = new RetryBudget({ clock, random });
+      // 8 calls spread over the 10 s window, each retried until the budget refuses (up to 4 retries).
+      for (let i = 0; i < 8; i++) {
+        budget.recordCall();
+        calls += 1;
+        for (let r = 0; r < 4 && budget.allowAttempt('retry'); r++) retries += 1;
+      }
+    }
+    // A per-client floor of 10/s (Finagle's) would allow 4 retries for every call here.
+    expect(retries / calls).toBeGreaterThan(0.17);
+    expect(retries / calls).toBeLessThan(0.23);
+  });
+
   it('is shared: two clients draw on one budget', () => {
-    const budget = new RetryBudget({ clock: fakeClock(), minRetriesPerSecond: 0, ratio: 1 });
+    const budget = new RetryBudget({ clock: fakeClock(), minPerSecond: 0, ratio: 1 });
     budget.recordCall(); // client A
     budget.recordCall(); // client B
     expect(budget.allowAttempt('retry')).toBe(true); // A
@@ -99,7 +139,7 @@ describe('RetryBudget', () => {
   });
 
   it('ignores failures and successes', () => {
-    const budget = new RetryBudget({ clock: fakeClock(), minRetriesPerSecond: 1, ttlMs: 1000 });
+    const budget = new RetryBudget({ clock: fakeClock(), minPerSecond: 1, ttlMs: 1000 });
     for (let i = 0; i < 50; i++) budget.recordFailure();
     budget.recordSuccess();
     expect(drain(budget)).toBe(1);
@@ -107,23 +147,31 @@ describe('RetryBudget', () => {
 
   it('rejects bad options with errors that name the option', () => {
     expect(() => new RetryBudget({ ratio: -0.1 })).toThrow(
-      /RetryBudget: ratio must be a number in \[0, 1000\], got -0.1/,
+      /RetryBudget: options\.ratio must be a number in \[0, 1000\], got -0.1/,
     );
     expect(() => new RetryBudget({ ratio: Number.NaN })).toThrow(TypeError);
     expect(() => new RetryBudget({ ttlMs: 500 })).toThrow(
-      /ttlMs must be a number in \[1000, 60000\], got 500/,
+      /options\.ttlMs must be a number in \[1000, 60000\] \(ms\), got 500/,
     );
     expect(() => new RetryBudget({ ttlMs: 120_000 })).toThrow(RangeError);
-    expect(() => new RetryBudget({ minRetriesPerSecond: -1 })).toThrow(/minRetriesPerSecond/);
-    expect(() => new RetryBudget({ minRetriesPerSecond: '10' as unknown as number })).toThrow(
-      /minRetriesPerSecond must be a number, got "10"/,
+    expect(() => new RetryBudget({ minPerSecond: -1 })).toThrow(/minPerSecond/);
+    expect(() => new RetryBudget({ random: 0.5 as unknown as () => number })).toThrow(
+      /random must be a function, got 0.5/,
+    );
+    expect(() => new RetryBudget({ minRetriesPerSecond: 10 } as unknown as object)).toThrow(
+      /RetryBudget: options\.minRetriesPerSecond was renamed to "minPerSecond"/,
+    );
+    expect(() => new RetryBudget({ minPerSecond: '10' as unknown as number })).toThrow(
+      /options\.minPerSecond must be a number >= 0, got "10"/,
     );
     expect(() => new RetryBudget({ clock: {} as unknown as { now(): number } })).toThrow(
       /clock must be an object with a now\(\) method/,
     );
     expect(() => new RetryBudget({ percentCanRetry: 0.2 } as unknown as object)).toThrow(
-      /unknown option 'percentCanRetry'/,
+      /RetryBudget: options\.percentCanRetry is not an option/,
     );
-    expect(() => new RetryBudget(42 as unknown as object)).toThrow(/options must be an object, got 42/);
+    expect(() => new RetryBudget(42 as unknown as object)).toThrow(
+      /RetryBudget: options must be an object, got 42/,
+    );
   });
 });

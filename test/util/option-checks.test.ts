@@ -52,7 +52,9 @@ describe('checkNumber', () => {
       new RangeError('here: options.n must be an integer >= 1, got 0'),
     );
     expect(() => checkNumber(AT, 'n', 1.5, 7, { min: 1, integer: true })).toThrow(RangeError);
-    expect(() => checkNumber(AT, 'n', Number.NaN, 7, {})).toThrow('must be a finite number, got NaN');
+    expect(() => checkNumber(AT, 'n', Number.NaN, 7, {})).toThrow(
+      new TypeError('here: options.n must be a finite number, got NaN'),
+    );
     expect(() => checkNumber(AT, 'n', Number.POSITIVE_INFINITY, 7, { min: 0 })).toThrow(RangeError);
   });
   it('honours exclusive ends', () => {

@@ -1,12 +1,16 @@
-import { Backoff, type JitterStrategy } from '../retry/backoff.js';
-import type { RetryGate } from '../shared/retry-gate.js';
-import { seededRandom } from '../testing/seeded-random.js';
-import { AdaptiveThrottleState, resolveAdaptiveThrottleRule } from '../throttle/adaptive-throttle-rule.js';
+import type { JitterStrategy } from '../../src/retry/backoff.js';
+import type { RetryGate } from '../../src/shared/retry-gate.js';
+import { seededRandom } from '../../src/testing/seeded-random.js';
+import {
+  AdaptiveThrottleState,
+  resolveAdaptiveThrottleRule,
+} from '../../src/throttle/adaptive-throttle-rule.js';
+import { BackoffSequence } from './backoff-sequence.js';
 import { EventQueue } from './event-queue.js';
 import type { SimPolicy } from './sim-policies.js';
 
 /**
- * Fleet simulation: N clients, each running one retry policy with the package's own code (Backoff, RetryThrottle,
+ * Fleet simulation: N clients, each running one retry policy with the package's own code (the engine's backoff, RetryThrottle,
  * RetryBudget, the adaptive throttle's rule), against a server pool, in virtual time with no network.
  *
  * Model:
@@ -110,7 +114,7 @@ interface SimCall {
   client: SimClient;
   deadlineAt: number;
   attempts: number;
-  backoff: Backoff | undefined;
+  backoff: BackoffSequence | undefined;
   ended: boolean;
 }
 
@@ -186,9 +190,9 @@ export function runFleetSimulation(policy: SimPolicy, config: FleetSimulationCon
   const random = seededRandom(config.seed);
   let now = 0;
   const clock = { now: () => now };
-  const rule = policy.adaptive ? resolveAdaptiveThrottleRule('fleet simulation', policy.adaptive) : undefined;
+  const rule = policy.adaptive ? resolveAdaptiveThrottleRule('fleet simulation: adaptive', policy.adaptive) : undefined;
   const clients: SimClient[] = Array.from({ length: config.clients }, () => ({
-    gate: policy.gate?.(clock),
+    gate: policy.gate?.(clock, random),
     adaptive: rule ? new AdaptiveThrottleState(rule) : undefined,
   }));
   const retryPolicy = {
@@ -286,7 +290,7 @@ export function runFleetSimulation(policy: SimPolicy, config: FleetSimulationCon
     }
     call.attempts += 1;
     const adaptive = call.client.adaptive;
-    if (adaptive && adaptive.decide(now, random()) >= 0) {
+    if (adaptive && adaptive.decide(now, random(), call.attempts > 1) >= 0) {
       // Rejected locally: UNAVAILABLE with a do-not-retry pushback; the engine counts it against its gate once.
       timeline.localRejections[bucket()]! += 1;
       call.client.gate?.recordFailure();
@@ -314,7 +318,7 @@ export function runFleetSimulation(policy: SimPolicy, config: FleetSimulationCon
       endCall(call, code);
       return;
     }
-    call.backoff ??= new Backoff(retryPolicy, config.jitter, random);
+    call.backoff ??= new BackoffSequence(retryPolicy, config.jitter, random);
     const delay = call.backoff.next();
     if (now + delay >= call.deadlineAt) {
       endCall(call, DEADLINE_EXCEEDED);

@@ -1,8 +1,8 @@
-import { RetryThrottle } from '../retry/retry-throttle.js';
-import type { Clock } from '../shared/clock.js';
-import type { RetryGate } from '../shared/retry-gate.js';
-import type { AdaptiveThrottleRuleOptions } from '../throttle/adaptive-throttle-rule.js';
-import { RetryBudget, type RetryBudgetOptions } from '../throttle/retry-budget.js';
+import { RetryThrottle } from '../../src/retry/retry-throttle.js';
+import type { Clock } from '../../src/shared/clock.js';
+import type { RetryGate } from '../../src/shared/retry-gate.js';
+import type { AdaptiveThrottleRuleOptions } from '../../src/throttle/adaptive-throttle-rule.js';
+import { RetryBudget, type RetryBudgetOptions } from '../../src/throttle/retry-budget.js';
 
 /** A client-side retry policy as the fleet simulation runs it: the package's own gates and throttle. */
 export interface SimPolicy {
@@ -13,7 +13,7 @@ export interface SimPolicy {
   /** 1 = no retries. */
   maxAttempts: number;
   /** Makes one client's retry gate (an A6 RetryThrottle, a RetryBudget, ...), or none. */
-  gate?: (clock: Pick<Clock, 'now'>) => RetryGate;
+  gate?: (clock: Pick<Clock, 'now'>, random: () => number) => RetryGate;
   /** Puts the adaptive throttle (this rule) in front of every attempt of the client. */
   adaptive?: AdaptiveThrottleRuleOptions;
 }
@@ -21,8 +21,8 @@ export interface SimPolicy {
 /** The A6 throttle settings the storm benchmark uses too. */
 export const SIM_A6_THROTTLING = { maxTokens: 10, tokenRatio: 0.1 } as const;
 
-const budget = (options: RetryBudgetOptions) => (clock: Pick<Clock, 'now'>) =>
-  new RetryBudget({ ...options, clock });
+const budget = (options: RetryBudgetOptions) => (clock: Pick<Clock, 'now'>, random: () => number) =>
+  new RetryBudget({ ...options, clock, random });
 
 /** Every policy the simulation knows; the first five are the ones BENCHMARKS.md records. */
 export const SIM_POLICIES: readonly SimPolicy[] = [
@@ -37,28 +37,34 @@ export const SIM_POLICIES: readonly SimPolicy[] = [
   { key: 'adaptive', label: 'retries + adaptive throttle (defaults)', maxAttempts: 5, adaptive: {} },
   { key: 'retries', label: 'retries, unthrottled', maxAttempts: 5 },
   {
-    key: 'budget-no-reserve',
-    label: 'retries + RetryBudget (minRetriesPerSecond 0)',
+    key: 'budget-floor-10',
+    label: 'retries + RetryBudget (minPerSecond 10, Finagle)',
     maxAttempts: 5,
-    gate: budget({ minRetriesPerSecond: 0 }),
+    gate: budget({ minPerSecond: 10 }),
+  },
+  {
+    key: 'adaptive-10s',
+    label: 'retries + adaptive throttle (10 s window, SRE rule as written: the previous default)',
+    maxAttempts: 5,
+    adaptive: { windowMs: 10_000, retries: 'same-probability' },
   },
   {
     key: 'adaptive-30s',
-    label: 'retries + adaptive throttle (30 s window, grpc-go)',
+    label: 'retries + adaptive throttle (30 s window, SRE rule as written, grpc-go)',
     maxAttempts: 5,
-    adaptive: { windowMs: 30_000 },
+    adaptive: { windowMs: 30_000, retries: 'same-probability' },
   },
   {
     key: 'adaptive-2min',
-    label: 'retries + adaptive throttle (2 min window, SRE book)',
+    label: 'retries + adaptive throttle (2 min window, SRE rule as written, SRE book)',
     maxAttempts: 5,
-    adaptive: { windowMs: 120_000 },
+    adaptive: { windowMs: 120_000, retries: 'same-probability' },
   },
   {
-    key: 'adaptive-cap',
-    label: 'retries + adaptive throttle (maxRejectionProbability 0.5)',
+    key: 'adaptive-same-probability',
+    label: "retries + adaptive throttle (1 s window, retries: 'same-probability')",
     maxAttempts: 5,
-    adaptive: { maxRejectionProbability: 0.5 },
+    adaptive: { retries: 'same-probability' },
   },
 ];
 
