@@ -2,6 +2,7 @@
  * The interceptor option `retryInfo`: its validation, and what the call engine takes from it.
  */
 import type { Metadata } from '@grpc/grpc-js';
+import { describeValue } from '../util/option-checks.js';
 import {
   DEFAULT_RETRY_INFO_MAX_DELAY_MS,
   MAX_RETRY_INFO_DELAY_LIMIT_MS,
@@ -47,7 +48,7 @@ export function resolveRetryInfoOptions(
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new TypeError(
-      `${where} must be true, false or an object { maxDelayMs? }, got ${describeOption(value)}`,
+      `${where} must be true, false or an object { maxDelayMs? }, got ${describeValue(value)}`,
     );
   }
   const record = value as Record<string, unknown>;
@@ -69,23 +70,10 @@ export function resolveRetryInfoOptions(
     maxDelayMs > MAX_RETRY_INFO_DELAY_LIMIT_MS
   ) {
     throw new RangeError(
-      `${where}.maxDelayMs must be an integer from 0 to ${MAX_RETRY_INFO_DELAY_LIMIT_MS} (ms), got ${describeOption(maxDelayMs)}`,
+      `${where}.maxDelayMs must be an integer from 0 to ${MAX_RETRY_INFO_DELAY_LIMIT_MS} (ms), got ${describeValue(maxDelayMs)}`,
     );
   }
   return { enabled: true, maxDelayMs };
-}
-
-function describeOption(value: unknown): string {
-  if (typeof value === 'string') {
-    return JSON.stringify(value);
-  }
-  if (value === null) {
-    return 'null';
-  }
-  if (Array.isArray(value)) {
-    return 'an array';
-  }
-  return typeof value === 'object' ? 'an object' : String(value);
 }
 
 /**
