@@ -5,6 +5,7 @@
 
 import type * as grpc from '@grpc/grpc-js';
 import { DEFAULT_REQUEST_ID_HEADER } from '../shared/headers.js';
+import { checkOptions } from '../util/option-checks.js';
 import type { RequestIdSources } from './attempt-recording.js';
 import { validateAttemptScripts } from './attempt-script-validation.js';
 import {
@@ -190,18 +191,7 @@ function checkHook<T>(name: string, value: T): T {
 
 /** Checks the options of `FlakyServer.start`; throws a TypeError or RangeError naming a bad option. */
 export function checkFlakyServerOptions(options: unknown): CheckedFlakyServerOptions {
-  if (options === undefined) {
-    options = {};
-  }
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
-    throw new TypeError('FlakyServer: options must be an object');
-  }
-  for (const key of Object.keys(options)) {
-    if (!OPTION_NAMES.has(key)) {
-      throw new TypeError(`FlakyServer: unknown option "${key}" (known: ${[...OPTION_NAMES].join(', ')})`);
-    }
-  }
-  const o = options as FlakyServerOptions;
+  const o = checkOptions('FlakyServer: options', options, [...OPTION_NAMES]) as FlakyServerOptions;
   const port = o.port ?? 0;
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new RangeError(`FlakyServer: invalid port ${port} (option "port" must be an integer 0..65535)`);

@@ -4,6 +4,7 @@
  */
 
 import * as grpc from '@grpc/grpc-js';
+import { checkOptions } from '../util/option-checks.js';
 import { loadFlakyTestService } from './flaky-test-service.js';
 
 /** `grpc_retry_hedging.testing.v1.TestRequest` as a client sends it. */
@@ -128,16 +129,7 @@ export function createFlakyTestClient(
       'createFlakyTestClient: address must be a non-empty string such as "127.0.0.1:50051"',
     );
   }
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
-    throw new TypeError('createFlakyTestClient: options must be an object');
-  }
-  for (const key of Object.keys(options)) {
-    if (!CLIENT_OPTION_NAMES.has(key)) {
-      throw new TypeError(
-        `createFlakyTestClient: unknown option "${key}" (known: ${[...CLIENT_OPTION_NAMES].join(', ')})`,
-      );
-    }
-  }
+  checkOptions('createFlakyTestClient: options', options, [...CLIENT_OPTION_NAMES]);
   const { credentials, interceptors, channelOptions } = options;
   // Not instanceof: a second copy of grpc-js in node_modules would make valid credentials fail it.
   if (credentials !== undefined && (typeof credentials !== 'object' || credentials === null)) {

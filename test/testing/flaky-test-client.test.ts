@@ -125,7 +125,7 @@ describe('createFlakyTestClient', () => {
   it('rejects a bad address or option with a TypeError naming it', () => {
     expect(() => createFlakyTestClient('')).toThrow(TypeError);
     expect(() => createFlakyTestClient('127.0.0.1:1', { interceptor: [] } as never)).toThrow(
-      /unknown option "interceptor" \(known: credentials, interceptors, channelOptions\)/,
+      /createFlakyTestClient: options\.interceptor is not an option; did you mean "interceptors"\? \(known: credentials, interceptors, channelOptions\)/,
     );
     expect(() => createFlakyTestClient('127.0.0.1:1', null as never)).toThrow(/options must be an object/);
     expect(() => createFlakyTestClient('127.0.0.1:1', { interceptors: [1] } as never)).toThrow(

@@ -177,7 +177,10 @@ describe('FlakyServer.start options', () => {
       /option "requestIdField" must name a string field of TestRequest \(payload, request_id\)/,
     ],
     [{ requestIdField: 'nope' }, /option "requestIdField".*got "nope"/],
-    [{ requestIdFeild: 'x' }, /unknown option "requestIdFeild" \(known: port, host,/],
+    [
+      { requestIdFeild: 'x' },
+      /FlakyServer: options\.requestIdFeild is not an option; did you mean "requestIdField"\? \(known: port, host,/,
+    ],
     [{ onAttempt: 'x' }, /option "onAttempt" must be a function/],
     [{ onAttemptEnd: 1 }, /option "onAttemptEnd" must be a function/],
     [{ host: '' }, /option "host"/],
