@@ -13,6 +13,7 @@ import {
 } from '@opentelemetry/api';
 import { statusCodeName } from '../config/status-codes.js';
 import type { CallEndEvent, RetryEvent, RetryEventListener } from '../retry/events.js';
+import { checkOptions as checkKeys, checkNumber } from '../util/option-checks.js';
 import { combineListeners } from './combine-listeners.js';
 
 /** Name of the meter the instruments are created on. */
@@ -79,10 +80,11 @@ export interface RetryMetrics {
 }
 
 function checkOptions(options: RetryMetricsOptions): void {
-  if (typeof options !== 'object' || options === null) {
-    throw new TypeError('createRetryMetrics: options must be an object');
-  }
-  const { meter, meterProvider, target, methodAttribute, maxTrackedCalls, adaptiveHedging } = options;
+  const { meter, meterProvider, target, methodAttribute, maxTrackedCalls, adaptiveHedging } = checkKeys(
+    'createRetryMetrics: options',
+    options,
+    ['meter', 'meterProvider', 'target', 'methodAttribute', 'maxTrackedCalls', 'adaptiveHedging'],
+  ) as RetryMetricsOptions;
   if (adaptiveHedging !== undefined && typeof adaptiveHedging?.currentDelays !== 'function') {
     throw new TypeError('createRetryMetrics: options.adaptiveHedging must be an AdaptiveHedging');
   }
@@ -98,11 +100,10 @@ function checkOptions(options: RetryMetricsOptions): void {
   if (methodAttribute !== undefined && typeof methodAttribute !== 'function') {
     throw new TypeError('createRetryMetrics: options.methodAttribute must be a function');
   }
-  if (maxTrackedCalls !== undefined && (!Number.isInteger(maxTrackedCalls) || maxTrackedCalls < 1)) {
-    throw new RangeError(
-      `createRetryMetrics: options.maxTrackedCalls must be an integer >= 1, got ${maxTrackedCalls}`,
-    );
-  }
+  checkNumber('createRetryMetrics: options', 'maxTrackedCalls', maxTrackedCalls, undefined, {
+    min: 1,
+    integer: true,
+  });
 }
 
 /**

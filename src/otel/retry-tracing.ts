@@ -27,6 +27,7 @@ import type {
   RetryEvent,
   RetryEventListener,
 } from '../retry/events.js';
+import { checkOptions as checkKeys, checkNumber } from '../util/option-checks.js';
 import { combineListeners } from './combine-listeners.js';
 import { metadataSetter } from './metadata-carrier.js';
 
@@ -154,10 +155,11 @@ function isProxyProvider(provider: TracerProvider): provider is ProxyTracerProvi
 }
 
 function checkOptions(options: RetryTracingOptions): void {
-  if (typeof options !== 'object' || options === null) {
-    throw new TypeError('createRetryTracing: options must be an object');
-  }
-  const { tracer, tracerProvider, propagator, maxTrackedCalls } = options;
+  const { tracer, tracerProvider, propagator, maxTrackedCalls } = checkKeys(
+    'createRetryTracing: options',
+    options,
+    ['tracer', 'tracerProvider', 'propagator', 'maxTrackedCalls'],
+  ) as RetryTracingOptions;
   if (tracer !== undefined && typeof tracer?.startSpan !== 'function') {
     throw new TypeError('createRetryTracing: options.tracer must be an OpenTelemetry Tracer');
   }
@@ -167,11 +169,10 @@ function checkOptions(options: RetryTracingOptions): void {
   if (propagator !== undefined && typeof propagator?.inject !== 'function') {
     throw new TypeError('createRetryTracing: options.propagator must be an OpenTelemetry TextMapPropagator');
   }
-  if (maxTrackedCalls !== undefined && (!Number.isInteger(maxTrackedCalls) || maxTrackedCalls < 1)) {
-    throw new RangeError(
-      `createRetryTracing: options.maxTrackedCalls must be an integer >= 1, got ${maxTrackedCalls}`,
-    );
-  }
+  checkNumber('createRetryTracing: options', 'maxTrackedCalls', maxTrackedCalls, undefined, {
+    min: 1,
+    integer: true,
+  });
 }
 
 /** `/pkg.Service/Method` → span names `Sent.pkg.Service.Method` / `Attempt.pkg.Service.Method` (A72). */

@@ -13,6 +13,7 @@ import {
 
 /** Header the id goes to when no `field` is named. Envoy and many proxies propagate and log this one. */
 import { DEFAULT_REQUEST_ID_HEADER } from '../shared/headers.js';
+import { checkFunction, checkOptions as checkKeys } from '../util/option-checks.js';
 
 export { DEFAULT_REQUEST_ID_HEADER };
 
@@ -139,14 +140,7 @@ interface Settings {
 
 function checkOptions(options: RequestIdInterceptorOptions): Settings {
   const where = 'createRequestIdInterceptor: options';
-  if (typeof options !== 'object' || options === null) {
-    throw new TypeError(`${where} must be an object`);
-  }
-  for (const key of Object.keys(options)) {
-    if (!OPTION_KEYS.has(key)) {
-      throw new TypeError(`${where}.${key} is not an option (known: ${[...OPTION_KEYS].join(', ')})`);
-    }
-  }
+  checkKeys(where, options, [...OPTION_KEYS]);
   if (options.header !== undefined && options.field !== undefined) {
     throw new TypeError(`${where}: give field or header, not both`);
   }
@@ -164,11 +158,8 @@ function checkOptions(options: RequestIdInterceptorOptions): Settings {
   if (options.field !== undefined && (typeof options.field !== 'string' || !FIELD_NAME.test(options.field))) {
     throw new TypeError(`${where}.field must be a field name, got ${JSON.stringify(options.field)}`);
   }
-  for (const key of ['methods', 'generate'] as const) {
-    if (options[key] !== undefined && typeof options[key] !== 'function') {
-      throw new TypeError(`${where}.${key} must be a function`);
-    }
-  }
+  checkFunction(where, 'methods', options.methods);
+  checkFunction(where, 'generate', options.generate);
   const generate = options.generate ?? randomUUID;
   return {
     header,
