@@ -7,6 +7,7 @@ import {
   type StatusObject,
 } from '@grpc/grpc-js';
 import type { CallPolicy } from '../config/types.js';
+import { replicaAvoidanceInUse, TriedReplicas } from '../lb/tried-replicas.js';
 import { errorMessage } from '../util/error-message.js';
 import {
   Attempt,
@@ -59,6 +60,8 @@ export abstract class CallBase implements InterceptingCallInterface, AttemptOwne
   protected readonly events: CallEvents | undefined;
   /** The method has no request stream: its one message is measured only when a second attempt needs it. */
   protected readonly singleRequest: boolean;
+  /** Where this call's attempts went, for the replica-avoiding policy (src/lb); only while a channel runs it. */
+  private triedReplicas: TriedReplicas | undefined;
 
   constructor(
     protected readonly options: InterceptorOptions,
@@ -208,6 +211,10 @@ export abstract class CallBase implements InterceptingCallInterface, AttemptOwne
     }
     if (this.waitForReady !== undefined) {
       metadata.setOptions({ waitForReady: this.waitForReady });
+    }
+    if (replicaAvoidanceInUse()) {
+      this.triedReplicas ??= new TriedReplicas();
+      attempt.replica = this.triedReplicas.addHint(metadata);
     }
     this.events?.attemptStart(attempt, metadata);
     if (attempt.state !== 'live') {
