@@ -8,6 +8,7 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import { describeValue } from '../config/service-config-error.js';
+import { errorMessage } from '../util/error-message.js';
 import { AvoidTriedPicker } from './avoid-tried-picker.js';
 import { countBalancer } from './tried-replicas.js';
 
@@ -27,6 +28,7 @@ const REQUIRED_API = [
   'registerLoadBalancerType',
   'isLoadBalancerNameRegistered',
   'selectLbConfigFromList',
+  'parseLoadBalancingConfig',
   'createChildChannelControlHelper',
   'ChildLoadBalancerHandler',
   'PickResultType',
@@ -46,15 +48,16 @@ export class AvoidTriedReplicasConfig implements TypedLoadBalancingConfig {
 
   /** grpc-js calls this with the object under the policy's name; it throws to reject the service config. */
   static createFromJson(obj: unknown): AvoidTriedReplicasConfig {
-    const where = `loadBalancingConfig "${AVOID_TRIED_REPLICAS_POLICY}"`;
+    const where = `policy ${AVOID_TRIED_REPLICAS_POLICY}`;
     if (typeof obj !== 'object' || obj === null || Array.isArray(obj)) {
       throw new Error(`${where}: must be an object, got ${describeValue(obj)}`);
     }
-    const unknown = Object.keys(obj).filter((key) => key !== 'childPolicy');
+    const unknown = Object.keys(obj).filter((key) => key !== 'childPolicy' && key !== 'child_policy');
     if (unknown.length > 0) {
       throw new Error(`${where}: unknown field ${unknown.join(', ')} (known: childPolicy)`);
     }
-    const childPolicy = (obj as { childPolicy?: unknown }).childPolicy ?? DEFAULT_CHILD_POLICY;
+    const fields = obj as { childPolicy?: unknown; child_policy?: unknown };
+    const childPolicy = fields.childPolicy ?? fields.child_policy ?? DEFAULT_CHILD_POLICY;
     if (!Array.isArray(childPolicy) || childPolicy.length === 0) {
       throw new Error(
         `${where}: childPolicy must be a non-empty array of {"policy_name": {...}} objects, got ${describeValue(childPolicy)}`,
@@ -62,15 +65,31 @@ export class AvoidTriedReplicasConfig implements TypedLoadBalancingConfig {
     }
     const child = grpc.experimental.selectLbConfigFromList(childPolicy);
     if (child === null) {
-      throw new Error(
-        `${where}: childPolicy names no load-balancing policy this grpc-js knows (${childPolicy.map((c) => Object.keys(c ?? {}).join('|')).join(', ')})`,
-      );
+      throw new Error(`${where}: ${whyNoChild(childPolicy)}`);
     }
     if (child.getLoadBalancerName() === AVOID_TRIED_REPLICAS_POLICY) {
       throw new Error(`${where}: childPolicy cannot be ${AVOID_TRIED_REPLICAS_POLICY} itself`);
     }
     return new AvoidTriedReplicasConfig(child);
   }
+}
+
+/** grpc-js's selectLbConfigFromList says only "none": find the first entry's own error, or say none is known. */
+function whyNoChild(childPolicy: readonly unknown[]): string {
+  for (const [index, entry] of childPolicy.entries()) {
+    const name = typeof entry === 'object' && entry !== null ? Object.keys(entry)[0] : undefined;
+    if (name !== undefined && grpc.experimental.isLoadBalancerNameRegistered(name)) {
+      try {
+        grpc.experimental.parseLoadBalancingConfig(entry as never);
+      } catch (error) {
+        return `childPolicy[${index}] (${name}) is invalid: ${errorMessage(error)}`;
+      }
+    }
+  }
+  const names = childPolicy.map((c) =>
+    typeof c === 'object' && c !== null ? Object.keys(c).join('|') : String(c),
+  );
+  return `childPolicy names no load-balancing policy this grpc-js knows (${names.join(', ')})`;
 }
 
 /** @internal */

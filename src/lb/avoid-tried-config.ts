@@ -2,7 +2,13 @@
  * The channel's `loadBalancingConfig` with replica avoidance: what `createChannelOptions(config,
  * { avoidTriedReplicas: true })` writes, and the registration a hand-written config needs.
  */
-import { AVOID_TRIED_REPLICAS_POLICY, registerAvoidTriedReplicas } from './avoid-tried-balancer.js';
+import { ServiceConfigError } from '../config/service-config-error.js';
+import { errorMessage } from '../util/error-message.js';
+import {
+  AVOID_TRIED_REPLICAS_POLICY,
+  AvoidTriedReplicasConfig,
+  registerAvoidTriedReplicas,
+} from './avoid-tried-balancer.js';
 
 /**
  * Edits the channel's service config in place. With `on`, its `loadBalancingConfig` becomes the replica-avoiding
@@ -18,7 +24,19 @@ export function withReplicaAvoidance(serviceConfig: Record<string, unknown>, on:
       { [AVOID_TRIED_REPLICAS_POLICY]: { childPolicy: current?.length ? current : [{ round_robin: {} }] } },
     ];
   }
-  if (on || JSON.stringify(serviceConfig.loadBalancingConfig ?? []).includes(AVOID_TRIED_REPLICAS_POLICY)) {
-    registerAvoidTriedReplicas();
+  const list = (serviceConfig.loadBalancingConfig ?? []) as readonly Record<string, unknown>[];
+  if (!on && !JSON.stringify(list).includes(AVOID_TRIED_REPLICAS_POLICY)) {
+    return;
   }
+  registerAvoidTriedReplicas();
+  // grpc-js meets an invalid policy config by ignoring the service config (so: pick_first, silently); say it here.
+  list.forEach((entry, index) => {
+    if (AVOID_TRIED_REPLICAS_POLICY in entry) {
+      try {
+        AvoidTriedReplicasConfig.createFromJson(entry[AVOID_TRIED_REPLICAS_POLICY]);
+      } catch (error) {
+        throw new ServiceConfigError(`loadBalancingConfig[${index}]`, errorMessage(error));
+      }
+    }
+  });
 }
