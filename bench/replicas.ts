@@ -256,7 +256,11 @@ async function main(): Promise<void> {
   const fast: ReplicaScript = { latencyMs: [opts.fastMinMs, opts.fastMaxMs] };
   const slow: ReplicaScript = { latencyMs: opts.slowMs };
   const scenarios: Scenario[] = [
-    { title: `One slow replica (${opts.slowMs} ms) of 3, hedging`, kind: 'hedging', scripts: [slow, fast, fast] },
+    {
+      title: `One slow replica (${opts.slowMs} ms) of 3, hedging`,
+      kind: 'hedging',
+      scripts: [slow, fast, fast],
+    },
     {
       title: `One slow replica (${opts.slowMs} ms) of 5, hedging`,
       kind: 'hedging',

@@ -10,6 +10,7 @@ import * as grpc from '@grpc/grpc-js';
 import { describeValue } from '../config/service-config-error.js';
 import { errorMessage } from '../util/error-message.js';
 import { AvoidTriedPicker } from './avoid-tried-picker.js';
+import { AVOID_TRIED_REPLICAS_POLICY } from './policy-name.js';
 import { countBalancer } from './tried-replicas.js';
 
 type ChannelControlHelper = grpc.experimental.ChannelControlHelper;
@@ -17,8 +18,7 @@ type LoadBalancer = grpc.experimental.LoadBalancer;
 type TypedLoadBalancingConfig = grpc.experimental.TypedLoadBalancingConfig;
 type Picker = grpc.experimental.Picker;
 
-/** The policy's name in `loadBalancingConfig`. */
-export const AVOID_TRIED_REPLICAS_POLICY = 'grpc_retry_hedging.avoid_tried_replicas';
+export { AVOID_TRIED_REPLICAS_POLICY };
 
 /** The child policy when the config names none. */
 const DEFAULT_CHILD_POLICY: readonly object[] = [{ round_robin: {} }];
