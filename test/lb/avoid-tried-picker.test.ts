@@ -103,7 +103,14 @@ describe('AvoidTriedPicker', () => {
 
   it('bounds the picks under a child that never repeats', () => {
     let n = 0;
-    const child = { picks: 0, pick: () => ((child.picks += 1), complete(`x${n++}`)) };
+    const child = {
+      picks: 0,
+      pick(): PickResult {
+        child.picks += 1;
+        n += 1;
+        return complete(`x${n - 1}`);
+      },
+    };
     const tried = Array.from({ length: 40 }, (_, i) => `x${i}`);
     const { metadata } = hinted(tried);
     expect(addressOf(new AvoidTriedPicker(child, PickResultType.COMPLETE).pick(pickArgs(metadata)))).toBe(
