@@ -7,7 +7,8 @@
  *
  * Scenarios: one slow replica (slowMs) of 3 and of 5, the others answering in 2–5 ms, hedging with maxAttempts 2;
  * then one replica of 3 answering UNAVAILABLE to everything, retries with maxAttempts 2. Variants side by side:
- * no hedging (or retries), grpc-js built-in, ours under round_robin, ours avoiding tried replicas. Load is open
+ * no hedging (or retries), grpc-js built-in, ours under grpc-js's default pick_first, ours under round_robin, ours
+ * avoiding tried replicas. Load is open
  * loop at `rate` calls/s; each variant gets `calls` calls, split over `rounds` rounds in rotating order. Prints
  * markdown tables and writes them to bench/results/replicas.md.
  */
@@ -41,23 +42,25 @@ const opts = numericArgs({
 });
 
 type Kind = 'hedging' | 'retry';
-type VariantName = 'none' | 'builtin' | 'ours' | 'avoid';
+type VariantName = 'none' | 'builtin' | 'pickFirst' | 'ours' | 'avoid';
 
 const VARIANT_LABELS: Record<Kind, Record<VariantName, string>> = {
   hedging: {
     none: 'no hedging',
     builtin: 'grpc-js built-in hedging',
+    pickFirst: 'ours, pick_first (no loadBalancingConfig)',
     ours: 'ours, round_robin',
     avoid: 'ours, avoiding tried replicas',
   },
   retry: {
     none: 'no retries',
     builtin: 'grpc-js built-in retries',
+    pickFirst: 'ours, pick_first (no loadBalancingConfig)',
     ours: 'ours, round_robin',
     avoid: 'ours, avoiding tried replicas',
   },
 };
-const VARIANTS: VariantName[] = ['none', 'builtin', 'ours', 'avoid'];
+const VARIANTS: VariantName[] = ['none', 'builtin', 'pickFirst', 'ours', 'avoid'];
 const ROUND_ROBIN = [{ round_robin: {} }];
 
 function policyConfig(kind: Kind): Record<string, unknown> {
@@ -91,6 +94,8 @@ function clientOptions(kind: Kind, variant: VariantName): grpc.ClientOptions {
       return { 'grpc.service_config': JSON.stringify({ loadBalancingConfig: ROUND_ROBIN }) };
     case 'builtin':
       return { 'grpc.service_config': JSON.stringify({ ...config, loadBalancingConfig: ROUND_ROBIN }) };
+    case 'pickFirst':
+      return { ...createChannelOptions(config), interceptors: [createRetryInterceptor(config)] };
     case 'ours': {
       const withRr = { ...config, loadBalancingConfig: ROUND_ROBIN };
       return { ...createChannelOptions(withRr), interceptors: [createRetryInterceptor(withRr)] };
@@ -152,13 +157,22 @@ async function openLoop(client: BenchClient, count: number, result: VariantResul
   await Promise.all(pending);
 }
 
-/** Connects every subchannel: calls until each replica has answered (failing ones included), then forgets. */
-async function warmUp(server: Server, client: BenchClient, replicas: number): Promise<void> {
+/**
+ * Connects every subchannel: calls until each replica has answered (failing ones included; under pick_first there
+ * is one connection), then forgets.
+ */
+async function warmUp(
+  server: Server,
+  client: BenchClient,
+  replicas: number,
+  oneConnection: boolean,
+): Promise<void> {
   await waitForReady(client);
   for (let i = 0; i < 400; i++) {
     await unary(client, { payload: 'warm' }).catch(() => undefined);
     const { attempts } = await server.request<{ attempts: number[] }>('served');
-    if (attempts.length === replicas && attempts.every((n) => n > 0) && i >= 2 * replicas) {
+    const connected = oneConnection || (attempts.length === replicas && attempts.every((n) => n > 0));
+    if (connected && i >= 2 * replicas) {
       break;
     }
   }
@@ -187,7 +201,7 @@ async function runScenario(server: Server, scenario: Scenario): Promise<Map<Vari
       const result = results.get(variant) as VariantResult;
       const client = createClient(target, clientOptions(scenario.kind, variant));
       try {
-        await warmUp(server, client, scenario.scripts.length);
+        await warmUp(server, client, scenario.scripts.length, variant === 'pickFirst');
         // A shared machine: wait a little for the others to go quiet; the busy column says how it went.
         await waitForQuiet({ maxWaitMs: opts.quietWaitMs, thresholdCores: 0.3 });
         const before = cpuSnapshot();
