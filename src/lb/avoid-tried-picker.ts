@@ -1,8 +1,8 @@
 /**
  * The picker of the replica-avoiding policy: it asks the child policy's picker, and while the pick is a replica this
- * call already tried, asks again, until it gets one not tried, or sees a replica a second time (the child has offered
- * every ready replica it will), or gives up after {@link MAX_PICKS_PER_ATTEMPT}. Then it returns the child's first
- * pick: with every ready replica tried, the child decides as it would have.
+ * call already tried, asks again, until it gets one not tried, or the child has offered every replica it knows about
+ * twice (two more picks than twice the distinct replicas seen), or {@link MAX_PICKS_PER_ATTEMPT} picks. Then it
+ * returns the child's first pick: with every ready replica tried, the child decides as it would have.
  */
 import type { experimental } from '@grpc/grpc-js';
 import { readReplicaHint } from './tried-replicas.js';
@@ -35,11 +35,13 @@ export class AvoidTriedPicker implements Picker {
     let chosen = first;
     let address = firstAddress;
     if (hint.avoid.length > 0 && hint.avoid.includes(address)) {
+      // Every replica the child offered was tried once it has offered each of them about twice: round_robin has
+      // gone round twice, pick_first has repeated itself, a random child has had a fair chance to show another.
       const seen = new Set<string>([firstAddress]);
-      for (let picks = 1; picks < MAX_PICKS_PER_ATTEMPT; picks++) {
+      for (let picks = 1; picks < MAX_PICKS_PER_ATTEMPT && picks < 2 * seen.size + 2; picks++) {
         const next = this.child.pick(args);
         const nextAddress = this.addressOf(next);
-        if (nextAddress === undefined || seen.has(nextAddress)) {
+        if (nextAddress === undefined) {
           break;
         }
         if (!hint.avoid.includes(nextAddress)) {

@@ -83,22 +83,32 @@ describe('AvoidTriedPicker', () => {
     expect(picked()).toBe('c');
   });
 
-  it('all tried: falls back to the child first pick, stopping when the child repeats itself', () => {
+  it('all tried: falls back to the child first pick once the child has gone round twice', () => {
     const child = rotating(['a', 'b', 'c']);
     const { metadata, picked } = hinted(['c', 'a', 'b']);
     const result = new AvoidTriedPicker(child, PickResultType.COMPLETE).pick(pickArgs(metadata));
     expect(addressOf(result)).toBe('a');
     expect(picked()).toBe('a');
-    expect(child.picks).toBe(4);
+    expect(child.picks).toBe(8);
   });
 
-  it('a child that always picks one replica (pick_first): two picks, then its pick', () => {
+  it('a child that always picks one replica (pick_first): four picks, then its pick', () => {
     const child = rotating(['a']);
     const { metadata } = hinted(['a']);
     expect(addressOf(new AvoidTriedPicker(child, PickResultType.COMPLETE).pick(pickArgs(metadata)))).toBe(
       'a',
     );
-    expect(child.picks).toBe(2);
+    expect(child.picks).toBe(4);
+  });
+
+  it('a child that picks at random gets past a run of repeats of the tried replica', () => {
+    // a, a, a, then b: a random child may offer the tried replica several times in a row.
+    const child = rotating(['a', 'a', 'a', 'b']);
+    const { metadata, picked } = hinted(['a']);
+    expect(addressOf(new AvoidTriedPicker(child, PickResultType.COMPLETE).pick(pickArgs(metadata)))).toBe(
+      'b',
+    );
+    expect(picked()).toBe('b');
   });
 
   it('bounds the picks under a child that never repeats', () => {
