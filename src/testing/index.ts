@@ -20,7 +20,7 @@ export {
   type StatusName,
 } from './flaky-script.js';
 export { FlakyServer } from './flaky-server.js';
-export type { FlakyAttemptInfo, FlakyServerOptions } from './flaky-server-options.js';
+export type { FlakyAttemptInfo, FlakyResponseInfo, FlakyServerOptions } from './flaky-server-options.js';
 export {
   createFlakyTestClient,
   type FlakyBidiMethod,
@@ -43,3 +43,4 @@ export {
 export { flakyTestProtoPath } from './proto-path.js';
 export type { ReplicaScript } from './replica-script.js';
 export { seededRandom } from './seeded-random.js';
+export type { FlakyServiceSource } from './served-services.js';
