@@ -51,6 +51,7 @@ export {
   type ServiceConfigJson,
   serviceConfigFromProtos,
 } from './idempotency/service-config-from-protos.js';
+export { AVOID_TRIED_REPLICAS_POLICY, registerAvoidTriedReplicas } from './lb/avoid-tried-balancer.js';
 export {
   createRequestIdInterceptor,
   type RequestIdInterceptorOptions,

@@ -190,7 +190,9 @@ export function runFleetSimulation(policy: SimPolicy, config: FleetSimulationCon
   const random = seededRandom(config.seed);
   let now = 0;
   const clock = { now: () => now };
-  const rule = policy.adaptive ? resolveAdaptiveThrottleRule('fleet simulation: adaptive', policy.adaptive) : undefined;
+  const rule = policy.adaptive
+    ? resolveAdaptiveThrottleRule('fleet simulation: adaptive', policy.adaptive)
+    : undefined;
   const clients: SimClient[] = Array.from({ length: config.clients }, () => ({
     gate: policy.gate?.(clock, random),
     adaptive: rule ? new AdaptiveThrottleState(rule) : undefined,

@@ -17,6 +17,7 @@ import type {
   RetryThrottlingConfig,
   ServiceConfig,
 } from '../config/types.js';
+import { findHedgingBehindPickFirst } from '../lb/hedging-lb-warning.js';
 import { cappedBackoffMs, type JitterStrategy, maxBackoffMs } from '../retry/backoff.js';
 import { formatMethodName } from './format.js';
 import type { ProtoServices } from './proto-services.js';
@@ -84,7 +85,7 @@ export interface ThrottlingReport {
 /** An error or warning, located in the config file when it concerns it. */
 export interface CheckDiagnostic extends ServiceConfigIssue {
   /** What a warning is about; absent for errors. */
-  readonly kind?: 'unknown-field' | 'unmatched-name' | 'not-idempotent';
+  readonly kind?: 'unknown-field' | 'unmatched-name' | 'not-idempotent' | 'hedging-one-connection';
 }
 
 /** How a check ended: the exit code follows from it. */
@@ -197,6 +198,9 @@ export function validReport(
             ),
           ),
         ];
+  const lbWarnings = findHedgingBehindPickFirst(source?.value).map((w) =>
+    located(w.path, w.message, 'hedging-one-connection'),
+  );
   return {
     valid: true,
     status: 'valid',
@@ -206,7 +210,7 @@ export function validReport(
     entries: config.methodConfig.map((entry, index) => describeEntry(entry, index, input)),
     throttling: config.retryThrottling === undefined ? null : describeThrottling(config.retryThrottling),
     errors: [],
-    warnings: byPosition([...warnings, ...protoWarnings]),
+    warnings: byPosition([...warnings, ...protoWarnings, ...lbWarnings]),
   };
 }
 

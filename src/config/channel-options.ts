@@ -4,6 +4,7 @@
  * interceptor owns removed so that nothing is applied twice.
  */
 import type { ChannelOptions } from '@grpc/grpc-js';
+import { withReplicaAvoidance } from '../lb/avoid-tried-config.js';
 import { isNormalizedServiceConfig, parseServiceConfig } from './parse-service-config.js';
 import { describeValue, ServiceConfigError } from './service-config-error.js';
 import type { MethodName } from './types.js';
@@ -21,6 +22,12 @@ export interface ChannelOptionsSettings {
    * channel-wide limits). Default: `process.emitWarning` with code `GRPC_RETRY_HEDGING_MESSAGE_LIMIT`.
    */
   onWarning?: (message: string) => void;
+  /**
+   * Send retries and hedges to replicas the call has not tried yet (default `false`): wraps the config's
+   * `loadBalancingConfig` (or `round_robin` where it has none) in the `grpc_retry_hedging.avoid_tried_replicas`
+   * policy, and registers that policy with grpc-js. See docs/hedging-across-replicas.md.
+   */
+  avoidTriedReplicas?: boolean;
 }
 
 /** Fields of a methodConfig entry that the interceptor applies, or that become channel options. */
@@ -101,7 +108,7 @@ export function createChannelOptions(
   config: string | object,
   settings: ChannelOptionsSettings = {},
 ): ChannelOptions {
-  const { transparentRetries, warn } = checkSettings(settings);
+  const { transparentRetries, avoidTriedReplicas, warn } = checkSettings(settings);
   if (isNormalizedServiceConfig(config)) {
     throw new TypeError(
       'createChannelOptions: pass the service config as written (JSON text or object), not the result of parseServiceConfig, whose fields beyond retries are gone',
@@ -123,6 +130,7 @@ export function createChannelOptions(
     serviceConfig[key] = value;
   }
   checkLoadBalancingConfig(serviceConfig.loadBalancingConfig);
+  withReplicaAvoidance(serviceConfig, avoidTriedReplicas);
 
   const rawEntries = Array.isArray(raw.methodConfig) ? (raw.methodConfig as JsonObject[]) : [];
   if (rawEntries.length > 0) {
@@ -146,17 +154,24 @@ export function createChannelOptions(
 
 function checkSettings(settings: ChannelOptionsSettings): {
   transparentRetries: boolean;
+  avoidTriedReplicas: boolean;
   warn: (message: string) => void;
 } {
   if (typeof settings !== 'object' || settings === null) {
     throw new TypeError(`createChannelOptions: options must be an object, got ${describeValue(settings)}`);
   }
   for (const key of Object.keys(settings)) {
-    if (key !== 'transparentRetries' && key !== 'onWarning') {
+    if (key !== 'transparentRetries' && key !== 'onWarning' && key !== 'avoidTriedReplicas') {
       throw new TypeError(
-        `createChannelOptions: options.${key} is not an option (known: transparentRetries, onWarning)`,
+        `createChannelOptions: options.${key} is not an option (known: transparentRetries, onWarning, avoidTriedReplicas)`,
       );
     }
+  }
+  const avoidTriedReplicas = settings.avoidTriedReplicas ?? false;
+  if (typeof avoidTriedReplicas !== 'boolean') {
+    throw new TypeError(
+      `createChannelOptions: options.avoidTriedReplicas must be true or false, got ${describeValue(avoidTriedReplicas)}`,
+    );
   }
   const transparentRetries = settings.transparentRetries ?? true;
   if (typeof transparentRetries !== 'boolean') {
@@ -171,7 +186,7 @@ function checkSettings(settings: ChannelOptionsSettings): {
   const warn =
     onWarning ??
     ((message: string) => process.emitWarning(message, { code: 'GRPC_RETRY_HEDGING_MESSAGE_LIMIT' }));
-  return { transparentRetries, warn };
+  return { transparentRetries, avoidTriedReplicas, warn };
 }
 
 /** grpc-js rejects (at client construction) anything but an array of objects that each name one policy. */

@@ -70,6 +70,13 @@ export const RETRY_SPAN_ATTRIBUTES = Object.freeze({
   attemptKind: 'grpc.attempt.kind',
   /** Attempt span, at its end: whether the call committed to this attempt (its result is the call's). */
   attemptCommitted: 'grpc.attempt.committed',
+  /**
+   * Attempt span, at its end: the `host:port` the attempt was sent to, when known (`AttemptEndEvent.peer`); the
+   * host part in `network.peer.address` and the port in `network.peer.port`, as OpenTelemetry names them.
+   */
+  peerAddress: 'network.peer.address',
+  /** Attempt span, at its end: the port of the attempt's peer, when known. */
+  peerPort: 'network.peer.port',
   /** Attempt span: why the client cancelled it, when it did (see `AttemptCancelReason`). */
   cancelReason: 'grpc.attempt.cancel_reason',
   /** Attempt span, at its end: `true` when it was cancelled because another attempt won (a losing hedge). */
@@ -360,6 +367,9 @@ export function createRetryTracing(options: RetryTracingOptions = {}): RetryTrac
     if (reason !== undefined) {
       span.setAttribute(RETRY_SPAN_ATTRIBUTES.cancelReason, reason);
     }
+    if (event.peer !== undefined) {
+      setPeer(span, event.peer);
+    }
     if (reason === 'other-attempt-committed') {
       span.setAttribute(RETRY_SPAN_ATTRIBUTES.statusCode, event.code);
     } else {
@@ -447,4 +457,15 @@ export function createRetryTracing(options: RetryTracingOptions = {}): RetryTrac
       return calls.size;
     },
   };
+}
+
+/** `127.0.0.1:50051` or `[::1]:50051` as OpenTelemetry's network.peer.address and network.peer.port. */
+function setPeer(span: Span, peer: string): void {
+  const match = /^\[?([^\]]*?)\]?:(\d+)$/.exec(peer);
+  if (match === null) {
+    span.setAttribute(RETRY_SPAN_ATTRIBUTES.peerAddress, peer);
+    return;
+  }
+  span.setAttribute(RETRY_SPAN_ATTRIBUTES.peerAddress, match[1] as string);
+  span.setAttribute(RETRY_SPAN_ATTRIBUTES.peerPort, Number(match[2]));
 }

@@ -1,4 +1,5 @@
 import { Metadata, status as Status, type StatusObject } from '@grpc/grpc-js';
+import { replicaAvoidanceInUse, TriedReplicas } from '../lb/tried-replicas.js';
 import type { InterceptingCallInterface } from '../shared/grpc-types.js';
 import { PREVIOUS_ATTEMPTS_METADATA_KEY } from '../shared/headers.js';
 import { Attempt, type AttemptOwner, CANCEL_DETAILS, writtenBy } from './attempt.js';
@@ -22,6 +23,9 @@ export class AttemptSet {
   count = 0;
   /** The newest attempt, for getPeer and getAuthContext before a commit. */
   newest: Attempt | undefined;
+
+  /** Where this call's attempts went, for the replica-avoiding policy (src/lb); only while a channel runs it. */
+  private triedReplicas: TriedReplicas | undefined;
 
   constructor(
     private readonly owner: AttemptOwner,
@@ -53,6 +57,10 @@ export class AttemptSet {
     }
     if (this.waitForReady !== undefined) {
       metadata.setOptions({ waitForReady: this.waitForReady });
+    }
+    if (replicaAvoidanceInUse()) {
+      this.triedReplicas ??= new TriedReplicas();
+      attempt.replica = this.triedReplicas.addHint(metadata);
     }
     this.events?.attemptStart(attempt, metadata);
     if (attempt.state !== 'live') {

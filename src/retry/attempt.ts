@@ -1,4 +1,5 @@
 import type { InterceptingListener, Metadata, StatusObject } from '@grpc/grpc-js';
+import type { ReplicaHint } from '../lb/tried-replicas.js';
 import type { TimerHandle } from '../shared/clock.js';
 import type { InterceptingCallInterface } from '../shared/grpc-types.js';
 import type { AttemptCancelReason, AttemptKind } from './events.js';
@@ -41,6 +42,8 @@ export class Attempt implements InterceptingListener {
    * on a call without a deadline, the cap that cancels it.
    */
   timer: TimerHandle | undefined;
+  /** The replica-avoidance hint this attempt carries (src/lb), whose `picked` says where it went. */
+  replica: ReplicaHint | undefined;
   /** Write-completion callback, one per attempt (only one write is in flight at a time). */
   readonly onWriteDone = (): void => this.owner.onAttemptWritten(this);
 

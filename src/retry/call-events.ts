@@ -75,6 +75,7 @@ export class CallEvents {
       code: status.code,
       details: status.details,
       durationMs: this.clock.now() - attempt.startedAt,
+      ...peerOf(attempt),
     });
   }
 
@@ -117,6 +118,15 @@ export class CallEvents {
       durationMs: this.clock.now() - this.startedAt,
     });
   }
+}
+
+/**
+ * Where an attempt went: the replica-avoiding picker's record, else what grpc-js says (which it knows only once the
+ * attempt got response headers or its status; grpc-js says `unknown` before).
+ */
+function peerOf(attempt: Attempt): { peer?: string } {
+  const peer = attempt.replica?.picked ?? attempt.call.getPeer();
+  return peer && peer !== 'unknown' ? { peer } : {};
 }
 
 /** Delays in events are whole milliseconds, as Node's timers are ("retrying in 117 ms", not 117.05321187382198). */

@@ -68,6 +68,11 @@ export interface AttemptEndEvent extends EventBase {
   readonly code: number;
   readonly details: string;
   readonly durationMs: number;
+  /**
+   * The address (`host:port`) the attempt was sent to: where the replica-avoiding policy picked it, or else what
+   * grpc-js reports as its peer (absent when grpc-js does not know, e.g. for a hedge cancelled before it answered).
+   */
+  readonly peer?: string;
 }
 
 /**

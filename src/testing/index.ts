@@ -8,6 +8,7 @@ export {
   validateAttemptScripts,
 } from './attempt-script-validation.js';
 export { FakeClock } from './fake-clock.js';
+export { type ClusterAttempt, FlakyCluster, type FlakyClusterOptions } from './flaky-cluster.js';
 export {
   ATTEMPT_METADATA_KEY,
   type AttemptScript,
@@ -40,5 +41,6 @@ export {
   loadFlakyTestService,
 } from './flaky-test-service.js';
 export { flakyTestProtoPath } from './proto-path.js';
+export type { ReplicaScript } from './replica-script.js';
 export { seededRandom } from './seeded-random.js';
 export type { FlakyServiceSource } from './served-services.js';

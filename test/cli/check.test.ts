@@ -328,6 +328,7 @@ describe('check: proto include paths', () => {
     writeFileSync(
       file,
       JSON.stringify({
+        loadBalancingConfig: [{ round_robin: {} }],
         methodConfig: [
           {
             name: [{ service: 'fixture.api.Lookup', method: 'Find' }],
@@ -421,6 +422,56 @@ describe('check: idempotency', () => {
       (await check(`${FIXTURES}/idempotency-config.json`, '--json')).stdout,
     ) as CheckReport;
     expect(report.warnings).toEqual([]);
+  });
+});
+
+describe('check: hedging behind one connection', () => {
+  const write = (config: object): string => {
+    const file = join(mkdtempSync(join(tmpdir(), 'grh-check-')), 'config.json');
+    writeFileSync(file, JSON.stringify(config, null, 2));
+    return file;
+  };
+  const hedged = { name: [{ service: SERVICE }], hedgingPolicy: { maxAttempts: 2, hedgingDelay: '0.02s' } };
+  const retried = {
+    name: [{ service: SERVICE, method: 'Unary' }],
+    retryPolicy: {
+      maxAttempts: 2,
+      initialBackoff: '0.1s',
+      maxBackoff: '1s',
+      backoffMultiplier: 2,
+      retryableStatusCodes: ['UNAVAILABLE'],
+    },
+  };
+
+  it('warns for a hedging policy in a config without loadBalancingConfig', async () => {
+    const file = write({ methodConfig: [retried, hedged] });
+    const run = await check(file, '--json');
+    expect(run.code).toBe(0);
+    const warnings = (JSON.parse(run.stdout) as CheckReport).warnings;
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatchObject({
+      kind: 'hedging-one-connection',
+      path: 'methodConfig[1].hedgingPolicy',
+    });
+    expect(warnings[0]?.message).toContain('no loadBalancingConfig, so grpc-js uses pick_first');
+    expect(warnings[0]?.message).toContain('avoidTriedReplicas');
+    expect((await check(file)).stdout).toContain('warning: methodConfig[1].hedgingPolicy: hedgingPolicy:');
+  });
+
+  it('warns for pick_first, not for round_robin or the replica-avoiding policy, nor for retries alone', async () => {
+    const kinds = async (config: object) =>
+      (JSON.parse((await check(write(config), '--json')).stdout) as CheckReport).warnings.map((w) => w.kind);
+    expect(await kinds({ loadBalancingConfig: [{ pick_first: {} }], methodConfig: [hedged] })).toEqual([
+      'hedging-one-connection',
+    ]);
+    expect(await kinds({ loadBalancingConfig: [{ round_robin: {} }], methodConfig: [hedged] })).toEqual([]);
+    expect(
+      await kinds({
+        loadBalancingConfig: [{ 'grpc_retry_hedging.avoid_tried_replicas': {} }],
+        methodConfig: [hedged],
+      }),
+    ).toEqual([]);
+    expect(await kinds({ methodConfig: [retried] })).toEqual([]);
   });
 });
 

@@ -1,0 +1,89 @@
+/**
+ * The per-call hint that tells the replica-avoiding load-balancing policy which replicas a call's earlier attempts
+ * went to. It travels in the attempt's metadata *options* (grpc-js copies them by reference into every clone it
+ * makes on the way to the picker, and never sends them), so it never reaches the wire, whatever policy the channel
+ * runs. The picker writes back where it sent the attempt, which is how the next attempt learns what to avoid and
+ * how events learn an attempt's peer before grpc-js knows it.
+ */
+import type { Metadata } from '@grpc/grpc-js';
+
+/**
+ * The metadata-options key of the hint. `Symbol.for`, so that the ESM and CJS copies of this package (which may
+ * both be loaded) agree on it.
+ * @internal
+ */
+export const TRIED_REPLICAS_OPTION: unique symbol = Symbol.for('grpc-retry-hedging.tried-replicas') as never;
+
+/** One attempt's hint. @internal */
+export interface ReplicaHint {
+  /** Addresses (`host:port`, as grpc-js's subchannels name them) the call's earlier attempts were sent to. */
+  readonly avoid: readonly string[];
+  /** Where the picker sent this attempt (the last pick wins when grpc-js picks again); set by the picker. */
+  picked: string | undefined;
+}
+
+interface SharedState {
+  /** Replica-avoiding balancers alive in the process (all channels, all copies of this package). */
+  balancers: number;
+}
+
+const STATE_KEY = Symbol.for('grpc-retry-hedging.replica-avoidance-state');
+
+function sharedState(): SharedState {
+  const holder = globalThis as { [STATE_KEY]?: SharedState };
+  let state = holder[STATE_KEY];
+  if (state === undefined) {
+    state = { balancers: 0 };
+    holder[STATE_KEY] = state;
+  }
+  return state;
+}
+
+const state = sharedState();
+
+/**
+ * Whether any channel of the process runs the replica-avoiding policy. When none does, calls add no hint: a call
+ * without the policy costs one property read.
+ * @internal
+ */
+export function replicaAvoidanceInUse(): boolean {
+  return state.balancers > 0;
+}
+
+/** A balancer was created (+1) or destroyed (-1). @internal */
+export function countBalancer(delta: 1 | -1): void {
+  state.balancers = Math.max(0, state.balancers + delta);
+}
+
+/**
+ * The replicas one call's attempts were sent to. A call creates it with its first attempt (whose pick the second
+ * must avoid), and only while replica avoidance is in use.
+ * @internal
+ */
+export class TriedReplicas {
+  private readonly hints: ReplicaHint[] = [];
+
+  /**
+   * Adds the hint to an attempt's outgoing metadata (its own copy): the replicas this call's earlier attempts were
+   * sent to. Returns the hint, whose `picked` the picker fills in.
+   */
+  addHint(metadata: Metadata): ReplicaHint {
+    const avoid: string[] = [];
+    for (const earlier of this.hints) {
+      if (earlier.picked !== undefined && !avoid.includes(earlier.picked)) {
+        avoid.push(earlier.picked);
+      }
+    }
+    const hint: ReplicaHint = { avoid, picked: undefined };
+    const options = { ...metadata.getOptions(), [TRIED_REPLICAS_OPTION]: hint };
+    metadata.setOptions(options as ReturnType<Metadata['getOptions']>);
+    this.hints.push(hint);
+    return hint;
+  }
+}
+
+/** The hint an attempt's metadata carries, if any (read by the picker). @internal */
+export function readReplicaHint(metadata: Metadata): ReplicaHint | undefined {
+  const options = metadata.getOptions() as { [TRIED_REPLICAS_OPTION]?: ReplicaHint };
+  return options[TRIED_REPLICAS_OPTION];
+}

@@ -1,0 +1,255 @@
+/**
+ * `FlakyCluster`: N replicas of the flaky test service behind one target, each a grpc-js server on its own
+ * 127.0.0.1 port playing its own {@link ReplicaScript} (latency, failures, down, slow for a while). It records which
+ * replica served each attempt, so that a test can check where retries and hedges went.
+ */
+import * as grpc from '@grpc/grpc-js';
+import { CALL_ID_METADATA_KEY } from './flaky-script.js';
+import type { FlakyTestRequest, FlakyTestResponse } from './flaky-test-client.js';
+import { loadFlakyTestService } from './flaky-test-service.js';
+import { type CheckedReplicaScript, checkReplicaScript, type ReplicaScript } from './replica-script.js';
+
+/** One attempt a replica received. */
+export interface ClusterAttempt {
+  /** 0-based index of the replica that served it. */
+  readonly replica: number;
+  /** The `x-flaky-call-id` request header, when the client sent one. */
+  readonly callId: string | undefined;
+  /** 1-based number of this attempt among those of its call id, across the cluster (0 without a call id). */
+  readonly attempt: number;
+  /** Every request header the replica received (to check what went on the wire). */
+  readonly metadata: grpc.Metadata;
+  /** Status the replica answered with; undefined while it runs or when the client cancelled it. */
+  code: number | undefined;
+  /** The client cancelled the attempt before the replica answered. */
+  cancelled: boolean;
+}
+
+/** Options of {@link FlakyCluster.start}. */
+export interface FlakyClusterOptions {
+  /** Random source in [0, 1) for latency ranges and failure rates (default `Math.random`). */
+  random?: () => number;
+}
+
+interface Replica {
+  server: grpc.Server | undefined;
+  readonly port: number;
+  script: CheckedReplicaScript;
+  readonly timers: Set<NodeJS.Timeout>;
+}
+
+/**
+ * @example
+ * const cluster = await FlakyCluster.start([{ latencyMs: 200 }, { latencyMs: 3 }, { latencyMs: 3 }]);
+ * const client = new (loadFlakyTestService())(cluster.target, grpc.credentials.createInsecure(), {
+ *   ...createChannelOptions(config, { avoidTriedReplicas: true }),
+ *   interceptors: [createRetryInterceptor(config)],
+ * });
+ * // ... calls ...
+ * cluster.served(); // e.g. [12, 500, 488]
+ * await cluster.stop();
+ */
+export class FlakyCluster {
+  private readonly log: ClusterAttempt[] = [];
+  private readonly attemptsByCallId = new Map<string, number>();
+  private stopped = false;
+
+  private constructor(
+    private readonly replicas: Replica[],
+    private readonly random: () => number,
+  ) {}
+
+  /**
+   * Starts one server per script on 127.0.0.1 (port 0), insecure; a replica whose script says `down` gets its port
+   * but does not serve until {@link setScript} brings it up.
+   *
+   * @throws TypeError or RangeError naming the invalid script field (`scripts[1].latencyMs`, ...).
+   */
+  static async start(
+    scripts: readonly ReplicaScript[],
+    options: FlakyClusterOptions = {},
+  ): Promise<FlakyCluster> {
+    if (!Array.isArray(scripts) || scripts.length === 0) {
+      throw new TypeError('FlakyCluster.start: scripts must be a non-empty array, one script per replica');
+    }
+    const random = options.random ?? Math.random;
+    if (typeof random !== 'function') {
+      throw new TypeError('FlakyCluster.start: options.random must be a function');
+    }
+    const now = Date.now();
+    const checked = scripts.map((script, index) => checkReplicaScript(script, `scripts[${index}]`, now));
+    const replicas: Replica[] = [];
+    const cluster = new FlakyCluster(replicas, random);
+    try {
+      for (const script of checked) {
+        const { server, port } = await cluster.serve(replicas.length, 0);
+        replicas.push({ server, port, script, timers: new Set() });
+      }
+      for (const replica of replicas) {
+        if (replica.script.down) {
+          await cluster.shutDown(replica);
+        }
+      }
+    } catch (error) {
+      await cluster.stop();
+      throw error;
+    }
+    return cluster;
+  }
+
+  /** The client target naming every replica: `ipv4:127.0.0.1:p1,127.0.0.1:p2,...` (grpc-js's static resolver). */
+  get target(): string {
+    return `ipv4:${this.addresses.join(',')}`;
+  }
+
+  /** Each replica's `127.0.0.1:port`, by index (as grpc-js names its subchannels and attempts' peers). */
+  get addresses(): string[] {
+    return this.replicas.map((replica) => `127.0.0.1:${replica.port}`);
+  }
+
+  /** Index of the replica at `address` (`127.0.0.1:port`), or -1. */
+  replicaAt(address: string): number {
+    return this.addresses.indexOf(address);
+  }
+
+  /**
+   * Replaces replica `index`'s script; `slow` counts from now. Taking a replica `down` closes its server (attempts
+   * in flight end UNAVAILABLE); leaving `down` starts it again on the same port.
+   */
+  async setScript(index: number, script: ReplicaScript): Promise<void> {
+    const replica = this.replicaOf(index);
+    const checked = checkReplicaScript(script, `setScript(${index})`, Date.now());
+    replica.script = checked;
+    if (checked.down && replica.server !== undefined) {
+      await this.shutDown(replica);
+    } else if (!checked.down && replica.server === undefined && !this.stopped) {
+      replica.server = (await this.serve(index, replica.port)).server;
+    }
+  }
+
+  /** Attempts served by each replica, by index. */
+  served(): number[] {
+    const counts = this.replicas.map(() => 0);
+    for (const attempt of this.log) {
+      counts[attempt.replica] = (counts[attempt.replica] ?? 0) + 1;
+    }
+    return counts;
+  }
+
+  /** Every attempt in arrival order (live objects: `code` and `cancelled` change as attempts end). */
+  attempts(callId?: string): readonly ClusterAttempt[] {
+    return callId === undefined ? this.log.slice() : this.log.filter((a) => a.callId === callId);
+  }
+
+  /** Forgets the recorded attempts. */
+  reset(): void {
+    this.log.length = 0;
+    this.attemptsByCallId.clear();
+  }
+
+  /** Stops every replica (attempts in flight are cancelled). Idempotent. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await Promise.all(this.replicas.map((replica) => this.shutDown(replica)));
+  }
+
+  private replicaOf(index: number): Replica {
+    const replica = this.replicas[index];
+    if (!Number.isInteger(index) || replica === undefined) {
+      throw new RangeError(`FlakyCluster: no replica ${index} (there are ${this.replicas.length})`);
+    }
+    return replica;
+  }
+
+  private async shutDown(replica: Replica): Promise<void> {
+    const server = replica.server;
+    replica.server = undefined;
+    for (const timer of replica.timers) {
+      clearTimeout(timer);
+    }
+    replica.timers.clear();
+    server?.forceShutdown();
+  }
+
+  private serve(index: number, port: number): Promise<{ server: grpc.Server; port: number }> {
+    const server = new grpc.Server();
+    const unimplemented = (call: { emit?: unknown }, callback?: grpc.sendUnaryData<FlakyTestResponse>) => {
+      const error = { code: grpc.status.UNIMPLEMENTED, details: 'FlakyCluster serves Unary only' };
+      if (callback) {
+        callback(error);
+      } else {
+        (call as grpc.ServerWritableStream<unknown, unknown>).emit('error', error);
+      }
+    };
+    server.addService(loadFlakyTestService().service, {
+      Unary: (
+        call: grpc.ServerUnaryCall<FlakyTestRequest, FlakyTestResponse>,
+        callback: grpc.sendUnaryData<FlakyTestResponse>,
+      ) => this.handleUnary(index, call, callback),
+      ServerStream: unimplemented,
+      ClientStream: unimplemented,
+      Bidi: unimplemented,
+    });
+    return new Promise((resolve, reject) => {
+      server.bindAsync(`127.0.0.1:${port}`, grpc.ServerCredentials.createInsecure(), (error, bound) => {
+        if (error) {
+          reject(new Error(`FlakyCluster: replica ${index} cannot bind 127.0.0.1:${port}: ${error.message}`));
+        } else {
+          resolve({ server, port: bound });
+        }
+      });
+    });
+  }
+
+  private handleUnary(
+    index: number,
+    call: grpc.ServerUnaryCall<FlakyTestRequest, FlakyTestResponse>,
+    callback: grpc.sendUnaryData<FlakyTestResponse>,
+  ): void {
+    const replica = this.replicas[index] as Replica;
+    const callIdValue = call.metadata.get(CALL_ID_METADATA_KEY)[0];
+    const callId = typeof callIdValue === 'string' ? callIdValue : undefined;
+    let attempt = 0;
+    if (callId !== undefined) {
+      attempt = (this.attemptsByCallId.get(callId) ?? 0) + 1;
+      this.attemptsByCallId.set(callId, attempt);
+    }
+    const record: ClusterAttempt = {
+      replica: index,
+      callId,
+      attempt,
+      metadata: call.metadata.clone(),
+      code: undefined,
+      cancelled: false,
+    };
+    this.log.push(record);
+    const script = replica.script;
+    const fails = script.failureRate > 0 && this.random() < script.failureRate;
+    const answer = (): void => {
+      replica.timers.delete(timer);
+      record.code = fails ? script.status : grpc.status.OK;
+      if (fails) {
+        callback({ code: script.status, details: `replica ${index} failed the attempt (scripted)` });
+      } else {
+        callback(null, { payload: call.request.payload ?? '', attempt, messagesReceived: 0, index: 0 });
+      }
+    };
+    const timer = setTimeout(answer, this.latency(script));
+    replica.timers.add(timer);
+    call.on('cancelled', () => {
+      clearTimeout(timer);
+      replica.timers.delete(timer);
+      if (record.code === undefined) {
+        record.cancelled = true;
+      }
+    });
+  }
+
+  private latency(script: CheckedReplicaScript): number {
+    if (script.slow !== undefined && Date.now() < script.slow.until) {
+      return script.slow.latencyMs;
+    }
+    const [min, max] = script.latency;
+    return min === max ? min : min + this.random() * (max - min);
+  }
+}

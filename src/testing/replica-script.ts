@@ -1,0 +1,99 @@
+/**
+ * What one replica of a {@link FlakyCluster} does with every attempt it serves, and the checking of it.
+ */
+
+import { describeValue } from '../config/service-config-error.js';
+import { readStatusCode } from '../config/status-codes.js';
+
+/** One replica's behaviour. Every field is optional; `{}` answers at once with OK. */
+export interface ReplicaScript {
+  /** How long the replica takes to answer, ms: a number, or `[min, max]` drawn uniformly per attempt. Default 0. */
+  latencyMs?: number | readonly [number, number];
+  /**
+   * Status the replica answers failing attempts with (numeric `grpc.status` or its name, e.g. `"UNAVAILABLE"`).
+   * Default `UNAVAILABLE` when `failureRate` is set, else OK (no failures).
+   */
+  status?: number | string;
+  /** Fraction (0..1) of attempts that fail with `status`. Default 1 when `status` is set and not OK, else 0. */
+  failureRate?: number;
+  /** The replica is not serving: its port refuses connections (as a crashed or drained server's would). */
+  down?: boolean;
+  /**
+   * Slow for a while: for `forMs` after the script is set (cluster start or `setScript`), answers take
+   * `latencyMs` instead.
+   */
+  slow?: { readonly latencyMs: number; readonly forMs: number };
+}
+
+/** A checked script. @internal */
+export interface CheckedReplicaScript {
+  readonly latency: readonly [number, number];
+  readonly status: number;
+  readonly failureRate: number;
+  readonly down: boolean;
+  readonly slow: { readonly latencyMs: number; readonly until: number } | undefined;
+}
+
+const KNOWN = ['latencyMs', 'status', 'failureRate', 'down', 'slow'];
+
+function checkMs(value: unknown, where: string): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+    throw new RangeError(`${where} must be a non-negative number of ms, got ${describeValue(value)}`);
+  }
+  return value;
+}
+
+/** @internal */
+export function checkReplicaScript(script: unknown, where: string, now: number): CheckedReplicaScript {
+  if (typeof script !== 'object' || script === null || Array.isArray(script)) {
+    throw new TypeError(`${where} must be an object, got ${describeValue(script)}`);
+  }
+  for (const key of Object.keys(script)) {
+    if (!KNOWN.includes(key)) {
+      throw new TypeError(`${where}.${key} is not a replica script field (known: ${KNOWN.join(', ')})`);
+    }
+  }
+  const s = script as ReplicaScript;
+  let latency: [number, number] = [0, 0];
+  if (Array.isArray(s.latencyMs)) {
+    const [min, max] = s.latencyMs as unknown[];
+    latency = [checkMs(min, `${where}.latencyMs[0]`), checkMs(max, `${where}.latencyMs[1]`)];
+    if (s.latencyMs.length !== 2 || latency[0] > latency[1]) {
+      throw new RangeError(`${where}.latencyMs must be a number or [min, max] with min <= max`);
+    }
+  } else if (s.latencyMs !== undefined) {
+    const ms = checkMs(s.latencyMs, `${where}.latencyMs`);
+    latency = [ms, ms];
+  }
+  let status = s.failureRate !== undefined ? 14 : 0;
+  if (s.status !== undefined) {
+    const code = readStatusCode(s.status);
+    if (typeof code === 'string') {
+      throw new RangeError(`${where}.status ${code}`);
+    }
+    status = code;
+  }
+  const failureRate = s.failureRate ?? (status !== 0 ? 1 : 0);
+  if (typeof failureRate !== 'number' || !(failureRate >= 0 && failureRate <= 1)) {
+    throw new RangeError(
+      `${where}.failureRate must be a number from 0 to 1, got ${describeValue(failureRate)}`,
+    );
+  }
+  if (failureRate > 0 && status === 0) {
+    throw new RangeError(`${where}.status must not be OK when failureRate is set`);
+  }
+  if (s.down !== undefined && typeof s.down !== 'boolean') {
+    throw new TypeError(`${where}.down must be true or false, got ${describeValue(s.down)}`);
+  }
+  let slow: CheckedReplicaScript['slow'];
+  if (s.slow !== undefined) {
+    if (typeof s.slow !== 'object' || s.slow === null) {
+      throw new TypeError(`${where}.slow must be { latencyMs, forMs }, got ${describeValue(s.slow)}`);
+    }
+    slow = {
+      latencyMs: checkMs(s.slow.latencyMs, `${where}.slow.latencyMs`),
+      until: now + checkMs(s.slow.forMs, `${where}.slow.forMs`),
+    };
+  }
+  return { latency, status, failureRate, down: s.down ?? false, slow };
+}

@@ -1,0 +1,102 @@
+import { status } from '@grpc/grpc-js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { FlakyCluster } from '../../src/testing/index.js';
+import { testClient, unary } from '../helpers/harness.js';
+
+let cluster: FlakyCluster | undefined;
+afterEach(async () => {
+  await cluster?.stop();
+  cluster = undefined;
+});
+
+/** A client of one replica only (a pick_first channel to its address). */
+function clientOf(c: FlakyCluster, index: number) {
+  return testClient(c.addresses[index] as string);
+}
+
+describe('FlakyCluster', () => {
+  it('names every replica in one target and records which replica served each attempt', async () => {
+    cluster = await FlakyCluster.start([{}, {}, {}]);
+    expect(cluster.target).toBe(`ipv4:${cluster.addresses.join(',')}`);
+    expect(new Set(cluster.addresses).size).toBe(3);
+    const client = clientOf(cluster, 1);
+    try {
+      const out = await unary(client, 'c1');
+      expect(out.code).toBe(status.OK);
+      expect(out.responses[0]?.attempt).toBe(1);
+    } finally {
+      client.close();
+    }
+    expect(cluster.served()).toEqual([0, 1, 0]);
+    expect(cluster.attempts('c1')).toMatchObject([{ replica: 1, callId: 'c1', attempt: 1, code: 0 }]);
+    expect(cluster.replicaAt(cluster.addresses[2] as string)).toBe(2);
+    cluster.reset();
+    expect(cluster.served()).toEqual([0, 0, 0]);
+  });
+
+  it('plays each replica its own script: failures, latency, slow for a while', async () => {
+    cluster = await FlakyCluster.start([
+      { status: 'UNAVAILABLE' },
+      { latencyMs: 150 },
+      { slow: { latencyMs: 150, forMs: 60_000 } },
+    ]);
+    const clients = [0, 1, 2].map((i) => clientOf(cluster as FlakyCluster, i));
+    try {
+      expect((await unary(clients[0] as never, 'f')).code).toBe(status.UNAVAILABLE);
+      for (const i of [1, 2]) {
+        const t0 = Date.now();
+        expect((await unary(clients[i] as never, `s${i}`)).code).toBe(status.OK);
+        expect(Date.now() - t0).toBeGreaterThanOrEqual(140);
+      }
+      // The slow spell ends with a new script: answers are prompt again.
+      await cluster.setScript(2, {});
+      const t0 = Date.now();
+      expect((await unary(clients[2] as never, 'fast')).code).toBe(status.OK);
+      expect(Date.now() - t0).toBeLessThan(140);
+    } finally {
+      for (const c of clients) c.close();
+    }
+    expect(cluster.attempts('f')[0]?.code).toBe(status.UNAVAILABLE);
+  });
+
+  it('takes a replica down and brings it back on the same port', async () => {
+    cluster = await FlakyCluster.start([{}, { down: true }]);
+    const address = cluster.addresses[1];
+    const client = clientOf(cluster, 1);
+    try {
+      expect(
+        (await unary(client, 'down', undefined, { callOptions: { deadline: Date.now() + 2000 } })).code,
+      ).toBe(status.UNAVAILABLE);
+      await cluster.setScript(1, {});
+      expect(cluster.addresses[1]).toBe(address);
+      // The client reconnects after its backoff: call until it gets through.
+      let code = -1;
+      for (let i = 0; i < 100 && code !== status.OK; i++) {
+        code = (await unary(client, `up-${i}`)).code;
+        if (code !== status.OK) await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(code).toBe(status.OK);
+    } finally {
+      client.close();
+    }
+    expect(cluster.served()).toEqual([0, 1]);
+  });
+
+  it('rejects a bad script, naming the replica and the field', async () => {
+    await expect(FlakyCluster.start([])).rejects.toThrow(/non-empty array/);
+    await expect(FlakyCluster.start([{}, { latencyMs: -1 }])).rejects.toThrow(
+      /scripts\[1\]\.latencyMs must be a non-negative/,
+    );
+    await expect(FlakyCluster.start([{ status: 'NOPE' }])).rejects.toThrow(
+      /scripts\[0\]\.status must be a gRPC status code/,
+    );
+    await expect(FlakyCluster.start([{ failureRate: 2 }])).rejects.toThrow(
+      /failureRate must be a number from 0 to 1/,
+    );
+    await expect(FlakyCluster.start([{ latency: 3 } as never])).rejects.toThrow(
+      /scripts\[0\]\.latency is not a replica script field/,
+    );
+    cluster = await FlakyCluster.start([{}]);
+    await expect(cluster.setScript(3, {})).rejects.toThrow(/no replica 3 \(there are 1\)/);
+  });
+});
