@@ -93,6 +93,7 @@ export const RETRY_SPAN_EVENTS = Object.freeze({
   hedgeScheduled: 'Hedge scheduled',
   throttled: 'Attempt throttled',
   committed: 'Committed',
+  internalError: 'Internal error',
 } as const);
 
 /** Options of {@link createRetryTracing}. */
@@ -137,7 +138,6 @@ interface TracedCall {
   /** Attempt spans by attempt number - 1; undefined once ended. */
   readonly attempts: (Span | undefined)[];
   openAttempts: number;
-  committed: number;
   callEnded: boolean;
 }
 
@@ -311,7 +311,6 @@ export function createRetryTracing(options: RetryTracingOptions = {}): RetryTrac
       names,
       attempts: [],
       openAttempts: 0,
-      committed: 0,
       callEnded: false,
     });
   };
@@ -419,12 +418,14 @@ export function createRetryTracing(options: RetryTracingOptions = {}): RetryTrac
         break;
       }
       case 'committed':
-        traced.committed = event.attempt;
         traced.span.setAttribute(RETRY_SPAN_ATTRIBUTES.committedAttempt, event.attempt);
         traced.span.addEvent(RETRY_SPAN_EVENTS.committed, {
           [RETRY_SPAN_ATTRIBUTES.eventAttempt]: event.attempt,
           [RETRY_SPAN_ATTRIBUTES.eventReason]: event.reason,
         });
+        break;
+      case 'internal-error':
+        traced.span.addEvent(RETRY_SPAN_EVENTS.internalError, { 'exception.message': event.message });
         break;
       case 'call-end':
         onCallEnd(event, traced);

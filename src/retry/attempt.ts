@@ -30,6 +30,8 @@ export class Attempt implements InterceptingListener {
   /** A message was handed over and its write has not completed: grpc-js takes one at a time. */
   writing = false;
   halfCloseSent = false;
+  /** grpc-js's `start` was called on the attempt's call: until then nothing may be written to it or read. */
+  started = false;
   /**
    * The attempt's timer, while one runs: its per-attempt receive timeout while it is live, or, once left running
    * on a call without a deadline, the cap that cancels it.
@@ -73,23 +75,4 @@ export const CANCEL_DETAILS: Readonly<Record<AttemptCancelReason, string>> = {
 /** Index one past the last message `attempt` has fully written. @internal */
 export function writtenBy(attempt: Attempt): number {
   return attempt.writing ? attempt.sent - 1 : attempt.sent;
-}
-
-/** The live attempt that has sent the most (A6: the one to keep when the replay buffer overflows). @internal */
-export function mostAdvanced(live: readonly Attempt[]): Attempt {
-  let target = live[0] as Attempt;
-  for (const attempt of live) {
-    if (attempt.sent > target.sent) {
-      target = attempt;
-    }
-  }
-  return target;
-}
-
-/** Remove an attempt from a list of live attempts. @internal */
-export function removeFrom(live: Attempt[], attempt: Attempt): void {
-  const index = live.indexOf(attempt);
-  if (index >= 0) {
-    live.splice(index, 1);
-  }
 }

@@ -1,3 +1,5 @@
+import { engineChecks } from './engine-checks.js';
+
 /**
  * Byte accounting for replay buffers: A6's per-RPC limit and the total shared by the calls of one interceptor.
  * A call that would exceed either limit commits to the attempt it has, and its bytes are released.
@@ -8,13 +10,13 @@ export class BufferPool {
 
   /**
    * @param strict Throw on an accounting error (releasing more than is reserved) instead of clamping at 0. On under
-   *   vitest (where `VITEST` is set) so that a bug fails the tests; off in production, where a wrong count must not
-   *   crash a process.
+   *   vitest (see {@link engineChecks}) so that a bug fails the tests; off in production, where a wrong count must
+   *   not crash a process.
    */
   constructor(
     readonly perCallLimit: number,
     readonly totalLimit: number,
-    private readonly strict: boolean = process.env.VITEST !== undefined,
+    private readonly strict: boolean = engineChecks.strict,
   ) {}
 
   /** Bytes currently held by all calls. */

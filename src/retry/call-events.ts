@@ -94,6 +94,11 @@ export class CallEvents {
     this.emit({ type: 'committed', method, callId, attempt, reason });
   }
 
+  internalError(message: string): void {
+    const { method, callId } = this;
+    this.emit({ type: 'internal-error', method, callId, message });
+  }
+
   callEnd(status: StatusObject, attempts: number, retryDelayMs: number): void {
     const { method, callId } = this;
     this.emit({

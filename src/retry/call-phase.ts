@@ -1,34 +1,20 @@
 import type { StatusObject } from '@grpc/grpc-js';
 import type { Attempt } from './attempt.js';
 import type { TimerHandle } from './clock.js';
-import type { AttemptCancelReason } from './events.js';
 import type { InterceptingCallInterface } from './grpc-types.js';
-import type { FinishReason } from './retry-decision.js';
 
 /**
  * Where a call under a retry or hedging policy stands. Exactly one phase at a time; each holds only its own data.
- *
- * ```
- * not-started ──start──▶ in-flight ◀──timer── waiting
- *                          │   │  └──failure──▶ waiting (retry backoff, or a hedge after a server delay)
- *                          │   └──headers / message / OK / overflow──▶ committed ──status──▶ ended
- *                          └──failure that ends the call──▶ ended
- * any phase ──cancel / deadline──▶ ended
- * ```
+ * The diagram of the moves is in ARCHITECTURE.md; {@link isLegalTransition} is its code.
  * @internal
  */
 export type CallPhase =
   /** Created by grpc-js, `start` not called yet. The first attempt's call already exists (grpc-js made it). */
   | { readonly tag: 'not-started'; readonly firstCall: InterceptingCallInterface }
-  /** One or more attempts are in flight and none has committed. */
+  /** One or more attempts are in flight (the call's AttemptSet holds them) and none has committed. */
   | {
       readonly tag: 'in-flight';
-      readonly live: Attempt[];
-      /** Hedging: the timer of the next hedge, while one is due. */
-      hedgeTimer: TimerHandle | undefined;
-      /** Hedging: whether further hedges may still be sent. */
-      hedging: boolean;
-      /** Hedging: the last failure, the call's result if every attempt fails. */
+      /** The last failure of an attempt, the call's result if every attempt fails (hedging). */
       lastFailure: StatusObject | undefined;
     }
   /** No attempt in flight: waiting for the timer of the next attempt (a retry's backoff, or a delayed hedge). */
@@ -63,29 +49,4 @@ export function isLegalTransition(from: CallPhaseTag, to: CallPhaseTag): boolean
     case 'ended':
       return false;
   }
-}
-
-const FINISH_TEXT: Readonly<Record<FinishReason, string>> = {
-  'fatal-status': 'its status is not retryable',
-  deadline: 'the call deadline passed',
-  'do-not-retry': 'the server said not to retry',
-  'attempts-exhausted': 'no attempt left',
-  'replay-buffer': 'the replay buffer is full',
-  'deadline-aware': 'the next backoff would outlast the deadline',
-  throttled: 'the retry gate refused a retry',
-};
-
-/**
- * The call's status when a failure ends it: the attempt's own, except after a per-attempt timeout, whose
- * DEADLINE_EXCEEDED also says why no further attempt was made. @internal
- */
-export function endStatus(
-  status: StatusObject,
-  reason: FinishReason,
-  cancelReason: AttemptCancelReason | undefined,
-): StatusObject {
-  if (cancelReason !== 'per-attempt-timeout') {
-    return status;
-  }
-  return { ...status, details: `${status.details}; ${FINISH_TEXT[reason]}` };
 }

@@ -137,6 +137,16 @@ export interface CallEndEvent extends EventBase {
   readonly durationMs: number;
 }
 
+/**
+ * The engine broke one of its own rules (a bug in this package, never a server's or the application's doing). The
+ * call ends with INTERNAL rather than an exception thrown into grpc-js; please report the `message`.
+ */
+export interface InternalErrorEvent extends EventBase {
+  readonly type: 'internal-error';
+  /** What went wrong, e.g. `no transition from ended to waiting`. */
+  readonly message: string;
+}
+
 export type RetryEvent =
   | CallStartEvent
   | AttemptStartEvent
@@ -146,7 +156,8 @@ export type RetryEvent =
   | HedgeScheduledEvent
   | ThrottledEvent
   | CommittedEvent
-  | CallEndEvent;
+  | CallEndEvent
+  | InternalErrorEvent;
 
 export type RetryEventType = RetryEvent['type'];
 

@@ -16,7 +16,7 @@ export function feedAttempt(
   halfClosed: boolean,
   singleRequest: boolean,
 ): void {
-  if (attempt.state !== 'live') {
+  if (attempt.state !== 'live' || !attempt.started) {
     return;
   }
   const end = replay.end;

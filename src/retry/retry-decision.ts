@@ -2,8 +2,11 @@
  * The retry and hedging rules of A6 (and what goes past it) as pure functions: what a call does after one of its
  * attempts failed, and whether a further hedge may go. The call state machine only carries their results out.
  */
+import type { StatusObject } from '@grpc/grpc-js';
 import type { CallPolicy } from '../config/types.js';
 import { type BackoffState, initialBackoffState, type JitterStrategy, nextBackoff } from './backoff.js';
+import type { AttemptCancelReason } from './events.js';
+import type { GateVerdict } from './retry-gate.js';
 import type { ServerHint } from './server-hint.js';
 
 /** One failed attempt of a call that has not committed. */
@@ -20,7 +23,8 @@ export interface FailureDecisionInput {
   readonly failure: AttemptFailure;
   /** Attempts sent so far, the failed one included. */
   readonly attemptsStarted: number;
-  readonly backoff: BackoffState;
+  /** Where the backoff stands (retry policies); undefined before the first retry. */
+  readonly backoff: BackoffState | undefined;
   readonly jitter: JitterStrategy;
   /** One uniform random number in [0, 1), used for the jitter. */
   readonly random: number;
@@ -35,7 +39,7 @@ export interface FailureDecisionInput {
    */
   readonly replayFits: () => boolean;
   /** The retry gate's verdict; asked last, and only when the retry would otherwise go (a budget spends here). */
-  readonly gateAllows: () => boolean;
+  readonly gate: () => GateVerdict;
 }
 
 /** Why a call ends with a failure. */
@@ -64,6 +68,12 @@ export type FailureDecision =
   | { readonly type: 'hedge-after'; readonly delayMs: number; readonly reason: 'pushback' | 'retry-info' }
   /** Send no further hedge; the call ends with the last failure once no attempt is in flight. */
   | { readonly type: 'stop-hedging'; readonly reason: 'do-not-retry' | 'attempts-exhausted' };
+
+/** The decisions after a failure that only a hedging policy makes. */
+export type HedgeFailureDecision = Extract<
+  FailureDecision,
+  { type: 'hedge-now' | 'hedge-after' | 'stop-hedging' }
+>;
 
 /** Whether a status code is retryable (retry policy) or non-fatal (hedging policy). */
 export function isRetryableCode(policy: CallPolicy, code: number): boolean {
@@ -113,7 +123,12 @@ export function decideAfterFailure(input: FailureDecisionInput): FailureDecision
     reason = hint.source;
     backoff = initialBackoffState(policy);
   } else {
-    const step = nextBackoff(policy, input.jitter, input.backoff, input.random);
+    const step = nextBackoff(
+      policy,
+      input.jitter,
+      input.backoff ?? initialBackoffState(policy),
+      input.random,
+    );
     delayMs = step.delayMs;
     reason = 'backoff';
     backoff = step.state;
@@ -124,7 +139,7 @@ export function decideAfterFailure(input: FailureDecisionInput): FailureDecision
   if (!input.replayFits()) {
     return finish('replay-buffer');
   }
-  if (!input.gateAllows()) {
+  if (input.gate() !== 'allow') {
     return finish('throttled');
   }
   return { type: 'retry', delayMs, reason, backoff };
@@ -148,15 +163,20 @@ function decideHedging(input: FailureDecisionInput): FailureDecision {
 export interface HedgeSendInput {
   readonly maxAttempts: number;
   readonly attemptsStarted: number;
+  /** Attempts in flight: while one is, a hedge the hedge budget refuses is asked for again later. */
+  readonly liveAttempts: number;
   readonly replayFits: () => boolean;
-  readonly gateAllows: () => boolean;
+  /** The gates' verdict, naming who refused; asked last (a budget spends when it allows). */
+  readonly gate: () => GateVerdict;
 }
 
 export type HedgeSendDecision =
   | { readonly type: 'send' }
+  /** The hedge budget is empty for now and an attempt is still in flight: ask again one hedging delay later. */
+  | { readonly type: 'wait-for-budget' }
   | { readonly type: 'stop'; readonly reason: 'attempts-exhausted' | 'replay-buffer' | 'throttled' };
 
-/** The rules for sending the next hedge: attempts left, room in the replay buffer, then the gate. */
+/** The rules for sending the next hedge: attempts left, room in the replay buffer, then the gates. */
 export function decideHedgeSend(input: HedgeSendInput): HedgeSendDecision {
   if (input.attemptsStarted >= input.maxAttempts) {
     return { type: 'stop', reason: 'attempts-exhausted' };
@@ -164,10 +184,39 @@ export function decideHedgeSend(input: HedgeSendInput): HedgeSendDecision {
   if (!input.replayFits()) {
     return { type: 'stop', reason: 'replay-buffer' };
   }
-  if (!input.gateAllows()) {
-    return { type: 'stop', reason: 'throttled' };
+  const verdict = input.gate();
+  if (verdict === 'allow') {
+    return { type: 'send' };
   }
-  return { type: 'send' };
+  if (verdict === 'refused-by-hedge-budget' && input.liveAttempts > 0) {
+    return { type: 'wait-for-budget' };
+  }
+  return { type: 'stop', reason: 'throttled' };
+}
+
+const FINISH_TEXT: Readonly<Record<FinishReason, string>> = {
+  'fatal-status': 'its status is not retryable',
+  deadline: 'the call deadline passed',
+  'do-not-retry': 'the server said not to retry',
+  'attempts-exhausted': 'no attempt left',
+  'replay-buffer': 'the replay buffer is full',
+  'deadline-aware': 'the next backoff would outlast the deadline',
+  throttled: 'the retry gate refused a retry',
+};
+
+/**
+ * The call's status when a failure ends it: the attempt's own, except after a per-attempt timeout, whose
+ * DEADLINE_EXCEEDED also says why no further attempt was made.
+ */
+export function finishStatus(
+  status: StatusObject,
+  reason: FinishReason,
+  cancelReason: AttemptCancelReason | undefined,
+): StatusObject {
+  if (cancelReason !== 'per-attempt-timeout') {
+    return status;
+  }
+  return { ...status, details: `${status.details}; ${FINISH_TEXT[reason]}` };
 }
 
 function finish(reason: FinishReason): FailureDecision {

@@ -9,6 +9,12 @@
 /** Why an attempt beyond the first is wanted. */
 export type GatedAttemptKind = 'retry' | 'hedge';
 
+/**
+ * What the engine's gates said of one more attempt, naming who refused: the interceptor's gate (A6 throttle, a
+ * retry budget, your own), or adaptive hedging's hedge budget (which the call asks again later). @internal
+ */
+export type GateVerdict = 'allow' | 'refused-by-gate' | 'refused-by-hedge-budget';
+
 export interface RetryGate {
   /**
    * May one more attempt of this kind be sent now? Returning true may spend from the gate (a budget withdraws);

@@ -2,64 +2,352 @@ import {
   type InterceptingListener,
   type InterceptorOptions,
   Metadata,
+  type NextCall,
   status as Status,
   type StatusObject,
 } from '@grpc/grpc-js';
-import type { HedgingPolicy, RetryPolicy } from '../config/types.js';
-import { type Attempt, mostAdvanced } from './attempt.js';
-import { type BackoffState, initialBackoffState } from './backoff.js';
+import type { CallPolicy } from '../config/types.js';
+import { errorMessage } from '../util/error-message.js';
+import { type Attempt, type AttemptOwner, writtenBy } from './attempt.js';
+import { AttemptSet } from './attempt-set.js';
+import type { BackoffState } from './backoff.js';
 import type { RetryingCallContext } from './call-context.js';
-import type { CallPhase } from './call-phase.js';
-import { endStatus } from './call-phase.js';
+import { CallEvents } from './call-events.js';
+import { type CallPhase, isLegalTransition } from './call-phase.js';
+import type { TimerHandle } from './clock.js';
+import { engineChecks } from './engine-checks.js';
+import type { AttemptCancelReason, AttemptKind, RetryEvent } from './events.js';
+import type { InterceptingCallInterface, MessageContext } from './grpc-types.js';
+import { PREVIOUS_ATTEMPTS_METADATA_KEY } from './headers.js';
+import { HedgeScheduler } from './hedge-scheduler.js';
 import { ReplayBuffer } from './replay-buffer.js';
-import {
-  countsAgainstServer,
-  decideAfterFailure,
-  decideHedgeSend,
-  type FailureDecision,
-} from './retry-decision.js';
+import { countsAgainstServer, decideAfterFailure, finishStatus } from './retry-decision.js';
+import type { GateVerdict } from './retry-gate.js';
 import { NO_HINT, readServerHint } from './server-hint.js';
 
-type HedgeReason = 'hedging-delay' | 'adaptive-delay' | 'non-fatal-status' | 'pushback' | 'retry-info';
-
-import { CallBase } from './call-base.js';
+type CommitReason = 'headers' | 'message' | 'status' | 'buffer-overflow';
 
 /**
- * One logical call under a retry or hedging policy: the A6 state machine shared by both.
- *
- * It sits where grpc-js expects an intercepting call, starts attempts through `nextCall`, keeps what the
- * application sends in a {@link ReplayBuffer}, commits to one attempt on response headers, a response message, an
- * OK status or a buffer overflow, and reports exactly one status to the application. What to do after a failed
- * attempt is decided by the pure functions of `retry-decision.ts`; this class only carries it out.
+ * One logical call under a retry or hedging policy: the A6 state machine, where grpc-js expects an intercepting
+ * call. It holds the call's phase (every change goes through {@link transition}), what the application sent (a
+ * {@link ReplayBuffer}) and what it sees (one status, and only the committed attempt's responses), and decides
+ * after each failed attempt through the pure `decideAfterFailure`. Two collaborators do the rest: the
+ * {@link AttemptSet} (the attempts themselves) and, for hedging policies only, the {@link HedgeScheduler}.
  * @internal
  */
-export class RetryingCall extends CallBase {
+export class RetryingCall implements InterceptingCallInterface, AttemptOwner {
+  private phase: CallPhase;
+  /** The committed attempt while the phase is `committed` (a copy `transition` keeps, for the per-message paths). */
+  private committedTo: Attempt | undefined;
+  private listener: Partial<InterceptingListener> | undefined;
+  private metadata: Metadata | undefined;
+  private readonly replay: ReplayBuffer;
+  private readonly attempts: AttemptSet;
+  private hedges: HedgeScheduler | undefined;
   /** Where the backoff stands; created at the first retry decision. */
   private backoff: BackoffState | undefined;
-  /** Hedging: the delay between hedges (the config's, or the adaptive one), and which it is. */
-  private hedge: HedgeSchedule | undefined;
-  /** Set by gateAllows when the adaptive hedge budget (not the config's gate) refused a hedge, and for which. */
+  private halfClosed = false;
+  private readRequested = false;
+  private retryDelayMs = 0;
+  private readonly deadline: number;
+  /** The call's events; undefined when nobody listens, so that events cost nothing then. */
+  private readonly events: CallEvents | undefined;
+
+  constructor(
+    private readonly options: InterceptorOptions,
+    private readonly nextCall: NextCall,
+    private readonly policy: CallPolicy,
+    /** The method's `waitForReady`, applied to every attempt; undefined leaves grpc-js's default. */
+    private readonly waitForReady: boolean | undefined,
+    private readonly ctx: RetryingCallContext,
+    emit: ((event: RetryEvent) => void) | undefined,
+  ) {
+    const definition = options.method_definition;
+    this.deadline = deadlineToMs(options.deadline);
+    // Call ids number the events; a call nobody observes needs none.
+    this.events = emit && new CallEvents(emit, definition.path, ctx.nextCallId(), ctx.clock);
+    const singleRequest = !definition.requestStream;
+    this.replay = new ReplayBuffer(ctx.pool, definition.requestSerialize, singleRequest);
+    this.attempts = new AttemptSet(this, ctx, this.replay, singleRequest, this.deadline, this.events);
+    // Created now, as grpc-js would without us, so that a closed channel throws where it always did.
+    this.phase = { tag: 'not-started', firstCall: nextCall(options) };
+  }
+
+  // ---- what the application does ----
 
   start(metadata: Metadata, listener?: Partial<InterceptingListener>): void {
     this.metadata = metadata;
     this.listener = listener;
     this.ctx.gate?.recordCall?.();
     if (this.policy.kind === 'hedging') {
-      this.hedge = hedgeScheduleOf(this.policy, this.ctx, this.options);
+      this.hedges = new HedgeScheduler(
+        this.policy,
+        this.ctx,
+        this.options.method_definition.path,
+        this.hedgeHost(),
+        this.events,
+      );
     }
     this.events?.callStart(this.policy, this.deadline);
     if (this.phase.tag === 'ended') {
       return;
     }
     this.startAttempt('original');
-    if (this.hedge) {
-      this.scheduleHedge(this.hedge.delayMs, this.hedge.reason);
+    this.hedges?.begin();
+  }
+
+  sendMessageWithContext(context: MessageContext, message: unknown): void {
+    const phase = this.phase;
+    if (phase.tag === 'ended') {
+      if (context.callback) {
+        process.nextTick(context.callback);
+      }
+      return;
+    }
+    const verdict = this.replay.append(message, context.flags, context.callback);
+    if (phase.tag === 'committed') {
+      this.attempts.feed(phase.attempt, this.halfClosed);
+      return;
+    }
+    if (verdict === 'kept') {
+      // Safe in the replay buffer: the writer may go on at once.
+      if (context.callback) {
+        process.nextTick(context.callback);
+      }
+      this.feedAll();
+      return;
+    }
+    // The replay buffer overflows: commit to the attempt that has sent the most (A6).
+    if (phase.tag === 'in-flight') {
+      const target = this.attempts.mostAdvanced();
+      this.commit(target, 'buffer-overflow');
+      this.attempts.feed(target, this.halfClosed);
+    } else if (phase.tag === 'waiting') {
+      phase.commitNext = true;
+    }
+  }
+
+  sendMessage(message: unknown): void {
+    this.sendMessageWithContext({}, message);
+  }
+
+  halfClose(): void {
+    if (this.phase.tag === 'ended' || this.halfClosed) {
+      return;
+    }
+    this.halfClosed = true;
+    this.feedAll();
+  }
+
+  startRead(): void {
+    const committed = this.committedTo;
+    if (committed !== undefined) {
+      committed.call.startRead();
+      return;
+    }
+    const phase = this.phase;
+    if (phase.tag === 'ended' || this.readRequested) {
+      return;
+    }
+    this.readRequested = true;
+    if (phase.tag === 'in-flight') {
+      this.attempts.startReads();
+    }
+  }
+
+  cancelWithStatus(code: Status, details: string): void {
+    const phase = this.phase;
+    if (phase.tag === 'ended') {
+      return;
+    }
+    // Cancelled before start: nothing went out, but let grpc-js release what it holds for the call.
+    if (phase.tag === 'not-started') {
+      phase.firstCall.cancelWithStatus(code, details);
+    }
+    this.end({ code, details, metadata: new Metadata() }, 'call-cancelled', true);
+  }
+
+  getPeer(): string {
+    return (this.committedTo ?? this.attempts.newest)?.call.getPeer() ?? '';
+  }
+
+  getAuthContext(): ReturnType<InterceptingCallInterface['getAuthContext']> {
+    return (this.committedTo ?? this.attempts.newest)?.call.getAuthContext() ?? null;
+  }
+
+  // ---- what the attempts report ----
+
+  /** @internal */
+  onAttemptMetadata(attempt: Attempt, metadata: Metadata): void {
+    if (attempt.state !== 'live') {
+      return;
+    }
+    if (this.phase.tag === 'in-flight') {
+      this.commit(attempt, 'headers');
+    }
+    if (this.committedTo === attempt) {
+      this.listener?.onReceiveMetadata?.(metadata);
+    }
+  }
+
+  /** @internal */
+  onAttemptMessage(attempt: Attempt, message: unknown): void {
+    if (this.committedTo !== attempt) {
+      // An attempt left running is read to its end, its responses dropped.
+      if (attempt.state === 'left-running') {
+        attempt.call.startRead();
+      }
+      if (this.phase.tag !== 'in-flight' || attempt.state !== 'live') {
+        return;
+      }
+      // grpc-js hands unary listeners a null message before a status that came without one: not a response.
+      if (message === null && !this.options.method_definition.responseStream) {
+        return;
+      }
+      this.commit(attempt, 'message');
+      if (this.committedTo !== attempt) {
+        return;
+      }
+    } else if (attempt.state !== 'live') {
+      return;
+    }
+    this.readRequested = false;
+    this.listener?.onReceiveMessage?.(message);
+  }
+
+  /** @internal */
+  onAttemptStatus(attempt: Attempt, status: StatusObject): void {
+    if (attempt.state === 'done') {
+      return;
+    }
+    const committed = this.committedTo === attempt;
+    const okBeforeCommit = status.code === Status.OK && this.phase.tag === 'in-flight';
+    const was = this.attempts.settle(attempt);
+    this.events?.attemptEnd(attempt, status, committed || okBeforeCommit, was === 'left-running');
+    if (was !== 'live') {
+      return;
+    }
+    const phase = this.phase; // a listener may have ended the call
+    if (phase.tag === 'committed' && phase.attempt === attempt) {
+      // Committed: no further attempt, but a failure still counts against the server (A6 throttling).
+      if (status.code !== Status.OK) {
+        this.recordFailureIfCounted(status, false);
+      }
+      this.end(status, 'call-ended');
+    } else if (phase.tag === 'in-flight') {
+      if (status.code === Status.OK) {
+        this.commit(attempt, 'status');
+        this.end(status, 'call-ended');
+      } else {
+        this.onAttemptFailed(attempt, status, false);
+      }
+    }
+  }
+
+  /** @internal */
+  onAttemptWritten(attempt: Attempt): void {
+    attempt.writing = false;
+    const callback = this.replay.takeCallback(attempt.sent - 1);
+    if (callback) {
+      callback();
+    }
+    if (this.committedTo === attempt) {
+      this.replay.dropBefore(writtenBy(attempt));
+    }
+    this.attempts.feed(attempt, this.halfClosed);
+  }
+
+  // ---- attempts ----
+
+  private startAttempt(kind: AttemptKind): void {
+    const from = this.phase;
+    if (from.tag === 'committed' || from.tag === 'ended') {
+      this.onIllegalTransition(from.tag, 'in-flight');
+      return;
+    }
+    let call: InterceptingCallInterface;
+    if (from.tag === 'not-started') {
+      call = from.firstCall;
+    } else {
+      try {
+        call = this.nextCall(this.options);
+      } catch (error) {
+        const details = `could not start attempt ${this.attempts.count + 1}: ${errorMessage(error)}`;
+        this.end({ code: Status.UNAVAILABLE, details, metadata: new Metadata() }, 'call-ended');
+        return;
+      }
+    }
+    // Time is read only where something uses it: a listener, or a wait to account for.
+    const now = this.events || this.ctx.adaptive || from.tag === 'waiting' ? this.ctx.clock.now() : 0;
+    const attempt = this.attempts.add(kind, call, now);
+    const commitNext = from.tag === 'waiting' && from.commitNext;
+    if (from.tag !== 'in-flight') {
+      if (from.tag === 'waiting') {
+        this.retryDelayMs += now - from.since;
+      }
+      this.transition({
+        tag: 'in-flight',
+        lastFailure: from.tag === 'waiting' ? from.lastFailure : undefined,
+      });
+    }
+    const metadata = (this.metadata as Metadata).clone();
+    if (attempt.number > 1) {
+      metadata.set(PREVIOUS_ATTEMPTS_METADATA_KEY, String(attempt.number - 1));
+    }
+    if (this.waitForReady !== undefined) {
+      metadata.setOptions({ waitForReady: this.waitForReady });
+    }
+    this.events?.attemptStart(attempt, metadata);
+    if (attempt.state !== 'live') {
+      // A listener cancelled the call: grpc-js reports nothing for an attempt that never started, so say it here.
+      this.onAttemptStatus(attempt, {
+        code: Status.CANCELLED,
+        details: 'call cancelled',
+        metadata: new Metadata(),
+      });
+      return;
+    }
+    this.attempts.send(attempt, metadata, this.halfClosed, this.readRequested);
+    if (attempt.state !== 'live') {
+      return;
+    }
+    if (commitNext) {
+      this.commit(attempt, 'buffer-overflow');
+      return;
+    }
+    const recvTimeoutMs = this.policy.kind === 'retry' ? this.policy.perAttemptRecvTimeoutMs : undefined;
+    if (recvTimeoutMs !== undefined && this.phase.tag === 'in-flight') {
+      this.attempts.armRecvTimeout(attempt, recvTimeoutMs, () => this.onRecvTimeout(attempt, recvTimeoutMs));
+    }
+  }
+
+  private onRecvTimeout(attempt: Attempt, timeoutMs: number): void {
+    if (attempt.state !== 'live' || this.phase.tag !== 'in-flight') {
+      return;
+    }
+    const details = `per-attempt receive timeout (${timeoutMs} ms) hit on attempt ${attempt.number}`;
+    // DEADLINE_EXCEEDED tells the interceptors below (an adaptive throttle, say) why: the backend was too slow.
+    this.attempts.cancel(attempt, 'per-attempt-timeout', Status.DEADLINE_EXCEEDED, details);
+    this.onAttemptFailed(
+      attempt,
+      { code: Status.DEADLINE_EXCEEDED, details, metadata: new Metadata() },
+      true,
+    );
+  }
+
+  private feedAll(): void {
+    const committed = this.committedTo;
+    if (committed !== undefined) {
+      this.attempts.feed(committed, this.halfClosed);
+    } else if (this.phase.tag === 'in-flight') {
+      this.attempts.feedAll(this.halfClosed);
     }
   }
 
   // ---- after a failure: decide, then carry the decision out ----
 
-  protected onAttemptFailed(attempt: Attempt, status: StatusObject, timedOut: boolean): void {
+  /** An uncommitted attempt failed (or hit its per-attempt timeout). */
+  private onAttemptFailed(attempt: Attempt, status: StatusObject, timedOut: boolean): void {
     const policy = this.policy;
     const hint = timedOut ? NO_HINT : readServerHint(status.metadata, this.ctx.retryInfo);
     const failure = { code: status.code, hint, timedOut };
@@ -69,146 +357,106 @@ export class RetryingCall extends CallBase {
     const decision = decideAfterFailure({
       policy,
       failure,
-      attemptsStarted: this.attemptsStarted,
-      backoff: this.backoff ?? initialBackoffState(policy as RetryPolicy),
+      attemptsStarted: this.attempts.count,
+      backoff: this.backoff,
       jitter: this.ctx.jitter,
       random: policy.kind === 'retry' ? this.ctx.random() : 0,
       now: this.ctx.clock.now(),
       deadline: this.deadline,
       deadlineAware: this.ctx.deadlineAware,
       replayFits: () => this.replay.reserveAll(),
-      gateAllows: () => this.gateAllows('retry'),
+      gate: () => this.askGate('retry'),
     });
-    this.carryOut(decision, attempt, status);
-  }
-
-  private carryOut(decision: FailureDecision, attempt: Attempt, status: StatusObject): void {
     const phase = this.phase;
     if (phase.tag !== 'in-flight') {
-      return;
+      return; // a throttled listener ended the call
     }
     switch (decision.type) {
       case 'finish':
         if (decision.reason === 'replay-buffer') {
           this.events?.committed(attempt.number, 'buffer-overflow');
         }
-        this.end(endStatus(status, decision.reason, attempt.cancelReason), 'call-ended');
+        this.end(finishStatus(status, decision.reason, attempt.cancelReason), 'call-ended');
         return;
       case 'retry':
         this.backoff = decision.backoff;
-        this.events?.retryScheduled(this.attemptsStarted + 1, decision.delayMs, decision.reason);
-        this.waitThenStart('retry', decision.delayMs, status);
-        return;
-      case 'hedge-now':
-        phase.lastFailure = status;
-        this.scheduleHedge(0, 'non-fatal-status');
-        return;
-      case 'hedge-after':
-        phase.lastFailure = status;
-        this.scheduleHedge(decision.delayMs, decision.reason);
-        return;
-      case 'stop-hedging':
-        phase.lastFailure = status;
-        this.stopHedging(phase);
-        return;
-    }
-  }
-
-  // ---- hedging ----
-
-  /** Send the next hedge after `delayMs` (at once when 0), then one every hedgingDelay. */
-  private scheduleHedge(delayMs: number, reason: HedgeReason): void {
-    let phase = this.phase;
-    if (phase.tag !== 'in-flight' || this.policy.kind !== 'hedging') {
-      return;
-    }
-    this.clearHedgeTimer(phase);
-    while (phase.hedging && this.attemptsStarted < this.policy.maxAttempts) {
-      this.events?.hedgeScheduled(this.attemptsStarted + 1, delayMs, reason);
-      if (this.phase !== phase) {
-        return; // a listener ended the call
-      }
-      if (delayMs > 0) {
-        if (phase.live.length === 0) {
-          this.waitThenStart('hedge', delayMs, phase.lastFailure as StatusObject);
-        } else {
-          phase.hedgeTimer = this.setTimerBeforeDeadline(delayMs, () => this.onHedgeTimer());
+        this.events?.retryScheduled(this.attempts.count + 1, decision.delayMs, decision.reason);
+        if (this.phase === phase) {
+          this.wait('retry', decision.delayMs, status); // unless a listener ended the call
         }
         return;
-      }
-      if (!this.trySendHedge()) {
-        return;
-      }
-      phase = this.phase;
-      if (phase.tag !== 'in-flight') {
-        return;
-      }
-      delayMs = (this.hedge as HedgeSchedule).delayMs;
-      reason = (this.hedge as HedgeSchedule).reason;
+      default:
+        phase.lastFailure = status;
+        this.hedges?.afterFailure(decision);
     }
-    this.finishIfHedgingIsOver();
   }
 
-  private onHedgeTimer(): void {
-    if (this.phase.tag === 'in-flight') {
-      this.phase.hedgeTimer = undefined;
+  /** The interceptor's gate (A6 throttle or the `gate` option); a refusal is reported. */
+  private askGate(kind: 'retry' | 'hedge'): GateVerdict {
+    const gate = this.ctx.gate;
+    if (gate === undefined || gate.allowAttempt(kind)) {
+      return 'allow';
     }
-    this.sendHedge();
+    this.events?.throttled(this.attempts.count + 1, kind, gate);
+    return 'refused-by-gate';
   }
 
-  /** A hedge timer fired: send the hedge, then schedule the next. */
-  private sendHedge(): void {
-    if (this.policy.kind !== 'hedging' || !this.trySendHedge()) {
+  /** No attempt in flight: wait `delayMs`, then send the next attempt (unless the deadline comes first). */
+  private wait(next: 'retry' | 'hedge', delayMs: number, lastFailure: StatusObject): void {
+    const waiting: CallPhase = {
+      tag: 'waiting',
+      next,
+      timer: undefined,
+      since: this.ctx.clock.now(),
+      lastFailure,
+      commitNext: false,
+    };
+    if (!this.transition(waiting)) {
       return;
     }
-    const hedge = this.hedge as HedgeSchedule;
-    this.scheduleHedge(hedge.delayMs, hedge.reason);
-  }
-
-  /** Sends one hedge if the rules allow it; otherwise stops hedging. True when it went. */
-  private trySendHedge(): boolean {
-    const verdict = decideHedgeSend({
-      maxAttempts: this.policy.maxAttempts,
-      attemptsStarted: this.attemptsStarted,
-      replayFits: () => this.replay.reserveAll(),
-      gateAllows: () => this.gateAllows('hedge'),
-    });
-    if (verdict.type === 'send') {
-      this.startAttempt('hedge');
-      return this.phase.tag === 'in-flight';
-    }
-    const phase = this.phase;
-    const hedge = this.hedge as HedgeSchedule;
-    if (phase.tag === 'in-flight' && hedge.budgetRefused && phase.live.length > 0) {
-      // The hedge budget is empty now: ask again one hedging delay later, while the call is still outstanding,
-      // rather than give up hedging for the call (only slow calls then compete for what flows back in).
-      phase.hedgeTimer = this.setTimerBeforeDeadline(hedge.delayMs, () => this.onHedgeTimer());
-      return false;
-    }
-    if (phase.tag === 'waiting') {
-      // Nothing in flight and nothing more to send: the last failure is the result.
-      this.end(phase.lastFailure, 'call-ended');
-    } else if (phase.tag === 'in-flight') {
-      // A6: on a full replay buffer, keep the attempt that has sent the most.
-      if (verdict.reason === 'replay-buffer' && phase.live.length > 0) {
-        this.commit(mostAdvanced(phase.live), 'buffer-overflow');
+    waiting.timer = this.setTimerBeforeDeadline(delayMs, () => {
+      waiting.timer = undefined;
+      if (next === 'retry') {
+        this.startAttempt('retry');
       } else {
-        this.stopHedging(phase);
+        this.hedges?.onWaitOver();
       }
-    }
-    return false;
+    });
   }
 
-  private stopHedging(phase: Extract<CallPhase, { tag: 'in-flight' }>): void {
-    phase.hedging = false;
-    this.clearHedgeTimer(phase);
-    this.finishIfHedgingIsOver();
+  /** What the hedge scheduler may ask of this call, and nothing more. */
+  private hedgeHost(): ConstructorParameters<typeof HedgeScheduler>[3] {
+    const call = this;
+    return {
+      get attemptCount() {
+        return call.attempts.count;
+      },
+      get liveCount() {
+        return call.attempts.live.length;
+      },
+      get uncommitted() {
+        const tag = call.phase.tag;
+        return tag === 'in-flight' || tag === 'waiting';
+      },
+      startHedge: () => this.startAttempt('hedge'),
+      waitForHedge: (delayMs) => {
+        const phase = this.phase;
+        if (phase.tag === 'in-flight') {
+          this.wait('hedge', delayMs, phase.lastFailure as StatusObject);
+        }
+      },
+      replayFits: () => this.replay.reserveAll(),
+      askGate: (kind) => this.askGate(kind),
+      commitMostAdvanced: () => this.commit(this.attempts.mostAdvanced(), 'buffer-overflow'),
+      finishWithLastFailure: () => this.finishWithLastFailure(),
+      setTimerBeforeDeadline: (delayMs, action) => this.setTimerBeforeDeadline(delayMs, action),
+    };
   }
 
-  /** When no attempt is in flight and none is coming, the last failure is the result. */
-  private finishIfHedgingIsOver(): void {
+  /** Nothing is in flight and nothing more will go: the last failure is the result. */
+  private finishWithLastFailure(): void {
     const phase = this.phase;
-    if (phase.tag !== 'in-flight' || phase.live.length > 0 || phase.hedgeTimer !== undefined) {
+    if (phase.tag !== 'in-flight' && phase.tag !== 'waiting') {
       return;
     }
     const last = phase.lastFailure ?? {
@@ -219,101 +467,132 @@ export class RetryingCall extends CallBase {
     this.end(last, 'call-ended');
   }
 
-  /** No attempt in flight: wait `delayMs`, then send the next attempt (unless the deadline comes first). */
-  private waitThenStart(next: 'retry' | 'hedge', delayMs: number, lastFailure: StatusObject): void {
-    const waiting: CallPhase = {
-      tag: 'waiting',
-      next,
-      timer: undefined,
-      since: this.ctx.clock.now(),
-      lastFailure,
-      commitNext: false,
-    };
-    this.transition(waiting);
-    waiting.timer = this.setTimerBeforeDeadline(delayMs, () => {
-      waiting.timer = undefined;
-      if (next === 'retry') {
-        this.startAttempt('retry');
-      } else {
-        this.sendHedge();
-      }
-    });
-  }
+  // ---- phases ----
 
-  /**
-   * The config's gate first (A6's throttle spends nothing when asked), then, for a hedge, the adaptive hedge budget
-   * (which withdraws when it says yes).
-   */
-  private gateAllows(kind: 'retry' | 'hedge'): boolean {
-    const hedge = this.hedge;
-    if (hedge) {
-      hedge.budgetRefused = false;
-    }
-    const gate = this.ctx.gate;
-    if (gate && !gate.allowAttempt(kind)) {
-      this.events?.throttled(this.attemptsStarted + 1, kind, gate);
+  /** The one place where the phase changes: it checks the move and undoes what the old phase held. */
+  private transition(next: CallPhase): boolean {
+    const current = this.phase;
+    if (!isLegalTransition(current.tag, next.tag)) {
+      this.onIllegalTransition(current.tag, next.tag);
       return false;
     }
-    const budget = kind === 'hedge' ? this.ctx.adaptive?.budget : undefined;
-    if (hedge && budget && !budget.allowAttempt('hedge')) {
-      // Reported once per hedge, however often the call asks again for it.
-      if (hedge.budgetRefusedFor !== this.attemptsStarted + 1) {
-        hedge.budgetRefusedFor = this.attemptsStarted + 1;
-        this.events?.throttled(this.attemptsStarted + 1, kind, budget);
-      }
-      hedge.budgetRefused = true;
-      return false;
+    if (current.tag === 'in-flight') {
+      this.hedges?.stop();
+    } else if (current.tag === 'waiting' && current.timer !== undefined) {
+      this.ctx.clock.clearTimer(current.timer);
     }
+    this.phase = next;
+    this.committedTo = next.tag === 'committed' ? next.attempt : undefined;
     return true;
   }
 
   /**
-   * Adaptive hedging learns from the winner's time to its first response, and from the time so far of the losers
-   * sent before it (a lower bound of theirs); a loser sent after the winner tells nothing. Fast failures never get
-   * here, so they do not pull the delay down.
+   * A move the phase diagram does not allow: a bug here, never the application's or the server's doing. Under
+   * vitest it throws; in production nothing may be thrown into grpc-js's callbacks, so the call ends with INTERNAL
+   * (unless it has ended already) and an `internal-error` event says what happened.
    */
-  protected recordLatencies(winner: Attempt, live: readonly Attempt[]): void {
-    const adaptive = this.ctx.adaptive;
-    if (!adaptive) {
+  private onIllegalTransition(from: CallPhase['tag'], to: CallPhase['tag']): void {
+    const message = `no transition from ${from} to ${to}`;
+    if (engineChecks.strict) {
+      throw new Error(`RetryingCall: ${message}`);
+    }
+    this.events?.internalError(message);
+    const details = `grpc-retry-hedging internal error: ${message}`;
+    this.end({ code: Status.INTERNAL, details, metadata: new Metadata() }, 'call-ended');
+  }
+
+  private commit(attempt: Attempt, reason: CommitReason): void {
+    if (this.phase.tag !== 'in-flight') {
       return;
     }
-    const method = this.options.method_definition.path;
-    const now = this.ctx.clock.now();
-    adaptive.record(method, now - winner.startedAt);
-    for (const loser of live) {
-      if (loser !== winner && loser.startedAt < winner.startedAt) {
-        adaptive.record(method, now - loser.startedAt);
+    this.attempts.stopTimer(attempt);
+    if (reason !== 'buffer-overflow') {
+      this.hedges?.recordLatencies(attempt, this.attempts.live);
+    }
+    this.transition({ tag: 'committed', attempt });
+    this.attempts.cancelLosers(attempt);
+    if (this.committedTo !== attempt) {
+      return; // an attempt-left-running listener ended the call
+    }
+    this.replay.release();
+    this.replay.dropBefore(writtenBy(attempt));
+    this.events?.committed(attempt.number, reason);
+  }
+
+  /** The call's status is decided: stop everything, then tell the application (on the next tick for a cancel). */
+  private end(status: StatusObject, cancelReason: AttemptCancelReason, deliverLater = false): void {
+    const phase = this.phase;
+    if (phase.tag === 'ended') {
+      return;
+    }
+    if (phase.tag === 'waiting') {
+      this.retryDelayMs += this.ctx.clock.now() - phase.since;
+    }
+    this.transition(ENDED);
+    for (const attempt of this.attempts.live.slice()) {
+      if (cancelReason === 'call-cancelled') {
+        this.attempts.cancel(attempt, cancelReason, status.code, status.details);
+      } else {
+        this.attempts.cancel(attempt, cancelReason);
       }
     }
-  }
-}
-
-/** Per-call hedging state: the delay between hedges (the config's or the adaptive one), and budget refusals. */
-interface HedgeSchedule {
-  readonly delayMs: number;
-  readonly reason: 'hedging-delay' | 'adaptive-delay';
-  /** The adaptive hedge budget (not the config's gate) refused the last hedge asked for. */
-  budgetRefused: boolean;
-  /** The attempt number the budget last refused, so that a refusal is reported once. */
-  budgetRefusedFor: number;
-}
-
-/** The hedge delay of a call: the config's, or (adaptive hedging) the method's observed percentile. */
-function hedgeScheduleOf(
-  policy: HedgingPolicy,
-  ctx: RetryingCallContext,
-  options: InterceptorOptions,
-): HedgeSchedule {
-  const adaptive = ctx.adaptive;
-  let delayMs = policy.hedgingDelayMs;
-  let reason: HedgeSchedule['reason'] = 'hedging-delay';
-  if (adaptive) {
-    adaptive.budget?.recordCall();
-    const choice = adaptive.delayFor(options.method_definition.path, policy.hedgingDelayMs);
-    delayMs = choice.delayMs;
-    if (choice.adaptive) {
-      reason = 'adaptive-delay';
+    const waiting = this.replay.clear();
+    if (waiting) {
+      for (const callback of waiting) {
+        process.nextTick(callback);
+      }
+    }
+    if (status.code === Status.OK) {
+      this.ctx.gate?.recordSuccess();
+    }
+    // The attempt count, visible to the caller in the trailers (as grpc-java does); absent means one attempt.
+    if (this.attempts.count > 1) {
+      status.metadata?.set(PREVIOUS_ATTEMPTS_METADATA_KEY, String(this.attempts.count - 1));
+    }
+    this.events?.callEnd(status, this.attempts.count, this.retryDelayMs);
+    const listener = this.listener;
+    this.listener = undefined;
+    this.metadata = undefined;
+    if (deliverLater) {
+      process.nextTick(() => listener?.onReceiveStatus?.(status));
+    } else {
+      listener?.onReceiveStatus?.(status);
     }
   }
-  return { delayMs, reason, budgetRefused: false, budgetRefusedFor: 0 };
+
+  // ---- helpers ----
+
+  private setTimerBeforeDeadline(delayMs: number, action: () => void): TimerHandle {
+    const clock = this.ctx.clock;
+    const remaining = this.deadline - clock.now();
+    if (remaining <= delayMs) {
+      return clock.setTimer(() => this.endOnDeadline(), Math.max(0, remaining));
+    }
+    return clock.setTimer(action, delayMs);
+  }
+
+  private endOnDeadline(): void {
+    const phase = this.phase;
+    const last = phase.tag === 'waiting' || phase.tag === 'in-flight' ? phase.lastFailure : undefined;
+    const details = last
+      ? `Deadline exceeded while waiting to retry (last attempt: ${Status[last.code] ?? last.code} ${last.details})`
+      : 'Deadline exceeded';
+    this.end({ code: Status.DEADLINE_EXCEEDED, details, metadata: new Metadata() }, 'call-ended');
+  }
+
+  private recordFailureIfCounted(status: StatusObject, timedOut: boolean): void {
+    const hint = readServerHint(status.metadata, this.ctx.retryInfo);
+    if (countsAgainstServer(this.policy, { code: status.code, hint, timedOut })) {
+      this.ctx.gate?.recordFailure();
+    }
+  }
+}
+
+const ENDED: CallPhase = Object.freeze({ tag: 'ended' });
+
+function deadlineToMs(deadline: InterceptorOptions['deadline']): number {
+  if (deadline === undefined || deadline === null) {
+    return Number.POSITIVE_INFINITY;
+  }
+  return deadline instanceof Date ? deadline.getTime() : deadline;
 }

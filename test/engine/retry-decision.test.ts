@@ -7,6 +7,7 @@ import {
   decideHedgeSend,
   type FailureDecision,
   type FailureDecisionInput,
+  type HedgeSendInput,
 } from '../../src/retry/retry-decision.js';
 import { NO_HINT, type ServerHint } from '../../src/retry/server-hint.js';
 
@@ -41,7 +42,7 @@ function input(over: Partial<FailureDecisionInput> = {}): FailureDecisionInput {
     deadline: Number.POSITIVE_INFINITY,
     deadlineAware: false,
     replayFits: () => true,
-    gateAllows: () => true,
+    gate: () => 'allow',
     ...over,
   };
 }
@@ -103,7 +104,7 @@ describe('decideAfterFailure: retry policy', () => {
       'deadline-aware',
     ],
     ['a full replay buffer', { replayFits: () => false }, 'replay-buffer'],
-    ['the gate refuses', { gateAllows: () => false }, 'throttled'],
+    ['the gate refuses', { gate: () => 'refused-by-gate' }, 'throttled'],
   ] as const)('finishes when %s', (_name, over, reason) => {
     expect(decideAfterFailure(input(over as Partial<FailureDecisionInput>))).toEqual({
       type: 'finish',
@@ -130,14 +131,14 @@ describe('decideAfterFailure: retry policy', () => {
 
   it('asks the gate last, and only when everything else allows the retry', () => {
     let asked = 0;
-    const gateAllows = () => {
+    const gate = () => {
       asked += 1;
-      return true;
+      return 'allow' as const;
     };
-    decideAfterFailure(input({ attemptsStarted: 3, gateAllows }));
-    decideAfterFailure(input({ replayFits: () => false, gateAllows }));
+    decideAfterFailure(input({ attemptsStarted: 3, gate }));
+    decideAfterFailure(input({ replayFits: () => false, gate }));
     expect(asked).toBe(0);
-    decideAfterFailure(input({ gateAllows }));
+    decideAfterFailure(input({ gate }));
     expect(asked).toBe(1);
   });
 });
@@ -171,7 +172,13 @@ describe('decideAfterFailure: hedging policy', () => {
 });
 
 describe('decideHedgeSend', () => {
-  const base = { maxAttempts: 3, attemptsStarted: 1, replayFits: () => true, gateAllows: () => true };
+  const base: HedgeSendInput = {
+    maxAttempts: 3,
+    attemptsStarted: 1,
+    liveAttempts: 1,
+    replayFits: () => true,
+    gate: () => 'allow',
+  };
   it('sends while attempts are left, the buffer fits and the gate allows', () => {
     expect(decideHedgeSend(base)).toEqual({ type: 'send' });
     expect(decideHedgeSend({ ...base, attemptsStarted: 3 })).toEqual({
@@ -182,10 +189,36 @@ describe('decideHedgeSend', () => {
       type: 'stop',
       reason: 'replay-buffer',
     });
-    expect(decideHedgeSend({ ...base, gateAllows: () => false })).toEqual({
+    expect(decideHedgeSend({ ...base, gate: () => 'refused-by-gate' })).toEqual({
       type: 'stop',
       reason: 'throttled',
     });
+  });
+  it('an empty hedge budget is asked again later while an attempt is in flight; with none, hedging stops', () => {
+    expect(decideHedgeSend({ ...base, gate: () => 'refused-by-hedge-budget' })).toEqual({
+      type: 'wait-for-budget',
+    });
+    expect(decideHedgeSend({ ...base, liveAttempts: 0, gate: () => 'refused-by-hedge-budget' })).toEqual({
+      type: 'stop',
+      reason: 'throttled',
+    });
+    // The interceptor's gate (A6 throttle) refusing is final even with attempts in flight.
+    expect(decideHedgeSend({ ...base, liveAttempts: 2, gate: () => 'refused-by-gate' })).toEqual({
+      type: 'stop',
+      reason: 'throttled',
+    });
+  });
+  it('asks the gates last, once everything else allows the hedge', () => {
+    let asked = 0;
+    const gate = () => {
+      asked += 1;
+      return 'allow' as const;
+    };
+    decideHedgeSend({ ...base, attemptsStarted: 3, gate });
+    decideHedgeSend({ ...base, replayFits: () => false, gate });
+    expect(asked).toBe(0);
+    decideHedgeSend({ ...base, gate });
+    expect(asked).toBe(1);
   });
 });
 

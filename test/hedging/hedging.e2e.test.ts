@@ -42,7 +42,7 @@ async function withHarness(
 
 describe('hedging: unary', () => {
   it('a slow first attempt is overtaken by a hedge and cancelled', () =>
-    withHarness({ hedgingDelay: '0.05s' }, {}, async (h) => {
+    withHarness({ hedgingDelay: '0.3s' }, {}, async (h) => {
       const c = id();
       server.script(c, [{ delayMs: 3000 }, {}]);
       const out = await unary(h.client, c);

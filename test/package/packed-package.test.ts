@@ -1,5 +1,5 @@
 /**
- * The package as users get it: `npm pack`, then install the tarball offline into scratch ESM, CJS and
+ * The package as users get it: `npm pack`, then install the tarball into scratch ESM, CJS and
  * node10-resolution TypeScript projects, compile the README's flaky-server snippet and an import of every entry
  * point with tsc (strict, declarations checked), and run them.
  *

@@ -1,5 +1,5 @@
 /**
- * Scratch npm projects for the packaging test: a root that installs the packed tarball with its peers, offline,
+ * Scratch npm projects for the packaging test: a root that installs the packed tarball with its peers,
  * and three projects below it (ESM, CJS with node16 resolution, classic node10 resolution) that compile and run
  * code against the installed package.
  */
@@ -8,8 +8,21 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-/** Packages the scratch root installs from the repository's lockfile (the tarball's peers, its dependency, types). */
-const SCRATCH_DEPENDENCIES = ['@grpc/grpc-js', '@grpc/proto-loader', '@opentelemetry/api', '@types/node'];
+/**
+ * Packages the scratch root installs from the repository's lockfile: the tarball's peers and every runtime
+ * dependency its manifest names (so that installing the tarball afterwards needs nothing it does not have), and
+ * the types the projects compile against.
+ */
+function scratchDependencies(repoManifest: {
+  dependencies?: Record<string, string>;
+  peerDependencies?: Record<string, string>;
+}): string[] {
+  return [
+    ...Object.keys(repoManifest.peerDependencies ?? {}),
+    ...Object.keys(repoManifest.dependencies ?? {}),
+    '@types/node',
+  ];
+}
 
 interface LockEntry {
   version?: string;
@@ -36,7 +49,7 @@ function resolveInLock(packages: Record<string, LockEntry>, from: string, name: 
 
 /**
  * A package-lock.json holding `roots` and everything they depend on, copied from the repository's lockfile, so
- * that `npm ci --offline` installs the very versions the repository's own `npm ci` put in the npm cache.
+ * that `npm ci` there installs the very versions the repository itself uses.
  */
 export function lockfileClosure(repoLock: { packages: Record<string, LockEntry> }, roots: readonly string[]) {
   const packages: Record<string, LockEntry> = {};
@@ -90,17 +103,20 @@ function npm(cwd: string, args: string[]): string {
 }
 
 /**
- * Installs the tarball into `root` offline: first its peers and dependency from the repository's lockfile
- * (`npm ci --offline`), then the tarball itself. `--legacy-peer-deps` only stops npm from looking the peers up in
- * the registry: they are installed already.
+ * Installs the tarball into `root`: first its peers and dependencies at the repository lockfile's versions
+ * (`npm ci`), then the tarball itself, whose dependencies are then all in place. `--prefer-offline` takes what the
+ * npm cache has and fetches the rest, so the step works with any cache, an empty one included (`--offline` failed
+ * on a new machine: `npm ci` caches tarballs, not the registry metadata an install of a tarball may look up).
+ * `--legacy-peer-deps` only stops npm from looking the peers up: they are installed already.
  */
 export function installScratchRoot(repoRoot: string, root: string, tarball: string): void {
   mkdirSync(root, { recursive: true });
   const repoLock = JSON.parse(readFileSync(join(repoRoot, 'package-lock.json'), 'utf8'));
-  const { manifest, lock } = lockfileClosure(repoLock, SCRATCH_DEPENDENCIES);
+  const repoManifest = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8'));
+  const { manifest, lock } = lockfileClosure(repoLock, scratchDependencies(repoManifest));
   writeFileSync(join(root, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
   writeFileSync(join(root, 'package-lock.json'), `${JSON.stringify(lock, null, 2)}\n`);
-  const quiet = ['--offline', '--no-audit', '--no-fund', '--ignore-scripts'];
+  const quiet = ['--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts'];
   npm(root, ['ci', ...quiet]);
   npm(root, ['install', ...quiet, '--legacy-peer-deps', '--no-save', tarball]);
 }

@@ -142,7 +142,7 @@ describe('createAdaptiveThrottle against a real server', () => {
 
   it('counts an attempt the retry engine gave up on (perAttemptRecvTimeout) as not accepted', async () => {
     const throttle = createAdaptiveThrottle({ random: () => 0.999 });
-    const c = client([createRetryInterceptor(retryConfig({ perAttemptRecvTimeout: '0.05s' })), throttle]);
+    const c = client([createRetryInterceptor(retryConfig({ perAttemptRecvTimeout: '0.5s' })), throttle]);
     const call = id();
     server.script(call, [{ delayMs: 2000 }, {}]);
     const out = await unary(c, call);

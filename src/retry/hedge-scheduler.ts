@@ -1,0 +1,220 @@
+import type { HedgingPolicy } from '../config/types.js';
+import type { Attempt } from './attempt.js';
+import type { RetryingCallContext } from './call-context.js';
+import type { CallEvents } from './call-events.js';
+import type { TimerHandle } from './clock.js';
+import type { HedgeScheduledEvent } from './events.js';
+import { decideHedgeSend, type HedgeFailureDecision } from './retry-decision.js';
+import type { GateVerdict, RetryGate } from './retry-gate.js';
+
+/** What the hedge scheduler asks of its call. @internal */
+export interface HedgeHost {
+  /** Attempts made so far, the first included. */
+  readonly attemptCount: number;
+  /** Attempts in flight. */
+  readonly liveCount: number;
+  /** The call has not committed or ended (a listener may end it inside any step). */
+  readonly uncommitted: boolean;
+  /** Send one hedge now. */
+  startHedge(): void;
+  /** Nothing is in flight: wait `delayMs` with no attempt out, then tell {@link HedgeScheduler.onWaitOver}. */
+  waitForHedge(delayMs: number): void;
+  /** Whether the replay buffer can hold everything a further attempt must be sent. */
+  replayFits(): boolean;
+  /** The interceptor's gate (A6 throttle or the `gate` option), reporting a refusal. */
+  askGate(kind: 'hedge'): GateVerdict;
+  /** The replay buffer cannot hold another hedge: commit to the attempt that has sent the most (A6). */
+  commitMostAdvanced(): void;
+  /** Nothing is in flight and nothing more will go: the call ends with its last failure. */
+  finishWithLastFailure(): void;
+  /** Runs `action` after `delayMs`, or ends the call at its deadline when that comes first. */
+  setTimerBeforeDeadline(delayMs: number, action: () => void): TimerHandle;
+}
+
+/**
+ * The hedging schedule of one call (made only for hedging policies): the timer of the next hedge, the delay
+ * between hedges (the config's, or adaptive hedging's for the method), sending each hedge when A6's rules and the
+ * gates allow it, asking an empty hedge budget again one delay later, and what the winner tells adaptive hedging.
+ * @internal
+ */
+export class HedgeScheduler {
+  /** The delay between hedges, and where it comes from. */
+  private readonly delayMs: number;
+  private readonly reason: 'hedging-delay' | 'adaptive-delay';
+  /** The timer of the next hedge, while one is due. */
+  private timer: TimerHandle | undefined;
+  /** Further hedges may still be sent (a do-not-retry hint, exhaustion or a refusal closes the schedule). */
+  private open = true;
+  /** The attempt number the hedge budget last refused, so that a refusal is reported once. */
+  private budgetRefusedFor = 0;
+  private readonly budget: RetryGate | undefined;
+
+  constructor(
+    private readonly policy: HedgingPolicy,
+    private readonly ctx: RetryingCallContext,
+    private readonly method: string,
+    private readonly host: HedgeHost,
+    private readonly events: CallEvents | undefined,
+  ) {
+    const adaptive = ctx.adaptive;
+    this.delayMs = policy.hedgingDelayMs;
+    this.reason = 'hedging-delay';
+    if (adaptive) {
+      this.budget = adaptive.budget;
+      this.budget?.recordCall?.();
+      const choice = adaptive.delayFor(method, policy.hedgingDelayMs);
+      this.delayMs = choice.delayMs;
+      if (choice.adaptive) {
+        this.reason = 'adaptive-delay';
+      }
+    }
+  }
+
+  /** The first attempt went: the hedges follow, one every delay. */
+  begin(): void {
+    this.schedule(this.delayMs, this.reason);
+  }
+
+  /** An attempt failed before the call committed; `decision` is what the rules say of the next hedge. */
+  afterFailure(decision: HedgeFailureDecision): void {
+    switch (decision.type) {
+      case 'hedge-now':
+        this.schedule(0, 'non-fatal-status');
+        return;
+      case 'hedge-after':
+        this.schedule(decision.delayMs, decision.reason);
+        return;
+      case 'stop-hedging':
+        this.close();
+        return;
+    }
+  }
+
+  /** The call's wait for the next hedge is over (it waited with nothing in flight). */
+  onWaitOver(): void {
+    this.sendNext();
+  }
+
+  /** The call committed or ended, or waits with nothing in flight: no hedge timer may fire. */
+  stop(): void {
+    if (this.timer !== undefined) {
+      this.ctx.clock.clearTimer(this.timer);
+      this.timer = undefined;
+    }
+  }
+
+  /**
+   * The call is committing to `winner` (not on overflow), `live` being the attempts in flight until now. Adaptive
+   * hedging learns from the winner's time to its first response, and from the time so far of the losers sent
+   * before it (a lower bound of theirs); a loser sent after the winner tells nothing. Fast failures never get
+   * here, so they do not pull the delay down.
+   */
+  recordLatencies(winner: Attempt, live: readonly Attempt[]): void {
+    const adaptive = this.ctx.adaptive;
+    if (!adaptive) {
+      return;
+    }
+    const now = this.ctx.clock.now();
+    adaptive.record(this.method, now - winner.startedAt);
+    for (const loser of live) {
+      if (loser !== winner && loser.startedAt < winner.startedAt) {
+        adaptive.record(this.method, now - loser.startedAt);
+      }
+    }
+  }
+
+  /** Send the next hedge after `delayMs` (at once when 0), then one every delay, while attempts remain. */
+  private schedule(delayMs: number, reason: HedgeScheduledEvent['reason']): void {
+    const host = this.host;
+    this.stop();
+    while (this.open && host.attemptCount < this.policy.maxAttempts) {
+      this.events?.hedgeScheduled(host.attemptCount + 1, delayMs, reason);
+      if (!host.uncommitted) {
+        return; // a listener ended the call
+      }
+      if (delayMs > 0) {
+        if (host.liveCount === 0) {
+          host.waitForHedge(delayMs);
+        } else {
+          this.timer = host.setTimerBeforeDeadline(delayMs, () => this.onTimer());
+        }
+        return;
+      }
+      if (!this.trySend() || !host.uncommitted) {
+        return;
+      }
+      delayMs = this.delayMs;
+      reason = this.reason;
+    }
+    this.finishIfOver();
+  }
+
+  private onTimer(): void {
+    this.timer = undefined;
+    this.sendNext();
+  }
+
+  private sendNext(): void {
+    if (this.trySend()) {
+      this.schedule(this.delayMs, this.reason);
+    }
+  }
+
+  /** Sends one hedge if the rules allow it. True when it went and the call is still uncommitted. */
+  private trySend(): boolean {
+    const host = this.host;
+    const verdict = decideHedgeSend({
+      maxAttempts: this.policy.maxAttempts,
+      attemptsStarted: host.attemptCount,
+      liveAttempts: host.liveCount,
+      replayFits: () => host.replayFits(),
+      gate: () => this.askGates(),
+    });
+    switch (verdict.type) {
+      case 'send':
+        host.startHedge();
+        return host.uncommitted;
+      case 'wait-for-budget':
+        // Ask again one delay later while the call is outstanding, rather than give up hedging for the call
+        // (only slow calls then compete for what flows back into the budget).
+        this.timer = host.setTimerBeforeDeadline(this.delayMs, () => this.onTimer());
+        return false;
+      case 'stop':
+        if (verdict.reason === 'replay-buffer' && host.liveCount > 0) {
+          host.commitMostAdvanced();
+        } else {
+          this.close();
+        }
+        return false;
+    }
+  }
+
+  /** The interceptor's gate first (A6's throttle spends nothing when asked), then the hedge budget. */
+  private askGates(): GateVerdict {
+    const verdict = this.host.askGate('hedge');
+    const budget = this.budget;
+    if (verdict !== 'allow' || budget === undefined || budget.allowAttempt('hedge')) {
+      return verdict;
+    }
+    // Reported once per hedge, however often the call asks again for it.
+    const number = this.host.attemptCount + 1;
+    if (this.budgetRefusedFor !== number) {
+      this.budgetRefusedFor = number;
+      this.events?.throttled(number, 'hedge', budget);
+    }
+    return 'refused-by-hedge-budget';
+  }
+
+  /** No further hedge: once nothing is in flight, the call ends with its last failure. */
+  private close(): void {
+    this.open = false;
+    this.stop();
+    this.finishIfOver();
+  }
+
+  private finishIfOver(): void {
+    if (this.host.liveCount === 0 && this.timer === undefined) {
+      this.host.finishWithLastFailure();
+    }
+  }
+}
