@@ -37,7 +37,7 @@ function input(over: Partial<FailureDecisionInput> = {}): FailureDecisionInput {
     deadline: Number.POSITIVE_INFINITY,
     deadlineAware: false,
     replayFits: () => true,
-    gateAllows: () => true,
+    gate: () => 'allow',
     ...over,
   };
 }
