@@ -57,6 +57,18 @@ describe('write flags', () => {
   });
 });
 
+describe('dropping written messages', () => {
+  it('is idempotent: dropping before an index already dropped changes nothing', () => {
+    const buffer = new ReplayBuffer(roomy(), size);
+    for (const m of ['a', 'b', 'c']) buffer.append(m, undefined, undefined);
+    buffer.release();
+    buffer.dropBefore(2);
+    buffer.dropBefore(1);
+    buffer.dropBefore(2);
+    expect([buffer.start, buffer.end, buffer.messageAt(2)]).toEqual([2, 3, 'c']);
+  });
+});
+
 describe('write callbacks', () => {
   it('are held after the commit until the committed attempt has written the message, each handed out once', () => {
     const buffer = new ReplayBuffer(roomy(), size);
