@@ -9,7 +9,7 @@ export default {
   plugins: ['@stryker-mutator/vitest-runner'],
   mutate: ['src/retry/**/*.ts', 'src/hedging/**/*.ts', 'src/throttle/**/*.ts', '!src/**/*.d.ts'],
   // Only the sources and tests go to the sandbox; not the benches, examples or build output.
-  ignorePatterns: ['dist', 'coverage', 'bench', 'examples', 'reports', '.ci'],
+  ignorePatterns: ['dist', 'coverage', 'bench', 'examples', 'reports', '.ci', '.stryker-tmp*'],
   checkers: [],
   coverageAnalysis: 'perTest',
   // The machine is shared: one worker, and the npm script runs it under `nice`.
