@@ -1,0 +1,102 @@
+/**
+ * The hedging-side options that take an object or a shared instance (cancelRateLimit, adaptiveHedging, the hedge
+ * budget): what is taken for an instance, what for options, and the errors for the rest.
+ */
+import { describe, expect, it } from 'vitest';
+import { AdaptiveHedging, resolveAdaptiveHedging } from '../../src/hedging/adaptive-hedging-delay.js';
+import { CancelRateLimiter, resolveCancelRateLimiter } from '../../src/hedging/cancel-rate-limiter.js';
+import { HedgeBudget } from '../../src/hedging/hedge-budget.js';
+import { FakeClock } from './fake-clock.js';
+
+describe('cancelRateLimit', () => {
+  const NOT_AN_OPTION =
+    'createRetryInterceptor: options.cancelRateLimit must be true, false, an options object or a CancelRateLimiter';
+
+  it.each([null, [], 5])('rejects %j', (option) => {
+    expect(() => resolveCancelRateLimiter(option as never)).toThrow(new TypeError(NOT_AN_OPTION));
+  });
+
+  it('takes an object with tryCancel as a shared limiter, and any other object as options', () => {
+    const shared = { tryCancel: () => true };
+    expect(resolveCancelRateLimiter(shared as never)).toBe(shared);
+    expect(() => resolveCancelRateLimiter({ tryCancel: true } as never)).toThrow(
+      /options\.cancelRateLimit\.tryCancel is not a known option/,
+    );
+  });
+
+  it('the constructor rejects what is not an options object, and numbers that are not finite', () => {
+    expect(() => new CancelRateLimiter(null as never)).toThrow(
+      new TypeError('CancelRateLimiter: options must be an object'),
+    );
+    expect(() => new CancelRateLimiter(5 as never)).toThrow(/options must be an object/);
+    for (const ratePerSecond of ['5', Number.POSITIVE_INFINITY]) {
+      expect(() => new CancelRateLimiter({ ratePerSecond: ratePerSecond as never })).toThrow(
+        `CancelRateLimiter: options.ratePerSecond must be a number >= 0, got ${ratePerSecond}`,
+      );
+    }
+    for (const loserCapMs of ['5', Number.POSITIVE_INFINITY]) {
+      expect(() => new CancelRateLimiter({ loserCapMs: loserCapMs as never })).toThrow(
+        `CancelRateLimiter: options.loserCapMs must be a number of ms greater than 0, got ${loserCapMs}`,
+      );
+    }
+    expect(new CancelRateLimiter({ ratePerSecond: 0, loserCapMs: 0.5 }).loserCapMs).toBe(0.5);
+  });
+});
+
+describe('adaptiveHedging', () => {
+  const NOT_AN_OPTION =
+    'createRetryInterceptor: options.adaptiveHedging must be true, false, an options object or an AdaptiveHedging';
+
+  it.each([null, [], 5])('rejects %j', (option) => {
+    expect(() => resolveAdaptiveHedging(option as never)).toThrow(new TypeError(NOT_AN_OPTION));
+  });
+
+  it('takes an object only when it has delayFor, record and currentDelays; otherwise reads it as options', () => {
+    const f = () => undefined;
+    const instance = { delayFor: f, record: f, currentDelays: f };
+    expect(resolveAdaptiveHedging(instance as never)).toBe(instance);
+    for (const partial of [
+      { delayFor: f, record: f },
+      { delayFor: f, currentDelays: f },
+      { record: f, currentDelays: f },
+    ]) {
+      expect(() => resolveAdaptiveHedging(partial as never)).toThrow(/is not a known option/);
+    }
+  });
+
+  it('makes its first recomputation one recomputeEveryMs after the first sample, however many come at once', () => {
+    const clock = new FakeClock();
+    const hedging = new AdaptiveHedging({ clock, minSamples: 10, recomputeEveryMs: 1_000 });
+    for (let i = 0; i < 20; i++) hedging.record('/s/M', 40);
+    expect(hedging.delayFor('/s/M', 5)).toEqual({ delayMs: 5, adaptive: false });
+    clock.advance(1_000);
+    expect(hedging.delayFor('/s/M', 5).adaptive).toBe(true);
+  });
+});
+
+describe('HedgeBudget', () => {
+  it('rejects what is not an options object, and a maxExtraLoad outside [0, 1) or not a number', () => {
+    expect(() => new HedgeBudget(null as never)).toThrow(
+      new TypeError('HedgeBudget: options must be an object'),
+    );
+    for (const maxExtraLoad of [-0.01, 1, '0.1']) {
+      expect(() => new HedgeBudget({ maxExtraLoad: maxExtraLoad as never })).toThrow(
+        `HedgeBudget: options.maxExtraLoad must be a number in [0, 1), got ${maxExtraLoad}`,
+      );
+    }
+    expect(new HedgeBudget({ maxExtraLoad: 0 }).maxExtraLoad).toBe(0);
+  });
+
+  it('counts the hedges it refused', () => {
+    const budget = new HedgeBudget({ clock: new FakeClock(), minPerSecond: 0, maxExtraLoad: 0.5 });
+    budget.recordCall();
+    budget.recordCall();
+    expect([
+      budget.allowAttempt('hedge'),
+      budget.allowAttempt('hedge'),
+      budget.allowAttempt('hedge'),
+    ]).toEqual([true, false, false]);
+    expect(budget.allowAttempt('retry')).toBe(true);
+    expect(budget.denied).toBe(2);
+  });
+});
