@@ -10,7 +10,7 @@ import {
   nextBackoff,
 } from '../../src/retry/backoff.js';
 import { createRetryInterceptor } from '../../src/retry/retry-interceptor.js';
-import { oneEntryConfig } from '../helpers/service-configs.js';
+import { RETRY_UNAVAILABLE_CONFIG } from '../helpers/service-configs.js';
 
 const policy = { initialBackoffMs: 100, maxBackoffMs: 1000, backoffMultiplier: 2 };
 const R = [0, 0.25, 0.5, 0.75, 0.999_999];
@@ -74,15 +74,7 @@ describe("check's description of each jitter strategy", () => {
 });
 
 describe('the jitter option', () => {
-  const config = oneEntryConfig('test.Svc', {
-    retryPolicy: {
-      maxAttempts: 3,
-      initialBackoff: '0.1s',
-      maxBackoff: '1s',
-      backoffMultiplier: 2,
-      retryableStatusCodes: ['UNAVAILABLE'],
-    },
-  });
+  const config = RETRY_UNAVAILABLE_CONFIG;
 
   it('accepts every strategy by name', () => {
     for (const jitter of JITTER_STRATEGIES) {

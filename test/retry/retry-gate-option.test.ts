@@ -2,17 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { createRetryInterceptor } from '../../src/retry/retry-interceptor.js';
 import { RetryThrottle } from '../../src/retry/retry-throttle.js';
 import { RetryBudget } from '../../src/throttle/retry-budget.js';
-import { oneEntryConfig } from '../helpers/service-configs.js';
+import { RETRY_UNAVAILABLE_CONFIG } from '../helpers/service-configs.js';
 
-const config = oneEntryConfig('test.Svc', {
-  retryPolicy: {
-    maxAttempts: 3,
-    initialBackoff: '0.1s',
-    maxBackoff: '1s',
-    backoffMultiplier: 2,
-    retryableStatusCodes: ['UNAVAILABLE'],
-  },
-});
+const config = RETRY_UNAVAILABLE_CONFIG;
 const withThrottle = (throttle: unknown) => () =>
   createRetryInterceptor(config, { throttle: throttle as never });
 const NOT_A_GATE =
