@@ -76,9 +76,11 @@ describe('adaptiveHedging', () => {
 
 describe('HedgeBudget', () => {
   it('rejects what is not an options object, and a maxExtraLoad outside [0, 1) or not a number', () => {
-    expect(() => new HedgeBudget(null as never)).toThrow(
-      new TypeError('HedgeBudget: options must be an object'),
-    );
+    for (const options of [null, 5]) {
+      expect(() => new HedgeBudget(options as never)).toThrow(
+        new TypeError('HedgeBudget: options must be an object'),
+      );
+    }
     for (const maxExtraLoad of [-0.01, 1, '0.1']) {
       expect(() => new HedgeBudget({ maxExtraLoad: maxExtraLoad as never })).toThrow(
         `HedgeBudget: options.maxExtraLoad must be a number in [0, 1), got ${maxExtraLoad}`,
