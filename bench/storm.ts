@@ -450,7 +450,7 @@ const OVERLOAD_VARIANTS: Variant[] = [
     label: 'retries + RetryBudget (ours)',
     makeClient: (address) =>
       new FlakyTest(address, insecure, {
-        interceptors: [createRetryInterceptor(serviceConfig(false), { throttle: new RetryBudget() })],
+        interceptors: [createRetryInterceptor(serviceConfig(false), { gate: new RetryBudget() })],
       }),
   },
   {

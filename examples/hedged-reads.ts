@@ -1,6 +1,7 @@
 /**
  * Hedged low-latency reads: the same reads against a long-tail server (most attempts fast, a few very slow),
- * without and with a hedgingPolicy. Prints p50/p99 and the extra load hedging costs.
+ * without and with a hedgingPolicy. Prints p50/p99 and the extra load hedging costs: after a warm-up, the median of
+ * a few rounds, so that a cold start (JIT, first connections, a GC pause) does not decide the result.
  *
  * Run: npm run build && node --import tsx examples/hedged-reads.ts
  */
@@ -45,15 +46,29 @@ async function measure(client: grpc.Client, calls: number, concurrency: number):
   return latencies.sort((a, b) => a - b);
 }
 
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor((sorted.length - 1) / 2)] ?? Number.NaN;
+}
+
+function medianStats(rounds: ReadStats[]): ReadStats {
+  return {
+    p50: median(rounds.map((r) => r.p50)),
+    p99: median(rounds.map((r) => r.p99)),
+    attemptsPerCall: median(rounds.map((r) => r.attemptsPerCall)),
+  };
+}
+
 export async function main(
   options: {
     calls?: number;
     concurrency?: number;
     slowFraction?: number;
+    rounds?: number;
     print?: (line: string) => void;
   } = {},
 ): Promise<HedgedReadsResult> {
-  const { calls = 1000, concurrency = 4, slowFraction = 0.05, print = console.log } = options;
+  const { calls = 1000, concurrency = 4, slowFraction = 0.05, rounds = 3, print = console.log } = options;
   const random = seededRandom(42);
   // Each attempt independently: usually ~2 ms, sometimes 200 ms more.
   const server = await FlakyServer.start({
@@ -82,14 +97,22 @@ export async function main(
         attemptsPerCall: (server.allAttempts().length - before) / calls,
       };
     };
-    await measure(plainClient, 20, 2); // warm up both connections
-    await measure(hedgedClient, 20, 2);
-    const plain = await stats(plainClient);
-    const hedged = await stats(hedgedClient);
+    // Warm up both connections and the code paths, then alternate the two clients round by round.
+    await measure(plainClient, 100, concurrency);
+    await measure(hedgedClient, 100, concurrency);
+    const plainRounds: ReadStats[] = [];
+    const hedgedRounds: ReadStats[] = [];
+    for (let round = 0; round < rounds; round++) {
+      plainRounds.push(await stats(plainClient));
+      hedgedRounds.push(await stats(hedgedClient));
+    }
+    const plain = medianStats(plainRounds);
+    const hedged = medianStats(hedgedRounds);
     const row = (name: string, s: ReadStats) =>
       `${name.padEnd(12)} p50 ${s.p50.toFixed(1).padStart(6)} ms   p99 ${s.p99.toFixed(1).padStart(6)} ms   attempts/call ${s.attemptsPerCall.toFixed(3)}`;
     print(
-      `${calls} reads, ${slowFraction * 100}% of attempts 200 ms slower; hedgingDelay 20 ms, maxAttempts 2`,
+      `${calls} reads, ${slowFraction * 100}% of attempts 200 ms slower; hedgingDelay 20 ms, maxAttempts 2` +
+        ` (median of ${rounds} rounds, after a warm-up)`,
     );
     print(row('no hedging', plain));
     print(row('hedging', hedged));

@@ -48,6 +48,14 @@ export async function main(print: (line: string) => void = console.log): Promise
   const onEvent = (event: RetryEvent) => {
     const at = `  +${String(Math.round(performance.now() - started)).padStart(4)} ms  ${event.type.padEnd(15)}`;
     switch (event.type) {
+      case 'call-start': {
+        // deadline is ms since the epoch, Infinity for none (JSON.stringify would print Infinity as null)
+        const deadline = Number.isFinite(event.deadline)
+          ? new Date(event.deadline).toISOString()
+          : 'Infinity';
+        print(`${at} ${event.policy} policy, maxAttempts ${event.maxAttempts}, deadline ${deadline}`);
+        break;
+      }
       case 'attempt-start':
         print(`${at} attempt ${event.attempt} (${event.kind})`);
         break;

@@ -3,6 +3,7 @@
  * service-config JSON.
  */
 
+export { interceptChannel } from './channel/intercepted-channel.js';
 export {
   type ChannelOptionsSettings,
   createChannelOptions,
@@ -55,7 +56,6 @@ export {
 } from './request-id/request-id-interceptor.js';
 export { JITTER_STRATEGIES, type JitterStrategy } from './retry/backoff.js';
 export { type CallRetryOptions, type PolicyOverride, withRetryOptions } from './retry/call-options.js';
-export { type Clock, systemClock, type TimerHandle } from './retry/clock.js';
 export type {
   AttemptCancelReason,
   AttemptEndEvent,
@@ -66,6 +66,7 @@ export type {
   CallStartEvent,
   CommittedEvent,
   HedgeScheduledEvent,
+  HedgeSentEvent,
   RetryEvent,
   RetryEventListener,
   RetryEventType,
@@ -73,17 +74,10 @@ export type {
   ThrottledEvent,
 } from './retry/events.js';
 export {
-  DEFAULT_REQUEST_ID_HEADER,
-  PREVIOUS_ATTEMPTS_METADATA_KEY,
-  PUSHBACK_METADATA_KEY,
-  STATUS_DETAILS_METADATA_KEY,
-} from './retry/headers.js';
-export {
   DEFAULT_PER_RPC_BUFFER_BYTES,
   DEFAULT_TOTAL_BUFFER_BYTES,
   type RetryInterceptorOptions,
 } from './retry/interceptor-options.js';
-export { type GatedAttemptKind, isRetryGate, type RetryGate } from './retry/retry-gate.js';
 export {
   DEFAULT_RETRY_INFO_MAX_DELAY_MS,
   encodeRetryInfo,
@@ -97,6 +91,14 @@ export {
 export type { RetryInfoOptions } from './retry/retry-info-option.js';
 export { createRetryInterceptor } from './retry/retry-interceptor.js';
 export { RetryThrottle } from './retry/retry-throttle.js';
+export { type Clock, systemClock, type TimerHandle } from './shared/clock.js';
+export {
+  DEFAULT_REQUEST_ID_HEADER,
+  PREVIOUS_ATTEMPTS_METADATA_KEY,
+  PUSHBACK_METADATA_KEY,
+  STATUS_DETAILS_METADATA_KEY,
+} from './shared/headers.js';
+export { type GatedAttemptKind, isRetryGate, type RetryGate } from './shared/retry-gate.js';
 export {
   type AdaptiveThrottleCounters,
   type AdaptiveThrottleEvent,

@@ -22,12 +22,12 @@ import {
   type CommandArgs,
   flagOption,
   parseCommandArgs,
+  printedHelpOrVersion,
   stringListOption,
   stringOption,
   UsageError,
 } from './command-args.js';
 import { type CommandIo, EXIT_CODE } from './command-io.js';
-import { packageVersion } from './package-version.js';
 import { type LoadedProtos, loadProtos, ProtoLoadError } from './proto-services.js';
 
 export type {
@@ -98,12 +98,7 @@ export async function runCheck(argv: readonly string[], io: CommandIo): Promise<
   let options: CheckOptions;
   try {
     args = parseCommandArgs(argv, CHECK_OPTIONS, 1);
-    if (flagOption(args, 'help')) {
-      io.stdout(CHECK_USAGE);
-      return CHECK_EXIT.valid;
-    }
-    if (flagOption(args, 'version')) {
-      io.stdout(`${packageVersion()}\n`);
+    if (printedHelpOrVersion(args, CHECK_USAGE, io)) {
       return CHECK_EXIT.valid;
     }
     options = checkOptions(args);

@@ -1,3 +1,5 @@
+import type { CommandIo } from './command-io.js';
+import { packageVersion } from './package-version.js';
 /**
  * Argument parsing for the CLI commands, on `node:util`'s `parseArgs`, with short, uniform error messages.
  */
@@ -70,6 +72,22 @@ export function stringListOption(args: CommandArgs, name: string): string[] {
 /** Whether a boolean flag was given. */
 export function flagOption(args: CommandArgs, name: string): boolean {
   return args.values[name] === true;
+}
+
+/**
+ * `--help` prints the command's usage and `--version` the package version, both to stdout. Returns whether one of
+ * them was asked for (the command then exits with success).
+ */
+export function printedHelpOrVersion(args: CommandArgs, usage: string, io: CommandIo): boolean {
+  if (flagOption(args, 'help')) {
+    io.stdout(usage);
+    return true;
+  }
+  if (flagOption(args, 'version')) {
+    io.stdout(`${packageVersion()}\n`);
+    return true;
+  }
+  return false;
 }
 
 function describeParseError(error: unknown): string {

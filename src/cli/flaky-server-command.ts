@@ -1,6 +1,7 @@
 /**
- * `grpc-retry-hedging flaky-server [--port N] [--host HOST] [--script FILE] [--quiet]`: runs the scripted flaky
- * test server and logs one line per attempt.
+ * `grpc-retry-hedging flaky-server [--port N] [--host HOST] [--script FILE] [--proto FILE ...] [-I DIR ...]
+ * [--quiet]`: runs the scripted flaky test server (FlakyTest and the services of the given protos) and logs one
+ * line per attempt.
  */
 
 import { readFile } from 'node:fs/promises';
@@ -13,20 +14,31 @@ import {
   validateAttemptScripts,
 } from '../testing/index.js';
 import { errorMessage } from '../util/error-message.js';
-import { type CommandArgs, flagOption, parseCommandArgs, stringOption, UsageError } from './command-args.js';
+import {
+  type CommandArgs,
+  flagOption,
+  parseCommandArgs,
+  printedHelpOrVersion,
+  stringListOption,
+  stringOption,
+  UsageError,
+} from './command-args.js';
 import { type CommandIo, EXIT_CODE } from './command-io.js';
-import { packageVersion } from './package-version.js';
 
 /** Usage text of the flaky-server command. */
-export const FLAKY_SERVER_USAGE = `usage: grpc-retry-hedging flaky-server [--port N] [--host HOST] [--script FILE] [--quiet]
+export const FLAKY_SERVER_USAGE = `usage: grpc-retry-hedging flaky-server [--port N] [--host HOST] [--script FILE]
+                                      [--proto FILE ...] [-I DIR ...] [--quiet]
 
-Starts the scripted flaky test gRPC server (service grpc_retry_hedging.testing.v1.FlakyTest, protos/flaky_test.proto)
-and logs one line per attempt until SIGINT/SIGTERM.
+Starts the scripted flaky test gRPC server (service grpc_retry_hedging.testing.v1.FlakyTest, protos/flaky_test.proto,
+and every service of the --proto files) and logs one line per attempt until SIGINT/SIGTERM.
 
-  --port N        port to listen on (default 0: pick a free port)
-  --host HOST     host to bind (default 127.0.0.1)
-  --script FILE   JSON object {"<call id>": [AttemptScript, ...], ...} registered at start
-  -q, --quiet     do not log attempts
+  --port N                port to listen on (default 0: pick a free port)
+  --host HOST             host to bind (default 127.0.0.1)
+  --script FILE           JSON object registered at start: {"<call id>": [AttemptScript, ...]} scripts the attempts
+                          of a call id; {"pkg.Service/Method": [AttemptScript, ...]} those of a method
+  --proto FILE            serve the services of this proto too, every method scriptable (repeatable)
+  -I, --proto-path DIR    directory in which to look for protos and their imports, as protoc (repeatable)
+  -q, --quiet             do not log attempts
   -h, --help      show this help
   --version       print the package version
 
@@ -37,6 +49,8 @@ const FLAKY_SERVER_OPTIONS = {
   port: { type: 'string' },
   host: { type: 'string' },
   script: { type: 'string' },
+  proto: { type: 'string', multiple: true },
+  'proto-path': { type: 'string', short: 'I', multiple: true },
   quiet: { type: 'boolean', short: 'q' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean' },
@@ -46,6 +60,8 @@ interface FlakyServerArgs {
   readonly port: number;
   readonly host: string;
   readonly scriptFile: string | undefined;
+  readonly protoFiles: readonly string[];
+  readonly includeDirs: readonly string[];
   readonly quiet: boolean;
 }
 
@@ -62,6 +78,8 @@ function serverArgs(args: CommandArgs): FlakyServerArgs {
     port,
     host: stringOption(args, 'host') ?? '127.0.0.1',
     scriptFile: stringOption(args, 'script'),
+    protoFiles: stringListOption(args, 'proto'),
+    includeDirs: stringListOption(args, 'proto-path'),
     quiet: flagOption(args, 'quiet'),
   };
 }
@@ -80,7 +98,9 @@ async function loadScriptFile(file: string): Promise<Record<string, AttemptScrip
     throw new ScriptFileError(`${file}: not valid JSON (${errorMessage(error)})`);
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new ScriptFileError(`${file}: must be a JSON object mapping call ids to arrays of attempt scripts`);
+    throw new ScriptFileError(
+      `${file}: must be a JSON object mapping call ids (or methods, "pkg.Service/Method") to arrays of attempt scripts`,
+    );
   }
   const scripts: Record<string, AttemptScript[]> = {};
   for (const [callId, script] of Object.entries(value)) {
@@ -124,12 +144,7 @@ export async function runFlakyServerCommand(argv: readonly string[], io: Command
   let scripts: Record<string, AttemptScript[]> = {};
   try {
     const parsed = parseCommandArgs(argv, FLAKY_SERVER_OPTIONS, 0);
-    if (flagOption(parsed, 'help')) {
-      io.stdout(FLAKY_SERVER_USAGE);
-      return EXIT_CODE.ok;
-    }
-    if (flagOption(parsed, 'version')) {
-      io.stdout(`${packageVersion()}\n`);
+    if (printedHelpOrVersion(parsed, FLAKY_SERVER_USAGE, io)) {
       return EXIT_CODE.ok;
     }
     args = serverArgs(parsed);
@@ -148,12 +163,21 @@ export async function runFlakyServerCommand(argv: readonly string[], io: Command
     return EXIT_CODE.usage;
   }
 
+  // Keys naming a method ("pkg.Service/Method") script that method; the others are call ids.
+  const byCallId: Record<string, AttemptScript[]> = {};
+  const byMethod: Record<string, AttemptScript[]> = {};
+  for (const [key, script] of Object.entries(scripts)) {
+    (/^\/?[\w.]+\/\w+$/.test(key) ? byMethod : byCallId)[key] = script;
+  }
   let server: FlakyServer;
   try {
     server = await FlakyServer.start({
       port: args.port,
       host: args.host,
-      scripts,
+      scripts: byCallId,
+      methodScripts: byMethod,
+      proto: args.protoFiles,
+      includeDirs: args.includeDirs,
       onAttemptEnd: args.quiet ? undefined : (attempt) => io.stdout(formatAttemptLine(attempt)),
     });
   } catch (error) {
@@ -161,6 +185,10 @@ export async function runFlakyServerCommand(argv: readonly string[], io: Command
     return EXIT_CODE.failure;
   }
   io.stdout(`flaky server listening on ${server.address}\n`);
+  if (args.protoFiles.length > 0 && !args.quiet) {
+    const services = new Set(server.servedMethods().map((path) => path.slice(1, path.lastIndexOf('/'))));
+    io.stdout(`serving ${[...services].join(', ')}\n`);
+  }
 
   await new Promise<void>((resolve) => {
     const stop = (): void => {

@@ -137,25 +137,4 @@ export function isServiceConfigError(e: unknown): e is ServiceConfigError {
   );
 }
 
-/**
- * Renders a config value for an error message (`got ...`): JSON for plain data, a type name otherwise.
- * Long renderings are shortened.
- */
-export function describeValue(value: unknown): string {
-  if (value === undefined) {
-    return 'nothing';
-  }
-  if (typeof value === 'number' && !Number.isFinite(value)) {
-    return String(value);
-  }
-  if (typeof value === 'function' || typeof value === 'symbol' || typeof value === 'bigint') {
-    return typeof value === 'bigint' ? `${value}n` : `a ${typeof value}`;
-  }
-  let text: string;
-  try {
-    text = JSON.stringify(value) ?? String(value);
-  } catch {
-    text = Object.prototype.toString.call(value);
-  }
-  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
-}
+export { describeValue } from '../util/option-checks.js';

@@ -1,4 +1,5 @@
-import { type Clock, systemClock } from '../retry/clock.js';
+import { type Clock, systemClock } from '../shared/clock.js';
+import type { HedgeDelaySource, HedgingDelayChoice } from '../shared/hedge-delay-source.js';
 import {
   type AdaptiveHedgingOptions,
   checkClock,
@@ -8,13 +9,7 @@ import {
 import { HedgeBudget } from './hedge-budget.js';
 import { LatencyWindow } from './latency-window.js';
 
-/** The delay before a call's next hedge, as {@link AdaptiveHedging.delayFor} returns it. */
-export interface HedgingDelayChoice {
-  /** Delay before the next hedge, ms. */
-  readonly delayMs: number;
-  /** True when it came from observed latency; false while the configured hedgingDelay is used. */
-  readonly adaptive: boolean;
-}
+export type { HedgingDelayChoice };
 
 interface MethodState {
   readonly window: LatencyWindow;
@@ -37,7 +32,7 @@ interface MethodState {
  * Pass `adaptiveHedging: true`, an options object or an instance to `createRetryInterceptor`; build the instance
  * yourself to read {@link currentDelays} or hand it to the OpenTelemetry adapter.
  */
-export class AdaptiveHedging {
+export class AdaptiveHedging implements HedgeDelaySource {
   /** The options in force, defaults filled in. */
   readonly options: ResolvedAdaptiveHedgingOptions;
   /** The quantile the delay is read at: 1 − maxExtraLoad. */

@@ -2,7 +2,7 @@
  * Options of adaptive hedging (the interceptor option `adaptiveHedging`), their defaults and their validation.
  * Defaults follow Finagle's BackupRequestFilter, except the budget's floor (see {@link DEFAULT_HEDGE_BUDGET_MIN_PER_SECOND}).
  */
-import { type Clock, isClock } from '../retry/clock.js';
+import { type Clock, isClock } from '../shared/clock.js';
 
 /** Default extra load: hedges may add 5% to the calls, and the delay is the 95th latency percentile. */
 export const DEFAULT_MAX_EXTRA_LOAD = 0.05;

@@ -1,4 +1,5 @@
-import { type Clock, systemClock } from '../retry/clock.js';
+import type { CancelLimiter } from '../shared/cancel-limiter.js';
+import { type Clock, systemClock } from '../shared/clock.js';
 import { checkClock } from './adaptive-hedging-options.js';
 
 /**
@@ -39,7 +40,7 @@ export interface CancelRateLimiterOptions {
  * The guard counts per connection; one limiter serves one interceptor (one channel in practice). Share one
  * between interceptors whose clients share a connection.
  */
-export class CancelRateLimiter {
+export class CancelRateLimiter implements CancelLimiter {
   readonly ratePerSecond: number;
   readonly burst: number;
   readonly loserCapMs: number;

@@ -1,6 +1,6 @@
-import type { Clock } from '../retry/clock.js';
-import { systemClock } from '../retry/clock.js';
-import type { GatedAttemptKind, RetryGate } from '../retry/retry-gate.js';
+import type { Clock } from '../shared/clock.js';
+import { systemClock } from '../shared/clock.js';
+import type { GatedAttemptKind, RetryGate } from '../shared/retry-gate.js';
 import { RetryBudget } from '../throttle/retry-budget.js';
 import {
   checkClock,

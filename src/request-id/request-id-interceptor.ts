@@ -12,7 +12,7 @@ import {
 } from '@grpc/grpc-js';
 
 /** Header the id goes to when no `field` is named. Envoy and many proxies propagate and log this one. */
-import { DEFAULT_REQUEST_ID_HEADER } from '../retry/headers.js';
+import { DEFAULT_REQUEST_ID_HEADER } from '../shared/headers.js';
 
 export { DEFAULT_REQUEST_ID_HEADER };
 

@@ -1,11 +1,12 @@
-import { type Metadata, status as Status } from '@grpc/grpc-js';
-import { Attempt, type AttemptOwner, CANCEL_DETAILS } from './attempt.js';
+import { Metadata, status as Status, type StatusObject } from '@grpc/grpc-js';
+import type { InterceptingCallInterface } from '../shared/grpc-types.js';
+import { PREVIOUS_ATTEMPTS_METADATA_KEY } from '../shared/headers.js';
+import { Attempt, type AttemptOwner, CANCEL_DETAILS, writtenBy } from './attempt.js';
 import type { RetryingCallContext } from './call-context.js';
 import type { CallEvents } from './call-events.js';
 import { cancelOrLeaveRunning } from './cancel-attempt.js';
 import type { AttemptCancelReason, AttemptKind } from './events.js';
 import { feedAttempt } from './feed-attempt.js';
-import type { InterceptingCallInterface } from './grpc-types.js';
 import type { ReplayBuffer } from './replay-buffer.js';
 
 /**
@@ -30,47 +31,93 @@ export class AttemptSet {
     private readonly singleRequest: boolean,
     /** The call's deadline (ms since the epoch): a loser left running without one is capped instead. */
     private readonly deadline: number,
+    /** The method's `waitForReady`, set on every attempt; undefined leaves grpc-js's default. */
+    private readonly waitForReady: boolean | undefined,
     private readonly events: CallEvents | undefined,
   ) {}
 
-  /** The next attempt, around a grpc-js call already made, counted live; {@link send} starts it. */
-  add(kind: AttemptKind, call: InterceptingCallInterface, now: number): Attempt {
+  /**
+   * Makes the next attempt around a grpc-js call already made, counts it live and sends it: its headers (the
+   * application's, with `grpc-previous-rpc-attempts` and the method's `waitForReady`), what the application has
+   * sent (and its half-close), and a read if one is wanted. An `attempt-start` listener may cancel the call first: then the attempt
+   * never starts, and its owner hears of it as a cancelled attempt. Check the attempt's state after.
+   */
+  start(kind: AttemptKind, call: InterceptingCallInterface, now: number, base: Metadata): Attempt {
     this.count += 1;
     const attempt = new Attempt(this.owner, this.count, kind, call, now, this.replay.start);
     this.live.push(attempt);
     this.newest = attempt;
+    const metadata = base.clone();
+    if (attempt.number > 1) {
+      metadata.set(PREVIOUS_ATTEMPTS_METADATA_KEY, String(attempt.number - 1));
+    }
+    if (this.waitForReady !== undefined) {
+      metadata.setOptions({ waitForReady: this.waitForReady });
+    }
+    this.events?.attemptStart(attempt, metadata);
+    if (attempt.state !== 'live') {
+      // grpc-js reports nothing for an attempt that never started, so say it here.
+      this.owner.onAttemptStatus(attempt, NEVER_STARTED);
+      return attempt;
+    }
+    attempt.started = true;
+    call.start(metadata, attempt);
+    // Read now, after the attempt-start listeners: they may have written, half-closed or asked to read.
+    this.feed(attempt);
+    if (this.owner.readRequested && attempt.state === 'live') {
+      call.startRead();
+    }
     return attempt;
   }
 
-  /** Starts the attempt's call, then hands it what the application has sent, then asks to read if wanted. */
-  send(attempt: Attempt, metadata: Metadata, halfClosed: boolean, readRequested: boolean): void {
-    attempt.started = true;
-    attempt.call.start(metadata, attempt);
-    this.feed(attempt, halfClosed);
-    if (readRequested && attempt.state === 'live') {
-      attempt.call.startRead();
-    }
-  }
-
   /** Hands `attempt` its next message, or the half-close, if it may take one now. */
-  feed(attempt: Attempt, halfClosed: boolean): void {
-    feedAttempt(attempt, this.replay, halfClosed, this.singleRequest);
+  feed(attempt: Attempt): void {
+    feedAttempt(attempt, this.replay, this.owner.halfClosed, this.singleRequest);
   }
 
-  feedAll(halfClosed: boolean): void {
+  /**
+   * An attempt's write completed: the writer waiting on that message may go on, the committed attempt's buffer
+   * lets go of what it wrote, and the attempt takes its next message.
+   */
+  written(attempt: Attempt, committed: boolean): void {
+    attempt.writing = false;
+    const callback = this.replay.takeCallback(attempt.sent - 1);
+    if (callback) {
+      callback();
+    }
+    if (committed) {
+      this.replay.dropBefore(writtenBy(attempt));
+    }
+    this.feed(attempt);
+  }
+
+  /** Hands each attempt that takes the application's writes (the committed one, or all live ones) what it lacks. */
+  feedAll(committed: Attempt | undefined): void {
+    if (committed !== undefined) {
+      this.feed(committed);
+      return;
+    }
     const live = this.live;
     if (live.length === 1) {
-      this.feed(live[0] as Attempt, halfClosed);
+      this.feed(live[0] as Attempt);
       return;
     }
     for (const attempt of live.slice()) {
-      this.feed(attempt, halfClosed);
+      this.feed(attempt);
     }
   }
 
   /** Asks every started attempt for its next response (one not started yet reads when it starts). */
   startReads(): void {
-    for (const attempt of this.live.slice()) {
+    const live = this.live;
+    if (live.length === 1) {
+      const only = live[0] as Attempt;
+      if (only.started) {
+        only.call.startRead();
+      }
+      return;
+    }
+    for (const attempt of live.slice()) {
       if (attempt.started) {
         attempt.call.startRead();
       }
@@ -124,6 +171,16 @@ export class AttemptSet {
     }
   }
 
+  /** The call ended: every live attempt is cancelled, with the caller's status when the caller cancelled. */
+  cancelAll(reason: AttemptCancelReason, status: { code: Status; details: string } | undefined): void {
+    if (this.live.length === 0) {
+      return;
+    }
+    for (const attempt of this.live.slice()) {
+      this.cancel(attempt, reason, status?.code, status?.details);
+    }
+  }
+
   /** The call committed to `winner`: every other live attempt is cancelled (or left running). */
   cancelLosers(winner: Attempt): void {
     if (this.live.length === 1) {
@@ -148,9 +205,21 @@ export class AttemptSet {
   }
 
   private remove(attempt: Attempt): void {
-    const index = this.live.indexOf(attempt);
+    const live = this.live;
+    if (live.length === 1 && live[0] === attempt) {
+      live.pop();
+      return;
+    }
+    const index = live.indexOf(attempt);
     if (index >= 0) {
-      this.live.splice(index, 1);
+      live.splice(index, 1);
     }
   }
 }
+
+/** The status of an attempt that an `attempt-start` listener cancelled before it started. */
+const NEVER_STARTED: StatusObject = Object.freeze({
+  code: Status.CANCELLED,
+  details: 'call cancelled',
+  metadata: new Metadata(),
+});

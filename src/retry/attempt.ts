@@ -1,10 +1,14 @@
 import type { InterceptingListener, Metadata, StatusObject } from '@grpc/grpc-js';
-import type { TimerHandle } from './clock.js';
+import type { TimerHandle } from '../shared/clock.js';
+import type { InterceptingCallInterface } from '../shared/grpc-types.js';
 import type { AttemptCancelReason, AttemptKind } from './events.js';
-import type { InterceptingCallInterface } from './grpc-types.js';
 
 /** What an attempt reports to the call that owns it. @internal */
 export interface AttemptOwner {
+  /** The application half-closed: each attempt sends the half-close once it has every message. */
+  readonly halfClosed: boolean;
+  /** The application asked for a response it has not had: each attempt starts its read when it starts. */
+  readonly readRequested: boolean;
   onAttemptMetadata(attempt: Attempt, metadata: Metadata): void;
   onAttemptMessage(attempt: Attempt, message: unknown): void;
   onAttemptStatus(attempt: Attempt, status: StatusObject): void;

@@ -1,9 +1,9 @@
-import type { AdaptiveHedging } from '../hedging/adaptive-hedging-delay.js';
-import type { CancelRateLimiter } from '../hedging/cancel-rate-limiter.js';
+import type { CancelLimiter } from '../shared/cancel-limiter.js';
+import type { Clock } from '../shared/clock.js';
+import type { HedgeDelaySource } from '../shared/hedge-delay-source.js';
+import type { RetryGate } from '../shared/retry-gate.js';
 import type { JitterStrategy } from './backoff.js';
 import type { BufferPool } from './buffer-pool.js';
-import type { Clock } from './clock.js';
-import type { RetryGate } from './retry-gate.js';
 import type { RetryInfoPolicy } from './server-hint.js';
 
 /**
@@ -22,8 +22,8 @@ export interface RetryingCallContext {
   /** How RetryInfo hints in status details are honoured; undefined: ignored. */
   readonly retryInfo: RetryInfoPolicy | undefined;
   /** Adaptive hedging delays and their budget; undefined: the config's hedgingDelay, no budget. */
-  readonly adaptive: AdaptiveHedging | undefined;
+  readonly adaptive: HedgeDelaySource | undefined;
   /** Keeps cancellations of losing attempts under the server's rapid-reset guard; undefined: cancel every loser. */
-  readonly cancelLimiter: CancelRateLimiter | undefined;
+  readonly cancelLimiter: CancelLimiter | undefined;
   nextCallId(): number;
 }

@@ -1,9 +1,9 @@
 import type { Metadata, StatusObject } from '@grpc/grpc-js';
 import type { CallPolicy } from '../config/types.js';
+import type { Clock } from '../shared/clock.js';
+import type { RetryGate } from '../shared/retry-gate.js';
 import type { Attempt } from './attempt.js';
-import type { Clock } from './clock.js';
 import type { CommittedEvent, HedgeScheduledEvent, RetryEvent, RetryScheduledEvent } from './events.js';
-import type { RetryGate } from './retry-gate.js';
 
 /**
  * Builds and delivers the typed events of one call. The engine holds one only when somebody listens, so that a
@@ -34,6 +34,7 @@ export class CallEvents {
     });
   }
 
+  /** `attempt-start`, then `hedge-sent` when the attempt is a hedge (and no listener cancelled the call meanwhile). */
   attemptStart(attempt: Attempt, metadata: Metadata): void {
     const { method, callId } = this;
     this.emit({
@@ -45,6 +46,10 @@ export class CallEvents {
       previousAttempts: attempt.number - 1,
       metadata,
     });
+    if (attempt.kind === 'hedge' && attempt.state === 'live') {
+      const sinceCallStartMs = roundMs(this.clock.now() - this.startedAt);
+      this.emit({ type: 'hedge-sent', method, callId, attempt: attempt.number, sinceCallStartMs });
+    }
   }
 
   attemptLeftRunning(

@@ -1,7 +1,7 @@
 import type { CallOptions } from '@grpc/grpc-js';
 import { parseCallPolicy } from '../config/parse-service-config.js';
 import type { CallPolicy } from '../config/types.js';
-import { rejectUnknownKeys } from '../util/unknown-keys.js';
+import { checkBoolean, checkOptions } from '../util/option-checks.js';
 import type { RetryEvent, RetryEventListener } from './events.js';
 import { listenerOf } from './interceptor-options.js';
 
@@ -55,21 +55,15 @@ function isCallPolicy(value: unknown): value is CallPolicy {
  * @returns A new call options object; `callOptions` is not modified.
  * @throws ServiceConfigError (path `policy...`) when the policy override is invalid; TypeError for other bad input.
  */
+/** Where option errors point: `withRetryOptions: options.enabled must be ...`. */
+const PATH = 'withRetryOptions: options';
+
 export function withRetryOptions(retry: CallRetryOptions, callOptions: CallOptions = {}): CallOptions {
-  if (typeof retry !== 'object' || retry === null || Array.isArray(retry)) {
-    throw new TypeError('withRetryOptions: the first argument must be an object such as { enabled: false }');
+  if (retry === undefined) {
+    throw new TypeError(`${PATH} must be an object such as { enabled: false }, got nothing`);
   }
-  rejectUnknownKeys(retry, KNOWN_KEYS, 'withRetryOptions');
-  if (retry.enabled !== undefined && typeof retry.enabled !== 'boolean') {
-    throw new TypeError(`withRetryOptions: enabled must be true or false, got ${String(retry.enabled)}`);
-  }
-  if (
-    retry.onEvent !== undefined &&
-    typeof retry.onEvent !== 'function' &&
-    !(Array.isArray(retry.onEvent) && retry.onEvent.every((l) => typeof l === 'function'))
-  ) {
-    throw new TypeError('withRetryOptions: onEvent must be a function or an array of functions');
-  }
+  checkOptions(PATH, retry, KNOWN_KEYS);
+  const enabled = checkBoolean(PATH, 'enabled', retry.enabled, true);
   const policy =
     retry.policy === undefined
       ? undefined
@@ -77,9 +71,9 @@ export function withRetryOptions(retry: CallRetryOptions, callOptions: CallOptio
         ? retry.policy
         : parseCallPolicy(retry.policy);
   const resolved: ResolvedCallRetryOptions = {
-    enabled: retry.enabled ?? true,
+    enabled,
     policy,
-    onEvent: listenerOf(retry.onEvent, 'onEvent'),
+    onEvent: listenerOf(retry.onEvent, `${PATH}.onEvent`),
   };
   return { ...callOptions, [CALL_RETRY_OPTIONS]: resolved } as CallOptions;
 }

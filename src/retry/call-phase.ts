@@ -1,7 +1,7 @@
 import type { StatusObject } from '@grpc/grpc-js';
+import type { TimerHandle } from '../shared/clock.js';
+import type { InterceptingCallInterface } from '../shared/grpc-types.js';
 import type { Attempt } from './attempt.js';
-import type { TimerHandle } from './clock.js';
-import type { InterceptingCallInterface } from './grpc-types.js';
 
 /**
  * Where a call under a retry or hedging policy stands. Exactly one phase at a time; each holds only its own data.

@@ -93,13 +93,28 @@ export interface RetryScheduledEvent extends EventBase {
   readonly reason: 'backoff' | 'pushback' | 'retry-info';
 }
 
-/** A hedge will be sent after `delayMs` (0 when a non-fatal status sends it at once). */
+/**
+ * A hedge will be sent after `delayMs` (0 when a non-fatal status sends it at once), if the call is still
+ * undecided then and the gate lets it go: a scheduled hedge is not a sent one. Count `hedge-sent` for those.
+ */
 export interface HedgeScheduledEvent extends EventBase {
   readonly type: 'hedge-scheduled';
   readonly attempt: number;
   readonly delayMs: number;
   /** `adaptive-delay`: the delay came from observed latency (adaptive hedging). */
   readonly reason: 'hedging-delay' | 'adaptive-delay' | 'non-fatal-status' | 'pushback' | 'retry-info';
+}
+
+/**
+ * A hedge was sent: delivered right after its `attempt-start` (kind `hedge`), so it is the one event to count
+ * hedges with (a `hedge-scheduled` may come to nothing: the call committed first, or the gate refused it).
+ */
+export interface HedgeSentEvent extends EventBase {
+  readonly type: 'hedge-sent';
+  /** The hedge's attempt number (2 for the first hedge). */
+  readonly attempt: number;
+  /** Time from the call's start to this hedge, in whole ms. */
+  readonly sinceCallStartMs: number;
 }
 
 /** The retry gate (A6 retryThrottling, a retry budget, ...) stopped a retry or a hedge. */
@@ -154,6 +169,7 @@ export type RetryEvent =
   | AttemptLeftRunningEvent
   | RetryScheduledEvent
   | HedgeScheduledEvent
+  | HedgeSentEvent
   | ThrottledEvent
   | CommittedEvent
   | CallEndEvent

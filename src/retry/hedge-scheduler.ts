@@ -1,26 +1,22 @@
 import type { HedgingPolicy } from '../config/types.js';
+import type { TimerHandle } from '../shared/clock.js';
+import type { GateVerdict, RetryGate } from '../shared/retry-gate.js';
 import type { Attempt } from './attempt.js';
+import type { AttemptSet } from './attempt-set.js';
 import type { RetryingCallContext } from './call-context.js';
 import type { CallEvents } from './call-events.js';
-import type { TimerHandle } from './clock.js';
 import type { HedgeScheduledEvent } from './events.js';
+import type { ReplayBuffer } from './replay-buffer.js';
 import { decideHedgeSend, type HedgeFailureDecision } from './retry-decision.js';
-import type { GateVerdict, RetryGate } from './retry-gate.js';
 
 /** What the hedge scheduler asks of its call. @internal */
 export interface HedgeHost {
-  /** Attempts made so far, the first included. */
-  readonly attemptCount: number;
-  /** Attempts in flight. */
-  readonly liveCount: number;
   /** The call has not committed or ended (a listener may end it inside any step). */
   readonly uncommitted: boolean;
   /** Send one hedge now. */
   startHedge(): void;
   /** Nothing is in flight: wait `delayMs` with no attempt out, then tell {@link HedgeScheduler.onWaitOver}. */
   waitForHedge(delayMs: number): void;
-  /** Whether the replay buffer can hold everything a further attempt must be sent. */
-  replayFits(): boolean;
   /** The interceptor's gate (A6 throttle or the `gate` option), reporting a refusal. */
   askGate(kind: 'hedge'): GateVerdict;
   /** The replay buffer cannot hold another hedge: commit to the attempt that has sent the most (A6). */
@@ -54,6 +50,9 @@ export class HedgeScheduler {
     private readonly ctx: RetryingCallContext,
     private readonly method: string,
     private readonly host: HedgeHost,
+    /** Read only: how many attempts went and how many are in flight. */
+    private readonly attempts: Pick<AttemptSet, 'count' | 'live'>,
+    private readonly replay: Pick<ReplayBuffer, 'reserveAll'>,
     private readonly events: CallEvents | undefined,
   ) {
     const adaptive = ctx.adaptive;
@@ -127,16 +126,16 @@ export class HedgeScheduler {
   private schedule(delayMs: number, reason: HedgeScheduledEvent['reason']): void {
     const host = this.host;
     this.stop();
-    while (this.open && host.attemptCount < this.policy.maxAttempts) {
-      this.events?.hedgeScheduled(host.attemptCount + 1, delayMs, reason);
+    while (this.open && this.attempts.count < this.policy.maxAttempts) {
+      this.events?.hedgeScheduled(this.attempts.count + 1, delayMs, reason);
       if (!host.uncommitted) {
         return; // a listener ended the call
       }
       if (delayMs > 0) {
-        if (host.liveCount === 0) {
+        if (this.attempts.live.length === 0) {
           host.waitForHedge(delayMs);
         } else {
-          this.timer = host.setTimerBeforeDeadline(delayMs, () => this.onTimer());
+          this.timer = this.host.setTimerBeforeDeadline(delayMs, () => this.onTimer());
         }
         return;
       }
@@ -165,9 +164,9 @@ export class HedgeScheduler {
     const host = this.host;
     const verdict = decideHedgeSend({
       maxAttempts: this.policy.maxAttempts,
-      attemptsStarted: host.attemptCount,
-      liveAttempts: host.liveCount,
-      replayFits: () => host.replayFits(),
+      attemptsStarted: this.attempts.count,
+      liveAttempts: this.attempts.live.length,
+      replayFits: () => this.replay.reserveAll(),
       gate: () => this.askGates(),
     });
     switch (verdict.type) {
@@ -177,10 +176,10 @@ export class HedgeScheduler {
       case 'wait-for-budget':
         // Ask again one delay later while the call is outstanding, rather than give up hedging for the call
         // (only slow calls then compete for what flows back into the budget).
-        this.timer = host.setTimerBeforeDeadline(this.delayMs, () => this.onTimer());
+        this.timer = this.host.setTimerBeforeDeadline(this.delayMs, () => this.onTimer());
         return false;
       case 'stop':
-        if (verdict.reason === 'replay-buffer' && host.liveCount > 0) {
+        if (verdict.reason === 'replay-buffer' && this.attempts.live.length > 0) {
           host.commitMostAdvanced();
         } else {
           this.close();
@@ -197,7 +196,7 @@ export class HedgeScheduler {
       return verdict;
     }
     // Reported once per hedge, however often the call asks again for it.
-    const number = this.host.attemptCount + 1;
+    const number = this.attempts.count + 1;
     if (this.budgetRefusedFor !== number) {
       this.budgetRefusedFor = number;
       this.events?.throttled(number, 'hedge', budget);
@@ -213,7 +212,7 @@ export class HedgeScheduler {
   }
 
   private finishIfOver(): void {
-    if (this.host.liveCount === 0 && this.timer === undefined) {
+    if (this.attempts.live.length === 0 && this.timer === undefined) {
       this.host.finishWithLastFailure();
     }
   }

@@ -6,11 +6,19 @@ import {
   type CancelRateLimiterOptions,
   resolveCancelRateLimiter,
 } from '../hedging/cancel-rate-limiter.js';
-import { rejectUnknownKeys } from '../util/unknown-keys.js';
+import { type Clock, isClock, systemClock } from '../shared/clock.js';
+import { isRetryGate, type RetryGate } from '../shared/retry-gate.js';
+import {
+  checkBoolean,
+  checkClock,
+  checkFunction,
+  checkNumber,
+  checkOptions,
+  describeValue,
+  type Renames,
+} from '../util/option-checks.js';
 import { isJitterStrategy, JITTER_STRATEGIES, type JitterStrategy } from './backoff.js';
-import { type Clock, isClock, systemClock } from './clock.js';
 import type { RetryEvent, RetryEventListener } from './events.js';
-import { isRetryGate, type RetryGate } from './retry-gate.js';
 import { type RetryInfoOptions, retryInfoPolicy } from './retry-info-option.js';
 import type { RetryInfoPolicy } from './server-hint.js';
 
@@ -26,11 +34,11 @@ export interface RetryInterceptorOptions {
   /** Replay-buffer limit shared by all calls of this interceptor (default 16 MiB), counted the same way. */
   readonly totalBufferBytes?: number;
   /**
-   * Retry gate to use instead of the A6 throttle built from the config's `retryThrottling`: a `RetryThrottle`, a
-   * `RetryBudget`, or any object that implements {@link RetryGate}. Share one instance between interceptors or
-   * clients that talk to the same server so that they throttle together.
+   * What decides whether a retry or a further hedge may go, instead of the A6 throttle built from the config's
+   * `retryThrottling`: a `RetryThrottle`, a `RetryBudget`, or any object that implements {@link RetryGate}. Share
+   * one instance between interceptors or clients that talk to the same server so that they throttle together.
    */
-  readonly throttle?: RetryGate;
+  readonly gate?: RetryGate;
   /** Source of uniform random numbers in [0, 1) for jitter (default Math.random); inject one for tests. */
   readonly random?: () => number;
   /** Source of time and timers (default: the system clock); inject a fake one for tests. */
@@ -51,9 +59,9 @@ export interface RetryInterceptorOptions {
    * How `google.rpc.RetryInfo` hints in a failed attempt's status details are honoured (default: honoured, capped
    * at 60 s). The delay acts like a pushback: the next retry or hedge goes after it and the backoff restarts; A6's
    * `grpc-retry-pushback-ms` trailer wins when both are present; it never makes a non-retryable code retryable; a
-   * delay over `maxDelayMs` ends the call with its status. `{ enabled: false }` ignores RetryInfo.
+   * delay over `maxDelayMs` ends the call with its status. `false` ignores RetryInfo; `true` is the default.
    */
-  readonly retryInfo?: RetryInfoOptions;
+  readonly retryInfo?: boolean | RetryInfoOptions;
   /**
    * Opt-in adaptive hedging: the delay before each further hedge is the method's observed latency percentile
    * 100 × (1 − maxExtraLoad) (p95 by default), and a budget holds hedges to maxExtraLoad of the calls. `true`, an
@@ -79,7 +87,7 @@ const KNOWN_OPTIONS: readonly (keyof RetryInterceptorOptions)[] = [
   'maxAttemptsLimit',
   'perRpcBufferBytes',
   'totalBufferBytes',
-  'throttle',
+  'gate',
   'random',
   'clock',
   'jitter',
@@ -95,7 +103,7 @@ export interface ResolvedInterceptorOptions {
   readonly maxAttemptsLimit: number;
   readonly perRpcBufferBytes: number;
   readonly totalBufferBytes: number;
-  readonly throttle: RetryGate | undefined;
+  readonly gate: RetryGate | undefined;
   readonly random: () => number;
   readonly clock: Clock;
   readonly jitter: JitterStrategy;
@@ -106,71 +114,71 @@ export interface ResolvedInterceptorOptions {
   readonly cancelLimiter: CancelRateLimiter | undefined;
 }
 
-const WHERE = 'createRetryInterceptor';
+/** Where option errors point: `createRetryInterceptor: options.maxAttemptsLimit must be ...`. */
+const PATH = 'createRetryInterceptor: options';
+
+/** Options renamed before 1.0 (see CHANGELOG): the old name is an error naming the new one. */
+const RENAMED_OPTIONS: Renames = {
+  throttle: { now: 'gate', hint: 'it takes a RetryThrottle, a RetryBudget or any RetryGate' },
+};
 
 /** Check the options of {@link createRetryInterceptor}; unknown keys and bad values throw a TypeError/RangeError. @internal */
 export function resolveInterceptorOptions(options: unknown): ResolvedInterceptorOptions {
-  if (options === undefined) {
-    options = {};
-  }
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
-    throw new TypeError(
-      `${WHERE}: options must be an object (or left out), got ${options === null ? 'null' : typeof options}`,
-    );
-  }
-  rejectUnknownKeys(options, KNOWN_OPTIONS, WHERE);
-  const o = options as RetryInterceptorOptions;
-  if (o.clock !== undefined && !isClock(o.clock)) {
-    throw new TypeError(`${WHERE}: options.clock must have now, setTimer and clearTimer methods`);
-  }
-  const clock = o.clock ?? systemClock;
+  const o = checkOptions(PATH, options, KNOWN_OPTIONS, RENAMED_OPTIONS) as RetryInterceptorOptions;
+  const clock = checkClock(PATH, 'clock', o.clock) ?? systemClock;
   const jitter = o.jitter ?? 'a6';
   if (!isJitterStrategy(jitter)) {
     throw new TypeError(
-      `${WHERE}: options.jitter must be one of ${JITTER_STRATEGIES.join(', ')}, got ${String(jitter)}`,
+      `${PATH}.jitter must be one of ${JITTER_STRATEGIES.join(', ')}, got ${describeValue(jitter)}`,
     );
   }
-  if (o.random !== undefined && typeof o.random !== 'function') {
-    throw new TypeError(`${WHERE}: options.random must be a function returning a number in [0, 1)`);
-  }
-  if (o.throttle !== undefined && !isRetryGate(o.throttle)) {
+  if (o.gate !== undefined && !isRetryGate(o.gate)) {
     throw new TypeError(
-      `${WHERE}: options.throttle must be a retry gate (an object with allowAttempt, recordFailure and recordSuccess methods), such as a RetryThrottle`,
+      `${PATH}.gate must be a retry gate (an object with allowAttempt, recordFailure and recordSuccess methods), such as a RetryThrottle, got ${describeValue(o.gate)}`,
     );
-  }
-  if (o.deadlineAwareBackoff !== undefined && typeof o.deadlineAwareBackoff !== 'boolean') {
-    throw new TypeError(`${WHERE}: options.deadlineAwareBackoff must be true or false`);
   }
   return {
-    maxAttemptsLimit: checkInteger('maxAttemptsLimit', o.maxAttemptsLimit ?? DEFAULT_MAX_ATTEMPTS_LIMIT, 1),
-    perRpcBufferBytes: checkInteger(
+    maxAttemptsLimit: checkNumber(PATH, 'maxAttemptsLimit', o.maxAttemptsLimit, DEFAULT_MAX_ATTEMPTS_LIMIT, {
+      min: 1,
+      integer: true,
+    }),
+    perRpcBufferBytes: checkNumber(
+      PATH,
       'perRpcBufferBytes',
-      o.perRpcBufferBytes ?? DEFAULT_PER_RPC_BUFFER_BYTES,
-      0,
+      o.perRpcBufferBytes,
+      DEFAULT_PER_RPC_BUFFER_BYTES,
+      {
+        min: 0,
+        integer: true,
+        unit: 'bytes',
+      },
     ),
-    totalBufferBytes: checkInteger('totalBufferBytes', o.totalBufferBytes ?? DEFAULT_TOTAL_BUFFER_BYTES, 0),
-    throttle: o.throttle,
-    random: o.random ?? Math.random,
+    totalBufferBytes: checkNumber(PATH, 'totalBufferBytes', o.totalBufferBytes, DEFAULT_TOTAL_BUFFER_BYTES, {
+      min: 0,
+      integer: true,
+      unit: 'bytes',
+    }),
+    gate: o.gate,
+    random:
+      checkFunction<() => number>(PATH, 'random', o.random, 'a function returning a number in [0, 1)') ??
+      Math.random,
     clock,
     jitter,
-    onEvent: listenerOf(o.onEvent, 'options.onEvent'),
-    deadlineAwareBackoff: o.deadlineAwareBackoff === true,
+    onEvent: listenerOf(o.onEvent, `${PATH}.onEvent`),
+    deadlineAwareBackoff: checkBoolean(PATH, 'deadlineAwareBackoff', o.deadlineAwareBackoff, false),
     retryInfo: retryInfoPolicy(o.retryInfo),
-    adaptiveHedging: resolveAdaptiveHedging(
-      withClock(o.adaptiveHedging, clock),
-      `${WHERE}: options.adaptiveHedging`,
-    ),
+    adaptiveHedging: resolveAdaptiveHedging(withClock(o.adaptiveHedging, clock), `${PATH}.adaptiveHedging`),
     cancelLimiter: resolveCancelRateLimiter(
       withClock(o.cancelRateLimit ?? true, clock),
-      `${WHERE}: options.cancelRateLimit`,
+      `${PATH}.cancelRateLimit`,
     ),
   };
 }
 
-/** One safe listener out of a listener, an array of them, or nothing. @internal */
+/** One safe listener out of a listener, an array of them, or nothing; `path` names the option. @internal */
 export function listenerOf(
   value: RetryEventListener | readonly RetryEventListener[] | undefined,
-  name: string,
+  path: string,
 ): ((event: RetryEvent) => void) | undefined {
   if (value === undefined) {
     return undefined;
@@ -178,7 +186,7 @@ export function listenerOf(
   const list = Array.isArray(value) ? value : [value];
   for (const listener of list) {
     if (typeof listener !== 'function') {
-      throw new TypeError(`${WHERE}: ${name} must be a function or an array of functions`);
+      throw new TypeError(`${path} must be a function or an array of functions, got ${describeValue(value)}`);
     }
   }
   const safe = (list as RetryEventListener[]).map(safeListener);
@@ -245,11 +253,4 @@ function withClock<T>(option: T, clock: Clock): T | { clock: Clock } {
     return { clock, ...(option as object) } as T;
   }
   return option;
-}
-
-function checkInteger(name: string, value: unknown, min: number): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min) {
-    throw new RangeError(`${WHERE}: options.${name} must be an integer >= ${min}, got ${String(value)}`);
-  }
-  return value;
 }

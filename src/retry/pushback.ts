@@ -1,5 +1,5 @@
 import type { Metadata } from '@grpc/grpc-js';
-import { PUSHBACK_METADATA_KEY } from './headers.js';
+import { PUSHBACK_METADATA_KEY } from '../shared/headers.js';
 
 /** What a server's pushback trailer says. @internal */
 export type Pushback =

@@ -4,9 +4,9 @@
  */
 import type { StatusObject } from '@grpc/grpc-js';
 import type { CallPolicy } from '../config/types.js';
+import type { GateVerdict } from '../shared/retry-gate.js';
 import { type BackoffState, initialBackoffState, type JitterStrategy, nextBackoff } from './backoff.js';
 import type { AttemptCancelReason } from './events.js';
-import type { GateVerdict } from './retry-gate.js';
 import type { ServerHint } from './server-hint.js';
 
 /** One failed attempt of a call that has not committed. */

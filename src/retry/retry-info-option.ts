@@ -9,10 +9,12 @@ import {
 } from './retry-info.js';
 import type { RetryInfoPolicy } from './server-hint.js';
 
-/** Interceptor option `retryInfo`: how the engine treats `google.rpc.RetryInfo` hints. */
+/**
+ * Interceptor option `retryInfo` as an object: how the engine treats `google.rpc.RetryInfo` hints. Like every
+ * on/off option of the interceptor, `retryInfo` itself may also be `true` (the defaults) or `false` (hints
+ * ignored: the details are not even decoded).
+ */
 export interface RetryInfoOptions {
-  /** Honour RetryInfo hints (default true). `false`: the details are not even decoded. */
-  enabled?: boolean;
   /**
    * Longest delay honoured, in ms (default {@link DEFAULT_RETRY_INFO_MAX_DELAY_MS}, 60 s; at most 2^31 - 1).
    * A longer delay ends the call with the attempt's status instead of sleeping.
@@ -26,35 +28,38 @@ export interface ResolvedRetryInfoOptions {
   readonly maxDelayMs: number;
 }
 
-const RETRY_INFO_OPTION_KEYS: ReadonlySet<string> = new Set(['enabled', 'maxDelayMs']);
+const RETRY_INFO_OPTION_KEYS: ReadonlySet<string> = new Set(['maxDelayMs']);
 
 /**
  * Validates the interceptor option `retryInfo` and applies its defaults.
  *
- * @param value the option as the user passed it (`undefined`: defaults).
+ * @param value the option as the user passed it (`undefined` or `true`: defaults; `false`: off).
  * @param where prefix for error messages.
- * @throws TypeError for a non-object, an unknown key or a non-boolean `enabled`; RangeError for a `maxDelayMs` that
- *   is not an integer in [0, 2^31 - 1]. Each names the option.
+ * @throws TypeError for a value that is neither a boolean nor an object, an unknown key, or the removed `enabled`
+ *   key; RangeError for a `maxDelayMs` that is not an integer in [0, 2^31 - 1]. Each names the option.
  */
 export function resolveRetryInfoOptions(
   value: unknown,
   where = 'createRetryInterceptor: options.retryInfo',
 ): ResolvedRetryInfoOptions {
-  if (value === undefined) {
-    return { enabled: true, maxDelayMs: DEFAULT_RETRY_INFO_MAX_DELAY_MS };
+  if (value === undefined || typeof value === 'boolean') {
+    return { enabled: value !== false, maxDelayMs: DEFAULT_RETRY_INFO_MAX_DELAY_MS };
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new TypeError(`${where} must be an object { enabled?, maxDelayMs? }, got ${describeOption(value)}`);
+    throw new TypeError(
+      `${where} must be true, false or an object { maxDelayMs? }, got ${describeOption(value)}`,
+    );
   }
   const record = value as Record<string, unknown>;
   for (const key of Object.keys(record)) {
-    if (!RETRY_INFO_OPTION_KEYS.has(key)) {
-      throw new TypeError(`${where}.${key} is not an option (known: enabled, maxDelayMs)`);
+    if (key === 'enabled') {
+      throw new TypeError(
+        `${where}.enabled was removed: write retryInfo: false to turn RetryInfo off (true, or an object, turns it on)`,
+      );
     }
-  }
-  const enabled = record.enabled ?? true;
-  if (typeof enabled !== 'boolean') {
-    throw new TypeError(`${where}.enabled must be true or false, got ${describeOption(enabled)}`);
+    if (!RETRY_INFO_OPTION_KEYS.has(key)) {
+      throw new TypeError(`${where}.${key} is not an option (known: maxDelayMs)`);
+    }
   }
   const maxDelayMs = record.maxDelayMs ?? DEFAULT_RETRY_INFO_MAX_DELAY_MS;
   if (
@@ -67,7 +72,7 @@ export function resolveRetryInfoOptions(
       `${where}.maxDelayMs must be an integer from 0 to ${MAX_RETRY_INFO_DELAY_LIMIT_MS} (ms), got ${describeOption(maxDelayMs)}`,
     );
   }
-  return { enabled, maxDelayMs };
+  return { enabled: true, maxDelayMs };
 }
 
 function describeOption(value: unknown): string {

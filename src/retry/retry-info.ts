@@ -9,7 +9,7 @@
 import type { Metadata } from '@grpc/grpc-js';
 import protobuf from 'protobufjs/light.js';
 /** Trailer holding the serialized `google.rpc.Status` of a failed call (a binary metadata key). */
-import { STATUS_DETAILS_METADATA_KEY } from './headers.js';
+import { STATUS_DETAILS_METADATA_KEY } from '../shared/headers.js';
 
 export { STATUS_DETAILS_METADATA_KEY };
 /** Type URL of a `google.rpc.RetryInfo` packed in a `google.protobuf.Any`. */

@@ -5,6 +5,7 @@ import type { CallPolicy, ServiceConfig } from '../config/types.js';
 import { BufferPool } from './buffer-pool.js';
 import type { RetryingCallContext } from './call-context.js';
 import { readCallRetryOptions } from './call-options.js';
+import { deadlineToMs } from './deadline.js';
 import type { RetryEvent } from './events.js';
 import {
   chainListeners,
@@ -52,7 +53,7 @@ export function createRetryInterceptor(
   const context: RetryingCallContext = {
     pool: new BufferPool(resolved.perRpcBufferBytes, resolved.totalBufferBytes),
     gate:
-      resolved.throttle ??
+      resolved.gate ??
       (serviceConfig.retryThrottling ? new RetryThrottle(serviceConfig.retryThrottling) : undefined),
     clock,
     random: resolved.random,
@@ -111,14 +112,7 @@ export function createRetryInterceptor(
 
 /** The call options with the deadline moved up to `deadlineMs` when that comes first (or there was none). */
 function withDeadlineWithin(options: InterceptorOptions, deadlineMs: number): InterceptorOptions {
-  const current = options.deadline;
-  const currentMs =
-    current === undefined || current === null
-      ? Number.POSITIVE_INFINITY
-      : current instanceof Date
-        ? current.getTime()
-        : current;
-  if (currentMs <= deadlineMs) {
+  if (deadlineToMs(options.deadline) <= deadlineMs) {
     return options;
   }
   return { ...options, deadline: deadlineMs } as InterceptorOptions & CallOptions;

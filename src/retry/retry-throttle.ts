@@ -1,6 +1,6 @@
 import { tokenRatioThousandths, truncateTokenRatio } from '../config/token-ratio.js';
 import type { RetryThrottlingConfig } from '../config/types.js';
-import type { RetryGate } from './retry-gate.js';
+import type { RetryGate } from '../shared/retry-gate.js';
 
 /**
  * A6 retry throttling: a token bucket per server, shared by every call that points at it.

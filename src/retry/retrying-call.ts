@@ -7,23 +7,23 @@ import {
   type StatusObject,
 } from '@grpc/grpc-js';
 import type { CallPolicy } from '../config/types.js';
+import type { TimerHandle } from '../shared/clock.js';
+import type { InterceptingCallInterface, MessageContext } from '../shared/grpc-types.js';
+import { PREVIOUS_ATTEMPTS_METADATA_KEY } from '../shared/headers.js';
+import type { GateVerdict } from '../shared/retry-gate.js';
 import { errorMessage } from '../util/error-message.js';
 import { type Attempt, type AttemptOwner, writtenBy } from './attempt.js';
 import { AttemptSet } from './attempt-set.js';
-import type { BackoffState } from './backoff.js';
 import type { RetryingCallContext } from './call-context.js';
 import { CallEvents } from './call-events.js';
 import { type CallPhase, isLegalTransition } from './call-phase.js';
-import type { TimerHandle } from './clock.js';
+import { deadlineToMs, timerBeforeDeadline } from './deadline.js';
 import { engineChecks } from './engine-checks.js';
 import type { AttemptCancelReason, AttemptKind, RetryEvent } from './events.js';
-import type { InterceptingCallInterface, MessageContext } from './grpc-types.js';
-import { PREVIOUS_ATTEMPTS_METADATA_KEY } from './headers.js';
-import { HedgeScheduler } from './hedge-scheduler.js';
+import { FailureHandler, type FailureHost } from './failure-handler.js';
+import { type HedgeHost, HedgeScheduler } from './hedge-scheduler.js';
 import { ReplayBuffer } from './replay-buffer.js';
-import { countsAgainstServer, decideAfterFailure, finishStatus } from './retry-decision.js';
-import type { GateVerdict } from './retry-gate.js';
-import { NO_HINT, readServerHint } from './server-hint.js';
+import type { HedgeFailureDecision } from './retry-decision.js';
 
 type CommitReason = 'headers' | 'message' | 'status' | 'buffer-overflow';
 
@@ -35,7 +35,7 @@ type CommitReason = 'headers' | 'message' | 'status' | 'buffer-overflow';
  * {@link AttemptSet} (the attempts themselves) and, for hedging policies only, the {@link HedgeScheduler}.
  * @internal
  */
-export class RetryingCall implements InterceptingCallInterface, AttemptOwner {
+export class RetryingCall implements InterceptingCallInterface, AttemptOwner, HedgeHost, FailureHost {
   private phase: CallPhase;
   /** The committed attempt while the phase is `committed` (a copy `transition` keeps, for the per-message paths). */
   private committedTo: Attempt | undefined;
@@ -44,10 +44,10 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner {
   private readonly replay: ReplayBuffer;
   private readonly attempts: AttemptSet;
   private hedges: HedgeScheduler | undefined;
-  /** Where the backoff stands; created at the first retry decision. */
-  private backoff: BackoffState | undefined;
-  private halfClosed = false;
-  private readRequested = false;
+  private failureHandler: FailureHandler | undefined;
+  /** What the application asked of the request side (AttemptOwner): read by the attempts as they start. */
+  halfClosed = false;
+  readRequested = false;
   private retryDelayMs = 0;
   private readonly deadline: number;
   /** The call's events; undefined when nobody listens, so that events cost nothing then. */
@@ -58,7 +58,7 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner {
     private readonly nextCall: NextCall,
     private readonly policy: CallPolicy,
     /** The method's `waitForReady`, applied to every attempt; undefined leaves grpc-js's default. */
-    private readonly waitForReady: boolean | undefined,
+    waitForReady: boolean | undefined,
     private readonly ctx: RetryingCallContext,
     emit: ((event: RetryEvent) => void) | undefined,
   ) {
@@ -68,7 +68,15 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner {
     this.events = emit && new CallEvents(emit, definition.path, ctx.nextCallId(), ctx.clock);
     const singleRequest = !definition.requestStream;
     this.replay = new ReplayBuffer(ctx.pool, definition.requestSerialize, singleRequest);
-    this.attempts = new AttemptSet(this, ctx, this.replay, singleRequest, this.deadline, this.events);
+    this.attempts = new AttemptSet(
+      this,
+      ctx,
+      this.replay,
+      singleRequest,
+      this.deadline,
+      waitForReady,
+      this.events,
+    );
     // Created now, as grpc-js would without us, so that a closed channel throws where it always did.
     this.phase = { tag: 'not-started', firstCall: nextCall(options) };
   }
@@ -80,11 +88,14 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner {
     this.listener = listener;
     this.ctx.gate?.recordCall?.();
     if (this.policy.kind === 'hedging') {
+      const method = this.options.method_definition.path;
       this.hedges = new HedgeScheduler(
         this.policy,
         this.ctx,
-        this.options.method_definition.path,
-        this.hedgeHost(),
+        method,
+        this,
+        this.attempts,
+        this.replay,
         this.events,
       );
     }
@@ -106,7 +117,7 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner {
     }
     const verdict = this.replay.append(message, context.flags, context.callback);
     if (phase.tag === 'committed') {
-      this.attempts.feed(phase.attempt, this.halfClosed);
+      this.attempts.feed(phase.attempt);
       return;
     }
     if (verdict === 'kept') {
@@ -114,14 +125,14 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner {
       if (context.callback) {
         process.nextTick(context.callback);
       }
-      this.feedAll();
+      this.attempts.feedAll(this.committedTo);
       return;
     }
     // The replay buffer overflows: commit to the attempt that has sent the most (A6).
     if (phase.tag === 'in-flight') {
       const target = this.attempts.mostAdvanced();
       this.commit(target, 'buffer-overflow');
-      this.attempts.feed(target, this.halfClosed);
+      this.attempts.feed(target);
     } else if (phase.tag === 'waiting') {
       phase.commitNext = true;
     }
@@ -136,7 +147,7 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner {
       return;
     }
     this.halfClosed = true;
-    this.feedAll();
+    this.attempts.feedAll(this.committedTo);
   }
 
   startRead(): void {
@@ -177,7 +188,6 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner {
 
   // ---- what the attempts report ----
 
-  /** @internal */
   onAttemptMetadata(attempt: Attempt, metadata: Metadata): void {
     if (attempt.state !== 'live') {
       return;
@@ -190,7 +200,6 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner {
     }
   }
 
-  /** @internal */
   onAttemptMessage(attempt: Attempt, message: unknown): void {
     if (this.committedTo !== attempt) {
       // An attempt left running is read to its end, its responses dropped.
@@ -215,7 +224,6 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner {
     this.listener?.onReceiveMessage?.(message);
   }
 
-  /** @internal */
   onAttemptStatus(attempt: Attempt, status: StatusObject): void {
     if (attempt.state === 'done') {
       return;
@@ -231,7 +239,7 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner {
     if (phase.tag === 'committed' && phase.attempt === attempt) {
       // Committed: no further attempt, but a failure still counts against the server (A6 throttling).
       if (status.code !== Status.OK) {
-        this.recordFailureIfCounted(status, false);
+        this.failures.afterCommittedFailure(status);
       }
       this.end(status, 'call-ended');
     } else if (phase.tag === 'in-flight') {
@@ -239,22 +247,13 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner {
         this.commit(attempt, 'status');
         this.end(status, 'call-ended');
       } else {
-        this.onAttemptFailed(attempt, status, false);
+        this.failures.afterFailure(attempt, status, false);
       }
     }
   }
 
-  /** @internal */
   onAttemptWritten(attempt: Attempt): void {
-    attempt.writing = false;
-    const callback = this.replay.takeCallback(attempt.sent - 1);
-    if (callback) {
-      callback();
-    }
-    if (this.committedTo === attempt) {
-      this.replay.dropBefore(writtenBy(attempt));
-    }
-    this.attempts.feed(attempt, this.halfClosed);
+    this.attempts.written(attempt, this.committedTo === attempt);
   }
 
   // ---- attempts ----
@@ -279,39 +278,19 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner {
     }
     // Time is read only where something uses it: a listener, or a wait to account for.
     const now = this.events || this.ctx.adaptive || from.tag === 'waiting' ? this.ctx.clock.now() : 0;
-    const attempt = this.attempts.add(kind, call, now);
-    const commitNext = from.tag === 'waiting' && from.commitNext;
     if (from.tag !== 'in-flight') {
       if (from.tag === 'waiting') {
         this.retryDelayMs += now - from.since;
       }
-      this.transition({
-        tag: 'in-flight',
-        lastFailure: from.tag === 'waiting' ? from.lastFailure : undefined,
-      });
+      const lastFailure = from.tag === 'waiting' ? from.lastFailure : undefined;
+      this.transition({ tag: 'in-flight', lastFailure });
     }
-    const metadata = (this.metadata as Metadata).clone();
-    if (attempt.number > 1) {
-      metadata.set(PREVIOUS_ATTEMPTS_METADATA_KEY, String(attempt.number - 1));
-    }
-    if (this.waitForReady !== undefined) {
-      metadata.setOptions({ waitForReady: this.waitForReady });
-    }
-    this.events?.attemptStart(attempt, metadata);
-    if (attempt.state !== 'live') {
-      // A listener cancelled the call: grpc-js reports nothing for an attempt that never started, so say it here.
-      this.onAttemptStatus(attempt, {
-        code: Status.CANCELLED,
-        details: 'call cancelled',
-        metadata: new Metadata(),
-      });
-      return;
-    }
-    this.attempts.send(attempt, metadata, this.halfClosed, this.readRequested);
+    const base = this.metadata as Metadata;
+    const attempt = this.attempts.start(kind, call, now, base);
     if (attempt.state !== 'live') {
       return;
     }
-    if (commitNext) {
+    if (from.tag === 'waiting' && from.commitNext) {
       this.commit(attempt, 'buffer-overflow');
       return;
     }
@@ -328,77 +307,48 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner {
     const details = `per-attempt receive timeout (${timeoutMs} ms) hit on attempt ${attempt.number}`;
     // DEADLINE_EXCEEDED tells the interceptors below (an adaptive throttle, say) why: the backend was too slow.
     this.attempts.cancel(attempt, 'per-attempt-timeout', Status.DEADLINE_EXCEEDED, details);
-    this.onAttemptFailed(
-      attempt,
-      { code: Status.DEADLINE_EXCEEDED, details, metadata: new Metadata() },
-      true,
-    );
+    const status = { code: Status.DEADLINE_EXCEEDED, details, metadata: new Metadata() };
+    this.failures.afterFailure(attempt, status, true);
   }
 
-  private feedAll(): void {
-    const committed = this.committedTo;
-    if (committed !== undefined) {
-      this.attempts.feed(committed, this.halfClosed);
-    } else if (this.phase.tag === 'in-flight') {
-      this.attempts.feedAll(this.halfClosed);
-    }
+  // ---- after a failure (FailureHost) ----
+
+  /** The failure handler, made at the first failure or hedge: a call that never fails makes none. */
+  private get failures(): FailureHandler {
+    this.failureHandler ??= new FailureHandler(this.policy, this.ctx, this.deadline, this, this.events);
+    return this.failureHandler;
   }
 
-  // ---- after a failure: decide, then carry the decision out ----
+  get inFlight(): boolean {
+    return this.phase.tag === 'in-flight';
+  }
 
-  /** An uncommitted attempt failed (or hit its per-attempt timeout). */
-  private onAttemptFailed(attempt: Attempt, status: StatusObject, timedOut: boolean): void {
-    const policy = this.policy;
-    const hint = timedOut ? NO_HINT : readServerHint(status.metadata, this.ctx.retryInfo);
-    const failure = { code: status.code, hint, timedOut };
-    if (countsAgainstServer(policy, failure)) {
-      this.ctx.gate?.recordFailure();
-    }
-    const decision = decideAfterFailure({
-      policy,
-      failure,
-      attemptsStarted: this.attempts.count,
-      backoff: this.backoff,
-      jitter: this.ctx.jitter,
-      random: policy.kind === 'retry' ? this.ctx.random() : 0,
-      now: this.ctx.clock.now(),
-      deadline: this.deadline,
-      deadlineAware: this.ctx.deadlineAware,
-      replayFits: () => this.replay.reserveAll(),
-      gate: () => this.askGate('retry'),
-    });
+  get attemptCount(): number {
+    return this.attempts.count;
+  }
+
+  finish(status: StatusObject): void {
+    this.end(status, 'call-ended');
+  }
+
+  waitForRetry(delayMs: number, lastFailure: StatusObject): void {
+    this.wait('retry', delayMs, lastFailure);
+  }
+
+  hedgeAfterFailure(status: StatusObject, decision: HedgeFailureDecision): void {
     const phase = this.phase;
-    if (phase.tag !== 'in-flight') {
-      return; // a throttled listener ended the call
-    }
-    switch (decision.type) {
-      case 'finish':
-        if (decision.reason === 'replay-buffer') {
-          this.events?.committed(attempt.number, 'buffer-overflow');
-        }
-        this.end(finishStatus(status, decision.reason, attempt.cancelReason), 'call-ended');
-        return;
-      case 'retry':
-        this.backoff = decision.backoff;
-        this.events?.retryScheduled(this.attempts.count + 1, decision.delayMs, decision.reason);
-        if (this.phase === phase) {
-          this.wait('retry', decision.delayMs, status); // unless a listener ended the call
-        }
-        return;
-      default:
-        phase.lastFailure = status;
-        this.hedges?.afterFailure(decision);
+    if (phase.tag === 'in-flight') {
+      phase.lastFailure = status;
+      this.hedges?.afterFailure(decision);
     }
   }
 
-  /** The interceptor's gate (A6 throttle or the `gate` option); a refusal is reported. */
-  private askGate(kind: 'retry' | 'hedge'): GateVerdict {
-    const gate = this.ctx.gate;
-    if (gate === undefined || gate.allowAttempt(kind)) {
-      return 'allow';
-    }
-    this.events?.throttled(this.attempts.count + 1, kind, gate);
-    return 'refused-by-gate';
+  replayFits(): boolean {
+    return this.replay.reserveAll();
+  }
+
+  askGate(kind: 'hedge'): GateVerdict {
+    return this.failures.askGate(kind);
   }
 
   /** No attempt in flight: wait `delayMs`, then send the next attempt (unless the deadline comes first). */
@@ -424,37 +374,29 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner {
     });
   }
 
-  /** What the hedge scheduler may ask of this call, and nothing more. */
-  private hedgeHost(): ConstructorParameters<typeof HedgeScheduler>[3] {
-    const call = this;
-    return {
-      get attemptCount() {
-        return call.attempts.count;
-      },
-      get liveCount() {
-        return call.attempts.live.length;
-      },
-      get uncommitted() {
-        const tag = call.phase.tag;
-        return tag === 'in-flight' || tag === 'waiting';
-      },
-      startHedge: () => this.startAttempt('hedge'),
-      waitForHedge: (delayMs) => {
-        const phase = this.phase;
-        if (phase.tag === 'in-flight') {
-          this.wait('hedge', delayMs, phase.lastFailure as StatusObject);
-        }
-      },
-      replayFits: () => this.replay.reserveAll(),
-      askGate: (kind) => this.askGate(kind),
-      commitMostAdvanced: () => this.commit(this.attempts.mostAdvanced(), 'buffer-overflow'),
-      finishWithLastFailure: () => this.finishWithLastFailure(),
-      setTimerBeforeDeadline: (delayMs, action) => this.setTimerBeforeDeadline(delayMs, action),
-    };
+  // ---- what the hedge scheduler may ask (HedgeHost) ----
+
+  get uncommitted(): boolean {
+    return this.phase.tag === 'in-flight' || this.phase.tag === 'waiting';
   }
 
-  /** Nothing is in flight and nothing more will go: the last failure is the result. */
-  private finishWithLastFailure(): void {
+  startHedge(): void {
+    this.startAttempt('hedge');
+  }
+
+  waitForHedge(delayMs: number): void {
+    const phase = this.phase;
+    if (phase.tag === 'in-flight') {
+      this.wait('hedge', delayMs, phase.lastFailure as StatusObject);
+    }
+  }
+
+  commitMostAdvanced(): void {
+    this.commit(this.attempts.mostAdvanced(), 'buffer-overflow');
+  }
+
+  /** Nothing is in flight and nothing more will go: the last failure is the result. @internal */
+  finishWithLastFailure(): void {
     const phase = this.phase;
     if (phase.tag !== 'in-flight' && phase.tag !== 'waiting') {
       return;
@@ -529,13 +471,8 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner {
       this.retryDelayMs += this.ctx.clock.now() - phase.since;
     }
     this.transition(ENDED);
-    for (const attempt of this.attempts.live.slice()) {
-      if (cancelReason === 'call-cancelled') {
-        this.attempts.cancel(attempt, cancelReason, status.code, status.details);
-      } else {
-        this.attempts.cancel(attempt, cancelReason);
-      }
-    }
+    // A cancel tells the server the caller's status; otherwise the attempt's reason.
+    this.attempts.cancelAll(cancelReason, cancelReason === 'call-cancelled' ? status : undefined);
     const waiting = this.replay.clear();
     if (waiting) {
       for (const callback of waiting) {
@@ -562,13 +499,9 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner {
 
   // ---- helpers ----
 
-  private setTimerBeforeDeadline(delayMs: number, action: () => void): TimerHandle {
-    const clock = this.ctx.clock;
-    const remaining = this.deadline - clock.now();
-    if (remaining <= delayMs) {
-      return clock.setTimer(() => this.endOnDeadline(), Math.max(0, remaining));
-    }
-    return clock.setTimer(action, delayMs);
+  /** Runs `action` after `delayMs`, or ends the call at its deadline when that comes first. @internal */
+  setTimerBeforeDeadline(delayMs: number, action: () => void): TimerHandle {
+    return timerBeforeDeadline(this.ctx.clock, this.deadline, delayMs, action, () => this.endOnDeadline());
   }
 
   private endOnDeadline(): void {
@@ -579,20 +512,6 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner {
       : 'Deadline exceeded';
     this.end({ code: Status.DEADLINE_EXCEEDED, details, metadata: new Metadata() }, 'call-ended');
   }
-
-  private recordFailureIfCounted(status: StatusObject, timedOut: boolean): void {
-    const hint = readServerHint(status.metadata, this.ctx.retryInfo);
-    if (countsAgainstServer(this.policy, { code: status.code, hint, timedOut })) {
-      this.ctx.gate?.recordFailure();
-    }
-  }
 }
 
 const ENDED: CallPhase = Object.freeze({ tag: 'ended' });
-
-function deadlineToMs(deadline: InterceptorOptions['deadline']): number {
-  if (deadline === undefined || deadline === null) {
-    return Number.POSITIVE_INFINITY;
-  }
-  return deadline instanceof Date ? deadline.getTime() : deadline;
-}

@@ -1,5 +1,5 @@
 import { Backoff, type JitterStrategy } from '../retry/backoff.js';
-import type { RetryGate } from '../retry/retry-gate.js';
+import type { RetryGate } from '../shared/retry-gate.js';
 import { seededRandom } from '../testing/seeded-random.js';
 import { AdaptiveThrottleState, resolveAdaptiveThrottleRule } from '../throttle/adaptive-throttle-rule.js';
 import { EventQueue } from './event-queue.js';

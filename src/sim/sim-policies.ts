@@ -1,6 +1,6 @@
-import type { Clock } from '../retry/clock.js';
-import type { RetryGate } from '../retry/retry-gate.js';
 import { RetryThrottle } from '../retry/retry-throttle.js';
+import type { Clock } from '../shared/clock.js';
+import type { RetryGate } from '../shared/retry-gate.js';
 import type { AdaptiveThrottleRuleOptions } from '../throttle/adaptive-throttle-rule.js';
 import { RetryBudget, type RetryBudgetOptions } from '../throttle/retry-budget.js';
 

@@ -4,7 +4,7 @@
  */
 
 import type * as grpc from '@grpc/grpc-js';
-import { PREVIOUS_ATTEMPTS_METADATA_KEY } from '../retry/headers.js';
+import { PREVIOUS_ATTEMPTS_METADATA_KEY } from '../shared/headers.js';
 import type { RecordedAttempt } from './flaky-script.js';
 
 /** A {@link RecordedAttempt} the server may update while the attempt runs. */
@@ -71,6 +71,7 @@ export function readMessage(message: unknown): { payload: string; blobBytes: num
 export function recordMessage(record: MutableAttempt, message: unknown, sources: RequestIdSources): void {
   const { payload, blobBytes } = readMessage(message);
   record.messages.push(payload);
+  record.requests.push(message);
   record.blobBytes += blobBytes;
   if (sources.field !== undefined && record.requestIdSource !== 'field') {
     const value =
@@ -93,18 +94,31 @@ export class AttemptLog {
 
   constructor(private readonly requestIds: RequestIdSources) {}
 
-  /** Records an arriving attempt of `callId` on `method` (a full path) and returns its live record. */
+  /**
+   * Records an arriving attempt of `callId` on `method` (a full path) and returns its live record. Its number counts
+   * within the call id; without a call id (`""`) it is the attempt's `grpc-previous-rpc-attempts` plus one.
+   */
   begin(callId: string, method: string, metadata: grpc.Metadata, now: number): MutableAttempt {
-    const attempt = (this.counters.get(callId) ?? 0) + 1;
-    this.counters.set(callId, attempt);
+    const previousRpcAttempts = parsePreviousAttempts(metadata);
+    let attempt: number;
+    if (callId === '') {
+      attempt =
+        previousRpcAttempts !== undefined && Number.isFinite(previousRpcAttempts)
+          ? previousRpcAttempts + 1
+          : 1;
+    } else {
+      attempt = (this.counters.get(callId) ?? 0) + 1;
+      this.counters.set(callId, attempt);
+    }
     const record: MutableAttempt = {
       callId,
       attempt,
       method,
       arrivedAt: now,
-      previousRpcAttempts: parsePreviousAttempts(metadata),
+      previousRpcAttempts,
       metadata: metadataToRecord(metadata),
       messages: [],
+      requests: [],
       blobBytes: 0,
       halfClosed: false,
       cancelled: false,
@@ -129,6 +143,11 @@ export class AttemptLog {
   /** Recorded attempts of `callId` in arrival order. */
   attempts(callId: string): MutableAttempt[] {
     return this.records.filter((r) => r.callId === callId);
+  }
+
+  /** Recorded attempts of `method` (a full path) in arrival order. */
+  attemptsOf(method: string): MutableAttempt[] {
+    return this.records.filter((r) => r.method === method);
   }
 
   /** Every recorded attempt in arrival order (a copy of the list). */

@@ -4,8 +4,8 @@
  */
 
 import * as grpc from '@grpc/grpc-js';
-import { PUSHBACK_METADATA_KEY, STATUS_DETAILS_METADATA_KEY } from '../retry/headers.js';
 import { encodeRetryInfoStatus } from '../retry/retry-info.js';
+import { PUSHBACK_METADATA_KEY, STATUS_DETAILS_METADATA_KEY } from '../shared/headers.js';
 import { errorMessage } from '../util/error-message.js';
 import type { MutableAttempt } from './attempt-recording.js';
 import type { AttemptScript } from './flaky-script.js';
@@ -22,11 +22,11 @@ export interface FinalStatus {
 }
 
 /** Ends an attempt: `response` is only used for OK unary / client-streaming attempts. */
-export type Ender = (status: FinalStatus, response?: OutgoingResponse) => void;
+export type Ender = (status: FinalStatus, response?: unknown) => void;
 
 /** The writing side of a server-streaming or bidi call. */
 export interface ResponseStream {
-  write(message: OutgoingResponse): unknown;
+  write(message: unknown): unknown;
   end(metadata?: grpc.Metadata): unknown;
   emit(event: 'error', status: Partial<grpc.StatusObject>): unknown;
 }
@@ -40,10 +40,10 @@ export function normalizeStatus(code: number | undefined): grpc.status {
 }
 
 /** Ends a unary or client-streaming call. */
-export function unaryEnder(callback: grpc.sendUnaryData<OutgoingResponse>): Ender {
+export function unaryEnder(callback: grpc.sendUnaryData<unknown>): Ender {
   return (status, response) => {
     if (status.code === grpc.status.OK) {
-      callback(null, response ?? { payload: '', attempt: 0 }, status.metadata);
+      callback(null, response ?? {}, status.metadata);
     } else {
       callback(status);
     }
@@ -62,11 +62,22 @@ export function streamEnder(call: ResponseStream): Ender {
   };
 }
 
+function buildFailure(err: unknown): FinalStatus {
+  return {
+    code: grpc.status.INTERNAL,
+    details: `flaky server: cannot build the response: ${errorMessage(err)}`,
+    metadata: new grpc.Metadata(),
+  };
+}
+
 /** The state of one attempt while the server plays its script. */
 export class AttemptRun {
   readonly record: MutableAttempt;
   script: AttemptScript = {};
-  /** Set when the attempt must fail before its script runs (bad script metadata, failing hook). */
+  /**
+   * Set when the attempt must fail whatever its script says (bad script metadata, a failing hook, a response that
+   * could not be built).
+   */
   failure: { code: grpc.status; details: string } | undefined;
   private timer: NodeJS.Timeout | undefined;
   private finished = false;
@@ -155,32 +166,54 @@ export class AttemptRun {
     return { code, details, metadata };
   }
 
-  /** Ends the attempt with its final status through `end` (at most once). */
-  finish(end: Ender, response?: (status: FinalStatus) => OutgoingResponse): void {
+  /**
+   * Ends the attempt with its final status through `end` (at most once). `response` builds the message of an OK
+   * unary or client-streaming attempt; if it throws, the attempt ends with INTERNAL naming the error.
+   */
+  finish(end: Ender, response?: () => unknown): void {
     if (this.done) {
       return;
     }
-    const status = this.finalStatus();
+    let status = this.finalStatus();
+    let message: unknown;
+    if (status.code === grpc.status.OK && response) {
+      try {
+        message = response();
+      } catch (err) {
+        status = buildFailure(err);
+      }
+    }
     this.finished = true;
     this.clearTimer();
     this.record.endedWith = status.code;
     this.record.endedDetails = status.details;
     this.settle();
     try {
-      end(status, status.code === grpc.status.OK && response ? response(status) : undefined);
+      end(status, message);
     } catch {
       // The call went away underneath us; nothing more to do.
     }
   }
 
-  /** Writes one response message unless the attempt is over. */
-  write(call: ResponseStream, message: OutgoingResponse): void {
-    if (this.done) {
+  /**
+   * Writes one response message, built by `message`, unless the attempt is over. If building it throws, nothing
+   * more is written and the attempt ends with INTERNAL naming the error.
+   */
+  write(call: ResponseStream, message: () => unknown): void {
+    if (this.done || this.failure) {
+      return;
+    }
+    let built: unknown;
+    try {
+      built = message();
+    } catch (err) {
+      const { code, details } = buildFailure(err);
+      this.failure = { code, details };
       return;
     }
     this.record.responsesSent++;
     try {
-      call.write(message);
+      call.write(built);
     } catch {
       // ignore: the call was torn down
     }

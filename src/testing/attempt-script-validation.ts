@@ -35,6 +35,7 @@ const SCRIPT_FIELDS: ReadonlySet<string> = new Set([
   'responses',
   'failOnFirstMessage',
   'echo',
+  'response',
 ]);
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -127,6 +128,12 @@ export function validateAttemptScript(value: unknown, where = 'attempt script'):
         break;
       case 'trailers':
         out.trailers = checkTrailers(v, fail);
+        break;
+      case 'response':
+        if (!isPlainObject(v)) {
+          fail(field, 'must be an object: the response message, as your proto loader takes it');
+        }
+        out.response = v as Record<string, unknown>;
         break;
       case 'responses':
         if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > MAX_RESPONSES) {

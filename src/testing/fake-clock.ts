@@ -1,4 +1,4 @@
-import type { Clock, TimerHandle } from '../retry/clock.js';
+import type { Clock, TimerHandle } from '../shared/clock.js';
 
 interface FakeTimer {
   readonly id: number;

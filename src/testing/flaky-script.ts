@@ -1,11 +1,13 @@
 /**
  * The scripting contract of the flaky test server.
  *
- * A client picks a call id and sends it as request metadata `x-flaky-call-id` on every attempt (the retry
- * interceptor forwards application metadata unchanged, so this happens by itself). The server counts the attempts
- * it sees per call id and plays the matching {@link AttemptScript}: attempt 1 plays `script[0]`, attempt 2
- * `script[1]`, and so on; attempts beyond the end of the script repeat its last entry. A call id with no script
- * (or no call id at all) gets the server's `onAttempt` hook's answer, or else a prompt success.
+ * Scripts are looked up per call, then per method. A client may pick a call id and send it as request metadata
+ * `x-flaky-call-id` on every attempt (the retry interceptor forwards application metadata unchanged, so this
+ * happens by itself); the server counts the attempts it sees per call id. Without a call id, an attempt's number is
+ * its `grpc-previous-rpc-attempts` header plus one (1 without the header), so the attempts of any A6 client are
+ * numbered per call. Attempt 1 plays `script[0]`, attempt 2 `script[1]`, and so on; attempts beyond the end of the
+ * script repeat its last entry. An attempt whose call id has no script plays its method's script
+ * (`FlakyServer.scriptMethod`), else the server's `onAttempt` hook's answer, else a prompt success.
  */
 
 import type * as grpc from '@grpc/grpc-js';
@@ -58,6 +60,12 @@ export interface AttemptScript {
   failOnFirstMessage?: boolean;
   /** Bidi: answer every client message as it arrives (one TestResponse each) instead of after the half-close. */
   echo?: boolean;
+  /**
+   * The response message an OK attempt sends (every message, for streaming responses), as a plain object your
+   * proto loader serializes (proto-loader, ts-proto). Default: FlakyTest's echo (`payload`, `attempt`, ...); for
+   * other services the server's `respond` option, else `{}` (an empty message: every field at its default).
+   */
+  response?: Record<string, unknown>;
 }
 
 /** A status name as `grpc.status` spells it (`'UNAVAILABLE'`), or in lower case (`'unavailable'`). */
@@ -70,11 +78,16 @@ export type StatusName = keyof typeof grpc.status | Lowercase<keyof typeof grpc.
  */
 export type AttemptScriptInput = Omit<AttemptScript, 'status'> & { status?: number | StatusName };
 
-/** What the server recorded about one attempt. */
-export interface RecordedAttempt {
+/**
+ * What the server recorded about one attempt. `Request` types {@link RecordedAttempt.requests}:
+ * `server.attempts<HelloRequest>('c1')`.
+ */
+export interface RecordedAttempt<Request = unknown> {
   /** The call id the attempt belongs to (`""` when the client sent none). */
   readonly callId: string;
-  /** 1-based attempt number within the call id. */
+  /**
+   * 1-based attempt number: within the call id when the client sent one, else `grpc-previous-rpc-attempts` + 1.
+   */
   readonly attempt: number;
   /** Full gRPC method path, e.g. `/grpc_retry_hedging.testing.v1.FlakyTest/Unary`. */
   readonly method: string;
@@ -89,6 +102,11 @@ export interface RecordedAttempt {
   readonly metadata: Readonly<Record<string, string | Buffer | Array<string | Buffer>>>;
   /** Payloads of the client messages received (unary/server streaming: the single request). */
   readonly messages: string[];
+  /**
+   * The request messages received, as the server's loader decoded them (for protos given by path and FlakyTest:
+   * proto-loader objects with camelCase fields).
+   */
+  readonly requests: Request[];
   /** Total bytes of `blob` fields received. */
   blobBytes: number;
   /** Whether the client half-closed the attempt (client streaming and bidi). */

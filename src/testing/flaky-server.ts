@@ -1,7 +1,8 @@
 /**
- * The flaky test server: a real grpc-js server of `grpc_retry_hedging.testing.v1.FlakyTest` whose every attempt
- * plays a script (see `flaky-script.ts`). Script checks, recording and the playing of one attempt live in their own
- * modules; this one binds the server, keeps the scripts and dispatches the four method kinds.
+ * The flaky test server: a real grpc-js server of `grpc_retry_hedging.testing.v1.FlakyTest`, and of any service the
+ * user hands it, whose every attempt plays a script (see `flaky-script.ts`). Script checks, recording, the services
+ * served and the playing of one attempt live in their own modules; this one binds the server, keeps the scripts
+ * and dispatches the four method kinds.
  */
 
 import * as grpc from '@grpc/grpc-js';
@@ -27,7 +28,17 @@ import {
   checkFlakyServerOptions,
   type FlakyServerOptions,
 } from './flaky-server-options.js';
-import { type FlakyMethodName, flakyMethodPath, loadFlakyTestService } from './flaky-test-service.js';
+import { FLAKY_TEST_SERVICE, loadFlakyTestService } from './flaky-test-service.js';
+import {
+  resolveMethodPath,
+  type ServedMethod,
+  type ServedService,
+  servicesIn,
+  servicesInProtos,
+} from './served-services.js';
+
+/** Builds the message an OK attempt sends, from FlakyTest's echo of it. */
+type Respond = (run: AttemptRun, echo: OutgoingResponse, index: number) => unknown;
 
 /** The parts of a grpc-js server call the server uses before dispatching on the method kind. */
 interface SurfaceCall {
@@ -56,6 +67,8 @@ export class FlakyServer {
   readonly address: string;
 
   private readonly scripts = new Map<string, AttemptScript[]>();
+  private readonly methodScripts = new Map<string, AttemptScript[]>();
+  private readonly served = new Set<string>();
   private readonly log: AttemptLog;
   private readonly running = new Set<AttemptRun>();
   private stopping: Promise<void> | undefined;
@@ -78,6 +91,7 @@ export class FlakyServer {
    */
   static async start(options: FlakyServerOptions = {}): Promise<FlakyServer> {
     const checked = checkFlakyServerOptions(options);
+    const services = servedServices(checked);
     const server = new grpc.Server(checked.serverOptions);
     const bindAddress = formatHostPort(checked.host, checked.port);
     const port = await new Promise<number>((resolve, reject) => {
@@ -90,16 +104,57 @@ export class FlakyServer {
       });
     });
     const flaky = new FlakyServer(server, port, checked);
+    for (const service of services) {
+      flaky.serve(service);
+    }
     for (const [callId, script] of checked.scripts) {
       flaky.scripts.set(callId, script);
     }
-    server.addService(loadFlakyTestService().service, {
-      Unary: flaky.handleUnary,
-      ServerStream: flaky.handleServerStream,
-      ClientStream: flaky.handleClientStream,
-      Bidi: flaky.handleBidi,
-    });
+    for (const [method, script] of checked.methodScripts) {
+      flaky.methodScripts.set(resolveMethodPath(method, flaky.served, 'start: methodScripts'), script);
+    }
     return flaky;
+  }
+
+  /** Full paths (`/pkg.Service/Method`) of every method served, FlakyTest's included. */
+  servedMethods(): readonly string[] {
+    return [...this.served];
+  }
+
+  private serve(service: ServedService): void {
+    const handlers: grpc.UntypedServiceImplementation = {};
+    const respond = service.name === FLAKY_TEST_SERVICE ? flakyEcho : this.respondFor();
+    for (const { key, method } of service.methods) {
+      this.served.add(method.path);
+      handlers[key] = this.handlerFor(method, respond);
+    }
+    this.server.addService(service.definition, handlers);
+  }
+
+  private handlerFor(method: ServedMethod, respond: Respond): grpc.UntypedHandleCall {
+    if (method.requestStream) {
+      return method.responseStream
+        ? this.handleBidi(method.path, respond)
+        : this.handleClientStream(method.path, respond);
+    }
+    return method.responseStream
+      ? this.handleServerStream(method.path, respond)
+      : this.handleUnary(method.path, respond);
+  }
+
+  /** The response of an OK attempt of a user's service: the script's, the `respond` option's, or `{}`. */
+  private respondFor(): Respond {
+    const hook = this.options.respond;
+    return (run, _echo, index) => {
+      if (run.script.response !== undefined) {
+        return run.script.response;
+      }
+      if (hook === undefined) {
+        return {};
+      }
+      const { method, callId, attempt, requests } = run.record;
+      return hook({ method, callId, attempt, requests, index });
+    };
   }
 
   /**
@@ -112,9 +167,30 @@ export class FlakyServer {
     this.log.forget(callId);
   }
 
-  /** Recorded attempts of `callId` in arrival order (live objects, updated while the attempts run). */
-  attempts(callId: string): readonly RecordedAttempt[] {
-    return this.log.attempts(callId);
+  /**
+   * Registers (or replaces) the script of `method` (`"helloworld.Greeter/SayHello"`, with or without the leading
+   * `/`): what the attempts of that method play when their call id has no script. Attempt N (see
+   * {@link RecordedAttempt.attempt}: per call id, else `grpc-previous-rpc-attempts` + 1) plays `attempts[N-1]`,
+   * later attempts repeat the last entry. Throws on an invalid script or a method the server does not serve.
+   */
+  scriptMethod(method: string, attempts: AttemptScriptInput[]): void {
+    const path = resolveMethodPath(method, this.served, 'scriptMethod');
+    this.methodScripts.set(path, validateAttemptScripts(attempts, `scriptMethod("${method}")`));
+  }
+
+  /**
+   * Recorded attempts of `callId` in arrival order (live objects, updated while the attempts run). `Request` types
+   * their `requests`. Attempts sent without a call id are under `""`.
+   */
+  attempts<Request = unknown>(callId: string): readonly RecordedAttempt<Request>[] {
+    return this.log.attempts(callId) as RecordedAttempt<Request>[];
+  }
+
+  /** Recorded attempts of `method` (`"helloworld.Greeter/SayHello"` or its full path) in arrival order. */
+  attemptsOf<Request = unknown>(method: string): readonly RecordedAttempt<Request>[] {
+    return this.log.attemptsOf(
+      resolveMethodPath(method, this.served, 'attemptsOf'),
+    ) as RecordedAttempt<Request>[];
   }
 
   /** Every recorded attempt in arrival order. */
@@ -122,9 +198,13 @@ export class FlakyServer {
     return this.log.all();
   }
 
-  /** Forgets every script, attempt counter and record (attempts in progress keep running). */
+  /**
+   * Forgets every script (per call id and per method), attempt counter and record (attempts in progress keep
+   * running), so that one server can serve many tests.
+   */
   reset(): void {
     this.scripts.clear();
+    this.methodScripts.clear();
     this.log.clear();
   }
 
@@ -223,10 +303,10 @@ export class FlakyServer {
   // ------------------------------------------------------------------------------------------------------------
 
   /** Records an arriving attempt, resolves its script and sends the early headers. */
-  private begin(method: FlakyMethodName, call: SurfaceCall): AttemptRun {
+  private begin(method: string, call: SurfaceCall): AttemptRun {
     const metadata = call.metadata;
     const callId = firstString(metadata, CALL_ID_METADATA_KEY) ?? '';
-    const record = this.log.begin(callId, flakyMethodPath(method), metadata, Date.now());
+    const record = this.log.begin(callId, method, metadata, Date.now());
     const deadline = call.getDeadline();
     const deadlineMs = deadline instanceof Date ? deadline.getTime() : deadline;
     // What the client's grpc-timeout header told this server (grpc-js turns it into the call's deadline).
@@ -267,7 +347,7 @@ export class FlakyServer {
         return;
       }
     }
-    const registered = this.scripts.get(callId);
+    const registered = this.scripts.get(callId) ?? this.methodScripts.get(method);
     if (registered !== undefined && registered.length > 0) {
       run.script = registered[Math.min(attempt, registered.length) - 1]!;
       return;
@@ -305,123 +385,138 @@ export class FlakyServer {
   }
 
   // ------------------------------------------------------------------------------------------------------------
-  // Method handlers (arrow properties so they can be handed to addService)
+  // Method handlers, one factory per method kind
   // ------------------------------------------------------------------------------------------------------------
 
-  private readonly handleUnary: grpc.handleUnaryCall<unknown, OutgoingResponse> = (call, callback) => {
-    const end = unaryEnder(callback);
-    const run = this.begin('Unary', call);
-    this.receive(run, call.request);
-    run.record.halfClosed = true;
-    const payload = readMessage(call.request).payload;
-    const reply = (): void => run.finish(end, () => ({ payload, attempt: run.record.attempt }));
-    if (run.failure) {
-      reply();
-    } else {
-      run.afterDelay(reply);
-    }
-  };
-
-  private readonly handleServerStream: grpc.handleServerStreamingCall<unknown, OutgoingResponse> = (call) => {
-    const end = streamEnder(call);
-    const run = this.begin('ServerStream', call);
-    this.receive(run, call.request);
-    run.record.halfClosed = true;
-    if (run.failure) {
-      run.finish(end);
-      return;
-    }
-    const payload = readMessage(call.request).payload;
-    run.afterDelay(() => {
-      const count = run.script.responses ?? (run.succeeds ? 1 : 0);
-      for (let index = 0; index < count; index++) {
-        run.write(call, { payload, attempt: run.record.attempt, index });
-      }
-      run.finish(end);
-    });
-  };
-
-  private readonly handleClientStream: grpc.handleClientStreamingCall<unknown, OutgoingResponse> = (
-    call,
-    callback,
-  ) => {
-    const end = unaryEnder(callback);
-    const run = this.begin('ClientStream', call);
-    const respond = (): OutgoingResponse => ({
-      payload: run.record.messages.join(','),
-      attempt: run.record.attempt,
-      messagesReceived: run.record.messages.length,
-    });
-    let delayOver = false;
-    const maybeFinish = (): void => {
-      if (!delayOver || run.done) {
-        return;
-      }
-      if (run.record.halfClosed || (run.script.failOnFirstMessage && run.record.messages.length > 0)) {
-        run.finish(end, respond);
-      }
-    };
-    this.follow(call, run, end, maybeFinish, () => {
-      delayOver = true;
-    });
-  };
-
-  private readonly handleBidi: grpc.handleBidiStreamingCall<unknown, OutgoingResponse> = (call) => {
-    const end = streamEnder(call);
-    const run = this.begin('Bidi', call);
-    let delayOver = false;
-    let answered = 0;
-    const echoPending = (): void => {
-      const { messages, attempt } = run.record;
-      while (answered < messages.length && !run.done) {
-        run.write(call, {
-          payload: messages[answered]!,
-          attempt,
-          messagesReceived: messages.length,
-          index: answered,
-        });
-        answered++;
-      }
-    };
-    const finishAfterHalfClose = (): void => {
-      const { messages, attempt } = run.record;
-      if (run.script.echo) {
-        echoPending();
+  private handleUnary(path: string, respond: Respond): grpc.handleUnaryCall<unknown, unknown> {
+    return (call, callback) => {
+      const end = unaryEnder(callback);
+      const run = this.begin(path, call);
+      this.receive(run, call.request);
+      run.record.halfClosed = true;
+      const payload = readMessage(call.request).payload;
+      const reply = (): void =>
+        run.finish(end, () => respond(run, { payload, attempt: run.record.attempt }, 0));
+      if (run.failure) {
+        reply();
       } else {
-        const count = run.script.responses ?? (run.succeeds ? messages.length : 0);
-        for (let index = 0; index < count; index++) {
-          const payload = messages.length > 0 ? messages[index % messages.length]! : '';
-          run.write(call, { payload, attempt, messagesReceived: messages.length, index });
-        }
+        run.afterDelay(reply);
       }
-      run.finish(end);
     };
-    const progress = (): void => {
-      if (!delayOver || run.done) {
-        return;
-      }
-      if (run.script.failOnFirstMessage && run.record.messages.length > 0) {
+  }
+
+  private handleServerStream(
+    path: string,
+    respond: Respond,
+  ): grpc.handleServerStreamingCall<unknown, unknown> {
+    return (call) => {
+      const end = streamEnder(call);
+      const run = this.begin(path, call);
+      this.receive(run, call.request);
+      run.record.halfClosed = true;
+      if (run.failure) {
         run.finish(end);
         return;
       }
-      if (run.script.echo && !run.script.failOnFirstMessage) {
-        echoPending();
-      }
-      if (run.record.halfClosed) {
-        finishAfterHalfClose();
-      }
+      const payload = readMessage(call.request).payload;
+      run.afterDelay(() => {
+        const count = run.script.responses ?? (run.succeeds ? 1 : 0);
+        for (let index = 0; index < count; index++) {
+          run.write(call, () => respond(run, { payload, attempt: run.record.attempt, index }, index));
+        }
+        run.finish(end);
+      });
     };
-    this.follow(call, run, end, progress, () => {
-      delayOver = true;
-    });
-  };
+  }
+
+  private handleClientStream(
+    path: string,
+    respond: Respond,
+  ): grpc.handleClientStreamingCall<unknown, unknown> {
+    return (call, callback) => {
+      const end = unaryEnder(callback);
+      const run = this.begin(path, call);
+      const response = (): unknown =>
+        respond(
+          run,
+          {
+            payload: run.record.messages.join(','),
+            attempt: run.record.attempt,
+            messagesReceived: run.record.messages.length,
+          },
+          0,
+        );
+      let delayOver = false;
+      const maybeFinish = (): void => {
+        if (!delayOver || run.done) {
+          return;
+        }
+        if (run.record.halfClosed || (run.script.failOnFirstMessage && run.record.messages.length > 0)) {
+          run.finish(end, response);
+        }
+      };
+      this.follow(call, run, end, maybeFinish, () => {
+        delayOver = true;
+      });
+    };
+  }
+
+  private handleBidi(path: string, respond: Respond): grpc.handleBidiStreamingCall<unknown, unknown> {
+    return (call) => {
+      const end = streamEnder(call);
+      const run = this.begin(path, call);
+      let delayOver = false;
+      let answered = 0;
+      const echoPending = (): void => {
+        const { messages, attempt } = run.record;
+        while (answered < messages.length && !run.done && !run.failure) {
+          const index = answered;
+          const echo = { payload: messages[index]!, attempt, messagesReceived: messages.length, index };
+          run.write(call, () => respond(run, echo, index));
+          answered++;
+        }
+      };
+      const finishAfterHalfClose = (): void => {
+        const { messages, attempt } = run.record;
+        if (run.script.echo) {
+          echoPending();
+        } else {
+          const count = run.script.responses ?? (run.succeeds ? messages.length : 0);
+          for (let index = 0; index < count; index++) {
+            const payload = messages.length > 0 ? messages[index % messages.length]! : '';
+            const echo = { payload, attempt, messagesReceived: messages.length, index };
+            run.write(call, () => respond(run, echo, index));
+          }
+        }
+        run.finish(end);
+      };
+      const progress = (): void => {
+        if (!delayOver || run.done) {
+          return;
+        }
+        if (run.script.failOnFirstMessage && run.record.messages.length > 0) {
+          run.finish(end);
+          return;
+        }
+        if (run.script.echo && !run.script.failOnFirstMessage) {
+          echoPending();
+        }
+        if (run.record.halfClosed || run.failure) {
+          finishAfterHalfClose();
+        }
+      };
+      this.follow(call, run, end, progress, () => {
+        delayOver = true;
+      });
+    };
+  }
 
   /**
    * Client streaming and bidi: record every client message and the half-close, calling `progress` after each;
    * after the scripted delay, `delayOver` then `progress` run once more.
    */
   private follow(
-    call: grpc.ServerReadableStream<unknown, unknown> | grpc.ServerDuplexStream<unknown, OutgoingResponse>,
+    call: grpc.ServerReadableStream<unknown, unknown> | grpc.ServerDuplexStream<unknown, unknown>,
     run: AttemptRun,
     end: Ender,
     progress: () => void,
@@ -447,4 +542,23 @@ export class FlakyServer {
       progress();
     });
   }
+}
+
+/** FlakyTest's own answer: the script's `response` if it has one, else the echo. */
+const flakyEcho: Respond = (run, echo) => run.script.response ?? echo;
+
+/** FlakyTest first, then the user's services (a service named twice is served once, the first time). */
+function servedServices(options: CheckedFlakyServerOptions): ServedService[] {
+  const all = [
+    ...servicesIn(loadFlakyTestService(), 'FlakyTest'),
+    ...servicesInProtos(options.proto, options.includeDirs),
+    ...options.services.flatMap((source, i) => servicesIn(source, `option "services"[${i}]`)),
+  ];
+  const byName = new Map<string, ServedService>();
+  for (const service of all) {
+    if (!byName.has(service.name)) {
+      byName.set(service.name, service);
+    }
+  }
+  return [...byName.values()];
 }

@@ -6,6 +6,7 @@ import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import type { FlakyTestClientConstructor } from './flaky-test-client.js';
 import { flakyTestProtoPath } from './proto-path.js';
+import { FLAKY_LOADER_OPTIONS } from './served-services.js';
 
 /** Fully qualified name of the flaky test service. */
 export const FLAKY_TEST_SERVICE = 'grpc_retry_hedging.testing.v1.FlakyTest';
@@ -20,22 +21,13 @@ export function flakyMethodPath(name: FlakyMethodName): string {
   return `/${FLAKY_TEST_SERVICE}/${name}`;
 }
 
-/** Options used to load `flaky_test.proto` (clients must agree with the server on them). */
-const LOADER_OPTIONS: protoLoader.Options = {
-  keepCase: false,
-  longs: String,
-  enums: String,
-  defaults: true,
-  oneofs: true,
-};
-
 let cachedPackageDefinition: protoLoader.PackageDefinition | undefined;
 let cachedServiceClient: FlakyTestClientConstructor | undefined;
 
 /** The package definition of `flaky_test.proto`, loaded once. */
 function flakyPackageDefinition(): protoLoader.PackageDefinition {
   if (cachedPackageDefinition === undefined) {
-    cachedPackageDefinition = protoLoader.loadSync(flakyTestProtoPath(), LOADER_OPTIONS);
+    cachedPackageDefinition = protoLoader.loadSync(flakyTestProtoPath(), FLAKY_LOADER_OPTIONS);
   }
   return cachedPackageDefinition;
 }

@@ -19,7 +19,7 @@ export {
   type StatusName,
 } from './flaky-script.js';
 export { FlakyServer } from './flaky-server.js';
-export type { FlakyAttemptInfo, FlakyServerOptions } from './flaky-server-options.js';
+export type { FlakyAttemptInfo, FlakyResponseInfo, FlakyServerOptions } from './flaky-server-options.js';
 export {
   createFlakyTestClient,
   type FlakyBidiMethod,
@@ -41,3 +41,4 @@ export {
 } from './flaky-test-service.js';
 export { flakyTestProtoPath } from './proto-path.js';
 export { seededRandom } from './seeded-random.js';
+export type { FlakyServiceSource } from './served-services.js';

@@ -8,9 +8,9 @@ import {
   status,
 } from '@grpc/grpc-js';
 import { parseStatusCode } from '../config/status-codes.js';
-import type { Clock } from '../retry/clock.js';
-import type { InterceptingCallInterface, MessageContext } from '../retry/grpc-types.js';
-import { PUSHBACK_METADATA_KEY } from '../retry/headers.js';
+import type { Clock } from '../shared/clock.js';
+import type { InterceptingCallInterface, MessageContext } from '../shared/grpc-types.js';
+import { PUSHBACK_METADATA_KEY } from '../shared/headers.js';
 import { errorMessage } from '../util/error-message.js';
 import {
   type AdaptiveThrottleRuleConfig,

@@ -1,5 +1,5 @@
-import type { Clock } from '../retry/clock.js';
-import type { GatedAttemptKind, RetryGate } from '../retry/retry-gate.js';
+import type { Clock } from '../shared/clock.js';
+import type { GatedAttemptKind, RetryGate } from '../shared/retry-gate.js';
 import { checkNowSource, checkOptionsObject, numberInRange, rejectUnknownOptions } from './options.js';
 import { SlidingWindow } from './sliding-window.js';
 

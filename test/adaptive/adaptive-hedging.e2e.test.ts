@@ -6,8 +6,8 @@
 import * as grpc from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AdaptiveHedging } from '../../src/hedging/adaptive-hedging-delay.js';
-import { PREVIOUS_ATTEMPTS_METADATA_KEY } from '../../src/retry/headers.js';
 import { createRetryInterceptor } from '../../src/retry/retry-interceptor.js';
+import { PREVIOUS_ATTEMPTS_METADATA_KEY } from '../../src/shared/headers.js';
 import { FlakyServer } from '../../src/testing/index.js';
 import { eventsOf, FLAKY, type Harness, hedgingConfig, startHarness, unary } from '../helpers/harness.js';
 

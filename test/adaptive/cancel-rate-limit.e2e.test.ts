@@ -8,8 +8,8 @@
 import * as grpc from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RetryEvent } from '../../src/retry/events.js';
-import { PREVIOUS_ATTEMPTS_METADATA_KEY } from '../../src/retry/headers.js';
 import { createRetryInterceptor } from '../../src/retry/retry-interceptor.js';
+import { PREVIOUS_ATTEMPTS_METADATA_KEY } from '../../src/shared/headers.js';
 import { FlakyServer } from '../../src/testing/index.js';
 import { type FlakyClient, hedgingConfig, testClient } from '../helpers/harness.js';
 

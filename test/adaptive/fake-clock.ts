@@ -1,4 +1,4 @@
-import type { Clock, TimerHandle } from '../../src/retry/clock.js';
+import type { Clock, TimerHandle } from '../../src/shared/clock.js';
 
 /** A manual clock for unit tests: time moves only through {@link advance}, which fires due timers in order. */
 export class FakeClock implements Clock {

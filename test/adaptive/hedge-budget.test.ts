@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { HedgeBudget } from '../../src/hedging/hedge-budget.js';
-import { isRetryGate } from '../../src/retry/retry-gate.js';
+import { isRetryGate } from '../../src/shared/retry-gate.js';
 import { FakeClock } from './fake-clock.js';
 
 /** Ask for `n` hedges now; returns how many were allowed. */

@@ -474,9 +474,9 @@ describe('check: timeouts and worst-case time', () => {
   });
 });
 
-describe('check: the README example', () => {
-  it('prints exactly the output the README shows for the file with many errors', async () => {
-    const readme = readFileSync('README.md', 'utf8');
+describe('check: the example of docs/cli.md', () => {
+  it('prints exactly the output docs/cli.md shows for the file with many errors', async () => {
+    const readme = readFileSync('docs/cli.md', 'utf8');
     const shown = /The last one prints every problem at once[\s\S]*?```text\n([\s\S]*?)```/.exec(readme)?.[1];
     expect(shown).toBeDefined();
     const run = await check('test/cli/fixtures/many-errors-config.json');

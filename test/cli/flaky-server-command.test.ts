@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
+import * as protoLoader from '@grpc/proto-loader';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { runFlakyServerCommand } from '../../src/cli/flaky-server-command.js';
 import { CALL_ID_METADATA_KEY, loadFlakyTestService } from '../../src/testing/index.js';
@@ -110,6 +111,34 @@ describe('flaky-server command', () => {
     expect(io.out).toMatch(/flaky server stopped\n$/);
     expect(io.err).toBe('');
     expect(process.listenerCount('SIGINT')).toBe(sigintListeners);
+  });
+
+  it('serves the services of --proto files, scripted per method from the script file', async () => {
+    const file = join(dir, 'greeter-script.json');
+    writeFileSync(file, JSON.stringify({ 'helloworld.Greeter/SayHello': [{ status: 'UNAVAILABLE' }, {}] }));
+    const { io } = start(['--proto', 'helloworld.proto', '-I', 'examples', '--script', file]);
+    const [, address] = await io.waitForOut(/^flaky server listening on (127\.0\.0\.1:\d+)$/m);
+    await io.waitForOut(/^serving .*helloworld\.Greeter/m);
+    const loaded = grpc.loadPackageDefinition(protoLoader.loadSync('examples/helloworld.proto'));
+    const Greeter = (loaded.helloworld as grpc.GrpcObject).Greeter as grpc.ServiceClientConstructor;
+    const client = new Greeter(address!, grpc.credentials.createInsecure(), { 'grpc.enable_retries': 0 });
+    const sayHello = (previous: string | undefined) =>
+      new Promise<grpc.ServiceError | null>((resolve) => {
+        const metadata = new grpc.Metadata();
+        if (previous !== undefined) metadata.set('grpc-previous-rpc-attempts', previous);
+        client.makeUnaryRequest(
+          '/helloworld.Greeter/SayHello',
+          (x: object) => Buffer.from(JSON.stringify(x)).subarray(0, 0),
+          (b: Buffer) => b,
+          {},
+          metadata,
+          (error) => resolve(error),
+        );
+      });
+    expect((await sayHello(undefined))?.code).toBe(grpc.status.UNAVAILABLE);
+    expect(await sayHello('1')).toBeNull();
+    client.close();
+    await io.waitForOut(/attempt=2 SayHello previous-attempts=1 -> OK/);
   });
 
   it('logs nothing per attempt with --quiet and accepts --opt=value', async () => {

@@ -67,6 +67,30 @@ describe('engine: hedging under fake time', () => {
     ]);
   });
 
+  it('hedge-sent counts the hedges that went; hedge-scheduled also fires for those that never do', async () => {
+    const h = engineCall(hedgingPolicy({ maxAttempts: 3 }));
+    h.clock.advance(100); // hedge 2 goes
+    h.clock.advance(30);
+    h.attempt(0).succeed(); // before hedge 3's time: it never goes
+    await h.settle();
+    h.clock.advance(1000);
+    expect(h.attempts).toHaveLength(2);
+    expect(eventsOfType(h.events, 'hedge-scheduled').map((e) => e.attempt)).toEqual([2, 3]);
+    expect(eventsOfType(h.events, 'hedge-sent').map((e) => [e.attempt, e.sinceCallStartMs])).toEqual([
+      [2, 100],
+    ]);
+    const types = h.events.map((e) => e.type);
+    expect(types.indexOf('hedge-sent')).toBe(types.lastIndexOf('attempt-start') + 1);
+
+    const throttle = new RetryThrottle({ maxTokens: 2, tokenRatio: 1 });
+    throttle.recordFailure(); // 1 of 2 left: hedges are refused
+    const refused = engineCall(hedgingPolicy(), { interceptor: { gate: throttle } });
+    refused.clock.advance(1000);
+    expect(eventsOfType(refused.events, 'hedge-scheduled')).not.toHaveLength(0);
+    expect(eventsOfType(refused.events, 'throttled')).not.toHaveLength(0);
+    expect(eventsOfType(refused.events, 'hedge-sent')).toHaveLength(0);
+  });
+
   it('a pushback delays the next hedge by exactly its value; with nothing in flight the call waits', () => {
     const h = engineCall(hedgingPolicy());
     h.attempt(0).fail(UNAVAILABLE, { 'grpc-retry-pushback-ms': '250' });
@@ -130,10 +154,10 @@ describe('engine: hedging under fake time', () => {
   it('throttling stops further hedges', () => {
     const config = hedgingPolicy({ hedgingDelay: '0s', maxAttempts: 3 });
     const throttle = new RetryThrottle({ maxTokens: 2, tokenRatio: 1 });
-    const first = engineCall(config, { interceptor: { throttle } });
+    const first = engineCall(config, { interceptor: { gate: throttle } });
     expect(first.attempts).toHaveLength(3);
     first.attempt(0).fail(); // 2 -> 1: no longer above half
-    const second = engineCall(config, { clock: first.clock, interceptor: { throttle } });
+    const second = engineCall(config, { clock: first.clock, interceptor: { gate: throttle } });
     expect(second.attempts).toHaveLength(1);
     expect(eventsOfType(second.events, 'throttled')[0]).toMatchObject({ kind: 'hedge', attempt: 2 });
   });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { withRetryOptions } from '../../src/retry/call-options.js';
 import { createRetryInterceptor } from '../../src/retry/retry-interceptor.js';
+import { RetryThrottle } from '../../src/retry/retry-throttle.js';
 import { engineCall, eventsOfType, retryPolicy } from '../helpers/engine.js';
 
 const config = retryPolicy();
@@ -8,21 +9,21 @@ const config = retryPolicy();
 describe('option checks', () => {
   it('an unknown interceptor option names itself and the closest known one', () => {
     expect(() => createRetryInterceptor(config, { maxAttempt: 3 } as never)).toThrow(
-      /createRetryInterceptor: unknown option "maxAttempt"; did you mean "maxAttemptsLimit"\?/,
+      /createRetryInterceptor: options\.maxAttempt is not an option; did you mean "maxAttemptsLimit"\?/,
     );
     expect(() => createRetryInterceptor(config, { jiter: 'full' } as never)).toThrow(/did you mean "jitter"/);
   });
 
   it('null options get the same clear error as other bad options, not a raw TypeError', () => {
     expect(() => createRetryInterceptor(config, null as never)).toThrow(
-      'createRetryInterceptor: options must be an object (or left out), got null',
+      'createRetryInterceptor: options must be an object, got null',
     );
     expect(() => createRetryInterceptor(config, 3 as never)).toThrow(/options must be an object/);
   });
 
   it('withRetryOptions rejects a misspelled key instead of retrying anyway', () => {
     expect(() => withRetryOptions({ enable: false } as never)).toThrow(
-      /withRetryOptions: unknown option "enable"; did you mean "enabled"\?/,
+      /withRetryOptions: options\.enable is not an option; did you mean "enabled"\?/,
     );
     expect(() => withRetryOptions(null as never)).toThrow(/must be an object/);
   });
@@ -32,12 +33,30 @@ describe('option checks', () => {
       /options\.jitter must be one of a6, full/,
     );
     expect(() => createRetryInterceptor(config, { clock: {} as never })).toThrow(
-      /options\.clock must have now/,
+      /options\.clock must be a Clock \(an object with now, setTimer and clearTimer methods\)/,
     );
-    expect(() => createRetryInterceptor(config, { throttle: {} as never })).toThrow(
-      /options\.throttle must be a retry gate/,
+    expect(() => createRetryInterceptor(config, { gate: {} as never })).toThrow(
+      /options\.gate must be a retry gate/,
     );
     expect(() => createRetryInterceptor(config, { perRpcBufferBytes: -1 })).toThrow(RangeError);
+  });
+});
+
+describe('renamed options', () => {
+  it('the old name is an error naming the new one', () => {
+    const gate = new RetryThrottle({ maxTokens: 10, tokenRatio: 0.1 });
+    expect(() => createRetryInterceptor(config, { throttle: gate } as never)).toThrow(
+      'createRetryInterceptor: options.throttle was renamed to "gate"',
+    );
+    expect(() => createRetryInterceptor(config, { gate })).not.toThrow();
+  });
+
+  it('retryInfo is switched like the other options: false, true or an object; enabled is gone', () => {
+    expect(() => createRetryInterceptor(config, { retryInfo: false })).not.toThrow();
+    expect(() => createRetryInterceptor(config, { retryInfo: true })).not.toThrow();
+    expect(() => createRetryInterceptor(config, { retryInfo: { enabled: false } } as never)).toThrow(
+      'options.retryInfo.enabled was removed: write retryInfo: false',
+    );
   });
 });
 

@@ -1,6 +1,6 @@
 import { Metadata } from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
-import type { RetryGate } from '../../src/retry/retry-gate.js';
+import type { RetryGate } from '../../src/shared/retry-gate.js';
 import { engineCall, eventsOfType, retryPolicy, Status, T0 } from '../helpers/engine.js';
 
 const UNAVAILABLE = Status.UNAVAILABLE;
@@ -109,13 +109,13 @@ describe('engine: retries under fake time', () => {
       recordSuccess: () => calls.push('success'),
       recordCall: () => calls.push('call'),
     };
-    const h = engineCall(retryPolicy(), { interceptor: { throttle: gate } });
+    const h = engineCall(retryPolicy(), { interceptor: { gate } });
     h.attempt(0).fail();
     h.clock.runNext();
     h.attempt(1).fail();
     expect(calls).toEqual(['call', 'failure', 'allow:retry', 'failure', 'allow:retry']);
     expect(eventsOfType(h.events, 'throttled')[0]).toMatchObject({ gate: 'test-gate', tokens: Number.NaN });
-    const ok = engineCall(retryPolicy(), { interceptor: { throttle: gate } });
+    const ok = engineCall(retryPolicy(), { interceptor: { gate } });
     ok.attempt(0).succeed();
     expect(calls.slice(-2)).toEqual(['call', 'success']);
   });

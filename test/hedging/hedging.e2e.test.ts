@@ -163,7 +163,7 @@ describe('hedging: unary', () => {
     const throttle = new RetryThrottle({ maxTokens: 4, tokenRatio: 0.1 });
     throttle.recordFailure();
     throttle.recordFailure(); // 2: not above the threshold
-    await withHarness({ hedgingDelay: '0.02s', maxAttempts: 3 }, { throttle }, async (h) => {
+    await withHarness({ hedgingDelay: '0.02s', maxAttempts: 3 }, { gate: throttle }, async (h) => {
       const c = id();
       server.script(c, [{ delayMs: 200 }]);
       const out = await unary(h.client, c);
@@ -175,7 +175,7 @@ describe('hedging: unary', () => {
 
   it('non-fatal failures take tokens and throttle the following hedges', async () => {
     const throttle = new RetryThrottle({ maxTokens: 4, tokenRatio: 0.1 });
-    await withHarness({ hedgingDelay: '5s', maxAttempts: 5 }, { throttle }, async (h) => {
+    await withHarness({ hedgingDelay: '5s', maxAttempts: 5 }, { gate: throttle }, async (h) => {
       const c = id();
       server.script(c, [{ status: UNAVAILABLE }]);
       const out = await unary(h.client, c);

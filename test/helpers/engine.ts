@@ -10,9 +10,9 @@ import {
   type StatusObject,
 } from '@grpc/grpc-js';
 import type { RetryEvent } from '../../src/retry/events.js';
-import type { InterceptingCallInterface, MessageContext } from '../../src/retry/grpc-types.js';
 import type { RetryInterceptorOptions } from '../../src/retry/interceptor-options.js';
 import { createRetryInterceptor } from '../../src/retry/retry-interceptor.js';
+import type { InterceptingCallInterface, MessageContext } from '../../src/shared/grpc-types.js';
 import { FakeClock } from '../../src/testing/fake-clock.js';
 import { oneEntryConfig } from './service-configs.js';
 

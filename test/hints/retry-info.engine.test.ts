@@ -99,10 +99,10 @@ describe('RetryInfo in the engine: retries', () => {
   });
 
   it('the off switch ignores RetryInfo: the normal backoff applies', () => {
-    const h = engineCall(retryPolicy(), { interceptor: { retryInfo: { enabled: false } } });
+    const h = engineCall(retryPolicy(), { interceptor: { retryInfo: false } });
     failWith(h.attempt(0), UNAVAILABLE, { retryDelay: 5000 });
     expect(scheduled(h)).toEqual([[100, 'backoff']]);
-    const over = engineCall(retryPolicy(), { interceptor: { retryInfo: { enabled: false } } });
+    const over = engineCall(retryPolicy(), { interceptor: { retryInfo: false } });
     failWith(over.attempt(0), UNAVAILABLE, { retryDelay: 600_000 });
     expect(scheduled(over)).toEqual([[100, 'backoff']]);
   });

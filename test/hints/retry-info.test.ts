@@ -1,6 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
-import { PUSHBACK_METADATA_KEY } from '../../src/retry/headers.js';
 import {
   DEFAULT_RETRY_INFO_MAX_DELAY_MS,
   encodeRetryInfo,
@@ -16,6 +15,7 @@ import {
   retryInfoPolicy,
 } from '../../src/retry/retry-info-option.js';
 import { readServerHint } from '../../src/retry/server-hint.js';
+import { PUSHBACK_METADATA_KEY } from '../../src/shared/headers.js';
 import { seededRandom } from '../../src/testing/seeded-random.js';
 
 function trailersWith(...values: Array<Buffer | string>): grpc.Metadata {
@@ -264,17 +264,21 @@ describe('resolveRetryInfoOptions and retryInfoPolicy', () => {
       maxDelayMs: DEFAULT_RETRY_INFO_MAX_DELAY_MS,
     });
     expect(DEFAULT_RETRY_INFO_MAX_DELAY_MS).toBe(60_000);
-    expect(resolveRetryInfoOptions({ enabled: false })).toEqual({ enabled: false, maxDelayMs: 60_000 });
+    expect(resolveRetryInfoOptions(false)).toEqual({ enabled: false, maxDelayMs: 60_000 });
+    expect(resolveRetryInfoOptions(true)).toEqual({ enabled: true, maxDelayMs: 60_000 });
     expect(resolveRetryInfoOptions({ maxDelayMs: 0 })).toEqual({ enabled: true, maxDelayMs: 0 });
   });
 
   it('names the bad option', () => {
     expect(() => resolveRetryInfoOptions(5)).toThrow(TypeError);
     expect(() => resolveRetryInfoOptions({ maxDelay: 5 })).toThrow(
-      'createRetryInterceptor: options.retryInfo.maxDelay is not an option (known: enabled, maxDelayMs)',
+      'createRetryInterceptor: options.retryInfo.maxDelay is not an option (known: maxDelayMs)',
     );
-    expect(() => resolveRetryInfoOptions({ enabled: 'yes' })).toThrow(
-      'options.retryInfo.enabled must be true or false, got "yes"',
+    expect(() => resolveRetryInfoOptions({ enabled: false })).toThrow(
+      'options.retryInfo.enabled was removed: write retryInfo: false to turn RetryInfo off',
+    );
+    expect(() => resolveRetryInfoOptions('yes')).toThrow(
+      'options.retryInfo must be true, false or an object { maxDelayMs? }, got "yes"',
     );
     for (const bad of [-1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 31, '100']) {
       expect(() => resolveRetryInfoOptions({ maxDelayMs: bad })).toThrow(
@@ -285,7 +289,7 @@ describe('resolveRetryInfoOptions and retryInfoPolicy', () => {
   });
 
   it('retryInfoPolicy: undefined when switched off, else the reader and the cap', () => {
-    expect(retryInfoPolicy({ enabled: false })).toBeUndefined();
+    expect(retryInfoPolicy(false)).toBeUndefined();
     expect(retryInfoPolicy(undefined)).toEqual({ read: readRetryInfoDelayMs, maxDelayMs: 60_000 });
     expect(() => retryInfoPolicy({ maxDelayMs: -5 })).toThrow(RangeError);
     const at = (ms: number) => trailersWith(encodeRetryInfoStatus({ code: 14, retryDelay: ms }));
@@ -330,6 +334,6 @@ describe("with the engine's readServerHint: precedence and cap", () => {
       source: 'retry-info',
     });
     expect(readServerHint(trailers(undefined), policy)).toEqual({ kind: 'none' });
-    expect(readServerHint(trailers(500), retryInfoPolicy({ enabled: false }))).toEqual({ kind: 'none' });
+    expect(readServerHint(trailers(500), retryInfoPolicy(false))).toEqual({ kind: 'none' });
   });
 });

@@ -1,6 +1,6 @@
 /**
  * The package as users get it: `npm pack`, then install the tarball into scratch ESM, CJS and
- * node10-resolution TypeScript projects, compile the README's flaky-server snippet and an import of every entry
+ * node10-resolution TypeScript projects, compile the flaky-server example of docs/testing.md and an import of every entry
  * point with tsc (strict, declarations checked), and run them.
  *
  * Needs a build (`npm run build`) and the npm cache filled by `npm ci`. Slow (about 30 s), so it runs only when
@@ -13,13 +13,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, posix } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  installScratchRoot,
-  markdownSnippet,
-  type ProjectKind,
-  wrapInAsyncMain,
-  writeProject,
-} from './scratch-projects.js';
+import { installScratchRoot, type ProjectKind, wrapInAsyncMain, writeProject } from './scratch-projects.js';
 
 const enabled = process.env.GRPC_RETRY_HEDGING_PACKAGE_TEST === '1';
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
@@ -130,10 +124,10 @@ describe.skipIf(!enabled)('the packed tarball', () => {
   });
 
   it.each<ProjectKind>(['esm', 'cjs', 'node10'])(
-    'compiles the README flaky-server snippet and every entry point with strict tsc, and runs them (%s)',
+    'compiles the flaky-server example of docs/testing.md and every entry point with strict tsc, and runs them (%s)',
     (kind) => {
-      const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
-      const snippet = markdownSnippet(readme, '## The flaky test server');
+      // docs/testing.md shows this file (test/docs/code-blocks.test.ts holds them together).
+      const snippet = readFileSync(join(repoRoot, 'examples', 'flaky-server-quick.ts'), 'utf8');
       const dir = join(work, 'root', kind);
       writeProject(dir, kind, {
         'readme-flaky-server.ts': kind === 'esm' ? snippet : wrapInAsyncMain(snippet),

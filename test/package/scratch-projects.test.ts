@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { lockfileClosure, markdownSnippet, wrapInAsyncMain } from './scratch-projects.js';
+import { lockfileClosure, wrapInAsyncMain } from './scratch-projects.js';
 
 describe('lockfileClosure', () => {
   const repoLock = {
@@ -31,16 +31,7 @@ describe('lockfileClosure', () => {
   });
 });
 
-describe('README snippets', () => {
-  const readme =
-    '# T\n\n## A\n\ntext\n\n```sh\nnpm x\n```\n\n```ts\nconst a = 1;\n```\n\n## B\n\n```ts\nb();\n```\n';
-
-  it('takes the first ts block under a heading', () => {
-    expect(markdownSnippet(readme, '## A')).toBe('const a = 1;\n');
-    expect(markdownSnippet(readme, '## B')).toBe('b();\n');
-    expect(() => markdownSnippet(readme, '## C')).toThrow('README has no heading "## C"');
-  });
-
+describe('wrapInAsyncMain', () => {
   it('moves everything but the imports, multi-line ones included, into an async main', () => {
     const wrapped = wrapInAsyncMain("import {\n  x,\n} from 'x';\nimport 'y';\nawait x();\n");
     expect(wrapped.split('\n').slice(0, 8)).toEqual([

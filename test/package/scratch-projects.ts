@@ -162,19 +162,6 @@ export function writeProject(dir: string, kind: ProjectKind, files: Record<strin
   }
 }
 
-/** The first ```ts block after the heading `heading` in a Markdown text. */
-export function markdownSnippet(markdown: string, heading: string): string {
-  const at = markdown.indexOf(`\n${heading}\n`);
-  if (at === -1) {
-    throw new Error(`README has no heading "${heading}"`);
-  }
-  const match = /\n```ts\n([\s\S]*?)\n```\n/.exec(markdown.slice(at));
-  if (match === null) {
-    throw new Error(`README has no ts block under "${heading}"`);
-  }
-  return `${match[1]!}\n`;
-}
-
 /**
  * An ESM snippet with top-level await, rewritten for a CommonJS module: the imports stay at the top, everything
  * else runs in an async main() whose failure fails the process.

@@ -84,7 +84,7 @@ describe('the jitter option', () => {
 
   it('rejects a value that only reads as a strategy once turned into text', () => {
     expect(() => createRetryInterceptor(config, { jitter: ['full'] as never })).toThrow(
-      /options\.jitter must be one of a6, full, equal, decorrelated, got full/,
+      /options\.jitter must be one of a6, full, equal, decorrelated, got \["full"\]/,
     );
   });
 });

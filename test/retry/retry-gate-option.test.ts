@@ -5,19 +5,18 @@ import { RetryBudget } from '../../src/throttle/retry-budget.js';
 import { RETRY_UNAVAILABLE_CONFIG } from '../helpers/service-configs.js';
 
 const config = RETRY_UNAVAILABLE_CONFIG;
-const withThrottle = (throttle: unknown) => () =>
-  createRetryInterceptor(config, { throttle: throttle as never });
+const withGate = (throttle: unknown) => () => createRetryInterceptor(config, { gate: throttle as never });
 const NOT_A_GATE =
-  /options\.throttle must be a retry gate \(an object with allowAttempt, recordFailure and recordSuccess/;
+  /options\.gate must be a retry gate \(an object with allowAttempt, recordFailure and recordSuccess/;
 const fn = () => true;
 
-describe('the throttle option takes any object shaped as a retry gate', () => {
+describe('the gate option takes any object shaped as a retry gate', () => {
   it('accepts the package gates and a plain object, with or without recordCall', () => {
-    expect(withThrottle(new RetryThrottle({ maxTokens: 10, tokenRatio: 0.1 }))).not.toThrow();
-    expect(withThrottle(new RetryBudget())).not.toThrow();
-    expect(withThrottle({ allowAttempt: fn, recordFailure: fn, recordSuccess: fn })).not.toThrow();
+    expect(withGate(new RetryThrottle({ maxTokens: 10, tokenRatio: 0.1 }))).not.toThrow();
+    expect(withGate(new RetryBudget())).not.toThrow();
+    expect(withGate({ allowAttempt: fn, recordFailure: fn, recordSuccess: fn })).not.toThrow();
     expect(
-      withThrottle({ allowAttempt: fn, recordFailure: fn, recordSuccess: fn, recordCall: fn }),
+      withGate({ allowAttempt: fn, recordFailure: fn, recordSuccess: fn, recordCall: fn }),
     ).not.toThrow();
   });
 
@@ -33,6 +32,6 @@ describe('the throttle option takes any object shaped as a retry gate', () => {
       { allowAttempt: fn, recordFailure: fn, recordSuccess: fn, recordCall: 1 },
     ],
   ])('rejects %s, saying what a gate is', (_name, throttle) => {
-    expect(withThrottle(throttle)).toThrow(NOT_A_GATE);
+    expect(withGate(throttle)).toThrow(NOT_A_GATE);
   });
 });

@@ -166,7 +166,7 @@ describe('pushback', () => {
 describe('throttling', () => {
   it('follows the exact A6 token trace over a sequence of calls', async () => {
     const throttle = new RetryThrottle({ maxTokens: 4, tokenRatio: 0.5 });
-    const local = await startHarness(retryConfig(), { throttle }, server);
+    const local = await startHarness(retryConfig(), { gate: throttle }, server);
     const run = async (script: Parameters<FlakyServer['script']>[1]) => {
       const c = id();
       server.script(c, script);
@@ -205,7 +205,7 @@ describe('throttling', () => {
 
   it('a committed call that fails with a retryable code still takes a token', async () => {
     const throttle = new RetryThrottle({ maxTokens: 10, tokenRatio: 1 });
-    const local = await startHarness(retryConfig(), { throttle }, server);
+    const local = await startHarness(retryConfig(), { gate: throttle }, server);
     try {
       const c = id();
       server.script(c, [{ status: UNAVAILABLE, sendHeaders: true }, {}]);
@@ -220,8 +220,8 @@ describe('throttling', () => {
 
   it('a shared throttle stops retries on a second interceptor too', async () => {
     const throttle = new RetryThrottle({ maxTokens: 2, tokenRatio: 0.1 });
-    const a = await startHarness(retryConfig(), { throttle }, server);
-    const b = await startHarness(retryConfig(), { throttle }, server);
+    const a = await startHarness(retryConfig(), { gate: throttle }, server);
+    const b = await startHarness(retryConfig(), { gate: throttle }, server);
     try {
       const c1 = id();
       server.script(c1, [{ status: UNAVAILABLE }]);

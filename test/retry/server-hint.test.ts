@@ -1,6 +1,6 @@
 import { Metadata } from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
-import { PUSHBACK_METADATA_KEY } from '../../src/retry/headers.js';
+import { PUSHBACK_METADATA_KEY } from '../../src/shared/headers.js';
 import { readServerHint } from '../../src/retry/server-hint.js';
 
 describe('readServerHint', () => {

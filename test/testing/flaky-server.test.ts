@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { PUSHBACK_METADATA_KEY } from '../../src/retry/headers.js';
+import { PUSHBACK_METADATA_KEY } from '../../src/shared/headers.js';
 import {
   ATTEMPT_METADATA_KEY,
   type AttemptScript,
@@ -220,11 +220,14 @@ describe('unary', () => {
     expect(codes).toEqual([grpc.status.UNAVAILABLE, grpc.status.ABORTED, 2, 3, grpc.status.ABORTED]);
     expect(server.attempts('a').map((r) => r.attempt)).toEqual([1, 2, 3]);
     expect(server.attempts('b').map((r) => r.attempt)).toEqual([1, 2]);
-    // calls without a call id share the '' counter
+    // without a call id, an attempt's number is its grpc-previous-rpc-attempts + 1: each call starts at 1
     await unary(client, md()).done;
     const third = await unary(client, md()).done;
-    expect(third.response?.attempt).toBe(2);
-    expect(server.attempts('').map((r) => r.attempt)).toEqual([1, 2]);
+    expect(third.response?.attempt).toBe(1);
+    const retried = md();
+    retried.set('grpc-previous-rpc-attempts', '2');
+    expect((await unary(client, retried).done).response?.attempt).toBe(3);
+    expect(server.attempts('').map((r) => r.attempt)).toEqual([1, 1, 3]);
   });
 
   it('maps a status outside 0..16 (or not an integer) to UNKNOWN', async () => {

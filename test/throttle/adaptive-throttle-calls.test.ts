@@ -4,8 +4,8 @@
  */
 import { type InterceptorOptions, Metadata, type StatusObject, status } from '@grpc/grpc-js';
 import { describe, expect, it, vi } from 'vitest';
-import type { InterceptingCallInterface } from '../../src/retry/grpc-types.js';
-import { PUSHBACK_METADATA_KEY } from '../../src/retry/headers.js';
+import type { InterceptingCallInterface } from '../../src/shared/grpc-types.js';
+import { PUSHBACK_METADATA_KEY } from '../../src/shared/headers.js';
 import {
   type AdaptiveThrottleOptions,
   createAdaptiveThrottle,

@@ -121,7 +121,7 @@ describe('createAdaptiveThrottle against a real server', () => {
     const retryEvents: RetryEvent[] = [];
     const throttle = createAdaptiveThrottle({ random: () => 0 });
     const c = client([
-      createRetryInterceptor(retryConfig(), { throttle: gate, onEvent: (e) => retryEvents.push(e) }),
+      createRetryInterceptor(retryConfig(), { gate, onEvent: (e) => retryEvents.push(e) }),
       throttle,
     ]);
     const call = id();
@@ -156,7 +156,7 @@ describe('createAdaptiveThrottle against a real server', () => {
     const budget = new RetryBudget({ minRetriesPerSecond: 10 });
     // Draws: attempt 1 (P = 0, not drawn against), retry 1 → 0 (rejected), retry 2 → 0.999 (let through).
     const throttle = createAdaptiveThrottle({ random: randoms([0.5, 0]), retryLocalRejections: true });
-    const c = client([createRetryInterceptor(retryConfig(), { throttle: budget }), throttle]);
+    const c = client([createRetryInterceptor(retryConfig(), { gate: budget }), throttle]);
     const call = id();
     server.script(call, [{ status: UNAVAILABLE }, {}]);
     const out = await unary(c, call);

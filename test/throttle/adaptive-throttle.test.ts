@@ -1,6 +1,6 @@
 import { type InterceptorOptions, Metadata, type StatusObject, status } from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
-import type { InterceptingCallInterface } from '../../src/retry/grpc-types.js';
+import type { InterceptingCallInterface } from '../../src/shared/grpc-types.js';
 import { createAdaptiveThrottle, serviceOfMethod } from '../../src/throttle/adaptive-throttle.js';
 
 /** A next call that ends with `code` when cancelled or when `answer` is called. */

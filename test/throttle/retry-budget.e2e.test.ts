@@ -29,7 +29,7 @@ describe('RetryBudget with the retry interceptor, against a real server', () => 
     const budget = new RetryBudget({ minRetriesPerSecond: 0, ratio: 0.5 });
     const events: RetryEvent[] = [];
     const c = client([
-      createRetryInterceptor(retryConfig(), { throttle: budget, onEvent: (e) => events.push(e) }),
+      createRetryInterceptor(retryConfig(), { gate: budget, onEvent: (e) => events.push(e) }),
     ]);
     const a = id();
     const b = id();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isRetryGate } from '../../src/retry/retry-gate.js';
+import { isRetryGate } from '../../src/shared/retry-gate.js';
 import { RetryBudget } from '../../src/throttle/retry-budget.js';
 
 function fakeClock(start = 1_000_000) {

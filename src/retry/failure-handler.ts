@@ -1,0 +1,112 @@
+import type { StatusObject } from '@grpc/grpc-js';
+import type { CallPolicy } from '../config/types.js';
+import type { GateVerdict } from '../shared/retry-gate.js';
+import type { Attempt } from './attempt.js';
+import type { BackoffState } from './backoff.js';
+import type { RetryingCallContext } from './call-context.js';
+import type { CallEvents } from './call-events.js';
+import {
+  countsAgainstServer,
+  decideAfterFailure,
+  finishStatus,
+  type HedgeFailureDecision,
+} from './retry-decision.js';
+import { NO_HINT, readServerHint } from './server-hint.js';
+
+/** What the failure handler asks of its call. @internal */
+export interface FailureHost {
+  /** The call is in flight and uncommitted (a listener may end it inside any step). */
+  readonly inFlight: boolean;
+  /** Attempts made so far, the first included. */
+  readonly attemptCount: number;
+  /** The call ends with `status`. */
+  finish(status: StatusObject): void;
+  /** No attempt is in flight: wait `delayMs`, then retry; `lastFailure` is the result if the deadline comes first. */
+  waitForRetry(delayMs: number, lastFailure: StatusObject): void;
+  /** Hedging: `status` is the call's last failure, and the hedge scheduler takes `decision`. */
+  hedgeAfterFailure(status: StatusObject, decision: HedgeFailureDecision): void;
+  /** Whether the replay buffer can hold everything a further attempt must be sent. */
+  replayFits(): boolean;
+}
+
+/**
+ * What follows a failed attempt: whether it counts against the server (the interceptor's gate), what the pure
+ * `decideAfterFailure` says given where the backoff stands, and handing the verdict to the call (finish, or wait
+ * and retry) or to the hedge scheduler. It also asks the gate for the call's hedges. Made at a call's first
+ * failure or hedge, so that a call that never fails makes none.
+ * @internal
+ */
+export class FailureHandler {
+  /** Where the backoff stands; undefined before the first retry. */
+  private backoff: BackoffState | undefined;
+
+  constructor(
+    private readonly policy: CallPolicy,
+    private readonly ctx: RetryingCallContext,
+    /** The call's deadline, ms since the epoch; `Infinity` for none. */
+    private readonly deadline: number,
+    private readonly host: FailureHost,
+    private readonly events: CallEvents | undefined,
+  ) {}
+
+  /** An uncommitted attempt failed, or hit its per-attempt timeout (`timedOut`). */
+  afterFailure(attempt: Attempt, status: StatusObject, timedOut: boolean): void {
+    const { policy, ctx, host } = this;
+    const hint = timedOut ? NO_HINT : readServerHint(status.metadata, ctx.retryInfo);
+    const failure = { code: status.code, hint, timedOut };
+    if (countsAgainstServer(policy, failure)) {
+      ctx.gate?.recordFailure();
+    }
+    const decision = decideAfterFailure({
+      policy,
+      failure,
+      attemptsStarted: host.attemptCount,
+      backoff: this.backoff,
+      jitter: ctx.jitter,
+      random: policy.kind === 'retry' ? ctx.random() : 0,
+      now: ctx.clock.now(),
+      deadline: this.deadline,
+      deadlineAware: ctx.deadlineAware,
+      replayFits: () => host.replayFits(),
+      gate: () => this.askGate('retry'),
+    });
+    if (!host.inFlight) {
+      return; // a `throttled` listener ended the call
+    }
+    switch (decision.type) {
+      case 'finish':
+        if (decision.reason === 'replay-buffer') {
+          this.events?.committed(attempt.number, 'buffer-overflow');
+        }
+        host.finish(finishStatus(status, decision.reason, attempt.cancelReason));
+        return;
+      case 'retry':
+        this.backoff = decision.backoff;
+        this.events?.retryScheduled(host.attemptCount + 1, decision.delayMs, decision.reason);
+        if (host.inFlight) {
+          host.waitForRetry(decision.delayMs, status); // unless a listener ended the call
+        }
+        return;
+      default:
+        host.hedgeAfterFailure(status, decision);
+    }
+  }
+
+  /** A failure of the committed attempt: no further attempt, but it still counts against the server (A6). */
+  afterCommittedFailure(status: StatusObject): void {
+    const hint = readServerHint(status.metadata, this.ctx.retryInfo);
+    if (countsAgainstServer(this.policy, { code: status.code, hint, timedOut: false })) {
+      this.ctx.gate?.recordFailure();
+    }
+  }
+
+  /** The interceptor's gate (A6 throttle or the `gate` option) for one more attempt; a refusal is reported. */
+  askGate(kind: 'retry' | 'hedge'): GateVerdict {
+    const gate = this.ctx.gate;
+    if (gate === undefined || gate.allowAttempt(kind)) {
+      return 'allow';
+    }
+    this.events?.throttled(this.host.attemptCount + 1, kind, gate);
+    return 'refused-by-gate';
+  }
+}

@@ -1,0 +1,23 @@
+import type { RetryGate } from './retry-gate.js';
+
+/** The delay before a call's next hedge, as a {@link HedgeDelaySource} chooses it. */
+export interface HedgingDelayChoice {
+  /** Delay before the next hedge, ms. */
+  readonly delayMs: number;
+  /** True when it came from observed latency; false while the configured hedgingDelay is used. */
+  readonly adaptive: boolean;
+}
+
+/**
+ * Where a hedging call gets the delay between its hedges when it does not simply use the config's
+ * `hedgingDelay`, what it tells it back at commit, and the budget that caps its hedges. `AdaptiveHedging`
+ * (src/hedging) implements it; the engine knows only this shape. @internal
+ */
+export interface HedgeDelaySource {
+  /** The delay before the next hedge of a call to `method`, or the configured one while nothing is learned. */
+  delayFor(method: string, configuredDelayMs: number): HedgingDelayChoice;
+  /** The latency of one attempt of `method` (a winner, or a loser superseded after this long), in ms. */
+  record(method: string, latencyMs: number): void;
+  /** A gate that counts hedges only (asked after the interceptor's gate); undefined for none. */
+  readonly budget: RetryGate | undefined;
+}

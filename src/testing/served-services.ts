@@ -1,0 +1,181 @@
+/**
+ * Which services the flaky server serves: the FlakyTest demo service, plus any the user hands it as .proto files
+ * or as grpc-js service definitions (what @grpc/proto-loader, `grpc.loadPackageDefinition` or generated code give).
+ */
+
+import { existsSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import type * as grpc from '@grpc/grpc-js';
+import * as protoLoader from '@grpc/proto-loader';
+import { errorMessage } from '../util/error-message.js';
+import { didYouMean } from '../util/option-checks.js';
+
+/**
+ * A service (or a set of services) to serve, in any of the shapes grpc-js code holds one:
+ * - a `grpc.ServiceDefinition` (`GreeterService` of grpc-tools or ts-proto generated code, `Greeter.service`);
+ * - a service client constructor (`grpc.loadPackageDefinition(def).helloworld.Greeter`, or generated `GreeterClient`);
+ * - a proto-loader `PackageDefinition` or a `grpc.GrpcObject`: every service in it.
+ */
+export type FlakyServiceSource =
+  | grpc.ServiceDefinition
+  | { readonly service: grpc.ServiceDefinition }
+  | protoLoader.PackageDefinition
+  | grpc.GrpcObject;
+
+/** One method the server serves. */
+export interface ServedMethod {
+  /** Full gRPC path, `/pkg.Service/Method`. */
+  readonly path: string;
+  readonly requestStream: boolean;
+  readonly responseStream: boolean;
+}
+
+/** One service: its fully qualified name, its definition (for `addService`) and the key of each method in it. */
+export interface ServedService {
+  readonly name: string;
+  readonly definition: grpc.ServiceDefinition;
+  readonly methods: ReadonlyArray<{ readonly key: string; readonly method: ServedMethod }>;
+}
+
+/** Loader options of `flaky_test.proto` and of protos given by path (camelCase fields, as clients of FlakyTest expect). */
+export const FLAKY_LOADER_OPTIONS: protoLoader.Options = {
+  keepCase: false,
+  longs: String,
+  enums: String,
+  defaults: true,
+  oneofs: true,
+};
+
+function isMethodDefinition(value: unknown): value is ServedMethod {
+  if (typeof value !== 'object' || value === null) {
+    return false;
+  }
+  const m = value as Record<string, unknown>;
+  return (
+    typeof m.path === 'string' &&
+    typeof m.requestStream === 'boolean' &&
+    typeof m.responseStream === 'boolean'
+  );
+}
+
+function isServiceDefinition(value: unknown): value is grpc.ServiceDefinition {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return false;
+  }
+  const entries = Object.values(value);
+  return entries.length > 0 && entries.every(isMethodDefinition);
+}
+
+/** `pkg.Service` of a method path `/pkg.Service/Method`. */
+export function serviceOfPath(path: string): string {
+  return path.slice(1, path.lastIndexOf('/'));
+}
+
+function toServed(definition: grpc.ServiceDefinition, where: string): ServedService {
+  const methods = Object.entries(definition).map(([key, method]) => ({
+    key,
+    method: method as ServedMethod,
+  }));
+  const names = new Set(methods.map(({ method }) => serviceOfPath(method.path)));
+  if (names.size !== 1) {
+    throw new TypeError(`FlakyServer: ${where} mixes methods of several services (${[...names].join(', ')})`);
+  }
+  return { name: [...names][0]!, definition, methods };
+}
+
+/**
+ * Every service in `source` (see {@link FlakyServiceSource}), found by walking it.
+ * @throws TypeError naming `where` when it holds no service.
+ */
+export function servicesIn(source: unknown, where: string): ServedService[] {
+  const found: ServedService[] = [];
+  const seen = new Set<unknown>();
+  const walk = (value: unknown, depth: number): void => {
+    if (value === null || (typeof value !== 'object' && typeof value !== 'function') || seen.has(value)) {
+      return;
+    }
+    seen.add(value);
+    if (typeof value === 'function') {
+      const service = (value as { service?: unknown }).service;
+      if (isServiceDefinition(service)) {
+        found.push(toServed(service, where));
+      }
+      return;
+    }
+    if (isServiceDefinition(value)) {
+      found.push(toServed(value, where));
+      return;
+    }
+    const record = value as Record<string, unknown>;
+    if (isServiceDefinition(record.service)) {
+      found.push(toServed(record.service, where));
+      return;
+    }
+    // A message or enum entry of a package definition ({ format, type, ... }) holds no service.
+    if (Array.isArray(value) || 'format' in record || depth >= 16) {
+      return;
+    }
+    for (const child of Object.values(record)) {
+      walk(child, depth + 1);
+    }
+  };
+  walk(source, 0);
+  if (found.length === 0) {
+    throw new TypeError(
+      `FlakyServer: ${where} holds no service (pass a grpc.ServiceDefinition, a service client constructor, a proto-loader PackageDefinition or a grpc.GrpcObject)`,
+    );
+  }
+  return found;
+}
+
+/**
+ * The services of .proto files, loaded with @grpc/proto-loader. A file is looked for as given (relative to the
+ * working directory), then in each of `includeDirs`, as protoc does; imports resolve against `includeDirs`, then
+ * the file's own directory.
+ * @throws Error naming the file when it cannot be found or parsed.
+ */
+export function servicesInProtos(files: readonly string[], includeDirs: readonly string[]): ServedService[] {
+  const services: ServedService[] = [];
+  for (const file of files) {
+    if (typeof file !== 'string' || file === '') {
+      throw new TypeError('FlakyServer: option "proto" must be a .proto file path or an array of them');
+    }
+    const absolute = [resolve(file), ...includeDirs.map((dir) => resolve(dir, file))].find((candidate) =>
+      existsSync(candidate),
+    );
+    if (absolute === undefined) {
+      throw new Error(`FlakyServer: cannot read the proto file ${file}: no such file`);
+    }
+    let definition: protoLoader.PackageDefinition;
+    try {
+      definition = protoLoader.loadSync(absolute, {
+        ...FLAKY_LOADER_OPTIONS,
+        includeDirs: [...includeDirs.map((dir) => resolve(dir)), dirname(absolute)],
+      });
+    } catch (error) {
+      throw new Error(`FlakyServer: cannot load the proto file ${file}: ${errorMessage(error)}`);
+    }
+    services.push(...servicesIn(definition, `proto file ${file}`));
+  }
+  return services;
+}
+
+/**
+ * The served method a user's name designates: `pkg.Service/Method` or `/pkg.Service/Method`.
+ * @throws TypeError naming the method, with the closest served one, when no service serves it.
+ */
+export function resolveMethodPath(name: string, served: ReadonlySet<string>, where: string): string {
+  if (typeof name !== 'string' || name === '') {
+    throw new TypeError(
+      `FlakyServer.${where}: the method must be a name such as "helloworld.Greeter/SayHello"`,
+    );
+  }
+  const path = name.startsWith('/') ? name : `/${name}`;
+  if (!served.has(path)) {
+    const known = [...served].map((p) => p.slice(1));
+    throw new TypeError(
+      `FlakyServer.${where}: no served method "${path.slice(1)}"${didYouMean(path.slice(1), known)} (served: ${known.join(', ')})`,
+    );
+  }
+  return path;
+}

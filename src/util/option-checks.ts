@@ -1,0 +1,191 @@
+/**
+ * The one checker for the options objects of every module: the object's shape, unknown and renamed keys, numbers
+ * in range, booleans, functions and clocks, with one describer for bad values. Each check takes the option's path
+ * (`createRetryInterceptor: options.adaptiveHedging`), so every message names where and what, in one wording:
+ *
+ * - `<path> must be an object, got 3`
+ * - `<path>.ratio must be a number in [0, 1), got 2`
+ * - `<path>.windowMS is not an option; did you mean "windowMs"? (known: ...)`
+ * - `<path>.throttle was renamed to "gate" (...)`
+ * @internal
+ */
+import { type Clock, isClock } from '../shared/clock.js';
+import { closestName } from './closest-name.js';
+
+/**
+ * Renders a value for an error message (`got ...`): JSON for plain data, a type name otherwise; long renderings
+ * are shortened.
+ */
+export function describeValue(value: unknown): string {
+  if (value === undefined) {
+    return 'nothing';
+  }
+  if (typeof value === 'number' && !Number.isFinite(value)) {
+    return String(value);
+  }
+  if (typeof value === 'function' || typeof value === 'symbol' || typeof value === 'bigint') {
+    return typeof value === 'bigint' ? `${value}n` : `a ${typeof value}`;
+  }
+  let text: string;
+  try {
+    text = JSON.stringify(value) ?? String(value);
+  } catch {
+    text = Object.prototype.toString.call(value);
+  }
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}
+
+/** `; did you mean "x"?` or nothing. */
+export function didYouMean(name: string, known: readonly string[]): string {
+  const match = closestName(name, known);
+  return match === undefined ? '' : `; did you mean "${match}"?`;
+}
+
+/** Whether `value` is a plain options object (not null, not an array). */
+export function isOptionsObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Old option name → what to write instead (a new name, and a hint when the shape changed too). */
+export type Renames = Readonly<Record<string, { readonly now: string; readonly hint?: string }>>;
+
+/**
+ * The options object at `path`: `{}` when left out, else it must be a plain object whose keys are all `known`.
+ * A key listed in `renames` is an error naming its new name; any other unknown key names the closest known one.
+ */
+export function checkOptions(
+  path: string,
+  value: unknown,
+  known: readonly string[],
+  renames?: Renames,
+): Record<string, unknown> {
+  if (value === undefined) {
+    return {};
+  }
+  if (!isOptionsObject(value)) {
+    throw new TypeError(`${path} must be an object, got ${describeValue(value)}`);
+  }
+  for (const key of Object.keys(value)) {
+    if (known.includes(key)) {
+      continue;
+    }
+    const renamed = renames !== undefined && Object.hasOwn(renames, key) ? renames[key] : undefined;
+    if (renamed !== undefined) {
+      const hint = renamed.hint === undefined ? '' : ` (${renamed.hint})`;
+      throw new TypeError(`${path}.${key} was renamed to "${renamed.now}"${hint}`);
+    }
+    throw new TypeError(`${path}.${key} is not an option${didYouMean(key, known)} (known: ${known.join(', ')})`);
+  }
+  return value;
+}
+
+/** The bounds of a number option; each end is inclusive unless marked exclusive. */
+export interface NumberRule {
+  readonly min?: number;
+  readonly max?: number;
+  readonly minExclusive?: boolean;
+  readonly maxExclusive?: boolean;
+  readonly integer?: boolean;
+  /** What the number counts, for the message ("ms", "bytes"). */
+  readonly unit?: string;
+}
+
+/** `an integer >= 1`, `a number in [0, 1)`, `a number > 0` ... */
+export function describeNumberRule(rule: NumberRule): string {
+  const kind = rule.integer ? 'an integer' : 'a number';
+  const unit = rule.unit === undefined ? '' : ` (${rule.unit})`;
+  const { min, max } = rule;
+  if (min !== undefined && max !== undefined) {
+    return `${kind} in ${rule.minExclusive ? '(' : '['}${min}, ${max}${rule.maxExclusive ? ')' : ']'}${unit}`;
+  }
+  if (min !== undefined) {
+    return `${kind} ${rule.minExclusive ? '>' : '>='} ${min}${unit}`;
+  }
+  if (max !== undefined) {
+    return `${kind} ${rule.maxExclusive ? '<' : '<='} ${max}${unit}`;
+  }
+  return `a finite number${unit}`;
+}
+
+/**
+ * The number option `name` of the options at `path`: `fallback` when left out; a TypeError when it is not a
+ * number, a RangeError when it breaks `rule` (NaN and infinities included).
+ */
+export function checkNumber(
+  path: string,
+  name: string,
+  value: unknown,
+  fallback: number,
+  rule: NumberRule,
+): number;
+export function checkNumber(
+  path: string,
+  name: string,
+  value: unknown,
+  fallback: number | undefined,
+  rule: NumberRule,
+): number | undefined;
+export function checkNumber(
+  path: string,
+  name: string,
+  value: unknown,
+  fallback: number | undefined,
+  rule: NumberRule,
+): number | undefined {
+  if (value === undefined) {
+    return fallback;
+  }
+  if (typeof value !== 'number') {
+    throw new TypeError(`${path}.${name} must be ${describeNumberRule(rule)}, got ${describeValue(value)}`);
+  }
+  const { min, max } = rule;
+  const fits =
+    Number.isFinite(value) &&
+    (!rule.integer || Number.isInteger(value)) &&
+    (min === undefined || (rule.minExclusive ? value > min : value >= min)) &&
+    (max === undefined || (rule.maxExclusive ? value < max : value <= max));
+  if (!fits) {
+    throw new RangeError(`${path}.${name} must be ${describeNumberRule(rule)}, got ${describeValue(value)}`);
+  }
+  return value;
+}
+
+/** The boolean option `name`: `fallback` when left out, else it must be true or false. */
+export function checkBoolean(path: string, name: string, value: unknown, fallback: boolean): boolean {
+  if (value === undefined) {
+    return fallback;
+  }
+  if (typeof value !== 'boolean') {
+    throw new TypeError(`${path}.${name} must be true or false, got ${describeValue(value)}`);
+  }
+  return value;
+}
+
+/** The function option `name`, or undefined when left out; `what` says what it must do. */
+export function checkFunction<T>(
+  path: string,
+  name: string,
+  value: unknown,
+  what = 'a function',
+): T | undefined {
+  if (value === undefined) {
+    return undefined;
+  }
+  if (typeof value !== 'function') {
+    throw new TypeError(`${path}.${name} must be ${what}, got ${describeValue(value)}`);
+  }
+  return value as T;
+}
+
+/** The clock option `name` (an object with now, setTimer and clearTimer), or undefined when left out. */
+export function checkClock(path: string, name: string, value: unknown): Clock | undefined {
+  if (value === undefined) {
+    return undefined;
+  }
+  if (!isClock(value)) {
+    throw new TypeError(
+      `${path}.${name} must be a Clock (an object with now, setTimer and clearTimer methods), got ${describeValue(value)}`,
+    );
+  }
+  return value;
+}

@@ -1,0 +1,107 @@
+import { describe, expect, it } from 'vitest';
+import { FakeClock } from '../../src/testing/fake-clock.js';
+import {
+  checkBoolean,
+  checkClock,
+  checkFunction,
+  checkNumber,
+  checkOptions,
+  describeNumberRule,
+  describeValue,
+} from '../../src/util/option-checks.js';
+
+const AT = 'here: options';
+
+describe('checkOptions', () => {
+  it('takes a left-out options object as {}, and rejects anything but a plain object, naming the path', () => {
+    expect(checkOptions(AT, undefined, ['a'])).toEqual({});
+    for (const bad of [null, 3, 'x', [], true]) {
+      expect(() => checkOptions(AT, bad, ['a'])).toThrow(new RegExp(`^${AT} must be an object, got `));
+    }
+  });
+  it('names an unknown key, the closest known one, and every known one', () => {
+    expect(() => checkOptions(AT, { maxAttempt: 3 }, ['maxAttemptsLimit', 'jitter'])).toThrow(
+      'here: options.maxAttempt is not an option; did you mean "maxAttemptsLimit"? (known: maxAttemptsLimit, jitter)',
+    );
+    expect(() => checkOptions(AT, { zzz: 1 }, ['jitter'])).toThrow(
+      'options.zzz is not an option (known: jitter)',
+    );
+    expect(checkOptions(AT, { jitter: 'a6' }, ['jitter'])).toEqual({ jitter: 'a6' });
+  });
+  it('names the new name of a renamed key, with its hint', () => {
+    const renames = { throttle: { now: 'gate', hint: 'it takes any RetryGate' }, old: { now: 'new' } };
+    expect(() => checkOptions(AT, { throttle: 1 }, ['gate'], renames)).toThrow(
+      'here: options.throttle was renamed to "gate" (it takes any RetryGate)',
+    );
+    expect(() => checkOptions(AT, { old: 1 }, ['new'], renames)).toThrow(/renamed to "new"$/);
+  });
+});
+
+describe('checkNumber', () => {
+  it('returns the fallback when left out, the value when it fits', () => {
+    expect(checkNumber(AT, 'n', undefined, 7, { min: 0 })).toBe(7);
+    expect(checkNumber(AT, 'n', undefined, undefined, { min: 0 })).toBeUndefined();
+    expect(checkNumber(AT, 'n', 0, 7, { min: 0 })).toBe(0);
+    expect(checkNumber(AT, 'n', 1, 7, { min: 0, max: 1 })).toBe(1);
+  });
+  it('a non-number is a TypeError, a number out of the rule a RangeError; both name path, rule and value', () => {
+    expect(() => checkNumber(AT, 'n', '3', 7, { min: 1, integer: true })).toThrow(
+      new TypeError('here: options.n must be an integer >= 1, got "3"'),
+    );
+    expect(() => checkNumber(AT, 'n', 0, 7, { min: 1, integer: true })).toThrow(
+      new RangeError('here: options.n must be an integer >= 1, got 0'),
+    );
+    expect(() => checkNumber(AT, 'n', 1.5, 7, { min: 1, integer: true })).toThrow(RangeError);
+    expect(() => checkNumber(AT, 'n', Number.NaN, 7, {})).toThrow('must be a finite number, got NaN');
+    expect(() => checkNumber(AT, 'n', Number.POSITIVE_INFINITY, 7, { min: 0 })).toThrow(RangeError);
+  });
+  it('honours exclusive ends', () => {
+    const rule = { min: 0, max: 1, minExclusive: true, maxExclusive: true };
+    expect(() => checkNumber(AT, 'r', 0, 0.5, rule)).toThrow('must be a number in (0, 1), got 0');
+    expect(() => checkNumber(AT, 'r', 1, 0.5, rule)).toThrow(RangeError);
+    expect(checkNumber(AT, 'r', 0.999, 0.5, rule)).toBe(0.999);
+  });
+  it('describes each kind of rule', () => {
+    expect(describeNumberRule({ min: 0, max: 1, maxExclusive: true })).toBe('a number in [0, 1)');
+    expect(describeNumberRule({ min: 0, minExclusive: true, unit: 'ms' })).toBe('a number > 0 (ms)');
+    expect(describeNumberRule({ max: 5, integer: true })).toBe('an integer <= 5');
+    expect(describeNumberRule({ max: 5, maxExclusive: true })).toBe('a number < 5');
+  });
+});
+
+describe('checkBoolean, checkFunction, checkClock', () => {
+  it('booleans', () => {
+    expect(checkBoolean(AT, 'b', undefined, true)).toBe(true);
+    expect(checkBoolean(AT, 'b', false, true)).toBe(false);
+    expect(() => checkBoolean(AT, 'b', 'yes', true)).toThrow(
+      'here: options.b must be true or false, got "yes"',
+    );
+  });
+  it('functions', () => {
+    const f = () => 1;
+    expect(checkFunction(AT, 'f', f)).toBe(f);
+    expect(checkFunction(AT, 'f', undefined)).toBeUndefined();
+    expect(() => checkFunction(AT, 'f', 3, 'a function returning a number')).toThrow(
+      'here: options.f must be a function returning a number, got 3',
+    );
+  });
+  it('clocks', () => {
+    const clock = new FakeClock(0);
+    expect(checkClock(AT, 'clock', clock)).toBe(clock);
+    expect(checkClock(AT, 'clock', undefined)).toBeUndefined();
+    expect(() => checkClock(AT, 'clock', { now: () => 1 })).toThrow(/^here: options.clock must be a Clock/);
+  });
+});
+
+describe('describeValue', () => {
+  it('renders data as JSON and everything else by its kind, shortened', () => {
+    expect(describeValue(undefined)).toBe('nothing');
+    expect(describeValue(null)).toBe('null');
+    expect(describeValue('x')).toBe('"x"');
+    expect(describeValue([1])).toBe('[1]');
+    expect(describeValue(() => 1)).toBe('a function');
+    expect(describeValue(Number.NaN)).toBe('NaN');
+    expect(describeValue(10n)).toBe('10n');
+    expect(describeValue('x'.repeat(100))).toHaveLength(60);
+  });
+});
