@@ -1,7 +1,7 @@
 import { Metadata } from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
-import { PUSHBACK_METADATA_KEY } from '../../src/shared/headers.js';
 import { readServerHint } from '../../src/retry/server-hint.js';
+import { PUSHBACK_METADATA_KEY } from '../../src/shared/headers.js';
 
 describe('readServerHint', () => {
   const retryInfo = { read: () => 100, maxDelayMs: 1000 };
