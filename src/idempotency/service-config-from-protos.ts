@@ -46,6 +46,8 @@ export interface MethodConfigJson {
 export interface ServiceConfigJson {
   methodConfig: MethodConfigJson[];
   retryThrottling?: { maxTokens: number; tokenRatio: number };
+  /** `[{ round_robin: {} }]` when some method is hedged: under grpc-js's default pick_first a hedge cannot leave one connection. */
+  loadBalancingConfig?: { round_robin: Record<string, never> }[];
 }
 
 /** The policies of {@link serviceConfigFromProtos}, by idempotency level. `false` leaves those methods alone. */
@@ -94,7 +96,8 @@ const POLICY_KEYS: ReadonlySet<string> = new Set([
  * ```
  *
  * @param source proto-loader's PackageDefinition or a protobufjs Root.
- * @returns Service-config JSON (also valid as text with `JSON.stringify`), already validated.
+ * @returns Service-config JSON (also valid as text with `JSON.stringify`), already validated; with `round_robin` as
+ *   its `loadBalancingConfig` when some method is hedged, so that hedges can reach another server.
  * @throws ServiceConfigError naming the bad field as `policies.<level>.…`; TypeError for an unknown key or a source
  *   that is not loaded protos.
  */
@@ -144,6 +147,10 @@ export function serviceConfigFromProtos(
   const config: ServiceConfigJson = { methodConfig };
   if (policies.retryThrottling !== undefined) {
     config.retryThrottling = { ...policies.retryThrottling };
+  }
+  if (methodConfig.some((entry) => entry.hedgingPolicy !== undefined)) {
+    // Hedges must be able to reach another server (docs/hedging-across-replicas.md).
+    config.loadBalancingConfig = [{ round_robin: {} }];
   }
   try {
     parseServiceConfig(config);

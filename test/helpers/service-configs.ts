@@ -7,3 +7,14 @@ export function oneEntryConfig(
 ): object {
   return { methodConfig: [{ name: [{ service }], ...policy, ...entry }], ...root };
 }
+
+/** A retry policy for test.Svc: 3 attempts on UNAVAILABLE, backoff 0.1 s doubling up to 1 s. */
+export const RETRY_UNAVAILABLE_CONFIG = oneEntryConfig('test.Svc', {
+  retryPolicy: {
+    maxAttempts: 3,
+    initialBackoff: '0.1s',
+    maxBackoff: '1s',
+    backoffMultiplier: 2,
+    retryableStatusCodes: ['UNAVAILABLE'],
+  },
+});

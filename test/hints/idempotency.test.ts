@@ -132,6 +132,8 @@ describe('serviceConfigFromProtos', () => {
         },
         { name: [{ service: CATALOG, method: 'PutItem' }], ...retry },
       ],
+      // Some method is hedged: round_robin, so that a hedge can reach another server.
+      loadBalancingConfig: [{ round_robin: {} }],
     });
     const parsed = parseServiceConfig(config);
     expect(findMethodPolicy(parsed, `/${CATALOG}/GetItem`)?.policy.kind).toBe('hedging');

@@ -1,0 +1,149 @@
+/**
+ * What the replay buffer keeps for each write beyond its bytes: the write flags that go with the message, the
+ * application's write callback, and the accounting of messages that are measured once.
+ */
+import { describe, expect, it } from 'vitest';
+import { BufferPool } from '../../src/retry/buffer-pool.js';
+import { ENTRY_OVERHEAD_BYTES, FRAME_HEADER_BYTES, ReplayBuffer } from '../../src/retry/replay-buffer.js';
+
+const PER_MESSAGE = FRAME_HEADER_BYTES + ENTRY_OVERHEAD_BYTES;
+const size = (m: unknown) => ({ length: String(m).length });
+const roomy = () => new BufferPool(100_000, 100_000, true);
+
+describe('write flags', () => {
+  it('stay with their message when only some messages have them', () => {
+    const buffer = new ReplayBuffer(roomy(), size);
+    buffer.append('a', undefined, undefined);
+    buffer.append('b', 2, undefined);
+    buffer.append('c', undefined, undefined);
+    buffer.append('d', 4, undefined);
+    expect([0, 1, 2, 3].map((i) => buffer.flagsAt(i))).toEqual([undefined, 2, undefined, 4]);
+  });
+
+  it('stay with their message after the written ones are dropped', () => {
+    const buffer = new ReplayBuffer(roomy(), size);
+    for (const [message, flags] of [
+      ['a', 1],
+      ['b', undefined],
+      ['c', 2],
+      ['d', 3],
+    ] as const) {
+      buffer.append(message, flags, undefined);
+    }
+    buffer.release(); // committed: the committed attempt writes them in turn
+    buffer.dropBefore(2);
+    expect([buffer.messageAt(2), buffer.flagsAt(2), buffer.messageAt(3), buffer.flagsAt(3)]).toEqual([
+      'c',
+      2,
+      'd',
+      3,
+    ]);
+  });
+
+  it('of dropped messages are not given to the messages written after them', () => {
+    const buffer = new ReplayBuffer(roomy(), size);
+    buffer.append('a', 1, undefined);
+    buffer.append('b', 2, undefined);
+    buffer.release();
+    buffer.dropBefore(2);
+    buffer.append('c', undefined, undefined);
+    buffer.append('d', 8, undefined);
+    expect([buffer.messageAt(2), buffer.flagsAt(2), buffer.messageAt(3), buffer.flagsAt(3)]).toEqual([
+      'c',
+      undefined,
+      'd',
+      8,
+    ]);
+  });
+});
+
+describe('dropping written messages', () => {
+  it('is idempotent: dropping before an index already dropped changes nothing', () => {
+    const buffer = new ReplayBuffer(roomy(), size);
+    for (const m of ['a', 'b', 'c']) buffer.append(m, undefined, undefined);
+    buffer.release();
+    buffer.dropBefore(2);
+    buffer.dropBefore(1);
+    buffer.dropBefore(2);
+    expect([buffer.start, buffer.end, buffer.messageAt(2)]).toEqual([2, 3, 'c']);
+  });
+});
+
+describe('write callbacks', () => {
+  it('are held after the commit until the committed attempt has written the message, each handed out once', () => {
+    const buffer = new ReplayBuffer(roomy(), size);
+    buffer.append('before', undefined, () => {}); // kept and charged: its writer went on at once
+    buffer.release();
+    const done: string[] = [];
+    buffer.append('x', undefined, () => done.push('x'));
+    buffer.append('y', undefined, () => done.push('y'));
+    expect(buffer.takeCallback(0)).toBeUndefined();
+    buffer.takeCallback(2)?.();
+    buffer.takeCallback(1)?.();
+    expect(done).toEqual(['y', 'x']);
+    expect([buffer.takeCallback(1), buffer.takeCallback(2)]).toEqual([undefined, undefined]);
+  });
+
+  it('are none to take while every message fit', () => {
+    const buffer = new ReplayBuffer(roomy(), size);
+    buffer.append('a', undefined, () => {});
+    expect(buffer.takeCallback(0)).toBeUndefined();
+    expect(buffer.clear()).toBeUndefined();
+  });
+
+  it('still waiting when the call ends are all handed back, in order', () => {
+    const buffer = new ReplayBuffer(new BufferPool(PER_MESSAGE, 100_000, true), size);
+    buffer.append('', undefined, undefined);
+    const first = () => {};
+    const second = () => {};
+    expect(buffer.append('big', undefined, first)).toBe('overflow');
+    buffer.release();
+    buffer.append('more', undefined, second);
+    expect(buffer.clear()).toEqual([first, second]);
+  });
+});
+
+describe('accounting', () => {
+  it('charges each message once: asking for room to resend what was measured on the way in costs nothing', () => {
+    const pool = new BufferPool(3 * PER_MESSAGE + 6, 100_000, true);
+    const buffer = new ReplayBuffer(pool, size);
+    buffer.append('abc', undefined, undefined);
+    buffer.append('def', undefined, undefined);
+    expect(buffer.reserveAll()).toBe(true);
+    expect(buffer.reservedBytes).toBe(6 + 2 * PER_MESSAGE);
+    expect(pool.usedBytes).toBe(6 + 2 * PER_MESSAGE);
+  });
+
+  it('charges a lazily kept message when room is asked for, and only the messages not charged yet', () => {
+    const pool = new BufferPool(100_000, 100_000, true);
+    const buffer = new ReplayBuffer(pool, size, true);
+    buffer.append('abc', undefined, undefined);
+    expect(buffer.reservedBytes).toBe(0);
+    expect(buffer.reserveAll()).toBe(true);
+    buffer.append('de', undefined, undefined);
+    expect(buffer.reserveAll()).toBe(true);
+    expect(buffer.reservedBytes).toBe(5 + 2 * PER_MESSAGE);
+    expect(pool.usedBytes).toBe(5 + 2 * PER_MESSAGE);
+  });
+
+  it('charges a message that cannot be serialized its frame and overhead only (its attempt fails anyway)', () => {
+    const pool = new BufferPool(100_000, 100_000, true);
+    const buffer = new ReplayBuffer(pool, (m) => {
+      if (m === 'bad') throw new Error('cannot serialize');
+      return size(m);
+    });
+    expect(buffer.append('bad', undefined, undefined)).toBe('kept');
+    expect(buffer.reservedBytes).toBe(PER_MESSAGE);
+    buffer.append('ok', undefined, undefined);
+    expect(buffer.reservedBytes).toBe(2 + 2 * PER_MESSAGE);
+  });
+
+  it('gives the bytes back to the pool once, on release or on clear', () => {
+    const pool = new BufferPool(100_000, 100_000, true);
+    const buffer = new ReplayBuffer(pool, size);
+    buffer.append('abc', undefined, undefined);
+    buffer.release();
+    buffer.clear();
+    expect([pool.usedBytes, buffer.reservedBytes]).toEqual([0, 0]);
+  });
+});

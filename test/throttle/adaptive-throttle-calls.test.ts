@@ -1,0 +1,196 @@
+/**
+ * The adaptive throttle interceptor without a network: what a locally rejected call looks like to the caller, the
+ * events and counters, custom rejected codes, and a let-through call passing everything both ways.
+ */
+import { type InterceptorOptions, Metadata, type StatusObject, status } from '@grpc/grpc-js';
+import { describe, expect, it, vi } from 'vitest';
+import type { InterceptingCallInterface } from '../../src/shared/grpc-types.js';
+import { PUSHBACK_METADATA_KEY } from '../../src/shared/headers.js';
+import {
+  type AdaptiveThrottleOptions,
+  createAdaptiveThrottle,
+  LOCAL_REJECTION_DETAILS_PREFIX,
+} from '../../src/throttle/adaptive-throttle.js';
+
+const options = { method_definition: { path: '/pkg.Greeter/SayHello' } } as unknown as InterceptorOptions;
+
+/** A next call that records what reached it and answers with `answer(code)`. */
+function fakeNext() {
+  const made: Array<{
+    answer(code: number): void;
+    listener: Partial<
+      Record<'onReceiveMetadata' | 'onReceiveMessage' | 'onReceiveStatus', (x: never) => void>
+    >;
+    sent: unknown[];
+    halfClosed: boolean;
+    reads: number;
+  }> = [];
+  const next = () => {
+    const record = {
+      listener: {} as (typeof made)[number]['listener'],
+      sent: [] as unknown[],
+      halfClosed: false,
+      reads: 0,
+      answer(code: number) {
+        record.listener.onReceiveStatus?.({ code, details: '', metadata: new Metadata() } as never);
+      },
+    };
+    made.push(record);
+    const call: Partial<InterceptingCallInterface> = {
+      start(_md, l) {
+        record.listener = (l ?? {}) as typeof record.listener;
+      },
+      cancelWithStatus(code) {
+        record.answer(code);
+      },
+      sendMessageWithContext(_ctx, m) {
+        record.sent.push(m);
+      },
+      sendMessage(m) {
+        record.sent.push(m);
+      },
+      halfClose() {
+        record.halfClosed = true;
+      },
+      startRead() {
+        record.reads += 1;
+      },
+      getPeer: () => 'peer-1',
+    };
+    return call as InterceptingCallInterface;
+  };
+  return { next, made };
+}
+
+/** A throttle whose state for pkg.Greeter holds one failed request, and random 0: its next call is rejected. */
+function primed(extra: AdaptiveThrottleOptions = {}) {
+  const clock = { t: 0, now: () => clock.t };
+  const throttle = createAdaptiveThrottle({ clock, random: () => 0, ...extra });
+  const { next, made } = fakeNext();
+  throttle(options, next).start(new Metadata(), {});
+  made[0]!.answer(status.UNAVAILABLE);
+  return { throttle, next, made };
+}
+
+function statusOf(call: InterceptingCallInterface): Promise<StatusObject> {
+  return new Promise((resolve) => call.start(new Metadata(), { onReceiveStatus: resolve }));
+}
+
+describe('a call the throttle rejects', () => {
+  it('ends UNAVAILABLE without a network call, saying why, with a do-not-retry pushback', async () => {
+    const { throttle, next, made } = primed();
+    const call = throttle(options, next);
+    const ended = await statusOf(call);
+    expect(made).toHaveLength(1);
+    expect(ended.code).toBe(status.UNAVAILABLE);
+    expect(ended.details).toBe(
+      `${LOCAL_REJECTION_DETAILS_PREFIX} (client-side adaptive throttling of pkg.Greeter: rejection probability ` +
+        '0.111, 1 requests and 0 accepts in the last 1 s)',
+    );
+    expect(ended.metadata.get(PUSHBACK_METADATA_KEY)).toEqual(['-1']);
+    expect(throttle.counters()).toMatchObject({ calls: 2, rejected: 1 });
+  });
+
+  it('carries no pushback with retryLocalRejections, so a retry policy may retry it', async () => {
+    const { throttle, next } = primed({ retryLocalRejections: true });
+    const ended = await statusOf(throttle(options, next));
+    expect(ended.code).toBe(status.UNAVAILABLE);
+    expect(ended.metadata.get(PUSHBACK_METADATA_KEY)).toEqual([]);
+  });
+
+  it('completes writes at once and has no peer', () => {
+    const { throttle, next } = primed();
+    const call = throttle(options, next);
+    const written = vi.fn();
+    call.sendMessageWithContext({ callback: written }, 'm');
+    expect(written).toHaveBeenCalledOnce();
+    expect(call.getPeer()).toBe('');
+  });
+
+  it('is reported to onEvent with the numbers it was decided on', async () => {
+    const events: unknown[] = [];
+    const { throttle, next } = primed({ onEvent: (e) => events.push(e) });
+    // The throttle decides when the call starts (it reads the attempt's grpc-previous-rpc-attempts then).
+    await statusOf(throttle(options, next));
+    expect(events).toEqual([
+      {
+        type: 'adaptive-throttle-rejected',
+        method: '/pkg.Greeter/SayHello',
+        key: 'pkg.Greeter',
+        probability: 1 / 9,
+        requests: 1,
+        accepts: 0,
+        retry: false,
+      },
+    ]);
+  });
+
+  it('still goes on when onEvent throws, and warns once', async () => {
+    const warn = vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
+    try {
+      const { throttle, next } = primed({
+        onEvent: () => {
+          throw new Error('listener bug');
+        },
+      });
+      const first = await statusOf(throttle(options, next));
+      const second = await statusOf(throttle(options, next));
+      expect([first.code, second.code]).toEqual([status.UNAVAILABLE, status.UNAVAILABLE]);
+      expect(warn).toHaveBeenCalledOnce();
+      expect(String(warn.mock.calls[0]![0])).toMatch(/onEvent listener threw \(listener bug\)/);
+    } finally {
+      warn.mockRestore();
+    }
+  });
+});
+
+describe('a call the throttle lets through', () => {
+  it('passes writes, reads, the half-close, headers, messages and the status both ways', () => {
+    const throttle = createAdaptiveThrottle({ clock: { now: () => 0 }, random: () => 0.5 });
+    const { next, made } = fakeNext();
+    const call = throttle(options, next);
+    const got: unknown[] = [];
+    call.start(new Metadata(), {
+      onReceiveMetadata: (m) => got.push(m),
+      onReceiveMessage: (m) => got.push(m),
+      onReceiveStatus: (s) => got.push(s.code),
+    });
+    call.sendMessageWithContext({}, 'a');
+    call.sendMessage('b');
+    call.startRead();
+    call.halfClose();
+    const md = new Metadata();
+    made[0]!.listener.onReceiveMetadata?.(md as never);
+    made[0]!.listener.onReceiveMessage?.('reply' as never);
+    made[0]!.answer(status.OK);
+    expect(made[0]).toMatchObject({ sent: ['a', 'b'], halfClosed: true, reads: 1 });
+    expect(got).toEqual([md, 'reply', status.OK]);
+    expect(call.getPeer()).toBe('peer-1');
+    expect(throttle.counters()).toMatchObject({ calls: 1, accepted: 1, notAccepted: 0 });
+  });
+
+  it('counts the codes of rejectedStatusCodes as not accepted, and the others as accepted', () => {
+    const throttle = createAdaptiveThrottle({
+      clock: { now: () => 0 },
+      random: () => 0.99,
+      rejectedStatusCodes: ['INTERNAL'],
+    });
+    const { next, made } = fakeNext();
+    for (const code of [status.INTERNAL, status.UNAVAILABLE]) {
+      throttle(options, next).start(new Metadata(), {});
+      made.at(-1)!.answer(code);
+    }
+    expect(throttle.counters()).toMatchObject({ accepted: 1, notAccepted: 1 });
+  });
+
+  it('rejects a rejectedStatusCodes that is not a list of codes, naming the entry', () => {
+    expect(() => createAdaptiveThrottle({ rejectedStatusCodes: 'UNAVAILABLE' as never })).toThrow(
+      new TypeError(
+        'createAdaptiveThrottle: options.rejectedStatusCodes must be an array of status codes, got "UNAVAILABLE"',
+      ),
+    );
+    expect(() => createAdaptiveThrottle({ rejectedStatusCodes: ['UNAVAILABLE', 'NOPE'] as never })).toThrow(
+      /createAdaptiveThrottle: .*rejectedStatusCodes\[1\]/,
+    );
+  });
+});
