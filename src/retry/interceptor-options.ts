@@ -17,6 +17,7 @@ import {
   describeValue,
   type Renames,
 } from '../util/option-checks.js';
+import { safeListener } from '../util/safe-listener.js';
 import { isJitterStrategy, JITTER_STRATEGIES, type JitterStrategy } from './backoff.js';
 import type { RetryEvent, RetryEventListener } from './events.js';
 import { type RetryInfoOptions, retryInfoPolicy } from './retry-info-option.js';
@@ -189,7 +190,9 @@ export function listenerOf(
       throw new TypeError(`${path} must be a function or an array of functions, got ${describeValue(value)}`);
     }
   }
-  const safe = (list as RetryEventListener[]).map(safeListener);
+  const safe = (list as RetryEventListener[]).map((listener) =>
+    safeListener(listener, 'the onEvent listener'),
+  );
   if (safe.length === 0) {
     return undefined;
   }
@@ -217,25 +220,6 @@ export function chainListeners(
   return (event) => {
     first(event);
     second(event);
-  };
-}
-
-function safeListener(listener: RetryEventListener): (event: RetryEvent) => void {
-  let warned = false;
-  return (event) => {
-    try {
-      listener(event);
-    } catch (error) {
-      if (warned) {
-        return;
-      }
-      warned = true;
-      process.emitWarning(
-        `grpc-retry-hedging: the onEvent listener threw (${error instanceof Error ? error.message : String(error)}); ` +
-          'the call goes on, and further errors from this listener are not reported',
-        { code: 'GRPC_RETRY_HEDGING_LISTENER_ERROR' },
-      );
-    }
   };
 }
 

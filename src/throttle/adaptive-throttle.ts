@@ -19,6 +19,7 @@ import {
   checkOptions,
   describeValue,
 } from '../util/option-checks.js';
+import { safeListener } from '../util/safe-listener.js';
 import {
   ADAPTIVE_THROTTLE_RENAMED_OPTIONS,
   ADAPTIVE_THROTTLE_RULE_OPTIONS,
@@ -167,25 +168,8 @@ export function createAdaptiveThrottle(options?: AdaptiveThrottleOptions): Adapt
     notAccepted: 0,
     cancelled: 0,
   };
-  let warned = false;
-  const emit = (event: AdaptiveThrottleEvent): void => {
-    if (!onEvent) {
-      return;
-    }
-    try {
-      onEvent(event);
-    } catch (error) {
-      if (warned) {
-        return;
-      }
-      warned = true;
-      process.emitWarning(
-        `grpc-retry-hedging: the adaptive throttle's onEvent listener threw (${errorMessage(error)}); ` +
-          'the call goes on, and further errors from this listener are not reported',
-        { code: 'GRPC_RETRY_HEDGING_LISTENER_ERROR' },
-      );
-    }
-  };
+  const emit =
+    onEvent === undefined ? undefined : safeListener(onEvent, "the adaptive throttle's onEvent listener");
 
   const interceptor = (
     callOptions: InterceptorOptions,
@@ -224,7 +208,7 @@ export function createAdaptiveThrottle(options?: AdaptiveThrottleOptions): Adapt
         return new CountingCall(nextCall(callOptions), report);
       }
       counters.rejected += 1;
-      emit({ type: 'adaptive-throttle-rejected', method, key, probability, requests, accepts, retry });
+      emit?.({ type: 'adaptive-throttle-rejected', method, key, probability, requests, accepts, retry });
       const why = retry
         ? `a retry or hedge while rejecting (probability ${probability.toFixed(3)})`
         : `rejection probability ${probability.toFixed(3)}`;
