@@ -4,13 +4,12 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { RetryPolicy } from '../../src/config/types.js';
-import { initialBackoffState } from '../../src/retry/backoff.js';
 import {
   countsAgainstServer,
   decideAfterFailure,
   type FailureDecisionInput,
 } from '../../src/retry/retry-decision.js';
-import { NO_HINT, type ServerHint } from '../../src/retry/server-hint.js';
+import { decisionInput, pushback } from '../helpers/decision-input.js';
 
 const UNAVAILABLE = 14;
 const INVALID_ARGUMENT = 3;
@@ -24,24 +23,7 @@ const retry: RetryPolicy = {
   retryableStatusCodes: [UNAVAILABLE],
 };
 
-/** A failed first attempt at t = 1000 whose backoff (random 0.5, A6 jitter) is exactly 100 ms. */
-function input(over: Partial<FailureDecisionInput> = {}): FailureDecisionInput {
-  return {
-    policy: retry,
-    failure: { code: UNAVAILABLE, hint: NO_HINT, timedOut: false },
-    attemptsStarted: 1,
-    backoff: initialBackoffState(retry),
-    jitter: 'a6',
-    random: 0.5,
-    now: 1000,
-    deadline: Number.POSITIVE_INFINITY,
-    deadlineAware: false,
-    replayFits: () => true,
-    gate: () => 'allow',
-    ...over,
-  };
-}
-const pushback = (delayMs: number): ServerHint => ({ kind: 'retry-after', delayMs, source: 'pushback' });
+const input = (over: Partial<FailureDecisionInput> = {}) => decisionInput(retry, over);
 
 describe('a backoff that would outlast the deadline', () => {
   it('is still started by default, as A6 does: the deadline ends the call while it waits', () => {

@@ -10,6 +10,7 @@ import {
   type HedgeSendInput,
 } from '../../src/retry/retry-decision.js';
 import { NO_HINT, type ServerHint } from '../../src/retry/server-hint.js';
+import { decisionInput, pushback } from '../helpers/decision-input.js';
 
 const UNAVAILABLE = 14;
 const INVALID_ARGUMENT = 3;
@@ -30,23 +31,7 @@ const hedging: HedgingPolicy = {
   nonFatalStatusCodes: [UNAVAILABLE],
 };
 
-function input(over: Partial<FailureDecisionInput> = {}): FailureDecisionInput {
-  return {
-    policy: retry,
-    failure: { code: UNAVAILABLE, hint: NO_HINT, timedOut: false },
-    attemptsStarted: 1,
-    backoff: initialBackoffState(retry),
-    jitter: 'a6',
-    random: 0.5,
-    now: 1000,
-    deadline: Number.POSITIVE_INFINITY,
-    deadlineAware: false,
-    replayFits: () => true,
-    gate: () => 'allow',
-    ...over,
-  };
-}
-const pushback = (delayMs: number): ServerHint => ({ kind: 'retry-after', delayMs, source: 'pushback' });
+const input = (over: Partial<FailureDecisionInput> = {}) => decisionInput(retry, over);
 const retryInfo = (delayMs: number): ServerHint => ({ kind: 'retry-after', delayMs, source: 'retry-info' });
 const stop: ServerHint = { kind: 'do-not-retry', reason: 'negative pushback -1', source: 'pushback' };
 
