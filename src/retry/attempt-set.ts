@@ -148,14 +148,18 @@ export class AttemptSet {
     attempt.timer = undefined;
   }
 
-  /** The attempt's status arrived: it is done. Returns what it was until now. */
-  settle(attempt: Attempt): Attempt['state'] {
+  /**
+   * The attempt's status arrived: it is done (`attempt-end`; `committed` when its status is the call's). Returns
+   * what it was until now.
+   */
+  settle(attempt: Attempt, status: StatusObject, committed: boolean): Attempt['state'] {
     const was = attempt.state;
     attempt.state = 'done';
     this.stopTimer(attempt);
     if (was === 'live') {
       this.remove(attempt);
     }
+    this.events?.attemptEnd(attempt, status, committed, was === 'left-running');
     return was;
   }
 

@@ -12,6 +12,8 @@ import type { CommittedEvent, HedgeScheduledEvent, RetryEvent, RetryScheduledEve
  */
 export class CallEvents {
   private readonly startedAt: number;
+  /** Time spent waiting with no attempt in flight (retry backoffs, delayed hedges), for `call-end`. */
+  private retryDelayMs = 0;
 
   constructor(
     private readonly emit: (event: RetryEvent) => void,
@@ -105,7 +107,12 @@ export class CallEvents {
     this.emit({ type: 'internal-error', method, callId, message });
   }
 
-  callEnd(status: StatusObject, attempts: number, retryDelayMs: number): void {
+  /** A wait with no attempt in flight, begun at `since`, is over. */
+  waitOver(since: number): void {
+    this.retryDelayMs += this.clock.now() - since;
+  }
+
+  callEnd(status: StatusObject, attempts: number): void {
     const { method, callId } = this;
     this.emit({
       type: 'call-end',
@@ -114,7 +121,7 @@ export class CallEvents {
       code: status.code,
       details: status.details,
       attempts,
-      retryDelayMs: roundMs(retryDelayMs),
+      retryDelayMs: roundMs(this.retryDelayMs),
       durationMs: this.clock.now() - this.startedAt,
     });
   }

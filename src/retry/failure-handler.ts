@@ -2,9 +2,12 @@ import type { StatusObject } from '@grpc/grpc-js';
 import type { CallPolicy } from '../config/types.js';
 import type { GateVerdict } from '../shared/retry-gate.js';
 import type { Attempt } from './attempt.js';
+import type { AttemptSet } from './attempt-set.js';
 import type { BackoffState } from './backoff.js';
 import type { RetryingCallContext } from './call-context.js';
 import type { CallEvents } from './call-events.js';
+import { engineStatus } from './engine-statuses.js';
+import type { ReplayBuffer } from './replay-buffer.js';
 import {
   countsAgainstServer,
   decideAfterFailure,
@@ -17,23 +20,20 @@ import { NO_HINT, readServerHint } from './server-hint.js';
 export interface FailureHost {
   /** The call is in flight and uncommitted (a listener may end it inside any step). */
   readonly inFlight: boolean;
-  /** Attempts made so far, the first included. */
-  readonly attemptCount: number;
   /** The call ends with `status`. */
   finish(status: StatusObject): void;
   /** No attempt is in flight: wait `delayMs`, then retry; `lastFailure` is the result if the deadline comes first. */
   waitForRetry(delayMs: number, lastFailure: StatusObject): void;
   /** Hedging: `status` is the call's last failure, and the hedge scheduler takes `decision`. */
   hedgeAfterFailure(status: StatusObject, decision: HedgeFailureDecision): void;
-  /** Whether the replay buffer can hold everything a further attempt must be sent. */
-  replayFits(): boolean;
 }
 
 /**
  * What follows a failed attempt: whether it counts against the server (the interceptor's gate), what the pure
  * `decideAfterFailure` says given where the backoff stands, and handing the verdict to the call (finish, or wait
- * and retry) or to the hedge scheduler. It also asks the gate for the call's hedges. Made at a call's first
- * failure or hedge, so that a call that never fails makes none.
+ * and retry) or to the hedge scheduler. It also ends an attempt that hit its per-attempt receive timeout, and asks
+ * the gate for the call's hedges. Made at a call's first failure or hedge, so that a call that never fails makes
+ * none.
  * @internal
  */
 export class FailureHandler {
@@ -46,8 +46,22 @@ export class FailureHandler {
     /** The call's deadline, ms since the epoch; `Infinity` for none. */
     private readonly deadline: number,
     private readonly host: FailureHost,
+    /** Read, and a timed-out attempt cancelled. */
+    private readonly attempts: Pick<AttemptSet, 'count' | 'cancel'>,
+    private readonly replay: Pick<ReplayBuffer, 'reserveAll'>,
     private readonly events: CallEvents | undefined,
   ) {}
+
+  /** `attempt` had no response within the per-attempt receive timeout: it is cancelled, and fails. */
+  afterTimeout(attempt: Attempt, timeoutMs: number): void {
+    if (attempt.state !== 'live' || !this.host.inFlight) {
+      return;
+    }
+    const status = engineStatus.recvTimeout(timeoutMs, attempt.number);
+    // DEADLINE_EXCEEDED tells the interceptors below (an adaptive throttle, say) why: the backend was too slow.
+    this.attempts.cancel(attempt, 'per-attempt-timeout', status.code, status.details);
+    this.afterFailure(attempt, status, true);
+  }
 
   /** An uncommitted attempt failed, or hit its per-attempt timeout (`timedOut`). */
   afterFailure(attempt: Attempt, status: StatusObject, timedOut: boolean): void {
@@ -60,14 +74,14 @@ export class FailureHandler {
     const decision = decideAfterFailure({
       policy,
       failure,
-      attemptsStarted: host.attemptCount,
+      attemptsStarted: this.attempts.count,
       backoff: this.backoff,
       jitter: ctx.jitter,
       random: policy.kind === 'retry' ? ctx.random() : 0,
       now: ctx.clock.now(),
       deadline: this.deadline,
       deadlineAware: ctx.deadlineAware,
-      replayFits: () => host.replayFits(),
+      replayFits: () => this.replay.reserveAll(),
       gate: () => this.askGate('retry'),
     });
     if (!host.inFlight) {
@@ -82,7 +96,7 @@ export class FailureHandler {
         return;
       case 'retry':
         this.backoff = decision.backoff;
-        this.events?.retryScheduled(host.attemptCount + 1, decision.delayMs, decision.reason);
+        this.events?.retryScheduled(this.attempts.count + 1, decision.delayMs, decision.reason);
         if (host.inFlight) {
           host.waitForRetry(decision.delayMs, status); // unless a listener ended the call
         }
@@ -106,7 +120,7 @@ export class FailureHandler {
     if (gate === undefined || gate.allowAttempt(kind)) {
       return 'allow';
     }
-    this.events?.throttled(this.host.attemptCount + 1, kind, gate);
+    this.events?.throttled(this.attempts.count + 1, kind, gate);
     return 'refused-by-gate';
   }
 }

@@ -1,7 +1,7 @@
 import {
   type InterceptingListener,
   type InterceptorOptions,
-  Metadata,
+  type Metadata,
   type NextCall,
   status as Status,
   type StatusObject,
@@ -9,16 +9,16 @@ import {
 import type { CallPolicy } from '../config/types.js';
 import type { TimerHandle } from '../shared/clock.js';
 import type { InterceptingCallInterface, MessageContext } from '../shared/grpc-types.js';
-import { PREVIOUS_ATTEMPTS_METADATA_KEY } from '../shared/headers.js';
 import type { GateVerdict } from '../shared/retry-gate.js';
-import { errorMessage } from '../util/error-message.js';
-import { type Attempt, type AttemptOwner, writtenBy } from './attempt.js';
+import { type ApplicationHost, ApplicationSide } from './application-side.js';
+import { type Attempt, writtenBy } from './attempt.js';
 import { AttemptSet } from './attempt-set.js';
 import type { RetryingCallContext } from './call-context.js';
 import { CallEvents } from './call-events.js';
 import { type CallPhase, isLegalTransition } from './call-phase.js';
 import { deadlineToMs, timerBeforeDeadline } from './deadline.js';
 import { engineChecks } from './engine-checks.js';
+import { engineStatus } from './engine-statuses.js';
 import type { AttemptCancelReason, AttemptKind, RetryEvent } from './events.js';
 import { FailureHandler, type FailureHost } from './failure-handler.js';
 import { type HedgeHost, HedgeScheduler } from './hedge-scheduler.js';
@@ -29,26 +29,21 @@ type CommitReason = 'headers' | 'message' | 'status' | 'buffer-overflow';
 
 /**
  * One logical call under a retry or hedging policy: the A6 state machine, where grpc-js expects an intercepting
- * call. It holds the call's phase (every change goes through {@link transition}), what the application sent (a
- * {@link ReplayBuffer}) and what it sees (one status, and only the committed attempt's responses), and decides
- * after each failed attempt through the pure `decideAfterFailure`. Two collaborators do the rest: the
- * {@link AttemptSet} (the attempts themselves) and, for hedging policies only, the {@link HedgeScheduler}.
+ * call. It holds the call's phase (every change goes through {@link transition}), commits, and ends the call with
+ * its one status. Its collaborators do the rest: the {@link ApplicationSide} (what the application sends and
+ * sees), the {@link AttemptSet} (the attempts themselves), the {@link FailureHandler} (what follows a failed
+ * attempt) and, for hedging policies only, the {@link HedgeScheduler}.
  * @internal
  */
-export class RetryingCall implements InterceptingCallInterface, AttemptOwner, HedgeHost, FailureHost {
-  private phase: CallPhase;
+export class RetryingCall implements InterceptingCallInterface, ApplicationHost, HedgeHost, FailureHost {
+  phase: CallPhase;
   /** The committed attempt while the phase is `committed` (a copy `transition` keeps, for the per-message paths). */
-  private committedTo: Attempt | undefined;
-  private listener: Partial<InterceptingListener> | undefined;
-  private metadata: Metadata | undefined;
+  committedTo: Attempt | undefined;
+  readonly attempts: AttemptSet;
+  private readonly app: ApplicationSide;
   private readonly replay: ReplayBuffer;
-  private readonly attempts: AttemptSet;
   private hedges: HedgeScheduler | undefined;
   private failureHandler: FailureHandler | undefined;
-  /** What the application asked of the request side (AttemptOwner): read by the attempts as they start. */
-  halfClosed = false;
-  readRequested = false;
-  private retryDelayMs = 0;
   private readonly deadline: number;
   /** The call's events; undefined when nobody listens, so that events cost nothing then. */
   private readonly events: CallEvents | undefined;
@@ -67,11 +62,13 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner, He
     // Call ids number the events; a call nobody observes needs none.
     this.events = emit && new CallEvents(emit, definition.path, ctx.nextCallId(), ctx.clock);
     const singleRequest = !definition.requestStream;
-    this.replay = new ReplayBuffer(ctx.pool, definition.requestSerialize, singleRequest);
+    const replay = new ReplayBuffer(ctx.pool, definition.requestSerialize, singleRequest);
+    this.replay = replay;
+    this.app = new ApplicationSide(this, replay, definition.responseStream);
     this.attempts = new AttemptSet(
-      this,
+      this.app,
       ctx,
-      this.replay,
+      replay,
       singleRequest,
       this.deadline,
       waitForReady,
@@ -81,23 +78,15 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner, He
     this.phase = { tag: 'not-started', firstCall: nextCall(options) };
   }
 
-  // ---- what the application does ----
+  // ---- what the application does (the application side does the plumbing) ----
 
   start(metadata: Metadata, listener?: Partial<InterceptingListener>): void {
-    this.metadata = metadata;
-    this.listener = listener;
+    this.app.open(metadata, listener);
     this.ctx.gate?.recordCall?.();
-    if (this.policy.kind === 'hedging') {
+    const { policy, ctx, attempts, replay, events } = this;
+    if (policy.kind === 'hedging') {
       const method = this.options.method_definition.path;
-      this.hedges = new HedgeScheduler(
-        this.policy,
-        this.ctx,
-        method,
-        this,
-        this.attempts,
-        this.replay,
-        this.events,
-      );
+      this.hedges = new HedgeScheduler(policy, ctx, method, this, attempts, replay, events);
     }
     this.events?.callStart(this.policy, this.deadline);
     if (this.phase.tag === 'ended') {
@@ -108,62 +97,19 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner, He
   }
 
   sendMessageWithContext(context: MessageContext, message: unknown): void {
-    const phase = this.phase;
-    if (phase.tag === 'ended') {
-      if (context.callback) {
-        process.nextTick(context.callback);
-      }
-      return;
-    }
-    const verdict = this.replay.append(message, context.flags, context.callback);
-    if (phase.tag === 'committed') {
-      this.attempts.feed(phase.attempt);
-      return;
-    }
-    if (verdict === 'kept') {
-      // Safe in the replay buffer: the writer may go on at once.
-      if (context.callback) {
-        process.nextTick(context.callback);
-      }
-      this.attempts.feedAll(this.committedTo);
-      return;
-    }
-    // The replay buffer overflows: commit to the attempt that has sent the most (A6).
-    if (phase.tag === 'in-flight') {
-      const target = this.attempts.mostAdvanced();
-      this.commit(target, 'buffer-overflow');
-      this.attempts.feed(target);
-    } else if (phase.tag === 'waiting') {
-      phase.commitNext = true;
-    }
+    this.app.write(context, message);
   }
 
   sendMessage(message: unknown): void {
-    this.sendMessageWithContext({}, message);
+    this.app.write({}, message);
   }
 
   halfClose(): void {
-    if (this.phase.tag === 'ended' || this.halfClosed) {
-      return;
-    }
-    this.halfClosed = true;
-    this.attempts.feedAll(this.committedTo);
+    this.app.halfClose();
   }
 
   startRead(): void {
-    const committed = this.committedTo;
-    if (committed !== undefined) {
-      committed.call.startRead();
-      return;
-    }
-    const phase = this.phase;
-    if (phase.tag === 'ended' || this.readRequested) {
-      return;
-    }
-    this.readRequested = true;
-    if (phase.tag === 'in-flight') {
-      this.attempts.startReads();
-    }
+    this.app.startRead();
   }
 
   cancelWithStatus(code: Status, details: string): void {
@@ -175,64 +121,27 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner, He
     if (phase.tag === 'not-started') {
       phase.firstCall.cancelWithStatus(code, details);
     }
-    this.end({ code, details, metadata: new Metadata() }, 'call-cancelled', true);
+    this.end(engineStatus.cancelled(code, details), 'call-cancelled', true);
   }
 
   getPeer(): string {
-    return (this.committedTo ?? this.attempts.newest)?.call.getPeer() ?? '';
+    return this.app.peer();
   }
 
   getAuthContext(): ReturnType<InterceptingCallInterface['getAuthContext']> {
-    return (this.committedTo ?? this.attempts.newest)?.call.getAuthContext() ?? null;
+    return this.app.authContext();
   }
 
-  // ---- what the attempts report ----
-
-  onAttemptMetadata(attempt: Attempt, metadata: Metadata): void {
-    if (attempt.state !== 'live') {
-      return;
-    }
-    if (this.phase.tag === 'in-flight') {
-      this.commit(attempt, 'headers');
-    }
-    if (this.committedTo === attempt) {
-      this.listener?.onReceiveMetadata?.(metadata);
-    }
-  }
-
-  onAttemptMessage(attempt: Attempt, message: unknown): void {
-    if (this.committedTo !== attempt) {
-      // An attempt left running is read to its end, its responses dropped.
-      if (attempt.state === 'left-running') {
-        attempt.call.startRead();
-      }
-      if (this.phase.tag !== 'in-flight' || attempt.state !== 'live') {
-        return;
-      }
-      // grpc-js hands unary listeners a null message before a status that came without one: not a response.
-      if (message === null && !this.options.method_definition.responseStream) {
-        return;
-      }
-      this.commit(attempt, 'message');
-      if (this.committedTo !== attempt) {
-        return;
-      }
-    } else if (attempt.state !== 'live') {
-      return;
-    }
-    this.readRequested = false;
-    this.listener?.onReceiveMessage?.(message);
-  }
+  // ---- what the application side asks (ApplicationHost) ----
 
   onAttemptStatus(attempt: Attempt, status: StatusObject): void {
     if (attempt.state === 'done') {
       return;
     }
-    const committed = this.committedTo === attempt;
-    const okBeforeCommit = status.code === Status.OK && this.phase.tag === 'in-flight';
-    const was = this.attempts.settle(attempt);
-    this.events?.attemptEnd(attempt, status, committed || okBeforeCommit, was === 'left-running');
-    if (was !== 'live') {
+    // The committed attempt's status, or an OK before a commit (which commits), is the call's.
+    const counts =
+      this.committedTo === attempt || (status.code === Status.OK && this.phase.tag === 'in-flight');
+    if (this.attempts.settle(attempt, status, counts) !== 'live') {
       return;
     }
     const phase = this.phase; // a listener may have ended the call
@@ -252,8 +161,15 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner, He
     }
   }
 
-  onAttemptWritten(attempt: Attempt): void {
-    this.attempts.written(attempt, this.committedTo === attempt);
+  replayOverflowed(): void {
+    const phase = this.phase;
+    if (phase.tag === 'in-flight') {
+      const target = this.attempts.mostAdvanced();
+      this.commit(target, 'buffer-overflow');
+      this.attempts.feed(target);
+    } else if (phase.tag === 'waiting') {
+      phase.commitNext = true;
+    }
   }
 
   // ---- attempts ----
@@ -271,22 +187,19 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner, He
       try {
         call = this.nextCall(this.options);
       } catch (error) {
-        const details = `could not start attempt ${this.attempts.count + 1}: ${errorMessage(error)}`;
-        this.end({ code: Status.UNAVAILABLE, details, metadata: new Metadata() }, 'call-ended');
+        this.end(engineStatus.startFailed(this.attempts.count + 1, error), 'call-ended');
         return;
       }
     }
-    // Time is read only where something uses it: a listener, or a wait to account for.
-    const now = this.events || this.ctx.adaptive || from.tag === 'waiting' ? this.ctx.clock.now() : 0;
-    if (from.tag !== 'in-flight') {
-      if (from.tag === 'waiting') {
-        this.retryDelayMs += now - from.since;
-      }
-      const lastFailure = from.tag === 'waiting' ? from.lastFailure : undefined;
-      this.transition({ tag: 'in-flight', lastFailure });
+    // Time is read only where something uses it: a listener, or adaptive hedging.
+    const now = this.events || this.ctx.adaptive ? this.ctx.clock.now() : 0;
+    if (from.tag === 'waiting') {
+      this.events?.waitOver(from.since);
+      this.transition({ tag: 'in-flight', lastFailure: from.lastFailure });
+    } else if (from.tag === 'not-started') {
+      this.transition({ tag: 'in-flight', lastFailure: undefined });
     }
-    const base = this.metadata as Metadata;
-    const attempt = this.attempts.start(kind, call, now, base);
+    const attempt = this.attempts.start(kind, call, now, this.app.headers);
     if (attempt.state !== 'live') {
       return;
     }
@@ -296,35 +209,23 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner, He
     }
     const recvTimeoutMs = this.policy.kind === 'retry' ? this.policy.perAttemptRecvTimeoutMs : undefined;
     if (recvTimeoutMs !== undefined && this.phase.tag === 'in-flight') {
-      this.attempts.armRecvTimeout(attempt, recvTimeoutMs, () => this.onRecvTimeout(attempt, recvTimeoutMs));
+      this.attempts.armRecvTimeout(attempt, recvTimeoutMs, () =>
+        this.failures.afterTimeout(attempt, recvTimeoutMs),
+      );
     }
-  }
-
-  private onRecvTimeout(attempt: Attempt, timeoutMs: number): void {
-    if (attempt.state !== 'live' || this.phase.tag !== 'in-flight') {
-      return;
-    }
-    const details = `per-attempt receive timeout (${timeoutMs} ms) hit on attempt ${attempt.number}`;
-    // DEADLINE_EXCEEDED tells the interceptors below (an adaptive throttle, say) why: the backend was too slow.
-    this.attempts.cancel(attempt, 'per-attempt-timeout', Status.DEADLINE_EXCEEDED, details);
-    const status = { code: Status.DEADLINE_EXCEEDED, details, metadata: new Metadata() };
-    this.failures.afterFailure(attempt, status, true);
   }
 
   // ---- after a failure (FailureHost) ----
 
   /** The failure handler, made at the first failure or hedge: a call that never fails makes none. */
   private get failures(): FailureHandler {
-    this.failureHandler ??= new FailureHandler(this.policy, this.ctx, this.deadline, this, this.events);
+    const { policy, ctx, deadline, attempts, replay, events } = this;
+    this.failureHandler ??= new FailureHandler(policy, ctx, deadline, this, attempts, replay, events);
     return this.failureHandler;
   }
 
   get inFlight(): boolean {
     return this.phase.tag === 'in-flight';
-  }
-
-  get attemptCount(): number {
-    return this.attempts.count;
   }
 
   finish(status: StatusObject): void {
@@ -341,10 +242,6 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner, He
       phase.lastFailure = status;
       this.hedges?.afterFailure(decision);
     }
-  }
-
-  replayFits(): boolean {
-    return this.replay.reserveAll();
   }
 
   askGate(kind: 'hedge'): GateVerdict {
@@ -401,12 +298,7 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner, He
     if (phase.tag !== 'in-flight' && phase.tag !== 'waiting') {
       return;
     }
-    const last = phase.lastFailure ?? {
-      code: Status.UNAVAILABLE,
-      details: 'no hedge could be sent',
-      metadata: new Metadata(),
-    };
-    this.end(last, 'call-ended');
+    this.end(phase.lastFailure ?? engineStatus.noHedgeSent(), 'call-ended');
   }
 
   // ---- phases ----
@@ -439,11 +331,10 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner, He
       throw new Error(`RetryingCall: ${message}`);
     }
     this.events?.internalError(message);
-    const details = `grpc-retry-hedging internal error: ${message}`;
-    this.end({ code: Status.INTERNAL, details, metadata: new Metadata() }, 'call-ended');
+    this.end(engineStatus.internalError(message), 'call-ended');
   }
 
-  private commit(attempt: Attempt, reason: CommitReason): void {
+  commit(attempt: Attempt, reason: CommitReason): void {
     if (this.phase.tag !== 'in-flight') {
       return;
     }
@@ -468,33 +359,17 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner, He
       return;
     }
     if (phase.tag === 'waiting') {
-      this.retryDelayMs += this.ctx.clock.now() - phase.since;
+      this.events?.waitOver(phase.since);
     }
     this.transition(ENDED);
     // A cancel tells the server the caller's status; otherwise the attempt's reason.
     this.attempts.cancelAll(cancelReason, cancelReason === 'call-cancelled' ? status : undefined);
-    const waiting = this.replay.clear();
-    if (waiting) {
-      for (const callback of waiting) {
-        process.nextTick(callback);
-      }
-    }
+    this.app.releaseWriters();
     if (status.code === Status.OK) {
       this.ctx.gate?.recordSuccess();
     }
-    // The attempt count, visible to the caller in the trailers (as grpc-java does); absent means one attempt.
-    if (this.attempts.count > 1) {
-      status.metadata?.set(PREVIOUS_ATTEMPTS_METADATA_KEY, String(this.attempts.count - 1));
-    }
-    this.events?.callEnd(status, this.attempts.count, this.retryDelayMs);
-    const listener = this.listener;
-    this.listener = undefined;
-    this.metadata = undefined;
-    if (deliverLater) {
-      process.nextTick(() => listener?.onReceiveStatus?.(status));
-    } else {
-      listener?.onReceiveStatus?.(status);
-    }
+    this.events?.callEnd(status, this.attempts.count);
+    this.app.close(status, deliverLater);
   }
 
   // ---- helpers ----
@@ -507,10 +382,7 @@ export class RetryingCall implements InterceptingCallInterface, AttemptOwner, He
   private endOnDeadline(): void {
     const phase = this.phase;
     const last = phase.tag === 'waiting' || phase.tag === 'in-flight' ? phase.lastFailure : undefined;
-    const details = last
-      ? `Deadline exceeded while waiting to retry (last attempt: ${Status[last.code] ?? last.code} ${last.details})`
-      : 'Deadline exceeded';
-    this.end({ code: Status.DEADLINE_EXCEEDED, details, metadata: new Metadata() }, 'call-ended');
+    this.end(engineStatus.deadlineExceeded(last), 'call-ended');
   }
 }
 

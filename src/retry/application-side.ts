@@ -1,0 +1,190 @@
+import type { InterceptingListener, Metadata, StatusObject } from '@grpc/grpc-js';
+import type { InterceptingCallInterface, MessageContext } from '../shared/grpc-types.js';
+import { PREVIOUS_ATTEMPTS_METADATA_KEY } from '../shared/headers.js';
+import type { Attempt, AttemptOwner } from './attempt.js';
+import type { AttemptSet } from './attempt-set.js';
+import type { CallPhase } from './call-phase.js';
+import type { ReplayBuffer } from './replay-buffer.js';
+
+/** What the application side reads of its call, and what it asks of it. @internal */
+export interface ApplicationHost {
+  /** The call's phase; only the call changes it. */
+  readonly phase: CallPhase;
+  /** The committed attempt while the phase is `committed`. */
+  readonly committedTo: Attempt | undefined;
+  /** The call's attempts: fed, asked to read and told of completed writes from here, never changed. */
+  readonly attempts: AttemptSet;
+  /** A live attempt answered first while the call is in flight: commit to it. */
+  commit(attempt: Attempt, reason: 'headers' | 'message'): void;
+  /** The application's latest write does not fit the replay buffer (A6: the call commits). */
+  replayOverflowed(): void;
+  /** An attempt's status arrived (or an attempt never started). */
+  onAttemptStatus(attempt: Attempt, status: StatusObject): void;
+}
+
+/**
+ * The application's side of one call: what it sends (writes into the replay buffer, the half-close, its read
+ * requests) and what it sees (only the committed attempt's headers and messages, the peer, one status). The
+ * attempts report here; their statuses go on to the call, which alone decides (commits, retries, ends).
+ * @internal
+ */
+export class ApplicationSide implements AttemptOwner {
+  /** The application half-closed: each attempt sends the half-close once it has every message. */
+  halfClosed = false;
+  /** The application asked for a response it has not had: each attempt starts its read when it starts. */
+  readRequested = false;
+  private listener: Partial<InterceptingListener> | undefined;
+  private metadata: Metadata | undefined;
+
+  constructor(
+    private readonly host: ApplicationHost,
+    private readonly replay: ReplayBuffer,
+    /** The method streams responses (a unary listener gets a null message before a status without one). */
+    private readonly responseStream: boolean,
+  ) {}
+
+  /** grpc-js's `start`: the application's headers and listener. */
+  open(metadata: Metadata, listener: Partial<InterceptingListener> | undefined): void {
+    this.metadata = metadata;
+    this.listener = listener;
+  }
+
+  /** The application's request headers, which every attempt sends (with its own additions). */
+  get headers(): Metadata {
+    return this.metadata as Metadata;
+  }
+
+  write(context: MessageContext, message: unknown): void {
+    const host = this.host;
+    if (host.phase.tag === 'ended') {
+      if (context.callback) {
+        process.nextTick(context.callback);
+      }
+      return;
+    }
+    const verdict = this.replay.append(message, context.flags, context.callback);
+    const committed = host.committedTo;
+    if (committed !== undefined) {
+      host.attempts.feed(committed);
+    } else if (verdict === 'kept') {
+      // Safe in the replay buffer: the writer may go on at once.
+      if (context.callback) {
+        process.nextTick(context.callback);
+      }
+      host.attempts.feedAll(undefined);
+    } else {
+      host.replayOverflowed();
+    }
+  }
+
+  halfClose(): void {
+    if (this.host.phase.tag === 'ended' || this.halfClosed) {
+      return;
+    }
+    this.halfClosed = true;
+    this.host.attempts.feedAll(this.host.committedTo);
+  }
+
+  startRead(): void {
+    const host = this.host;
+    const committed = host.committedTo;
+    if (committed !== undefined) {
+      committed.call.startRead();
+      return;
+    }
+    const tag = host.phase.tag;
+    if (tag === 'ended' || this.readRequested) {
+      return;
+    }
+    this.readRequested = true;
+    if (tag === 'in-flight') {
+      host.attempts.startReads();
+    }
+  }
+
+  /** The committed attempt's peer, or the newest attempt's before a commit. */
+  peer(): string {
+    return (this.host.committedTo ?? this.host.attempts.newest)?.call.getPeer() ?? '';
+  }
+
+  authContext(): ReturnType<InterceptingCallInterface['getAuthContext']> {
+    return (this.host.committedTo ?? this.host.attempts.newest)?.call.getAuthContext() ?? null;
+  }
+
+  // ---- what the attempts report (AttemptOwner) ----
+
+  onAttemptMetadata(attempt: Attempt, metadata: Metadata): void {
+    if (attempt.state !== 'live') {
+      return;
+    }
+    const host = this.host;
+    if (host.phase.tag === 'in-flight') {
+      host.commit(attempt, 'headers');
+    }
+    if (host.committedTo === attempt) {
+      this.listener?.onReceiveMetadata?.(metadata);
+    }
+  }
+
+  onAttemptMessage(attempt: Attempt, message: unknown): void {
+    const host = this.host;
+    if (host.committedTo !== attempt) {
+      // An attempt left running is read to its end, its responses dropped.
+      if (attempt.state === 'left-running') {
+        attempt.call.startRead();
+      }
+      if (host.phase.tag !== 'in-flight' || attempt.state !== 'live') {
+        return;
+      }
+      // grpc-js hands unary listeners a null message before a status that came without one: not a response.
+      if (message === null && !this.responseStream) {
+        return;
+      }
+      host.commit(attempt, 'message');
+      if (host.committedTo !== attempt) {
+        return;
+      }
+    } else if (attempt.state !== 'live') {
+      return;
+    }
+    this.readRequested = false;
+    this.listener?.onReceiveMessage?.(message);
+  }
+
+  onAttemptStatus(attempt: Attempt, status: StatusObject): void {
+    this.host.onAttemptStatus(attempt, status);
+  }
+
+  onAttemptWritten(attempt: Attempt): void {
+    this.host.attempts.written(attempt, this.host.committedTo === attempt);
+  }
+
+  // ---- the end ----
+
+  /** The call ended: writers still waiting on the replay buffer go on (on the next tick). */
+  releaseWriters(): void {
+    const waiting = this.replay.clear();
+    if (waiting) {
+      for (const callback of waiting) {
+        process.nextTick(callback);
+      }
+    }
+  }
+
+  /** The application's one status, now or on the next tick (after a cancel); nothing reaches it afterwards. */
+  close(status: StatusObject, deliverLater: boolean): void {
+    // The attempt count, visible to the caller in the trailers (as grpc-java does); absent means one attempt.
+    const count = this.host.attempts.count;
+    if (count > 1) {
+      status.metadata?.set(PREVIOUS_ATTEMPTS_METADATA_KEY, String(count - 1));
+    }
+    const listener = this.listener;
+    this.listener = undefined;
+    this.metadata = undefined;
+    if (deliverLater) {
+      process.nextTick(() => listener?.onReceiveStatus?.(status));
+    } else {
+      listener?.onReceiveStatus?.(status);
+    }
+  }
+}
