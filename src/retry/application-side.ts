@@ -16,8 +16,11 @@ export interface ApplicationHost {
   readonly attempts: AttemptSet;
   /** A live attempt answered first while the call is in flight: commit to it. */
   commit(attempt: Attempt, reason: 'headers' | 'message'): void;
-  /** The application's latest write does not fit the replay buffer (A6: the call commits). */
-  replayOverflowed(): void;
+  /**
+   * The replay buffer overflows: commit to the live attempt that has sent the most (A6), or, during a wait, make
+   * the next attempt commit.
+   */
+  commitMostAdvanced(): void;
   /** An attempt's status arrived (or an attempt never started). */
   onAttemptStatus(attempt: Attempt, status: StatusObject): void;
 }
@@ -73,7 +76,7 @@ export class ApplicationSide implements AttemptOwner {
       }
       host.attempts.feedAll(undefined);
     } else {
-      host.replayOverflowed();
+      host.commitMostAdvanced();
     }
   }
 

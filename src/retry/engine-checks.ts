@@ -9,4 +9,10 @@
  */
 export const engineChecks = {
   strict: process.env.VITEST !== undefined,
+  /** A broken invariant: throws `message` under strict checks; otherwise returns, and the caller recovers. */
+  broken(message: string): void {
+    if (engineChecks.strict) {
+      throw new Error(message);
+    }
+  },
 };

@@ -23,7 +23,7 @@ export interface FailureHost {
   /** The call ends with `status`. */
   finish(status: StatusObject): void;
   /** No attempt is in flight: wait `delayMs`, then retry; `lastFailure` is the result if the deadline comes first. */
-  waitForRetry(delayMs: number, lastFailure: StatusObject): void;
+  wait(next: 'retry', delayMs: number, lastFailure: StatusObject): void;
   /** Hedging: `status` is the call's last failure, and the hedge scheduler takes `decision`. */
   hedgeAfterFailure(status: StatusObject, decision: HedgeFailureDecision): void;
 }
@@ -98,7 +98,7 @@ export class FailureHandler {
         this.backoff = decision.backoff;
         this.events?.retryScheduled(this.attempts.count + 1, decision.delayMs, decision.reason);
         if (host.inFlight) {
-          host.waitForRetry(decision.delayMs, status); // unless a listener ended the call
+          host.wait('retry', decision.delayMs, status); // unless a listener ended the call
         }
         return;
       default:

@@ -19,13 +19,11 @@ import { type CallPhase, isLegalTransition } from './call-phase.js';
 import { deadlineToMs, timerBeforeDeadline } from './deadline.js';
 import { engineChecks } from './engine-checks.js';
 import { engineStatus } from './engine-statuses.js';
-import type { AttemptCancelReason, AttemptKind, RetryEvent } from './events.js';
+import type { AttemptCancelReason, AttemptKind, CommittedEvent, RetryEvent } from './events.js';
 import { FailureHandler, type FailureHost } from './failure-handler.js';
 import { type HedgeHost, HedgeScheduler } from './hedge-scheduler.js';
 import { ReplayBuffer } from './replay-buffer.js';
 import type { HedgeFailureDecision } from './retry-decision.js';
-
-type CommitReason = 'headers' | 'message' | 'status' | 'buffer-overflow';
 
 /**
  * One logical call under a retry or hedging policy: the A6 state machine, where grpc-js expects an intercepting
@@ -58,22 +56,17 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
     emit: ((event: RetryEvent) => void) | undefined,
   ) {
     const definition = options.method_definition;
-    this.deadline = deadlineToMs(options.deadline);
+    const deadline = deadlineToMs(options.deadline);
     // Call ids number the events; a call nobody observes needs none.
-    this.events = emit && new CallEvents(emit, definition.path, ctx.nextCallId(), ctx.clock);
+    const events = emit && new CallEvents(emit, definition.path, ctx.nextCallId(), ctx.clock);
     const singleRequest = !definition.requestStream;
     const replay = new ReplayBuffer(ctx.pool, definition.requestSerialize, singleRequest);
+    const app = new ApplicationSide(this, replay, definition.responseStream);
+    this.deadline = deadline;
+    this.events = events;
     this.replay = replay;
-    this.app = new ApplicationSide(this, replay, definition.responseStream);
-    this.attempts = new AttemptSet(
-      this.app,
-      ctx,
-      replay,
-      singleRequest,
-      this.deadline,
-      waitForReady,
-      this.events,
-    );
+    this.app = app;
+    this.attempts = new AttemptSet(app, ctx, replay, singleRequest, deadline, waitForReady, events);
     // Created now, as grpc-js would without us, so that a closed channel throws where it always did.
     this.phase = { tag: 'not-started', firstCall: nextCall(options) };
   }
@@ -161,7 +154,7 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
     }
   }
 
-  replayOverflowed(): void {
+  commitMostAdvanced(): void {
     const phase = this.phase;
     if (phase.tag === 'in-flight') {
       const target = this.attempts.mostAdvanced();
@@ -193,11 +186,11 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
     }
     // Time is read only where something uses it: a listener, or adaptive hedging.
     const now = this.events || this.ctx.adaptive ? this.ctx.clock.now() : 0;
-    if (from.tag === 'waiting') {
-      this.events?.waitOver(from.since);
-      this.transition({ tag: 'in-flight', lastFailure: from.lastFailure });
-    } else if (from.tag === 'not-started') {
-      this.transition({ tag: 'in-flight', lastFailure: undefined });
+    if (from.tag !== 'in-flight') {
+      this.transition({
+        tag: 'in-flight',
+        lastFailure: from.tag === 'waiting' ? from.lastFailure : undefined,
+      });
     }
     const attempt = this.attempts.start(kind, call, now, this.app.headers);
     if (attempt.state !== 'live') {
@@ -232,10 +225,6 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
     this.end(status, 'call-ended');
   }
 
-  waitForRetry(delayMs: number, lastFailure: StatusObject): void {
-    this.wait('retry', delayMs, lastFailure);
-  }
-
   hedgeAfterFailure(status: StatusObject, decision: HedgeFailureDecision): void {
     const phase = this.phase;
     if (phase.tag === 'in-flight') {
@@ -249,7 +238,7 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
   }
 
   /** No attempt in flight: wait `delayMs`, then send the next attempt (unless the deadline comes first). */
-  private wait(next: 'retry' | 'hedge', delayMs: number, lastFailure: StatusObject): void {
+  wait(next: 'retry' | 'hedge', delayMs: number, lastFailure: StatusObject): void {
     const waiting: CallPhase = {
       tag: 'waiting',
       next,
@@ -288,17 +277,12 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
     }
   }
 
-  commitMostAdvanced(): void {
-    this.commit(this.attempts.mostAdvanced(), 'buffer-overflow');
-  }
-
   /** Nothing is in flight and nothing more will go: the last failure is the result. @internal */
   finishWithLastFailure(): void {
     const phase = this.phase;
-    if (phase.tag !== 'in-flight' && phase.tag !== 'waiting') {
-      return;
+    if (phase.tag === 'in-flight' || phase.tag === 'waiting') {
+      this.end(phase.lastFailure ?? engineStatus.noHedgeSent(), 'call-ended');
     }
-    this.end(phase.lastFailure ?? engineStatus.noHedgeSent(), 'call-ended');
   }
 
   // ---- phases ----
@@ -312,8 +296,11 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
     }
     if (current.tag === 'in-flight') {
       this.hedges?.stop();
-    } else if (current.tag === 'waiting' && current.timer !== undefined) {
-      this.ctx.clock.clearTimer(current.timer);
+    } else if (current.tag === 'waiting') {
+      if (current.timer !== undefined) {
+        this.ctx.clock.clearTimer(current.timer);
+      }
+      this.events?.waitOver(current.since);
     }
     this.phase = next;
     this.committedTo = next.tag === 'committed' ? next.attempt : undefined;
@@ -327,14 +314,12 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
    */
   private onIllegalTransition(from: CallPhase['tag'], to: CallPhase['tag']): void {
     const message = `no transition from ${from} to ${to}`;
-    if (engineChecks.strict) {
-      throw new Error(`RetryingCall: ${message}`);
-    }
+    engineChecks.broken(`RetryingCall: ${message}`);
     this.events?.internalError(message);
     this.end(engineStatus.internalError(message), 'call-ended');
   }
 
-  commit(attempt: Attempt, reason: CommitReason): void {
+  commit(attempt: Attempt, reason: CommittedEvent['reason']): void {
     if (this.phase.tag !== 'in-flight') {
       return;
     }
@@ -354,12 +339,8 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
 
   /** The call's status is decided: stop everything, then tell the application (on the next tick for a cancel). */
   private end(status: StatusObject, cancelReason: AttemptCancelReason, deliverLater = false): void {
-    const phase = this.phase;
-    if (phase.tag === 'ended') {
+    if (this.phase.tag === 'ended') {
       return;
-    }
-    if (phase.tag === 'waiting') {
-      this.events?.waitOver(phase.since);
     }
     this.transition(ENDED);
     // A cancel tells the server the caller's status; otherwise the attempt's reason.
@@ -376,13 +357,11 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
 
   /** Runs `action` after `delayMs`, or ends the call at its deadline when that comes first. @internal */
   setTimerBeforeDeadline(delayMs: number, action: () => void): TimerHandle {
-    return timerBeforeDeadline(this.ctx.clock, this.deadline, delayMs, action, () => this.endOnDeadline());
-  }
-
-  private endOnDeadline(): void {
-    const phase = this.phase;
-    const last = phase.tag === 'waiting' || phase.tag === 'in-flight' ? phase.lastFailure : undefined;
-    this.end(engineStatus.deadlineExceeded(last), 'call-ended');
+    return timerBeforeDeadline(this.ctx.clock, this.deadline, delayMs, action, () => {
+      const phase = this.phase;
+      const last = phase.tag === 'waiting' || phase.tag === 'in-flight' ? phase.lastFailure : undefined;
+      this.end(engineStatus.deadlineExceeded(last), 'call-ended');
+    });
   }
 }
 
