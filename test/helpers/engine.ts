@@ -111,6 +111,10 @@ export interface EngineCallOptions {
   /** Start the call (default true); when false, call `start()` yourself. */
   start?: boolean;
   clock?: FakeClock;
+  /** No event listener at all (the engine then builds no events); `events` stays empty. */
+  unobserved?: boolean;
+  /** Runs before the scripted next call makes attempt `index` (0-based); a throw is the channel refusing it. */
+  beforeAttempt?: (index: number) => void;
 }
 
 export interface EngineCall {
@@ -136,11 +140,18 @@ const serialize = (message: unknown): Buffer =>
 export function engineCall(config: object, opts: EngineCallOptions = {}): EngineCall {
   const clock = opts.clock ?? new FakeClock(T0);
   const events: RetryEvent[] = [];
+  // The test's own listener, if any, runs after the event is recorded.
+  const own = [opts.interceptor?.onEvent ?? []].flat();
   const interceptorOptions: RetryInterceptorOptions = {
     clock,
     random: () => 0.5,
-    onEvent: (e) => events.push(e),
     ...opts.interceptor,
+    onEvent: opts.unobserved
+      ? undefined
+      : (e) => {
+          events.push(e);
+          for (const listener of own) listener(e);
+        },
   };
   const interceptor = createRetryInterceptor(config, interceptorOptions);
   const type = opts.type ?? 'unary';
@@ -156,6 +167,7 @@ export function engineCall(config: object, opts: EngineCallOptions = {}): Engine
   } as unknown as InterceptorOptions;
   const attempts: FakeAttempt[] = [];
   const nextCall = (o: InterceptorOptions) => {
+    opts.beforeAttempt?.(attempts.length);
     const attempt = new FakeAttempt(attempts.length, o);
     attempts.push(attempt);
     return attempt;

@@ -1,0 +1,139 @@
+/**
+ * The hedging schedule under fake time (src/retry/hedge-scheduler.ts and the call around it): hedges stop at
+ * maxAttempts, a refusal or a do-not-retry hint closes the schedule without ending the call while an attempt is
+ * still out, waits with nothing in flight are waits, and the deadline's status names the last failure.
+ */
+import { describe, expect, it } from 'vitest';
+import { AdaptiveHedging } from '../../src/hedging/adaptive-hedging-delay.js';
+import { RetryThrottle } from '../../src/retry/retry-throttle.js';
+import { FakeClock } from '../../src/testing/fake-clock.js';
+import { engineCall, eventsOfType, hedgingPolicy, Status, T0 } from '../helpers/engine.js';
+
+const UNAVAILABLE = Status.UNAVAILABLE;
+
+describe('engine: the hedging schedule', () => {
+  it('schedules no hedge past maxAttempts', () => {
+    const h = engineCall(hedgingPolicy({ maxAttempts: 3 }));
+    h.clock.advance(1000);
+    expect(eventsOfType(h.events, 'hedge-scheduled').map((e) => e.attempt)).toEqual([2, 3]);
+    expect(h.attempts).toHaveLength(3);
+    expect(h.clock.pendingTimers).toBe(0);
+  });
+
+  it('a do-not-retry hint with another attempt out: the call waits for it, and its status is the result', () => {
+    const h = engineCall(hedgingPolicy());
+    h.clock.advance(100);
+    h.attempt(0).fail(UNAVAILABLE, { 'grpc-retry-pushback-ms': '-1' });
+    expect(h.received.statuses).toHaveLength(0);
+    h.attempt(1).status(UNAVAILABLE, 'second');
+    expect(h.status.details).toBe('second');
+  });
+
+  it('the gate refusing every hedge: the call ends with the failure once nothing is out', () => {
+    const throttle = new RetryThrottle({ maxTokens: 2, tokenRatio: 1 });
+    throttle.recordFailure(); // 1 of 2: hedges are refused
+    const h = engineCall(hedgingPolicy(), { interceptor: { gate: throttle } });
+    h.clock.advance(100);
+    expect(h.attempts).toHaveLength(1);
+    expect(h.received.statuses).toHaveLength(0);
+    h.attempt(0).status(UNAVAILABLE, 'only');
+    expect(h.status.details).toBe('only');
+    expect(h.clock.pendingTimers).toBe(0);
+  });
+
+  it('a refusal with the next hedge due at once schedules it once', () => {
+    const throttle = new RetryThrottle({ maxTokens: 2, tokenRatio: 1 });
+    throttle.recordFailure();
+    const h = engineCall(hedgingPolicy({ hedgingDelay: '0s' }), { interceptor: { gate: throttle } });
+    expect(eventsOfType(h.events, 'hedge-scheduled').map((e) => [e.attempt, e.delayMs])).toEqual([[2, 0]]);
+    expect(eventsOfType(h.events, 'throttled')).toHaveLength(1);
+  });
+
+  it('the hedge budget refusing a hedge due at once: asked again one delay later, scheduled once', () => {
+    const clock = new FakeClock(T0);
+    const adaptive = new AdaptiveHedging({ clock, budget: { minPerSecond: 0 }, maxExtraLoad: 0.5 });
+    const h = engineCall(hedgingPolicy({ hedgingDelay: '0s', maxAttempts: 3 }), {
+      clock,
+      interceptor: { adaptiveHedging: adaptive },
+    });
+    // Hedge 2 is due at once, with attempt 1 out and half a hedge in the budget: asked again later.
+    expect(h.attempts).toHaveLength(1);
+    expect(eventsOfType(h.events, 'hedge-scheduled').map((e) => [e.attempt, e.delayMs])).toEqual([[2, 0]]);
+    expect(eventsOfType(h.events, 'throttled')).toEqual([
+      expect.objectContaining({ attempt: 2, gate: 'hedge-budget' }),
+    ]);
+    expect(clock.pendingTimers).toBe(1);
+    h.attempt(0).succeed();
+    expect(h.status.code).toBe(Status.OK);
+    expect(clock.pendingTimers).toBe(0);
+  });
+
+  it("the gate's refusal is the one reported: the budget is not asked after it", () => {
+    const clock = new FakeClock(T0);
+    const adaptive = new AdaptiveHedging({ clock, budget: { minPerSecond: 0 }, maxExtraLoad: 0.5 });
+    const throttle = new RetryThrottle({ maxTokens: 2, tokenRatio: 1 });
+    throttle.recordFailure();
+    const h = engineCall(hedgingPolicy({ maxAttempts: 2 }), {
+      clock,
+      interceptor: { adaptiveHedging: adaptive, gate: throttle },
+    });
+    clock.advance(100);
+    expect(eventsOfType(h.events, 'throttled').map((e) => e.gate)).toEqual(['retry-throttle']);
+  });
+
+  it('a wait with nothing in flight is counted as waiting; the hedge after it goes out as a hedge', () => {
+    const h = engineCall(hedgingPolicy());
+    h.attempt(0).fail(UNAVAILABLE, { 'grpc-retry-pushback-ms': '250' });
+    h.clock.advance(250);
+    h.attempt(1).succeed();
+    expect(eventsOfType(h.events, 'call-end')[0]).toMatchObject({ retryDelayMs: 250 });
+  });
+
+  it("the deadline's status names the last failure, through a hedge sent at once and through a wait", () => {
+    const atOnce = engineCall(hedgingPolicy({ hedgingDelay: '1s' }), { deadlineMs: 300 });
+    atOnce.attempt(0).status(UNAVAILABLE, 'first');
+    expect(atOnce.attempts).toHaveLength(2);
+    atOnce.clock.advance(300);
+    expect(atOnce.status.details).toBe(
+      'Deadline exceeded while waiting to retry (last attempt: UNAVAILABLE first)',
+    );
+    const afterWait = engineCall(hedgingPolicy({ hedgingDelay: '1s' }), { deadlineMs: 300 });
+    afterWait.attempt(0).status(UNAVAILABLE, 'pushed', { 'grpc-retry-pushback-ms': '50' });
+    afterWait.clock.advance(50);
+    expect(afterWait.attempts).toHaveLength(2);
+    afterWait.clock.advance(250);
+    expect(afterWait.status.details).toBe(
+      'Deadline exceeded while waiting to retry (last attempt: UNAVAILABLE pushed)',
+    );
+  });
+
+  it('a listener that cancels on the first hedge-scheduled leaves no hedge timer', async () => {
+    let cancel = () => {};
+    const h = engineCall(hedgingPolicy(), {
+      start: false,
+      interceptor: { onEvent: (e) => e.type === 'hedge-scheduled' && cancel() },
+    });
+    cancel = () => h.call.cancelWithStatus(Status.CANCELLED, 'stop');
+    h.start();
+    await h.settle();
+    expect(h.status.code).toBe(Status.CANCELLED);
+    expect(h.clock.pendingTimers).toBe(0);
+    h.clock.advance(1000);
+    expect(h.attempts).toHaveLength(1);
+  });
+
+  it('adaptive hedging learns nothing from a commit forced by the replay buffer', () => {
+    const clock = new FakeClock(T0);
+    const adaptive = new AdaptiveHedging({ clock, budget: false });
+    const h = engineCall(hedgingPolicy({ maxAttempts: 2 }), {
+      clock,
+      type: 'client-stream',
+      interceptor: { adaptiveHedging: adaptive, perRpcBufferBytes: 100 },
+    });
+    clock.advance(20);
+    h.call.sendMessage(Buffer.alloc(500));
+    expect(eventsOfType(h.events, 'committed')[0]?.reason).toBe('buffer-overflow');
+    h.attempt(0).succeed();
+    expect(adaptive.delayOf('/test.Svc/Do')).toBeUndefined();
+  });
+});
