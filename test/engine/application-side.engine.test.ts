@@ -115,8 +115,10 @@ describe('engine: what the application sees', () => {
     const h = engineCall(hedgingPolicy({ hedgingDelay: '1s', maxAttempts: 3 }), { type: 'server-stream' });
     h.attempt(0).fail(); // non-fatal: the hedge goes at once
     expect(h.attempts).toHaveLength(2);
+    const reads = h.attempt(0).reads;
     h.attempt(0).headers();
     h.attempt(0).message('stale');
+    expect(h.attempt(0).reads).toBe(reads); // only an attempt left running is read on
     expect(eventsOfType(h.events, 'committed')).toEqual([]);
     expect(h.received.headers).toHaveLength(0);
     h.attempt(1).succeed('fresh');

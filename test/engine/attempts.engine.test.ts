@@ -27,6 +27,18 @@ describe('engine: starting attempts', () => {
     expect(h.clock.pendingTimers).toBe(0);
   });
 
+  it('a channel that refuses a hedge ends the call, and the attempt still out is cancelled as "call ended"', async () => {
+    const h = engineCall(hedgingPolicy(), {
+      beforeAttempt: (i) => {
+        if (i === 1) throw new Error('channel closed');
+      },
+    });
+    h.clock.advance(100);
+    await h.settle();
+    expect(h.status.details).toBe('could not start attempt 2: channel closed');
+    expect(h.attempt(0).cancelled).toEqual({ code: Status.CANCELLED, details: 'call ended' });
+  });
+
   it('an attempt-start listener that cancels the call: the attempt never starts, and still ends once', async () => {
     let cancel = () => {};
     const h = engineCall(retryPolicy(), {
@@ -197,6 +209,28 @@ describe('engine: the replay buffer overflows', () => {
       expect.objectContaining({ attempt: 2, reason: 'buffer-overflow' }),
     ]);
     expect(h.attempt(1).messages).toHaveLength(3);
+  });
+
+  it('after a hedge failed, the overflow commits to the attempt still out', () => {
+    const h = engineCall(hedgingPolicy({ hedgingDelay: '0s', maxAttempts: 2 }), {
+      type: 'client-stream',
+      interceptor: { perRpcBufferBytes: 400 },
+    });
+    h.attempt(0).fail();
+    h.call.sendMessage(Buffer.alloc(1000));
+    expect(eventsOfType(h.events, 'committed')).toEqual([
+      expect.objectContaining({ attempt: 2, reason: 'buffer-overflow' }),
+    ]);
+    expect(h.attempt(1).messages).toHaveLength(1);
+  });
+
+  it('a unary request too large for a hedge after a wait: the call ends with the failure', () => {
+    const h = engineCall(hedgingPolicy(), { interceptor: { perRpcBufferBytes: 10 } });
+    h.attempt(0).status(Status.UNAVAILABLE, 'pushed', { 'grpc-retry-pushback-ms': '50' });
+    h.clock.advance(50);
+    expect(h.status.details).toBe('pushed');
+    expect(h.attempts).toHaveLength(1);
+    expect(h.clock.pendingTimers).toBe(0);
   });
 
   it('a unary request too large for another hedge commits the attempt in flight when the hedge is due', () => {

@@ -38,6 +38,7 @@ describe('engine: the hedging schedule', () => {
     expect(h.received.statuses).toHaveLength(0);
     h.attempt(0).status(UNAVAILABLE, 'only');
     expect(h.status.details).toBe('only');
+    expect(eventsOfType(h.events, 'committed')).toEqual([]); // a refusal is no overflow: nothing commits
     expect(h.clock.pendingTimers).toBe(0);
   });
 
