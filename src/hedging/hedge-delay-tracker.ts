@@ -10,15 +10,17 @@
  * 1. The quantile: the smallest latency q in the window with no more than a of the window's n attempts above it,
  *    where a = ⌊exceedance · (n + 1)⌋ − 1, so that the expected share above q, (a + 1) / (n + 1), is at most
  *    `exceedance`.
- * 2. Across a gap: while the next latency below q is g < q / `gapRatio` (nothing in between) and no more than
- *    a + t attempts lie above g, q becomes g. The tolerance t is three standard deviations of the count above q,
+ * 2. Across gaps: the window's latencies fall into clusters, split wherever one is more than `gapRatio` times the
+ *    next below it. While the top of the next cluster below q has no more than a + t attempts above it, q
+ *    becomes that top (a whole cluster is crossed or none of it, and a continuous tail is one cluster, so it is
+ *    never slid down). The tolerance t is three standard deviations of the count above q,
  *    3√(a + 1) (3 in a small window: one call slow on both attempts does not hold it up). Where a slow mode
  *    holds about `exceedance` of the calls (a fast path and 5% at 200 ms), every delay in the gap sends the
  *    same share of hedges and the lowest is best; but the slow mode holds more than a of the window half the
  *    time by chance, and then step 1's q is in the slow mode.
  * 3. When q is +∞ (superseded attempts alone are more than a + t), the slowest answered latency.
  *
- * An outlier of the fast path, a gap above the rest, is crossed by step 2 like the slow mode. On a continuous distribution neither step 2 nor step 3 applies and the delay is step 1's
+ * On a continuous distribution neither step 2 nor step 3 applies and the delay is step 1's
  * quantile.
  *
  * **Why not stochastic approximation.** A Robbins–Monro tracker (log d up by step · (1 − e) when the attempt
@@ -128,17 +130,16 @@ export class HedgeDelayTracker {
     const allowed = Math.max(0, Math.floor(exceedance * (n + 1)) - 1);
     const limit = allowed + Math.ceil(GAP_TOLERANCE_SD * Math.sqrt(allowed + 1));
     let at = n - 1 - allowed;
-    // Step 2: across gaps, while few enough attempts lie above the gap's bottom.
-    for (;;) {
-      const below = lowerBound(sorted, n, sorted[at] as number) - 1;
-      if (
-        below < 0 ||
-        (sorted[below] as number) * gapRatio > (sorted[at] as number) ||
-        n - 1 - below > limit
-      ) {
+    // Step 2: down to the next gap below the estimate's cluster, while few enough attempts lie above it.
+    for (let i = at; i > 0; i--) {
+      const lower = sorted[i - 1] as number;
+      if (lower * gapRatio > (sorted[i] as number)) {
+        continue; // the same cluster
+      }
+      if (n - i > limit) {
         break;
       }
-      at = below;
+      at = i - 1;
     }
     const answered = n - this.superseded;
     if (at >= answered) {
