@@ -16,7 +16,6 @@ export {
 } from './hedging/adaptive-hedging-delay.js';
 export {
   type AdaptiveHedgingOptions,
-  DEFAULT_ADAPTIVE_STEP,
   DEFAULT_ADAPTIVE_WINDOW_BINS,
   DEFAULT_ADAPTIVE_WINDOW_MS,
   DEFAULT_HEDGE_BUDGET_MIN_PER_SECOND,

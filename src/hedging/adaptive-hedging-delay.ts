@@ -3,6 +3,7 @@ import type { HedgeDelaySource, HedgingDelayChoice } from '../shared/hedge-delay
 import { checkClock, describeValue } from '../util/option-checks.js';
 import {
   type AdaptiveHedgingOptions,
+  defaultShiftCalls,
   type ResolvedAdaptiveHedgingOptions,
   resolveAdaptiveHedgingOptions,
 } from './adaptive-hedging-options.js';
@@ -28,15 +29,18 @@ interface MethodState {
 }
 
 /**
- * Adaptive hedging: the delay before each further hedge tracks the latency percentile 100 × (1 − maxExtraLoad) of
- * the method's first attempts (p95 by default), so that about maxExtraLoad of the calls send a hedge, as in
- * Finagle's BackupRequestFilter and "The Tail at Scale"; and a {@link HedgeBudget} holds hedges to `maxExtraLoad`
- * of the calls.
+ * Adaptive hedging: the delay before each further hedge is the latency quantile of the method's recent first
+ * attempts that leaves 90% of maxExtraLoad of them above it (p95.5 by default), so that fewer than maxExtraLoad
+ * of the calls send a hedge, as in Finagle's BackupRequestFilter and "The Tail at Scale"; and a
+ * {@link HedgeBudget} holds hedges to `maxExtraLoad` of the calls. The tenth between the two is the budget's
+ * margin: with the delay aimed at the budget's own share, demand equals deposits, any burst (the calls in flight
+ * when the latencies shift) leaves it empty for its whole ttl, and chance then refuses the slow calls their hedge.
  *
- * The delay follows a shift of the latencies within tens of calls up and a few hundred down: it is updated after
- * every call from whether the call's first attempt outlived the delay it was sent with, which is known exactly
- * even when the attempt was cancelled because a hedge won (see {@link HedgeDelayTracker} for the two rules and why).
- * A method's delay starts at the configured `hedgingDelay` and moves from the first call on.
+ * The delay follows a shift of the latencies, up or down, within tens of calls: a change detector restarts the
+ * window when the last calls disagree with the delay (see {@link HedgeDelayTracker} for the estimate, its gap
+ * rule for a fast path and a slow mode, and why not stochastic approximation). It is computed from what is known
+ * exactly: the latency of a first attempt that answered, and "slower than its delay" for one a hedge superseded.
+ * A method's delay starts at the configured `hedgingDelay` and moves once 1 / maxExtraLoad calls have answered.
  *
  * State is per method. A sliding window of DDSketches (3 × 10 s by default, 1% relative accuracy) keeps the
  * first-attempt latencies for reporting ({@link latencies}); the delay does not depend on it. Nothing runs on a
@@ -48,7 +52,7 @@ interface MethodState {
 export class AdaptiveHedging implements HedgeDelaySource {
   /** The options in force, defaults filled in. */
   readonly options: ResolvedAdaptiveHedgingOptions;
-  /** The quantile the delay tracks: 1 − maxExtraLoad. */
+  /** The quantile the delay tracks: 1 − 0.9 × maxExtraLoad (0.955 by default). */
   readonly quantile: number;
   /** The hedge budget (a retry gate that only counts hedges), or undefined with `budget: false`. */
   readonly budget: HedgeBudget | undefined;
@@ -63,13 +67,16 @@ export class AdaptiveHedging implements HedgeDelaySource {
   constructor(options: AdaptiveHedgingOptions | true = {}, where = 'AdaptiveHedging: options') {
     this.options = resolveAdaptiveHedgingOptions(where, options);
     this.clock = (options === true ? undefined : checkClock(where, 'clock', options.clock)) ?? systemClock;
-    this.quantile = 1 - this.options.maxExtraLoad;
+    const maxExtraLoad = this.options.maxExtraLoad;
+    this.quantile = 1 - DELAY_SHARE_OF_LOAD * maxExtraLoad;
     this.trackerConfig = {
-      exceedance: this.options.maxExtraLoad,
-      step: this.options.step,
+      exceedance: DELAY_SHARE_OF_LOAD * maxExtraLoad,
       recentCalls: this.options.recentCalls,
-      lowerEvery: LOWER_EVERY_CALLS,
-      lowerBelowRatio: LOWER_BELOW_RATIO,
+      shiftCalls: defaultShiftCalls(maxExtraLoad),
+      shiftRun: shiftRun(maxExtraLoad),
+      shiftRatio: SHIFT_DOWN_RATIO,
+      gapRatio: GAP_RATIO,
+      minCalls: Math.ceil(1 / maxExtraLoad),
       minMs: this.options.minDelayMs,
       maxMs: this.options.maxDelayMs,
     };
@@ -159,14 +166,26 @@ export class AdaptiveHedging implements HedgeDelaySource {
   }
 }
 
-/** How often (in calls) a method's lowering rule looks at its recent calls. */
-const LOWER_EVERY_CALLS = 10;
+/** The share of maxExtraLoad the delay aims at; the rest is the hedge budget's margin (see the class comment). */
+const DELAY_SHARE_OF_LOAD = 0.9;
 /**
- * The lowering rule acts when the longest recent latency below the delay is below delay / 1.25: a gap, not the
- * spacing of a tail's sparse samples (with 1.1 the delay sat lower in the tail and sent a point more hedges in a
- * simulated run).
+ * Calls in a row whose first attempt outlived the delay that mark a shift up: the fewest that happen by chance
+ * less than once in a million calls at the target share (5 at 0.05, 3 at 0.01, 9 at 0.2).
  */
-const LOWER_BELOW_RATIO = 1.25;
+function shiftRun(maxExtraLoad: number): number {
+  return Math.max(2, Math.ceil(Math.log(1e-6) / Math.log(maxExtraLoad)));
+}
+/**
+ * A shift down is when the last calls put no more than their expected share above delay / 4. A heavy continuous
+ * tail (log-normal, σ = 1) puts 40% of the calls there, so this does not fire without a shift; a halving of the
+ * latencies is left to the window's turnover.
+ */
+const SHIFT_DOWN_RATIO = 4;
+/**
+ * A gap is a factor of 2 between two recent latencies. On a continuous tail, even a log-normal one with σ = 1.5
+ * (p99 / p50 = 33), the calls between q / 2 and q outnumber the gap rule's tolerance many times over.
+ */
+const GAP_RATIO = 2;
 
 /** Whether `value` has the shape of an {@link AdaptiveHedging} (whichever module build made it). @internal */
 export function isAdaptiveHedging(value: unknown): value is AdaptiveHedging {

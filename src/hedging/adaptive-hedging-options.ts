@@ -17,19 +17,20 @@ export const DEFAULT_MIN_HEDGING_DELAY_MS = 1;
 /** Default ceiling of the adaptive delay. */
 export const DEFAULT_MAX_HEDGING_DELAY_MS = 60_000;
 /**
- * Default gain of the delay's log-space steps: ×e^(0.05 × 0.95) ≈ ×1.05 up for each call whose first attempt
- * outlived the delay, ×e^(−0.05 × 0.05) ≈ ×0.9975 down for each that did not. A shift from 4 ms to 35 ms takes
- * about 45 calls; in `bench:adaptive` a step of 0.1 followed as fast but left a noisier delay (p99 up to ×2 in
- * the fast regime of a simulated run), and 0.02 took 110 calls.
- */
-export const DEFAULT_ADAPTIVE_STEP = 0.05;
-/**
- * The default number of recent calls the lowering rule looks back over: 10 / maxExtraLoad (200 at 0.05), so that
- * the longest recent latency below the delay leaves about 1 / recentCalls of the calls above it, a tenth of the
- * budget; at least 20 and at most 10,000.
+ * The default number of recent calls the delay is the quantile of: 20 / maxExtraLoad (400 at 0.05), so that about
+ * 20 of them lie above it (the quantile's count is then known within about a fifth); at least 20 and at most
+ * 10,000. A shift of the latencies restarts the window (see {@link defaultShiftCalls}), so its length sets the
+ * precision, not the time to follow a shift.
  */
 export function defaultRecentCalls(maxExtraLoad: number): number {
-  return Math.min(10_000, Math.max(20, Math.ceil(10 / maxExtraLoad)));
+  return Math.min(10_000, Math.max(20, Math.ceil(20 / maxExtraLoad)));
+}
+/**
+ * The number of last calls the shift detector looks at: 2.5 / maxExtraLoad (50 at 0.05), at least 20: enough that
+ * the 2.5 calls expected above the delay are told apart from the 10 or more that a shift up puts there.
+ */
+export function defaultShiftCalls(maxExtraLoad: number): number {
+  return Math.max(20, Math.ceil(2.5 / maxExtraLoad));
 }
 /** Default time-to-live of the budget's deposits and withdrawals (Finagle's RetryBudget: 10 s). */
 export const DEFAULT_HEDGE_BUDGET_TTL_MS = 10_000;
@@ -60,13 +61,9 @@ export interface AdaptiveHedgingOptions {
    */
   maxExtraLoad?: number;
   /**
-   * Gain of the delay's steps in log space, in (0, 1] (default 0.05): after each call the delay is multiplied by
-   * e^(step × (1 − maxExtraLoad)) if its first attempt outlived the delay, by e^(−step × maxExtraLoad) if not.
-   */
-  step?: number;
-  /**
-   * How many recent calls the delay's lowering rule looks back over, an integer from 10 to 100,000 (default
-   * 10 / maxExtraLoad: 200). After a shift down the delay comes down within about this many calls.
+   * How many recent calls the delay is the latency quantile of, an integer from 10 to 100,000 (default
+   * 20 / maxExtraLoad: 400). A shift of the latencies is detected within tens of calls and restarts this window,
+   * so a longer one is more precise without being slower to follow a shift.
    */
   recentCalls?: number;
   /** Floor of the adaptive delay, ms (default 1). */
@@ -86,7 +83,6 @@ export interface AdaptiveHedgingOptions {
 /** {@link AdaptiveHedgingOptions} with every default filled in. @internal */
 export interface ResolvedAdaptiveHedgingOptions {
   readonly maxExtraLoad: number;
-  readonly step: number;
   readonly recentCalls: number;
   readonly minDelayMs: number;
   readonly maxDelayMs: number;
@@ -97,7 +93,6 @@ export interface ResolvedAdaptiveHedgingOptions {
 
 const KNOWN = [
   'maxExtraLoad',
-  'step',
   'recentCalls',
   'minDelayMs',
   'maxDelayMs',
@@ -110,8 +105,15 @@ const KNOWN = [
 export const HEDGE_BUDGET_KEYS: readonly string[] = ['minPerSecond', 'ttlMs'];
 const RENAMED: Renames = {
   windowSlices: { now: 'windowBins' },
-  minSamples: { now: 'step', hint: 'the delay is tracked from the first call; minSamples is gone' },
-  recomputeEveryMs: { now: 'step', hint: 'the delay moves after every call; recomputeEveryMs is gone' },
+  minSamples: {
+    now: 'recentCalls',
+    hint: 'the delay is the quantile of the recent calls; minSamples is gone',
+  },
+  recomputeEveryMs: {
+    now: 'recentCalls',
+    hint: 'the delay moves after every call; recomputeEveryMs is gone',
+  },
+  step: { now: 'recentCalls', hint: 'the delay is the quantile of the recent calls, not a stepped estimate' },
 };
 
 /** Validates the hedge budget's options at `path` and fills in the defaults. @internal */
@@ -154,11 +156,6 @@ export function resolveAdaptiveHedgingOptions(
     minExclusive: true,
     maxExclusive: true,
   });
-  const step = checkNumber(path, 'step', o.step, DEFAULT_ADAPTIVE_STEP, {
-    min: 0,
-    max: 1,
-    minExclusive: true,
-  });
   const recentCalls = checkNumber(path, 'recentCalls', o.recentCalls, defaultRecentCalls(maxExtraLoad), {
     min: 10,
     max: 100_000,
@@ -187,5 +184,5 @@ export function resolveAdaptiveHedgingOptions(
     integer: true,
   });
   const budget = o.budget === false ? undefined : resolveHedgeBudgetOptions(`${path}.budget`, o.budget);
-  return { maxExtraLoad, step, recentCalls, minDelayMs, maxDelayMs, windowMs, windowBins, budget };
+  return { maxExtraLoad, recentCalls, minDelayMs, maxDelayMs, windowMs, windowBins, budget };
 }

@@ -1,67 +1,94 @@
 /**
- * The hedging delay of one method, tracked call by call so that it follows a shift of the latency distribution,
- * up or down, within a few hundred calls. Pure arithmetic on what the engine reports at each commit; no clock.
+ * The hedging delay of one method: the latency quantile 1 − `exceedance` of its recent first attempts, computed
+ * from exactly what the engine knows at each commit, and a change detector that drops the calls from before a
+ * shift of the latencies. Pure arithmetic; no clock.
  *
- * The target: the smallest delay d at which a call's first attempt outlives d (and so sends a hedge) no more than
- * `exceedance` of the time (maxExtraLoad). Two rules, both driven by outcomes that are known exactly:
+ * **The estimate.** The window holds the last `recentCalls` first attempts (fewer right after a shift). A first
+ * attempt that answered has an exact latency. One that was superseded (a hedge won) is known only to have
+ * outlived the delay it was sent with: the window holds it as +∞, "slower than any delay", the conservative
+ * reading (a hedge was needed). Three steps:
+ * 1. The quantile: the smallest latency q in the window with no more than a of the window's n attempts above it,
+ *    where a = ⌊exceedance · (n + 1)⌋ − 1, so that the expected share above q, (a + 1) / (n + 1), is at most
+ *    `exceedance`.
+ * 2. Across gaps: the window's latencies fall into clusters, split wherever one is more than `gapRatio` times the
+ *    next below it. While the top of the next cluster below q has no more than a + t attempts above it, q
+ *    becomes that top (a whole cluster is crossed or none of it, and a continuous tail is one cluster, so it is
+ *    never slid down). The tolerance t is three standard deviations of the count above q,
+ *    3√(a + 1) (3 in a small window: one call slow on both attempts does not hold it up). Where a slow mode
+ *    holds about `exceedance` of the calls (a fast path and 5% at 200 ms), every delay in the gap sends the
+ *    same share of hedges and the lowest is best; but the slow mode holds more than a of the window half the
+ *    time by chance, and then step 1's q is in the slow mode.
+ * 3. When q is +∞ (superseded attempts alone are more than a + t), the slowest answered latency.
  *
- * 1. **Stochastic approximation in log space** (Robbins–Monro; "Frugal Streaming", Ma, Muthukrishnan and Sandler,
- *    2013). After each call, log d moves up by `step × (1 − exceedance)` when the first attempt outlived the delay
- *    it was sent with, and down by `step × exceedance` when it did not. The fixed point is where exactly
- *    `exceedance` of first attempts outlive d. "Did it outlive the delay" is known exactly even for a first attempt
- *    cancelled because a hedge won (it had run longer than the delay when the hedge was sent), so unlike a latency
- *    sketch fed with the cancelled attempts' time so far, the estimate is not biased by censoring. Multiplicative
- *    steps follow a shift of any size: with the default step of 0.05, ×1.05 per call that outlives the delay, and
- *    the step doubles for each further call in a row that does (see MAX_UP_RUN), so a shift up takes a handful of
- *    calls.
- * 2. **A lowering rule over the last `recentCalls` first attempts.** Where the latency distribution has a gap (a
- *    fast path and a slow mode, say), every delay inside the gap has the same exceedance, so rule 1 has no drift
- *    there: after a shift down it would stay where it was. But every latency below the delay is known exactly. So
- *    every `lowerEvery` calls: let d be the longest recent latency at or below the delay (superseded attempts count
- *    as slower than anything). If d is below delay / `lowerBelowRatio` (a real gap, not the sparse samples of a
- *    tail) and no more than `exceedance` × `recentCalls` recent attempts took longer than d, the delay drops to d:
- *    the recent calls show that this adds no hedges. It only ever lowers the delay, and while a shift up is under
- *    way the recent attempts above d number more than that, so it does not undo the upward steps of rule 1.
+ * On a continuous distribution neither step 2 nor step 3 applies and the delay is step 1's
+ * quantile.
  *
- * Latencies and delays are in ms; the tracker keeps them within [minMs, maxMs].
+ * **Why not stochastic approximation.** A Robbins–Monro tracker (log d up by step · (1 − e) when the attempt
+ * outlived d, down by step · e when not) has its fixed point where e of the attempts outlive d, but in the gap
+ * between a fast path and a slow mode every d outlives the same share: its drift is zero there, so it wanders up
+ * the gap, and its down steps are e / (1 − e) of its up steps, so a shift down takes hundreds of calls. The
+ * window's order statistics see the gap. (An earlier version of this class was such a tracker with a lowering
+ * rule; in `bench:adaptive` it took 5.7 s to follow a shift up and never came down after a shift down.)
+ *
+ * **Shifts.** After each call the detector compares the last `shiftCalls` attempts (50 by default) with the
+ * delay:
+ * - a shift up is `shiftRun` attempts in a row that outlived their delay (5 by default: by chance once in millions
+ *   of calls), or more than {@link upThreshold} of the last `shiftCalls` above the delay. The window then keeps
+ *   only the last 2 · `shiftRun` attempts: with more of the old ones, step 2's gap would pull the delay back to the
+ *   old fast path until the new calls outnumbered its tolerance. Those first attempts of the new regime to answer
+ *   are its fastest (the slow ones are still running), so until the window holds `minCalls` attempts again the
+ *   delay is `gapRatio` times the estimate.
+ * - a shift down is no more than ⌊exceedance · shiftCalls⌋ of the last `shiftCalls` above delay / `shiftRatio`.
+ *   The window then keeps those last `shiftCalls` attempts.
+ *
+ * Without a shift, the window turns over in `recentCalls` calls.
+ *
+ * Latencies and delays are in ms; the delay stays within [minMs, maxMs]. It holds its initial value until
+ * `minCalls` attempts have been recorded.
  * @internal
  */
 export class HedgeDelayTracker {
-  /** log of the current delay. */
-  private logDelay: number;
-  /** The last `recentCalls` first-attempt latencies; +Infinity for one that was superseded (a lower bound only). */
-  private readonly recent: Float64Array;
-  private recentCount = 0;
-  private recentNext = 0;
-  /** Calls since the lowering rule last looked. */
-  private sinceLowering = 0;
-  private readonly upStep: number;
-  private readonly downStep: number;
-  /** Recent attempts allowed above the lowered delay: exceedance × recentCalls, rounded down. */
-  private readonly allowedAbove: number;
+  private delay: number;
+  /** The window in arrival order (a ring of `recentCalls`); +∞ for a superseded attempt. */
+  private readonly ring: Float64Array;
+  private ringNext = 0;
+  /** Attempts in the window. */
+  private size = 0;
+  /** The window's values in ascending order (`size` of them; the +∞ values last). */
+  private readonly sorted: Float64Array;
+  /** Superseded attempts (+∞) in the window. */
+  private superseded = 0;
+  /** Attempts in a row that outlived the delay they were sent with. */
+  private outlivedRun = 0;
   private outcomes = 0;
-  /** Calls in a row that outlived the delay. */
-  private upRun = 0;
+  private shifts = 0;
+  /** Since a shift up, until the window holds `minCalls` attempts again (or is full). */
+  private widening = false;
+  private readonly scratch: Float64Array;
 
   constructor(
     initialMs: number,
     private readonly config: HedgeDelayTrackerConfig,
   ) {
-    this.logDelay = Math.log(clamp(initialMs, config.minMs, config.maxMs));
-    this.upStep = config.step * (1 - config.exceedance);
-    this.downStep = config.step * config.exceedance;
-    this.recent = new Float64Array(config.recentCalls);
-    this.allowedAbove = Math.floor(config.exceedance * config.recentCalls);
+    this.delay = clamp(initialMs, config.minMs, config.maxMs);
+    this.ring = new Float64Array(config.recentCalls);
+    this.sorted = new Float64Array(config.recentCalls);
+    this.scratch = new Float64Array(Math.min(config.shiftCalls, config.recentCalls));
   }
 
   /** The current delay, ms. */
   get delayMs(): number {
-    return Math.exp(this.logDelay);
+    return this.delay;
   }
 
   /** Outcomes recorded so far. */
   get count(): number {
     return this.outcomes;
+  }
+
+  /** Shifts detected so far (each one restarted the window from the last few attempts). */
+  get shiftsDetected(): number {
+    return this.shifts;
   }
 
   /**
@@ -70,85 +97,185 @@ export class HedgeDelayTracker {
    * latency is at least that). A superseded attempt that had not outlived its delay tells nothing and is ignored.
    */
   record(delayUsedMs: number, latencyMs: number, superseded: boolean): void {
-    const outlived = latencyMs > delayUsedMs;
-    if (superseded && !outlived) {
+    if (superseded && !(latencyMs > delayUsedMs)) {
       return;
     }
     this.outcomes += 1;
-    const { minMs, maxMs } = this.config;
-    if (outlived) {
-      // Consecutive calls that outlive the delay double the step each time (see MAX_UP_RUN): a shift up.
-      // A doubled step goes no higher than the latency this call showed: a shift is followed, and a stall of the
-      // client (every call in flight outliving the delay at once) does not throw the delay past what it measured.
-      this.upRun = Math.min(this.upRun + 1, MAX_UP_RUN);
-      const step = this.logDelay + this.upStep;
-      const doubled = Math.min(
-        this.logDelay + this.upStep * 2 ** (this.upRun - 1),
-        Math.max(step, Math.log(latencyMs)),
-      );
-      this.logDelay = Math.min(Math.log(maxMs), doubled);
-    } else {
-      this.upRun = 0;
-      this.logDelay = Math.max(Math.log(minMs), this.logDelay - this.downStep);
+    this.outlivedRun = latencyMs > delayUsedMs ? this.outlivedRun + 1 : 0;
+    this.push(superseded ? Number.POSITIVE_INFINITY : latencyMs);
+    const shift = this.size >= this.scratch.length ? this.shift() : undefined;
+    if (shift !== undefined) {
+      this.shifts += 1;
+      this.outlivedRun = 0;
+      // After a shift up the calls before it would hold the delay down (step 2's gap), so keep only the last few.
+      this.keepLast(shift === 'up' ? Math.min(2 * this.config.shiftRun, this.size) : this.scratch.length);
+      this.widening = shift === 'up';
     }
-    this.recent[this.recentNext] = superseded ? Number.POSITIVE_INFINITY : latencyMs;
-    this.recentNext = (this.recentNext + 1) % this.recent.length;
-    if (this.recentCount < this.recent.length) {
-      this.recentCount += 1;
+    if (this.widening && (this.size >= this.config.minCalls || this.size === this.ring.length)) {
+      this.widening = false;
     }
-    this.sinceLowering += 1;
-    if (this.recentCount === this.recent.length && this.sinceLowering >= this.config.lowerEvery) {
-      this.sinceLowering = 0;
-      this.lowerIntoGap();
+    if (this.outcomes >= this.config.minCalls) {
+      // A window restarted by a shift up holds the first attempts of the new regime to answer, its fastest: their
+      // slowest understates the regime, so the delay stays a gap above it until minCalls have answered.
+      const widen = this.widening ? this.config.gapRatio : 1;
+      this.delay = clamp(this.estimate() * widen, this.config.minMs, this.config.maxMs);
     }
   }
 
-  /** Rule 2: drop the delay into the gap below it, when the recent attempts show one. */
-  private lowerIntoGap(): void {
-    const delay = Math.exp(this.logDelay);
-    let below = Number.NEGATIVE_INFINITY;
-    for (let i = 0; i < this.recent.length; i++) {
-      const x = this.recent[i] as number;
-      if (x <= delay && x > below) {
-        below = x;
+  /** The quantile of the window, lowered across the gap below it (see the class comment). */
+  private estimate(): number {
+    const n = this.size;
+    const sorted = this.sorted;
+    const { exceedance, gapRatio } = this.config;
+    const allowed = Math.max(0, Math.floor(exceedance * (n + 1)) - 1);
+    const limit = allowed + Math.ceil(GAP_TOLERANCE_SD * Math.sqrt(allowed + 1));
+    let at = n - 1 - allowed;
+    // Step 2: down to the next gap below the estimate's cluster, while few enough attempts lie above it.
+    for (let i = at; i > 0; i--) {
+      const lower = sorted[i - 1] as number;
+      if (lower * gapRatio > (sorted[i] as number)) {
+        continue; // the same cluster
       }
+      if (n - i > limit) {
+        break;
+      }
+      at = i - 1;
     }
-    if (!(below * this.config.lowerBelowRatio < delay)) {
-      return;
+    const answered = n - this.superseded;
+    if (at >= answered) {
+      // Step 3: superseded attempts alone are more than the limit.
+      if (answered === 0) {
+        return this.delay;
+      }
+      at = answered - 1;
     }
+    return sorted[at] as number;
+  }
+
+  /** Whether the last attempts say the latencies moved away from the delay, up or down. */
+  private shift(): 'up' | 'down' | undefined {
+    if (this.outlivedRun >= this.config.shiftRun) {
+      return 'up';
+    }
+    const m = this.scratch.length;
+    const expected = this.config.exceedance * m;
+    const lowered = this.delay / this.config.shiftRatio;
     let above = 0;
-    for (let i = 0; i < this.recent.length; i++) {
-      if ((this.recent[i] as number) > below) {
+    let aboveLowered = 0;
+    for (let i = 1; i <= m; i++) {
+      const x = this.ring[(this.ringNext - i + this.ring.length) % this.ring.length] as number;
+      if (x > this.delay) {
         above += 1;
       }
+      if (x > lowered) {
+        aboveLowered += 1;
+      }
     }
-    if (above <= this.allowedAbove) {
-      this.logDelay = Math.log(Math.max(this.config.minMs, below));
+    if (above > upThreshold(expected)) {
+      return 'up';
+    }
+    return aboveLowered <= Math.floor(expected) ? 'down' : undefined;
+  }
+
+  /** Appends `value`, dropping the oldest attempt once the window is full. */
+  private push(value: number): void {
+    const capacity = this.ring.length;
+    if (this.size === capacity) {
+      this.remove(this.ring[this.ringNext] as number);
+    }
+    this.ring[this.ringNext] = value;
+    this.ringNext = (this.ringNext + 1) % capacity;
+    this.insert(value);
+  }
+
+  private insert(value: number): void {
+    const at = lowerBound(this.sorted, this.size, value);
+    this.sorted.copyWithin(at + 1, at, this.size);
+    this.sorted[at] = value;
+    this.size += 1;
+    if (value === Number.POSITIVE_INFINITY) {
+      this.superseded += 1;
+    }
+  }
+
+  private remove(value: number): void {
+    const at = lowerBound(this.sorted, this.size, value);
+    this.sorted.copyWithin(at, at + 1, this.size);
+    this.size -= 1;
+    if (value === Number.POSITIVE_INFINITY) {
+      this.superseded -= 1;
+    }
+  }
+
+  /** Restarts the window from its last `m` attempts. */
+  private keepLast(m: number): void {
+    const capacity = this.ring.length;
+    for (let i = 0; i < m; i++) {
+      this.scratch[i] = this.ring[(this.ringNext - m + i + capacity) % capacity] as number;
+    }
+    this.ring.set(this.scratch.subarray(0, m), 0);
+    this.ringNext = m % capacity;
+    this.sorted.set(this.scratch.subarray(0, m), 0);
+    this.sorted.subarray(0, m).sort();
+    this.size = m;
+    this.superseded = 0;
+    for (let i = 0; i < m; i++) {
+      if (this.scratch[i] === Number.POSITIVE_INFINITY) {
+        this.superseded += 1;
+      }
     }
   }
 }
 
 /**
- * The up step doubles with each consecutive call that outlives the delay, up to 2^(5 − 1) = 16 times the step.
- * At the target share (5%) two in a row happen for 0.25% of calls, so this leaves the steady state alone; after a
- * shift up, when every call outlives the delay, it crosses a ×8 rise in 6 calls instead of 45, so the calls that
- * cross the lagging delay spend a handful of hedges instead of more than the hedge budget's reserve (30), which
- * would then stay empty for its ttl (demand equals deposits at the target). An overshoot is undone by rule 2.
+ * How many of the last attempts may lie above the delay before it counts as a shift up: the expected number plus
+ * six standard deviations of a Poisson count. At the expected 2.5 of 50 attempts that is more than 12: by chance
+ * fewer than 6 in a million checks even with a fifth more attempts above the delay than its target, and the
+ * detector checks after every call.
+ * @internal
  */
-const MAX_UP_RUN = 5;
+export function upThreshold(expected: number): number {
+  return Math.ceil(expected + 6 * Math.sqrt(expected));
+}
+
+/**
+ * How far above the expected count of attempts above the delay (a) the count above a gap's bottom may be, in
+ * standard deviations of that count (√(a + 1)): a slow mode holding exactly the target share holds more than a of
+ * the window half the time by chance, and the gap's bottom must not be refused for that.
+ */
+const GAP_TOLERANCE_SD = 3;
+
+/** The first index in `sorted[0, size)` whose value is not below `value`. */
+function lowerBound(sorted: Float64Array, size: number, value: number): number {
+  let lo = 0;
+  let hi = size;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((sorted[mid] as number) < value) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
 
 /** Settings of a {@link HedgeDelayTracker}. @internal */
 export interface HedgeDelayTrackerConfig {
   /** Target share of first attempts that outlive the delay (maxExtraLoad), in (0, 1). */
   readonly exceedance: number;
-  /** Gain of the log-space steps. */
-  readonly step: number;
-  /** Calls the lowering rule looks back over. */
+  /** The longest window, in calls. */
   readonly recentCalls: number;
-  /** How often (in calls) the lowering rule looks. */
-  readonly lowerEvery: number;
-  /** The lowering rule acts when the recent quantile is below delay / lowerBelowRatio. */
-  readonly lowerBelowRatio: number;
+  /** Calls the shift detector looks back over. */
+  readonly shiftCalls: number;
+  /** This many attempts in a row outliving their delay are a shift up. */
+  readonly shiftRun: number;
+  /** A shift down is the last calls with no more than their share above delay / shiftRatio. */
+  readonly shiftRatio: number;
+  /** The estimate drops to the largest latency below delay / gapRatio while few enough lie above it. */
+  readonly gapRatio: number;
+  /** Calls recorded before the delay moves from its initial value. */
+  readonly minCalls: number;
   readonly minMs: number;
   readonly maxMs: number;
 }

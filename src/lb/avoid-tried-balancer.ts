@@ -1,7 +1,7 @@
 /**
  * The replica-avoiding load-balancing policy, registered with grpc-js's load-balancer API: it runs a child policy
- * (`round_robin` unless its config names another) and wraps every picker the child produces in an
- * {@link AvoidTriedPicker}.
+ * (`round_robin` unless its config names another) and wraps every picker the child produces in a new
+ * {@link AvoidTriedPicker} (so what a picker remembers of the child's picks never outlives the child's picker).
  *
  * Config (in `loadBalancingConfig`): `{ "grpc_retry_hedging.avoid_tried_replicas": { "childPolicy": [ ... ] } }`,
  * where `childPolicy` is a list of policies, the first one grpc-js knows is used (as in every grpc-js parent policy).
@@ -99,12 +99,15 @@ export class AvoidTriedReplicasBalancer implements LoadBalancer {
 
   /** grpc-js 1.10 passes the channel options as a second argument, 1.11+ does not: both are forwarded. */
   constructor(helper: ChannelControlHelper, ...rest: unknown[]) {
-    const complete = grpc.experimental.PickResultType.COMPLETE;
+    const constants = {
+      complete: grpc.experimental.PickResultType.COMPLETE,
+      ready: grpc.connectivityState.READY,
+    };
     const childHelper = grpc.experimental.createChildChannelControlHelper(helper, {
       updateState: (state, picker: Picker, ...more: unknown[]) => {
         (helper.updateState as (...args: unknown[]) => void)(
           state,
-          new AvoidTriedPicker(picker, complete),
+          new AvoidTriedPicker(picker, constants),
           ...more,
         );
       },

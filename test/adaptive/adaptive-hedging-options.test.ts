@@ -10,8 +10,7 @@ const resolve = (options: unknown) => resolveAdaptiveHedgingOptions(WHERE, optio
 
 const DEFAULTS = {
   maxExtraLoad: 0.05,
-  step: 0.05,
-  recentCalls: 200,
+  recentCalls: 400,
   minDelayMs: 1,
   maxDelayMs: 60_000,
   windowMs: 30_000,
@@ -34,9 +33,10 @@ describe('adaptive hedging options: defaults', () => {
     expect(resolve({ budget: { ttlMs: 2_000 } }).budget).toEqual({ minPerSecond: 3, ttlMs: 2_000 });
   });
 
-  it('recentCalls follows maxExtraLoad (10 / maxExtraLoad, within [20, 10000])', () => {
-    expect(resolve({ maxExtraLoad: 0.01 }).recentCalls).toBe(1_000);
-    expect(resolve({ maxExtraLoad: 0.9 }).recentCalls).toBe(20);
+  it('recentCalls follows maxExtraLoad (20 / maxExtraLoad, within [20, 10000])', () => {
+    expect(resolve({ maxExtraLoad: 0.01 }).recentCalls).toBe(2_000);
+    expect(resolve({ maxExtraLoad: 0.9 }).recentCalls).toBe(23);
+    expect(resolve({ maxExtraLoad: 0.999 }).recentCalls).toBe(21);
     expect(resolve({ maxExtraLoad: 0.0001 }).recentCalls).toBe(10_000);
   });
 
@@ -48,7 +48,6 @@ describe('adaptive hedging options: defaults', () => {
 describe('adaptive hedging options: the edges of each range', () => {
   it.each([
     ['maxExtraLoad', [0.001, 0.999], [0, 1, -0.01], 'a number in (0, 1)'],
-    ['step', [0.001, 1], [0, 1.01], 'a number in (0, 1]'],
     ['recentCalls', [10, 100_000], [9, 100_001, 20.5], 'an integer in [10, 100000]'],
     ['minDelayMs', [0.5, 1e9], [0, -0.5, Number.POSITIVE_INFINITY], 'a number > 0 (ms)'],
     ['windowMs', [0.5, 1e9], [0, -1, Number.POSITIVE_INFINITY], 'a number > 0 (ms)'],
@@ -106,6 +105,7 @@ describe('adaptive hedging options: shapes that are not options', () => {
       new TypeError('HedgeBudget: options.ttl is not an option (known: minPerSecond, ttlMs)'),
     );
     expect(() => resolve({ windowSlices: 3 })).toThrow(`${WHERE}.windowSlices was renamed to "windowBins"`);
+    expect(() => resolve({ step: 0.05 })).toThrow(`${WHERE}.step was renamed to "recentCalls"`);
   });
 
   it('accepts a clock (checked by AdaptiveHedging itself)', () => {
@@ -113,4 +113,4 @@ describe('adaptive hedging options: shapes that are not options', () => {
   });
 });
 
-const KNOWN = 'maxExtraLoad, step, recentCalls, minDelayMs, maxDelayMs, windowMs, windowBins, budget, clock';
+const KNOWN = 'maxExtraLoad, recentCalls, minDelayMs, maxDelayMs, windowMs, windowBins, budget, clock';

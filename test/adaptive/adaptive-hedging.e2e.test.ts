@@ -25,8 +25,8 @@ afterEach(async () => {
 describe('adaptiveHedging option', () => {
   it('starts from the configured hedgingDelay and moves toward the observed percentile', async () => {
     server = await FlakyServer.start({ onAttempt: () => ({ delayMs: 5 }) });
-    // A large step, so that a dozen calls bring the delay from 10 s down to the fast path's.
-    const adaptive = new AdaptiveHedging({ step: 1, recentCalls: 10 });
+    // maxExtraLoad 0.1: the delay moves once 10 calls have answered, to the fast path's latency.
+    const adaptive = new AdaptiveHedging({ maxExtraLoad: 0.1, recentCalls: 10 });
     harness = await startHarness(
       hedgingConfig({ maxAttempts: 2, hedgingDelay: '10s' }),
       { adaptiveHedging: adaptive },
@@ -37,7 +37,7 @@ describe('adaptiveHedging option', () => {
       expect(outcome.code).toBe(grpc.status.OK);
     }
     const scheduled = eventsOf(harness.events, 'hedge-scheduled');
-    // The first call uses the configured 10 s; after 10 calls the lowering rule brings the delay to the fast path.
+    // The first calls use the configured 10 s; after 10 calls the delay is the slowest of them (the fast path).
     expect(scheduled[0]).toMatchObject({ reason: 'hedging-delay', delayMs: 10_000 });
     const last = scheduled[scheduled.length - 1];
     expect(last?.reason).toBe('adaptive-delay');

@@ -1,13 +1,19 @@
 import { describe, expect, it } from 'vitest';
-import { HedgeDelayTracker, type HedgeDelayTrackerConfig } from '../../src/hedging/hedge-delay-tracker.js';
+import {
+  HedgeDelayTracker,
+  type HedgeDelayTrackerConfig,
+  upThreshold,
+} from '../../src/hedging/hedge-delay-tracker.js';
 import { seededRandom } from '../../src/testing/index.js';
 
 const CONFIG: HedgeDelayTrackerConfig = {
   exceedance: 0.05,
-  step: 0.05,
-  recentCalls: 200,
-  lowerEvery: 10,
-  lowerBelowRatio: 1.25,
+  recentCalls: 400,
+  shiftCalls: 50,
+  shiftRun: 5,
+  shiftRatio: 4,
+  gapRatio: 2,
+  minCalls: 20,
   minMs: 1,
   maxMs: 60_000,
 };
@@ -50,72 +56,146 @@ function run(tracker: HedgeDelayTracker, draw: () => number, calls: number): Run
   return { hedged: hedged / calls, delays };
 }
 
+const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
+
 describe('HedgeDelayTracker', () => {
+  it('is the order statistic that leaves the target share of the window above it', () => {
+    const tracker = new HedgeDelayTracker(50, { ...CONFIG, exceedance: 0.1, recentCalls: 100, minCalls: 1 });
+    // 1..100 ms (no gap anywhere): a = ⌊0.1 × 101⌋ − 1 = 9 attempts above, so the 91st.
+    for (let ms = 1; ms <= 100; ms++) tracker.record(1_000, ms, false);
+    expect(tracker.delayMs).toBe(91);
+    // The window slides: 100 more at 1..100 ms replace the first ones one for one.
+    for (let ms = 100; ms >= 1; ms--) tracker.record(1_000, ms, false);
+    expect(tracker.delayMs).toBe(91);
+  });
+
+  it('holds its initial delay until minCalls attempts have answered, and stays within [minMs, maxMs]', () => {
+    const tracker = new HedgeDelayTracker(30, { ...CONFIG, minMs: 4, maxMs: 50 });
+    for (let i = 0; i < 19; i++) tracker.record(30, 2, false);
+    expect(tracker.delayMs).toBe(30);
+    tracker.record(30, 2, false);
+    expect(tracker.delayMs).toBe(4);
+    expect(new HedgeDelayTracker(0, CONFIG).delayMs).toBe(1);
+    expect(new HedgeDelayTracker(1e9, CONFIG).delayMs).toBe(60_000);
+    const high = new HedgeDelayTracker(30, { ...CONFIG, maxMs: 50, minCalls: 1 });
+    for (let i = 0; i < 100; i++) high.record(60_000, 1_000 + i, false);
+    expect(high.delayMs).toBe(50);
+  });
+
+  it('ignores a superseded attempt that had not outlived its delay', () => {
+    const tracker = new HedgeDelayTracker(10, CONFIG);
+    tracker.record(10, 5, true);
+    tracker.record(10, 10, true);
+    expect(tracker.count).toBe(0);
+    tracker.record(10, 11, true);
+    expect(tracker.count).toBe(1);
+  });
+
   it('holds the share of first attempts that outlive the delay near the target on a continuous distribution', () => {
     const random = seededRandom(1);
     const tracker = new HedgeDelayTracker(100, CONFIG);
     // Exponential latencies, mean 10 ms: the p95 is 30 ms.
     const exponential = () => -10 * Math.log(1 - random());
     run(tracker, exponential, 2_000);
-    const steady = run(tracker, exponential, 10_000);
+    const steady = run(tracker, exponential, 20_000);
     expect(steady.hedged).toBeGreaterThan(0.04);
-    expect(steady.hedged).toBeLessThan(0.065);
-    const mean = steady.delays.reduce((a, b) => a + b, 0) / steady.delays.length;
-    expect(mean).toBeGreaterThan(22);
-    expect(mean).toBeLessThan(36);
+    expect(steady.hedged).toBeLessThan(0.06);
+    expect(mean(steady.delays)).toBeGreaterThan(25);
+    expect(mean(steady.delays)).toBeLessThan(35);
+    // A continuous tail is no shift: the window is restarted rarely if ever.
+    expect(tracker.shiftsDetected).toBeLessThanOrEqual(2);
   });
 
-  it('sits just above the fast path when the slow share is exactly the target (a gap with no drift)', () => {
+  it('sits at the top of the fast path when a slow mode holds exactly the target share (the gap)', () => {
     const random = seededRandom(2);
     const tracker = new HedgeDelayTracker(30, CONFIG);
-    const steady = run(tracker, regime(random, 2, 200), 3_000);
+    const steady = run(tracker, regime(random, 2, 200), 5_000);
     const late = steady.delays.slice(1_000);
     // The fast path ends at 3 ms; anything from there to 200 ms hedges the same 5%, and the lowest is best.
-    expect(Math.max(...late)).toBeLessThan(5);
-    expect(Math.min(...late)).toBeGreaterThan(2.5);
+    expect(Math.max(...late)).toBeLessThanOrEqual(3);
+    expect(Math.min(...late)).toBeGreaterThan(2.8);
     expect(steady.hedged).toBeLessThan(0.06);
+    expect(tracker.shiftsDetected).toBe(0);
   });
 
-  it('follows a shift up within tens of calls', () => {
+  it('crosses to the fast path when the slow attempts answered too (no hedge went), instead of staying in the slow mode', () => {
+    const tracker = new HedgeDelayTracker(500, { ...CONFIG, minCalls: 1 });
+    // The delay was above the slow mode, so every slow first attempt answered at 200 ms: 30 of 400, more than
+    // the 19 that step 1 allows above the delay, yet well within the gap rule's tolerance.
+    for (let i = 0; i < 400; i++) tracker.record(500, i % 40 < 3 ? 200 : 1 + (i % 7) / 3, false);
+    expect(tracker.delayMs).toBe(3);
+  });
+
+  it('takes the slowest answered latency when superseded attempts alone are more than its tolerance', () => {
+    const tracker = new HedgeDelayTracker(5, { ...CONFIG, minCalls: 1 });
+    // A fifth of the first attempts lost to their hedge: far past the gap rule's tolerance.
+    for (let i = 0; i < 400; i++) {
+      if (i % 5 === 0) tracker.record(5, 9, true);
+      else tracker.record(5, 1 + (i % 4), false);
+    }
+    expect(tracker.delayMs).toBe(4);
+  });
+
+  it('crosses a lone outlier above the fast path', () => {
+    const tracker = new HedgeDelayTracker(30, { ...CONFIG, minCalls: 1 });
+    for (let i = 0; i < 400; i++) {
+      if (i === 200)
+        tracker.record(30, 40, false); // one outlier of the fast path
+      else if (i % 20 === 0)
+        tracker.record(30, 35, true); // the slow mode, superseded by hedges
+      else tracker.record(30, 2 + (i % 10) / 10, false);
+    }
+    expect(tracker.delayMs).toBeCloseTo(2.9, 10);
+  });
+
+  it('follows a shift up within a few calls, and spends few hedges on the way', () => {
     const random = seededRandom(3);
     const tracker = new HedgeDelayTracker(30, CONFIG);
     run(tracker, regime(random, 2, 200), 1_000);
-    expect(tracker.delayMs).toBeLessThan(5);
-    // The fast path moves to 10–30 ms: every call outlives a 3–4 ms delay at first.
+    expect(tracker.delayMs).toBeLessThan(3.1);
+    // The fast path moves to 10–30 ms: every call outlives a 3 ms delay.
     const shifted = run(tracker, regime(random, 20, 400), 1_000);
-    const reached = shifted.delays.findIndex((d) => d > 30);
-    expect(reached).toBeGreaterThan(0);
-    expect(reached).toBeLessThan(20); // consecutive outliving calls double the step
-    // So the calls that crossed the lagging delay (and would ask the budget for a hedge) are a handful.
-    expect(shifted.delays.slice(0, 20).filter((d) => d < 25).length).toBeLessThan(15);
-    // And it stays above the new fast path (the lowering rule does not pull it back into the old one).
-    expect(Math.min(...shifted.delays.slice(100))).toBeGreaterThan(25);
+    expect(tracker.shiftsDetected).toBe(1);
+    const reached = shifted.delays.findIndex((d) => d > 25);
+    expect(reached).toBeGreaterThanOrEqual(0);
+    expect(reached).toBeLessThanOrEqual(5); // five calls in a row outlived the delay
+    // Right after the shift the delay is held high (the first new attempts to answer are the fastest)...
+    expect(Math.max(...shifted.delays.slice(0, 30))).toBeGreaterThan(35);
+    // ...and then it sits at the new fast path's top.
+    const late = shifted.delays.slice(100);
+    expect(Math.min(...late)).toBeGreaterThan(28);
+    expect(Math.max(...late)).toBeLessThanOrEqual(30);
   });
 
-  it('follows a shift down within about recentCalls calls', () => {
+  it('follows a shift down within tens of calls', () => {
     const random = seededRandom(4);
     const tracker = new HedgeDelayTracker(30, CONFIG);
     run(tracker, regime(random, 20, 400), 1_000);
-    expect(tracker.delayMs).toBeGreaterThan(29);
+    expect(tracker.delayMs).toBeGreaterThan(28);
     const shifted = run(tracker, regime(random, 2, 200), 1_000);
-    // The slow share is the same 5%, so the step rule alone has no drift at 30 ms; the lowering rule acts once
-    // the old fast path has left the last 200 calls.
-    expect(shifted.delays[150]).toBeGreaterThan(20);
+    // The slow share is the same 5%, so the share of calls outliving the delay does not change; the detector sees
+    // the last 50 calls all below a quarter of it.
+    expect(tracker.shiftsDetected).toBe(1);
     const reached = shifted.delays.findIndex((d) => d < 5);
-    expect(reached).toBeGreaterThan(150);
-    expect(reached).toBeLessThanOrEqual(220);
+    expect(reached).toBeGreaterThanOrEqual(49);
+    expect(reached).toBeLessThan(150);
+    expect(Math.max(...shifted.delays.slice(reached))).toBeLessThanOrEqual(3);
   });
 
-  it('with the step rule alone (lowering off), the delay stays in the gap after a shift down', () => {
-    const random = seededRandom(4);
-    const tracker = new HedgeDelayTracker(30, { ...CONFIG, lowerBelowRatio: Number.POSITIVE_INFINITY });
-    run(tracker, regime(random, 20, 400), 1_000);
-    const shifted = run(tracker, regime(random, 2, 200), 1_000);
-    expect(Math.min(...shifted.delays)).toBeGreaterThan(5);
+  it('without a shift, a halving of the latencies is followed as the window turns over', () => {
+    const random = seededRandom(5);
+    const tracker = new HedgeDelayTracker(30, CONFIG);
+    const exponential = (meanMs: number) => () => -meanMs * Math.log(1 - random());
+    run(tracker, exponential(10), 2_000);
+    const shifts = tracker.shiftsDetected;
+    const halved = run(tracker, exponential(5), 1_000);
+    expect(tracker.shiftsDetected).toBe(shifts);
+    expect(mean(halved.delays.slice(600))).toBeGreaterThan(12);
+    expect(mean(halved.delays.slice(600))).toBeLessThan(18);
   });
 
-  it('is not pushed up by superseded attempts (no ratchet of one hedge latency per update)', () => {
-    const tracker = new HedgeDelayTracker(10, { ...CONFIG, lowerEvery: 1 });
+  it('is not pushed up by superseded attempts (no ratchet of one hedge latency per call)', () => {
+    const tracker = new HedgeDelayTracker(10, CONFIG);
     // Every 20th first attempt is slow and loses to a hedge that answers 1 ms after the delay; the rest take 2 ms.
     for (let i = 0; i < 4_000; i++) {
       const delay = tracker.delayMs;
@@ -125,40 +205,21 @@ describe('HedgeDelayTracker', () => {
         tracker.record(delay, 2, false);
       }
     }
-    expect(tracker.delayMs).toBeLessThan(3);
+    expect(tracker.delayMs).toBe(2);
     expect(tracker.count).toBe(4_000);
   });
 
-  it('does not throw the delay past the latencies it saw when every call in flight outlives it (a stall)', () => {
-    const tracker = new HedgeDelayTracker(5, CONFIG);
-    // 30 calls in a row answer after 40 ms (a 40 ms stall of the client): doubled steps stop at 40 ms.
-    for (let i = 0; i < 30; i++) tracker.record(tracker.delayMs, 40, false);
-    expect(tracker.delayMs).toBeGreaterThan(35);
-    expect(tracker.delayMs).toBeLessThan(40 * Math.exp(0.05));
-  });
-
-  it('ignores a superseded attempt that had not outlived its delay, and keeps within [minMs, maxMs]', () => {
-    const tracker = new HedgeDelayTracker(10, { ...CONFIG, minMs: 4, maxMs: 50 });
-    tracker.record(10, 5, true);
-    expect(tracker.count).toBe(0);
-    expect(tracker.delayMs).toBeCloseTo(10, 10);
-    for (let i = 0; i < 1_000; i++) tracker.record(tracker.delayMs, 1_000, false);
-    expect(tracker.delayMs).toBeCloseTo(50, 6);
-    for (let i = 0; i < 5_000; i++) tracker.record(tracker.delayMs, 0.1, false);
-    expect(tracker.delayMs).toBeCloseTo(4, 6);
-    expect(new HedgeDelayTracker(0, CONFIG).delayMs).toBe(1);
-  });
-
-  it('moves by exactly the configured log steps, doubling the up step for each call in a row that outlives it', () => {
-    const up = 0.05 * 0.95;
-    const down = 0.05 * 0.05;
-    const tracker = new HedgeDelayTracker(10, CONFIG);
-    tracker.record(10, 11, false);
-    expect(tracker.delayMs).toBeCloseTo(10 * Math.exp(up), 10);
-    tracker.record(tracker.delayMs, 1, false);
-    expect(tracker.delayMs).toBeCloseTo(10 * Math.exp(up - down), 10);
-    for (let i = 0; i < 7; i++) tracker.record(tracker.delayMs, 1_000, false);
-    // 1, 2, 4, 8, 16, then 16 again: the doubling is capped.
-    expect(tracker.delayMs).toBeCloseTo(10 * Math.exp(up - down + up * (1 + 2 + 4 + 8 + 16 + 16 + 16)), 6);
+  it('counts a shift up from more outliving calls than chance allows, even when they do not come in a row', () => {
+    const tracker = new HedgeDelayTracker(10, { ...CONFIG, minCalls: 1 });
+    for (let i = 0; i < 400; i++) tracker.record(10, 1 + (i % 9), false);
+    expect(tracker.delayMs).toBe(9);
+    expect(upThreshold(0.05 * 50)).toBe(12);
+    // Every other call now takes 20 ms: never 5 in a row, but 13 of the last 50 above the delay after 26 calls.
+    let shiftedAfter = -1;
+    for (let i = 0; i < 40 && shiftedAfter < 0; i++) {
+      tracker.record(tracker.delayMs, i % 2 === 0 ? 20 : 2, false);
+      if (tracker.shiftsDetected > 0) shiftedAfter = i + 1;
+    }
+    expect(shiftedAfter).toBe(25);
   });
 });

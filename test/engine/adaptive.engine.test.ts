@@ -12,9 +12,10 @@ import {
 } from '../helpers/engine.js';
 
 describe('engine: adaptive hedging delay', () => {
-  it('uses the configured delay for the first call, then the delay its first attempt moved', () => {
+  it('uses the configured delay until calls have answered, then the delay their first attempts set', () => {
     const clock = new FakeClock(T0);
-    const adaptive = new AdaptiveHedging({ clock, budget: false });
+    // maxExtraLoad 0.5: the delay moves once 2 calls have answered.
+    const adaptive = new AdaptiveHedging({ clock, budget: false, maxExtraLoad: 0.5 });
     const config = hedgingPolicy({ hedgingDelay: '0.5s', maxAttempts: 2 });
     const first = engineCall(config, { clock, interceptor: { adaptiveHedging: adaptive } });
     expect(eventsOfType(first.events, 'hedge-scheduled')[0]).toMatchObject({
@@ -22,20 +23,26 @@ describe('engine: adaptive hedging delay', () => {
       reason: 'hedging-delay',
     });
     first.clock.advance(20);
-    first.attempt(0).succeed();
-    // The first attempt answered in 20 ms, under the 500 ms it was sent with: one step down.
-    const down = 500 * Math.exp(-0.05 * 0.05);
-    expect(adaptive.delayOf(METHOD)).toBeCloseTo(down, 10);
-    const later = engineCall(config, { clock, interceptor: { adaptiveHedging: adaptive } });
-    const scheduled = eventsOfType(later.events, 'hedge-scheduled')[0];
-    expect(scheduled?.reason).toBe('adaptive-delay');
-    expect(scheduled?.delayMs).toBe(Math.round(down)); // events carry whole ms
-    clock.advance(Math.ceil(down));
-    expect(later.attempts).toHaveLength(2);
-    // The hedge wins while the first attempt is still running: it outlived the delay (superseded), one step up.
-    later.attempt(1).succeed();
-    expect(later.status.code).toBe(Status.OK);
-    expect(adaptive.delayOf(METHOD)).toBeCloseTo(down * Math.exp(0.05 * 0.95), 10);
+    first.attempt(0).succeed(); // answered in 20 ms: recorded exactly
+    expect(adaptive.delayOf(METHOD)).toBe(500);
+    const second = engineCall(config, { clock, interceptor: { adaptiveHedging: adaptive } });
+    expect(eventsOfType(second.events, 'hedge-scheduled')[0]).toMatchObject({
+      delayMs: 500,
+      reason: 'adaptive-delay',
+    });
+    clock.advance(500);
+    expect(second.attempts).toHaveLength(2);
+    clock.advance(1);
+    // The hedge wins while the first attempt is still running: it outlived its delay (superseded, slower than
+    // any delay). Of 20 ms and "slower than anything", the delay is the 20 ms below the gap.
+    second.attempt(1).succeed();
+    expect(second.status.code).toBe(Status.OK);
+    expect(adaptive.delayOf(METHOD)).toBe(20);
+    const third = engineCall(config, { clock, interceptor: { adaptiveHedging: adaptive } });
+    expect(eventsOfType(third.events, 'hedge-scheduled')[0]).toMatchObject({
+      delayMs: 20,
+      reason: 'adaptive-delay',
+    });
   });
 
   it('records nothing when the first attempt failed before a hedge won', () => {
