@@ -131,15 +131,11 @@ export class HedgeDelayTracker {
     const limit = allowed + Math.ceil(GAP_TOLERANCE_SD * Math.sqrt(allowed + 1));
     let at = n - 1 - allowed;
     // Step 2: down to the next gap below the estimate's cluster, while few enough attempts lie above it.
-    for (let i = at; i > 0; i--) {
-      const lower = sorted[i - 1] as number;
-      if (lower * gapRatio > (sorted[i] as number)) {
-        continue; // the same cluster
+    // (Once more than the limit lie above i, no gap further down can be crossed: the scan stops there.)
+    for (let i = at; i > 0 && n - i <= limit; i--) {
+      if ((sorted[i - 1] as number) * gapRatio <= (sorted[i] as number)) {
+        at = i - 1;
       }
-      if (n - i > limit) {
-        break;
-      }
-      at = i - 1;
     }
     const answered = n - this.superseded;
     if (at >= answered) {
@@ -162,8 +158,15 @@ export class HedgeDelayTracker {
     const lowered = this.delay / this.config.shiftRatio;
     let above = 0;
     let aboveLowered = 0;
-    for (let i = 1; i <= m; i++) {
-      const x = this.ring[(this.ringNext - i + this.ring.length) % this.ring.length] as number;
+    const ring = this.ring;
+    // The last m attempts: ring[start, ringNext) or, wrapped, ring[start, capacity) and ring[0, ringNext).
+    const start = this.ringNext - m;
+    for (
+      let i = start < 0 ? start + ring.length : start, k = 0;
+      k < m;
+      k++, i = i + 1 === ring.length ? 0 : i + 1
+    ) {
+      const x = ring[i] as number;
       if (x > this.delay) {
         above += 1;
       }
