@@ -35,9 +35,10 @@
  * - a shift up is `shiftRun` attempts in a row that outlived their delay (5 by default: by chance once in millions
  *   of calls), or more than {@link upThreshold} of the last `shiftCalls` above the delay. The window then keeps
  *   only the last 2 · `shiftRun` attempts: with more of the old ones, step 2's gap would pull the delay back to the
- *   old fast path until the new calls outnumbered its tolerance. Those first attempts of the new regime to answer
- *   are its fastest (the slow ones are still running), so until the window holds `minCalls` attempts again the
- *   delay is `gapRatio` times the estimate.
+ *   old fast path until the new calls outnumbered its tolerance. (Those first attempts of the new regime to
+ *   answer are its fastest, so for a few calls the delay understates it. Holding the delay at twice their
+ *   slowest meanwhile saved one or two hedges per shift in simulation, and on a real server doubled the odd
+ *   outlier, or a stall of the client taken for a shift, to 50–200 ms: not worth it.)
  * - a shift down is no more than ⌊exceedance · shiftCalls⌋ of the last `shiftCalls` above delay / `shiftRatio`.
  *   The window then keeps those last `shiftCalls` attempts.
  *
@@ -62,8 +63,6 @@ export class HedgeDelayTracker {
   private outlivedRun = 0;
   private outcomes = 0;
   private shifts = 0;
-  /** Since a shift up, until the window holds `minCalls` attempts again (or is full). */
-  private widening = false;
   private readonly scratch: Float64Array;
 
   constructor(
@@ -109,16 +108,9 @@ export class HedgeDelayTracker {
       this.outlivedRun = 0;
       // After a shift up the calls before it would hold the delay down (step 2's gap), so keep only the last few.
       this.keepLast(shift === 'up' ? Math.min(2 * this.config.shiftRun, this.size) : this.scratch.length);
-      this.widening = shift === 'up';
-    }
-    if (this.widening && (this.size >= this.config.minCalls || this.size === this.ring.length)) {
-      this.widening = false;
     }
     if (this.outcomes >= this.config.minCalls) {
-      // A window restarted by a shift up holds the first attempts of the new regime to answer, its fastest: their
-      // slowest understates the regime, so the delay stays a gap above it until minCalls have answered.
-      const widen = this.widening ? this.config.gapRatio : 1;
-      this.delay = clamp(this.estimate() * widen, this.config.minMs, this.config.maxMs);
+      this.delay = clamp(this.estimate(), this.config.minMs, this.config.maxMs);
     }
   }
 

@@ -159,9 +159,7 @@ describe('HedgeDelayTracker', () => {
     const reached = shifted.delays.findIndex((d) => d > 25);
     expect(reached).toBeGreaterThanOrEqual(0);
     expect(reached).toBeLessThanOrEqual(5); // five calls in a row outlived the delay
-    // Right after the shift the delay is held high (the first new attempts to answer are the fastest)...
-    expect(Math.max(...shifted.delays.slice(0, 30))).toBeGreaterThan(35);
-    // ...and then it sits at the new fast path's top.
+    // Then it sits at the new fast path's top.
     const late = shifted.delays.slice(100);
     expect(Math.min(...late)).toBeGreaterThan(28);
     expect(Math.max(...late)).toBeLessThanOrEqual(30);
