@@ -142,7 +142,7 @@ export class HedgeDelayTracker {
 
   /** Whether the last attempts say the latencies moved away from the delay, up or down. */
   private shift(): 'up' | 'down' | undefined {
-    if (this.outlivedRun >= this.config.shiftRun) {
+    if (this.outlivedRun >= this.config.shiftRun && this.delay < this.config.maxMs) {
       return 'up';
     }
     const m = this.scratch.length;
@@ -166,10 +166,11 @@ export class HedgeDelayTracker {
         aboveLowered += 1;
       }
     }
-    if (above > upThreshold(expected)) {
+    // At a bound of [minMs, maxMs] a shift past it changes nothing: no restart.
+    if (above > upThreshold(expected) && this.delay < this.config.maxMs) {
       return 'up';
     }
-    return aboveLowered <= Math.floor(expected) ? 'down' : undefined;
+    return aboveLowered <= Math.floor(expected) && this.delay > this.config.minMs ? 'down' : undefined;
   }
 
   /** Appends `value`, dropping the oldest attempt once the window is full. */
@@ -184,7 +185,9 @@ export class HedgeDelayTracker {
   }
 
   private insert(value: number): void {
-    const at = lowerBound(this.sorted, this.size, value);
+    // After any equal values, and removed from the last of them: equal latencies (a stub, a coarse clock) move
+    // nothing.
+    const at = upperBound(this.sorted, this.size, value);
     this.sorted.copyWithin(at + 1, at, this.size);
     this.sorted[at] = value;
     this.size += 1;
@@ -194,7 +197,7 @@ export class HedgeDelayTracker {
   }
 
   private remove(value: number): void {
-    const at = lowerBound(this.sorted, this.size, value);
+    const at = upperBound(this.sorted, this.size, value) - 1;
     this.sorted.copyWithin(at, at + 1, this.size);
     this.size -= 1;
     if (value === Number.POSITIVE_INFINITY) {
@@ -239,6 +242,21 @@ export function upThreshold(expected: number): number {
  * the window half the time by chance, and the gap's bottom must not be refused for that.
  */
 const GAP_TOLERANCE_SD = 3;
+
+/** The first index in `sorted[0, size)` whose value is above `value`. */
+function upperBound(sorted: Float64Array, size: number, value: number): number {
+  let lo = 0;
+  let hi = size;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((sorted[mid] as number) <= value) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
 
 /** The first index in `sorted[0, size)` whose value is not below `value`. */
 function lowerBound(sorted: Float64Array, size: number, value: number): number {

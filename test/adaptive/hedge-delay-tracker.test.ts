@@ -80,6 +80,12 @@ describe('HedgeDelayTracker', () => {
     const high = new HedgeDelayTracker(30, { ...CONFIG, maxMs: 50, minCalls: 1 });
     for (let i = 0; i < 100; i++) high.record(60_000, 1_000 + i, false);
     expect(high.delayMs).toBe(50);
+    // Pinned at a bound, a "shift" past it would change nothing: the window is not restarted.
+    expect(high.shiftsDetected).toBe(0);
+    const low = new HedgeDelayTracker(30, { ...CONFIG, minMs: 1 });
+    for (let i = 0; i < 200; i++) low.record(low.delayMs, 0.05, false);
+    expect(low.delayMs).toBe(1);
+    expect(low.shiftsDetected).toBe(0);
   });
 
   it('ignores a superseded attempt that had not outlived its delay', () => {
