@@ -29,6 +29,8 @@ const opts = numericArgs({
   slowFraction: 0.05,
   maxExtraLoad: 0.05,
   budgetMinPerSecond: 3,
+  /** The delay's window in calls (0: the default, 20 / maxExtraLoad). */
+  recentCalls: 0,
 });
 
 const PHASES = [
@@ -57,6 +59,7 @@ function run(staticDelayMs: number | undefined): { calls: CallRecord[]; delays: 
           clock,
           maxExtraLoad: opts.maxExtraLoad,
           budget: { minPerSecond: opts.budgetMinPerSecond },
+          ...(opts.recentCalls > 0 ? { recentCalls: opts.recentCalls } : {}),
         })
       : undefined;
   const events = new EventQueue<() => void>();

@@ -51,6 +51,8 @@ const opts = numericArgs({
   maxExtraLoad: 0.05,
   /** The hedge budget's floor (hedges per second whatever the traffic). */
   budgetMinPerSecond: 3,
+  /** The delay's window in calls (0: the default, 20 / maxExtraLoad). */
+  recentCalls: 0,
   deadlineMs: 5_000,
   /** Write bench/results/adaptive.md (0 for exploratory runs). */
   write: 1,
@@ -273,6 +275,7 @@ async function main(): Promise<void> {
   const adaptive = new AdaptiveHedging({
     maxExtraLoad: opts.maxExtraLoad,
     budget: { minPerSecond: opts.budgetMinPerSecond },
+    ...(opts.recentCalls > 0 ? { recentCalls: opts.recentCalls } : {}),
   });
   let adaptiveVariant: Variant | undefined;
   adaptiveVariant = make(
