@@ -258,21 +258,6 @@ function upperBound(sorted: Float64Array, size: number, value: number): number {
   return lo;
 }
 
-/** The first index in `sorted[0, size)` whose value is not below `value`. */
-function lowerBound(sorted: Float64Array, size: number, value: number): number {
-  let lo = 0;
-  let hi = size;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if ((sorted[mid] as number) < value) {
-      lo = mid + 1;
-    } else {
-      hi = mid;
-    }
-  }
-  return lo;
-}
-
 /** Settings of a {@link HedgeDelayTracker}. @internal */
 export interface HedgeDelayTrackerConfig {
   /** Target share of first attempts that outlive the delay (maxExtraLoad), in (0, 1). */

@@ -142,6 +142,40 @@ describe('HedgeDelayTracker', () => {
     expect(tracker.delayMs).toBe(4);
   });
 
+  it('keeps its delay while every attempt in the window was superseded, and counts them out as they leave', () => {
+    const tracker = new HedgeDelayTracker(7, { ...CONFIG, recentCalls: 40, shiftCalls: 20, minCalls: 1 });
+    // Hedges win every race: nothing answered, so nothing says where the delay should be.
+    for (let i = 0; i < 40; i++) tracker.record(7, 9, true);
+    expect(tracker.delayMs).toBe(7);
+    // Answered attempts replace them one for one, and the delay is an order statistic of the answers again (were
+    // the superseded ones still counted, nothing would count as answered and the delay would stay at 7).
+    for (let i = 0; i < 40; i++) tracker.record(7, 1 + (i % 5), false);
+    expect(tracker.delayMs).toBe(5);
+    for (let i = 0; i < 36; i++) tracker.record(7, 1 + (i % 4), false);
+    expect(tracker.delayMs).toBe(4);
+  });
+
+  it('restarts from the last attempts after a shift down, superseded ones included', () => {
+    const tracker = new HedgeDelayTracker(30, CONFIG);
+    for (let i = 0; i < 400; i++) tracker.record(30, 10 + (i % 20), false);
+    expect(tracker.delayMs).toBeGreaterThan(27);
+    // Then 2 ms calls, one in 25 superseded (+∞): 2 of the last 50 above a quarter of the delay is a shift down.
+    for (let i = 0; i < 50; i++) tracker.record(tracker.delayMs, i % 25 === 24 ? 40 : 2, i % 25 === 24);
+    expect(tracker.shiftsDetected).toBe(1);
+    // Two superseded in a window of 50 are above a = 1: the delay is the slowest answer, 2 ms, not the old 29.
+    expect(tracker.delayMs).toBe(2);
+  });
+
+  it('after a shift up keeps only the last few attempts, so the old fast path does not pull the delay back', () => {
+    const tracker = new HedgeDelayTracker(3, { ...CONFIG, minCalls: 1 });
+    for (let i = 0; i < 400; i++) tracker.record(3, 1 + (i % 3) / 2, false);
+    expect(tracker.delayMs).toBe(2);
+    for (let i = 0; i < 5; i++) tracker.record(2, 20 + i, false);
+    expect(tracker.shiftsDetected).toBe(1);
+    // The window is the last 10: five old (1–2 ms) and the five new; the new ones are the top cluster.
+    expect(tracker.delayMs).toBe(24);
+  });
+
   it('crosses a lone outlier above the fast path', () => {
     const tracker = new HedgeDelayTracker(30, { ...CONFIG, minCalls: 1 });
     for (let i = 0; i < 400; i++) {
