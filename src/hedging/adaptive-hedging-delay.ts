@@ -3,7 +3,6 @@ import type { HedgeDelaySource, HedgingDelayChoice } from '../shared/hedge-delay
 import { checkClock, describeValue } from '../util/option-checks.js';
 import {
   type AdaptiveHedgingOptions,
-  defaultShiftCalls,
   type ResolvedAdaptiveHedgingOptions,
   resolveAdaptiveHedgingOptions,
 } from './adaptive-hedging-options.js';
@@ -72,7 +71,7 @@ export class AdaptiveHedging implements HedgeDelaySource {
     this.trackerConfig = {
       exceedance: DELAY_SHARE_OF_LOAD * maxExtraLoad,
       recentCalls: this.options.recentCalls,
-      shiftCalls: defaultShiftCalls(maxExtraLoad),
+      shiftCalls: shiftCalls(maxExtraLoad),
       shiftRun: shiftRun(maxExtraLoad),
       shiftRatio: SHIFT_DOWN_RATIO,
       gapRatio: GAP_RATIO,
@@ -168,6 +167,13 @@ export class AdaptiveHedging implements HedgeDelaySource {
 
 /** The share of maxExtraLoad the delay aims at; the rest is the hedge budget's margin (see the class comment). */
 const DELAY_SHARE_OF_LOAD = 0.9;
+/**
+ * The number of last calls the shift detector looks at: 2.5 / maxExtraLoad (50 at 0.05), at least 20: enough that
+ * the 2.5 calls expected above the delay are told apart from the 10 or more that a shift up puts there.
+ */
+function shiftCalls(maxExtraLoad: number): number {
+  return Math.max(20, Math.ceil(2.5 / maxExtraLoad));
+}
 /**
  * Calls in a row whose first attempt outlived the delay that mark a shift up: the fewest that happen by chance
  * less than once in a million calls at the target share (5 at 0.05, 3 at 0.01, 9 at 0.2).

@@ -19,18 +19,11 @@ export const DEFAULT_MAX_HEDGING_DELAY_MS = 60_000;
 /**
  * The default number of recent calls the delay is the quantile of: 20 / maxExtraLoad (400 at 0.05), so that about
  * 20 of them lie above it (the quantile's count is then known within about a fifth); at least 20 and at most
- * 10,000. A shift of the latencies restarts the window (see {@link defaultShiftCalls}), so its length sets the
+ * 10,000. A shift of the latencies restarts the window (the shift detector, in AdaptiveHedging), so its length sets the
  * precision, not the time to follow a shift.
  */
 export function defaultRecentCalls(maxExtraLoad: number): number {
   return Math.min(10_000, Math.max(20, Math.ceil(20 / maxExtraLoad)));
-}
-/**
- * The number of last calls the shift detector looks at: 2.5 / maxExtraLoad (50 at 0.05), at least 20: enough that
- * the 2.5 calls expected above the delay are told apart from the 10 or more that a shift up puts there.
- */
-export function defaultShiftCalls(maxExtraLoad: number): number {
-  return Math.max(20, Math.ceil(2.5 / maxExtraLoad));
 }
 /** Default time-to-live of the budget's deposits and withdrawals (Finagle's RetryBudget: 10 s). */
 export const DEFAULT_HEDGE_BUDGET_TTL_MS = 10_000;

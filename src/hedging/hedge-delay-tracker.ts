@@ -57,13 +57,15 @@ export class HedgeDelayTracker {
   private size = 0;
   /** The window's values in ascending order (`size` of them; the +∞ values last). */
   private readonly sorted: Float64Array;
-  /** Superseded attempts (+∞) in the window. */
-  private superseded = 0;
   /** Attempts in a row that outlived the delay they were sent with. */
   private outlivedRun = 0;
   private outcomes = 0;
   private shifts = 0;
   private readonly scratch: Float64Array;
+  /** More of the last `shiftCalls` than this above the delay is a shift up. */
+  private readonly upLimit: number;
+  /** No more than this of the last `shiftCalls` above delay / shiftRatio is a shift down. */
+  private readonly downLimit: number;
 
   constructor(
     initialMs: number,
@@ -73,6 +75,9 @@ export class HedgeDelayTracker {
     this.ring = new Float64Array(config.recentCalls);
     this.sorted = new Float64Array(config.recentCalls);
     this.scratch = new Float64Array(Math.min(config.shiftCalls, config.recentCalls));
+    const expected = config.exceedance * this.scratch.length;
+    this.upLimit = upThreshold(expected);
+    this.downLimit = Math.floor(expected);
   }
 
   /** The current delay, ms. */
@@ -129,7 +134,8 @@ export class HedgeDelayTracker {
         at = i - 1;
       }
     }
-    const answered = n - this.superseded;
+    // The superseded attempts (+∞) are the last of the sorted window.
+    const answered = upperBound(sorted, n, Number.MAX_VALUE);
     if (at >= answered) {
       // Step 3: superseded attempts alone are more than the limit.
       if (answered === 0) {
@@ -146,7 +152,6 @@ export class HedgeDelayTracker {
       return 'up';
     }
     const m = this.scratch.length;
-    const expected = this.config.exceedance * m;
     const lowered = this.delay / this.config.shiftRatio;
     let above = 0;
     let aboveLowered = 0;
@@ -167,10 +172,10 @@ export class HedgeDelayTracker {
       }
     }
     // At a bound of [minMs, maxMs] a shift past it changes nothing: no restart.
-    if (above > upThreshold(expected) && this.delay < this.config.maxMs) {
+    if (above > this.upLimit && this.delay < this.config.maxMs) {
       return 'up';
     }
-    return aboveLowered <= Math.floor(expected) && this.delay > this.config.minMs ? 'down' : undefined;
+    return aboveLowered <= this.downLimit && this.delay > this.config.minMs ? 'down' : undefined;
   }
 
   /** Appends `value`, dropping the oldest attempt once the window is full. */
@@ -191,18 +196,12 @@ export class HedgeDelayTracker {
     this.sorted.copyWithin(at + 1, at, this.size);
     this.sorted[at] = value;
     this.size += 1;
-    if (value === Number.POSITIVE_INFINITY) {
-      this.superseded += 1;
-    }
   }
 
   private remove(value: number): void {
     const at = upperBound(this.sorted, this.size, value) - 1;
     this.sorted.copyWithin(at, at + 1, this.size);
     this.size -= 1;
-    if (value === Number.POSITIVE_INFINITY) {
-      this.superseded -= 1;
-    }
   }
 
   /** Restarts the window from its last `m` attempts. */
@@ -216,12 +215,6 @@ export class HedgeDelayTracker {
     this.sorted.set(this.scratch.subarray(0, m), 0);
     this.sorted.subarray(0, m).sort();
     this.size = m;
-    this.superseded = 0;
-    for (let i = 0; i < m; i++) {
-      if (this.scratch[i] === Number.POSITIVE_INFINITY) {
-        this.superseded += 1;
-      }
-    }
   }
 }
 
