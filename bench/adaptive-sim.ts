@@ -11,6 +11,9 @@
  * Hedging: maxAttempts 2. A static delay hedges every call still waiting at the delay; adaptive hedging asks its
  * budget (floor 3/s) and, refused, asks again one delay later, as the engine does. The call commits at its first
  * answer and reports the first attempt's outcome to `AdaptiveHedging.recordOutcome`, as the engine does.
+ * With `stallEveryMs`, the client stalls for `stallMs` that often (in the second half of each period): answers and timers due
+ * during a stall run at its end, as they do behind a GC pause or a busy event loop; with `serverStall`, the server
+ * stalls instead, and every attempt in progress during a stall answers at its end at the soonest.
  */
 import { AdaptiveHedging } from '../src/hedging/adaptive-hedging-delay.js';
 import { FakeClock } from '../src/testing/fake-clock.js';
@@ -31,6 +34,14 @@ const opts = numericArgs({
   budgetMinPerSecond: 3,
   /** The delay's window in calls (0: the default, 20 / maxExtraLoad). */
   recentCalls: 0,
+  /** A client stall (a GC pause, a busy event loop) every this many ms (0: none). */
+  stallEveryMs: 0,
+  /** How long each stall lasts: every answer and timer due during it runs at its end. */
+  stallMs: 25,
+  /** 1: the stalls are the server's (every attempt in progress during one answers at its end at the soonest). */
+  serverStall: 0,
+  /** 1: a hedge timer that fires late lets the answers that came meanwhile in first (0: it sends at once). */
+  yieldLate: 1,
 });
 
 const PHASES = [
@@ -40,6 +51,8 @@ const PHASES = [
 ] as const;
 const STATIC_DELAYS_MS = [5, 10, 20, 30, 40, 50, 150];
 const METHOD = '/sim.Service/Unary';
+const LATE_TIMER_MS = 1;
+const GOLDEN = (Math.sqrt(5) - 1) / 2;
 
 interface CallRecord {
   phase: number;
@@ -47,6 +60,8 @@ interface CallRecord {
   startMs: number;
   latencyMs: number;
   hedged: boolean;
+  /** Times the hedge budget refused this call's hedge. */
+  refused: number;
 }
 
 /** Runs every phase for one variant: `staticDelayMs`, or adaptive hedging when undefined. */
@@ -74,15 +89,32 @@ function run(staticDelayMs: number | undefined): { calls: CallRecord[]; delays: 
     if (opts.noiseMs > 0 && random() < 0.03) ms += -opts.noiseMs * Math.log(1 - random());
     return ms;
   };
+  /** When an attempt sent at `startMs` answers: its latency, held to the end of a server stall it meets. */
+  const attemptEnds = (startMs: number, phase: number): number => {
+    const ends = startMs + latency(phase);
+    if (!opts.serverStall) return ends;
+    for (let t = startMs; t < ends; t = Math.floor(t / opts.stallEveryMs + 1) * opts.stallEveryMs) {
+      const stall = stallOf(t);
+      if (stall !== undefined && stall.start < ends && stall.end > startMs) return Math.max(ends, stall.end);
+    }
+    return ends;
+  };
   for (let n = 0; n < PHASES.length * perPhase; n++) {
-    const startMs = n * gapMs;
     const phase = Math.floor(n / perPhase);
-    events.push(startMs, () => {
+    events.push(n * gapMs, () => {
+      const startMs = clock.now(); // later than planned when a stall held the call back
       adaptive?.budget?.recordCall();
       const delayMs = adaptive ? adaptive.delayFor(METHOD, 30).delayMs : (staticDelayMs as number);
       if (adaptive && (n % perPhase) % Math.round(opts.rate / 2) === 0) delays[phase]?.push(delayMs);
-      const firstEnds = startMs + latency(phase);
-      const record: CallRecord = { phase, index: n % perPhase, startMs, latencyMs: 0, hedged: false };
+      const firstEnds = attemptEnds(startMs, phase);
+      const record: CallRecord = {
+        phase,
+        index: n % perPhase,
+        startMs,
+        latencyMs: 0,
+        hedged: false,
+        refused: 0,
+      };
       calls.push(record);
       let done = false;
       const commit = (at: number, byFirst: boolean) => {
@@ -91,17 +123,22 @@ function run(staticDelayMs: number | undefined): { calls: CallRecord[]; delays: 
         record.latencyMs = at - startMs;
         adaptive?.recordOutcome(METHOD, delayMs, at - startMs, !byFirst);
       };
-      events.push(firstEnds, () => commit(firstEnds, true));
-      const askHedge = (at: number) => {
+      events.push(firstEnds, () => commit(clock.now(), true));
+      const askHedge = (at: number, yielded = false) => {
         events.push(at, () => {
           if (done) return;
+          const now = clock.now(); // later than `at` when a stall held the timer back
+          if (opts.yieldLate && !yielded && now - at > LATE_TIMER_MS) {
+            askHedge(now, true); // after the answers the stall held back
+            return;
+          }
           if (adaptive?.budget && !adaptive.budget.allowAttempt('hedge')) {
-            askHedge(at + delayMs); // refused: ask again one delay later, while the call waits
+            record.refused += 1;
+            askHedge(now + delayMs); // refused: ask again one delay later, while the call waits
             return;
           }
           record.hedged = true;
-          const hedgeEnds = at + latency(phase);
-          events.push(hedgeEnds, () => commit(hedgeEnds, false));
+          events.push(attemptEnds(now, phase), () => commit(clock.now(), false));
         });
       };
       askHedge(startMs + delayMs);
@@ -109,10 +146,33 @@ function run(staticDelayMs: number | undefined): { calls: CallRecord[]; delays: 
   }
   while (events.size > 0) {
     const at = events.peekTime();
+    const stallEnd = opts.serverStall ? undefined : stallEndAt(at);
+    if (stallEnd !== undefined) {
+      events.push(stallEnd, events.pop() as () => void);
+      continue;
+    }
     clock.advance(at - clock.now());
     (events.pop() as () => void)();
   }
   return { calls, delays };
+}
+
+/**
+ * The end of the client stall `at` falls in, or undefined outside one. Stall k starts in the second half of period
+ * k, at a point that moves on by the golden ratio each time (so that stalls do not hit the calls in the same phase
+ * of the arrival grid).
+ */
+function stallEndAt(at: number): number | undefined {
+  const stall = stallOf(at);
+  return stall !== undefined && at >= stall.start && at < stall.end ? stall.end : undefined;
+}
+
+/** The stall of the period `at` is in. */
+function stallOf(at: number): { start: number; end: number } | undefined {
+  if (opts.stallEveryMs <= 0) return undefined;
+  const k = Math.floor(at / opts.stallEveryMs);
+  const start = (k + 0.5 + 0.5 * ((k * GOLDEN) % 1)) * opts.stallEveryMs;
+  return { start, end: start + opts.stallMs };
 }
 
 /** Seconds from the start of the phase until the p99 of every 1 s sliding window stays at or below `limitMs`. */
@@ -185,6 +245,7 @@ PHASES.forEach((phase, p) => {
       `×${fmt(ad.s.p99 / best.s.p99, 2)}`,
       fmt(ad.extraLoad, 3),
       p === 0 ? '(warm-up)' : t === undefined ? 'never' : fmt(t, 1),
+      String(ad.all.reduce((sum, c) => sum + c.refused, 0)),
     ]);
   }
 });
@@ -207,6 +268,7 @@ console.log(
         'ratio',
         'adaptive extra load',
         'time to adapt (s)',
+        'hedges refused by the budget',
       ],
       summary,
     ),
