@@ -28,14 +28,22 @@ export function defaultRecentCalls(maxExtraLoad: number): number {
 /** Default time-to-live of the budget's deposits and withdrawals (Finagle's RetryBudget: 10 s). */
 export const DEFAULT_HEDGE_BUDGET_TTL_MS = 10_000;
 /**
- * Default floor of the hedge budget: 3 hedges per second whatever the traffic (a reserve of 30 over the 10 s ttl).
- * With the delay at the p95, hedge demand is on average exactly the budget's share, so the floor is what absorbs
- * chance: 30 hedges are about three standard deviations of the demand at 200 calls per second, and in
- * `bench:adaptive` a floor of 1 left 2% of the calls unhedged (p99 at the slow tail) where 3 refused none.
- * Finagle's RetryBudget uses 10 per second (for retries at 20%); for hedges held to 5% that would double the load
- * at 200 calls per second whenever the delay is too short. Three adds at most one point above 300 calls per second.
+ * Default floor of the hedge budget: 3 hedges per second whatever the traffic (a reserve of 30 over the 10 s ttl),
+ * so that a client with little traffic can hedge at all. Finagle's RetryBudget uses 10 per second (for retries at
+ * 20%); for hedges held to 5% that would double the load at 200 calls per second whenever the delay is too short.
+ * Chance is the room's job ({@link DEFAULT_HEDGE_BUDGET_CHANCE_SD}), not the floor's: the floor is a smaller share of
+ * the calls the more there are, and at 350 calls per second it left the budget empty for seconds in
+ * `simulate:adaptive`.
  */
 export const DEFAULT_HEDGE_BUDGET_MIN_PER_SECOND = 3;
+/**
+ * Default room for chance of the hedge budget, in standard deviations of the hedges its deposits pay for (see
+ * RetryBudgetOptions.chanceSd). Where a slow mode holds maxExtraLoad of the calls, every one of them is worth a
+ * hedge and demand averages the deposits exactly: by chance it is above them half the time, and the floor alone
+ * (a smaller share of the calls as traffic grows) left the budget empty for seconds, refusing slow calls their
+ * hedge. Three standard deviations is 30 hedges over 10 s at 200 calls/s (1.5% of the calls), 0.5% at 2,000.
+ */
+export const DEFAULT_HEDGE_BUDGET_CHANCE_SD = 3;
 
 /** Options of the hedge budget inside {@link AdaptiveHedgingOptions}. */
 export interface HedgeBudgetOptions {
@@ -43,6 +51,12 @@ export interface HedgeBudgetOptions {
   minPerSecond?: number;
   /** How long a call's deposit (and a hedge's withdrawal) counts, in ms (default 10 000; 1 000 to 60 000). */
   ttlMs?: number;
+  /**
+   * Room for chance: the budget also holds this many standard deviations of the hedges the calls paid for,
+   * √(maxExtraLoad × calls in the ttl), so that demand averaging maxExtraLoad is not refused by chance (default 3;
+   * 0 to 10; 0 holds hedges to the deposits and the floor alone).
+   */
+  chanceSd?: number;
 }
 
 /** Options of {@link AdaptiveHedging}; every field is optional. */
@@ -95,7 +109,7 @@ const KNOWN = [
   'clock',
 ];
 /** The options of a hedge budget. @internal */
-export const HEDGE_BUDGET_KEYS: readonly string[] = ['minPerSecond', 'ttlMs'];
+export const HEDGE_BUDGET_KEYS: readonly string[] = ['minPerSecond', 'ttlMs', 'chanceSd'];
 const RENAMED: Renames = {
   windowSlices: { now: 'windowBins' },
   minSamples: {
@@ -128,6 +142,7 @@ export function resolveHedgeBudgetOptions(path: string, options: unknown): Requi
       integer: true,
       unit: 'ms',
     }),
+    chanceSd: checkNumber(path, 'chanceSd', o.chanceSd, DEFAULT_HEDGE_BUDGET_CHANCE_SD, { min: 0, max: 10 }),
   };
 }
 

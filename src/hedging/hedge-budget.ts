@@ -26,7 +26,8 @@ export interface HedgeBudgetConstructorOptions extends HedgeBudgetOptions {
 
 /**
  * A hedge budget: hedges beyond a call's first attempt are held to `maxExtraLoad` × calls, plus a floor of
- * `minPerSecond` so that low traffic can still hedge. It is a {@link RetryBudget} (Finagle's RetryBudget: every
+ * `minPerSecond` so that low traffic can still hedge, plus room for chance (`chanceSd` standard deviations of the
+ * hedges paid for) so that demand averaging `maxExtraLoad` is not refused whenever chance puts it above. It is a {@link RetryBudget} (Finagle's RetryBudget: every
  * call deposits `maxExtraLoad` of a hedge, every hedge withdraws one, both expire after `ttlMs`, and a reserve of
  * `minPerSecond × ttl` hedges is always there) that counts hedges only.
  *
@@ -39,6 +40,7 @@ export class HedgeBudget implements RetryGate {
   readonly maxExtraLoad: number;
   readonly minPerSecond: number;
   readonly ttlMs: number;
+  readonly chanceSd: number;
   private readonly budget: RetryBudget;
 
   constructor(options: HedgeBudgetConstructorOptions = {}) {
@@ -54,10 +56,12 @@ export class HedgeBudget implements RetryGate {
     this.maxExtraLoad = maxExtraLoad;
     this.minPerSecond = resolved.minPerSecond;
     this.ttlMs = resolved.ttlMs;
+    this.chanceSd = resolved.chanceSd;
     this.budget = new RetryBudget({
       ratio: maxExtraLoad,
       minPerSecond: resolved.minPerSecond,
       ttlMs: resolved.ttlMs,
+      chanceSd: resolved.chanceSd,
       clock: checkClock(where, 'clock', clock) ?? systemClock,
       random: WHOLE_HEDGES_ONLY,
     });

@@ -26,6 +26,14 @@ export interface RetryBudgetOptions {
   minPerSecond?: number;
   /** How long a deposit (a call) or a withdrawal (a retry) counts, in ms: 1,000 to 60,000. Default 10,000. */
   ttlMs?: number;
+  /**
+   * Room for chance, in standard deviations: the budget holds this many standard deviations of the retries its
+   * deposits pay for (√(ratio × calls in the window), as for a Poisson count) on top of them. Demand that averages
+   * exactly `ratio` of the calls, as hedges do when a slow mode holds that share, goes over the deposits by
+   * chance half the time and would then be refused; 3 lets it through all but about once in a thousand windows.
+   * The room shrinks as a share of the calls as traffic grows (3 / √(ratio × calls)). In [0, 10]. Default 0.
+   */
+  chanceSd?: number;
   /** Time source; only `now()` is used. Default: the system clock. */
   clock?: Pick<Clock, 'now'>;
   /** Uniform random numbers in [0, 1) for the fractional retries (default Math.random); inject one for tests. */
@@ -34,7 +42,7 @@ export interface RetryBudgetOptions {
 
 /** Where option errors point: `RetryBudget: options.ratio must be ...`. */
 const WHERE = 'RetryBudget: options';
-const KNOWN_OPTIONS = ['ratio', 'minPerSecond', 'ttlMs', 'clock', 'random'] as const;
+const KNOWN_OPTIONS = ['ratio', 'minPerSecond', 'ttlMs', 'chanceSd', 'clock', 'random'] as const;
 const RENAMED: Renames = {
   minRetriesPerSecond: { now: 'minPerSecond', hint: 'its default is now 0; see the README on fleets' },
 };
@@ -43,6 +51,8 @@ const UNITS_PER_RETRY = 1000;
 /** Finagle's TokenRetryBudget divides the ttl into 10 slices. */
 const BINS = 10;
 const DEPOSITS = 0;
+/** The deposits alone (for the room for chance). */
+const PAID = 1;
 
 /**
  * A retry budget (Finagle's and Linkerd's, made safe for fleets): over any window of `ttlMs`, retries and further
@@ -65,6 +75,7 @@ export class RetryBudget implements RetryGate {
   readonly ratio: number;
   readonly minPerSecond: number;
   readonly ttlMs: number;
+  readonly chanceSd: number;
   private readonly clock: Pick<Clock, 'now'>;
   private readonly random: () => number;
   private readonly deposit: number;
@@ -77,11 +88,12 @@ export class RetryBudget implements RetryGate {
     this.ratio = checkNumber(WHERE, 'ratio', opts.ratio, 0.2, { min: 0, max: 1000 });
     this.minPerSecond = checkNumber(WHERE, 'minPerSecond', opts.minPerSecond, 0, { min: 0 });
     this.ttlMs = checkNumber(WHERE, 'ttlMs', opts.ttlMs, 10_000, { min: 1000, max: 60_000, unit: 'ms' });
+    this.chanceSd = checkNumber(WHERE, 'chanceSd', opts.chanceSd, 0, { min: 0, max: 10 });
     this.clock = checkNowSource(WHERE, 'clock', opts.clock) ?? { now: () => Date.now() };
     this.random = checkFunction<() => number>(WHERE, 'random', opts.random) ?? Math.random;
     this.deposit = Math.round(this.ratio * UNITS_PER_RETRY);
     this.reserve = Math.round(this.minPerSecond * (this.ttlMs / 1000) * UNITS_PER_RETRY);
-    this.window = new SlidingWindow(this.ttlMs, BINS, 1);
+    this.window = new SlidingWindow(this.ttlMs, BINS, 2);
   }
 
   /** Retries that may be sent now (possibly fractional). */
@@ -97,7 +109,9 @@ export class RetryBudget implements RetryGate {
   /** {@link RetryGate}: a call started; deposit `ratio` of a retry. */
   recordCall(): void {
     if (this.deposit > 0) {
-      this.window.add(this.clock.now(), DEPOSITS, this.deposit);
+      const now = this.clock.now();
+      this.window.add(now, DEPOSITS, this.deposit);
+      this.window.add(now, PAID, this.deposit);
     }
   }
 
@@ -124,6 +138,11 @@ export class RetryBudget implements RetryGate {
   recordSuccess(): void {}
 
   private balance(now: number): number {
-    return this.reserve + this.window.sum(now, DEPOSITS);
+    const balance = this.reserve + this.window.sum(now, DEPOSITS);
+    if (this.chanceSd === 0) {
+      return balance;
+    }
+    const paid = Math.max(0, this.window.sum(now, PAID)) / UNITS_PER_RETRY;
+    return balance + Math.floor(this.chanceSd * Math.sqrt(paid) * UNITS_PER_RETRY);
   }
 }

@@ -15,7 +15,7 @@ const DEFAULTS = {
   maxDelayMs: 60_000,
   windowMs: 30_000,
   windowBins: 3,
-  budget: { minPerSecond: 3, ttlMs: 10_000 },
+  budget: { minPerSecond: 3, ttlMs: 10_000, chanceSd: 3 },
 };
 
 describe('adaptive hedging options: defaults', () => {
@@ -30,7 +30,11 @@ describe('adaptive hedging options: defaults', () => {
       budget: undefined,
     });
     expect(resolve({ budget: true }).budget).toEqual(DEFAULTS.budget);
-    expect(resolve({ budget: { ttlMs: 2_000 } }).budget).toEqual({ minPerSecond: 3, ttlMs: 2_000 });
+    expect(resolve({ budget: { ttlMs: 2_000 } }).budget).toEqual({
+      minPerSecond: 3,
+      ttlMs: 2_000,
+      chanceSd: 3,
+    });
   });
 
   it('recentCalls follows maxExtraLoad (20 / maxExtraLoad, within [20, 10000])', () => {
@@ -75,6 +79,7 @@ describe('adaptive hedging options: the edges of each range', () => {
   it.each([
     ['minPerSecond', [0, 0.5, 1e6], [-1, Number.POSITIVE_INFINITY], 'a number >= 0'],
     ['ttlMs', [1_000, 60_000], [999, 60_001, 1_500.5], 'an integer in [1000, 60000] (ms)'],
+    ['chanceSd', [0, 2.5, 10], [-0.1, 10.5, 11], 'a number in [0, 10]'],
   ] as const)('budget.%s accepts %j and rejects %j', (name, accepted, rejected, rule) => {
     for (const value of accepted) {
       expect(resolve({ budget: { [name]: value } }).budget?.[name]).toBe(value);
@@ -102,7 +107,7 @@ describe('adaptive hedging options: shapes that are not options', () => {
     expect(() => resolve({ windowSize: 3 })).toThrow(`${WHERE}.windowSize is not an option`);
     expect(() => resolve({ windowSize: 3 })).toThrow(`(known: ${KNOWN})`);
     expect(() => resolveHedgeBudgetOptions('HedgeBudget: options', { ttl: 3 })).toThrow(
-      new TypeError('HedgeBudget: options.ttl is not an option (known: minPerSecond, ttlMs)'),
+      new TypeError('HedgeBudget: options.ttl is not an option (known: minPerSecond, ttlMs, chanceSd)'),
     );
     expect(() => resolve({ windowSlices: 3 })).toThrow(`${WHERE}.windowSlices was renamed to "windowBins"`);
     expect(() => resolve({ step: 0.05 })).toThrow(`${WHERE}.step was renamed to "recentCalls"`);

@@ -92,7 +92,12 @@ describe('HedgeBudget', () => {
   });
 
   it('counts the hedges it refused', () => {
-    const budget = new HedgeBudget({ clock: new FakeClock(), minPerSecond: 0, maxExtraLoad: 0.5 });
+    const budget = new HedgeBudget({
+      clock: new FakeClock(),
+      minPerSecond: 0,
+      maxExtraLoad: 0.5,
+      chanceSd: 0,
+    });
     budget.recordCall();
     budget.recordCall();
     expect([

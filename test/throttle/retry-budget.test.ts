@@ -22,8 +22,19 @@ describe('RetryBudget', () => {
     const budget = new RetryBudget({ clock: fakeClock() });
     expect(isRetryGate(budget)).toBe(true);
     expect(budget.name).toBe('retry-budget');
-    expect([budget.ratio, budget.minPerSecond, budget.ttlMs]).toEqual([0.2, 0, 10_000]);
+    expect([budget.ratio, budget.minPerSecond, budget.ttlMs, budget.chanceSd]).toEqual([0.2, 0, 10_000, 0]);
     expect(budget.allowAttempt('retry')).toBe(false); // nothing deposited, nothing to spend
+  });
+
+  it('holds room for chance of chanceSd standard deviations of the retries paid for, which expires with them', () => {
+    let now = 0;
+    const budget = new RetryBudget({ clock: { now: () => now }, ratio: 0.2, chanceSd: 2 });
+    for (let i = 0; i < 500; i++) budget.recordCall();
+    // 100 retries paid for, and 2 × √100 more; spending them does not shrink the room.
+    expect(budget.tokens).toBe(120);
+    expect(drain(budget)).toBe(120);
+    now += 10_000;
+    expect(budget.tokens).toBe(0);
   });
 
   it('holds a reserve of minPerSecond × ttl retries with no traffic', () => {
@@ -155,6 +166,9 @@ describe('RetryBudget', () => {
     );
     expect(() => new RetryBudget({ ttlMs: 120_000 })).toThrow(RangeError);
     expect(() => new RetryBudget({ minPerSecond: -1 })).toThrow(/minPerSecond/);
+    expect(() => new RetryBudget({ chanceSd: -1 })).toThrow(
+      /options\.chanceSd must be a number in \[0, 10\], got -1/,
+    );
     expect(() => new RetryBudget({ random: 0.5 as unknown as () => number })).toThrow(
       /random must be a function, got 0.5/,
     );
