@@ -18,6 +18,9 @@
  *    holds about `exceedance` of the calls (a fast path and 5% at 200 ms), every delay in the gap sends the
  *    same share of hedges and the lowest is best; but the slow mode holds more than a of the window half the
  *    time by chance, and then step 1's q is in the slow mode.
+ *    Then, still within a + t, q drops below up to two stragglers at the top of its cluster: attempts each more
+ *    than 1.25 times the next below (a lone slow read or a stall's victim, less than twice the fast path's top,
+ *    held the delay at its latency while it was in the window).
  * 3. When q is +∞ (superseded attempts alone are more than a + t), the slowest answered latency.
  *
  * On a continuous distribution neither step 2 nor step 3 applies and the delay is step 1's
@@ -61,6 +64,9 @@ export class HedgeDelayTracker {
   private outlivedRun = 0;
   private outcomes = 0;
   private shifts = 0;
+  private stalls = 0;
+  /** A shift up not yet confirmed by the calls after it. */
+  private unconfirmed: UnconfirmedShift | undefined;
   private readonly scratch: Float64Array;
   /** More of the last `shiftCalls` than this above the delay is a shift up. */
   private readonly upLimit: number;
@@ -95,6 +101,11 @@ export class HedgeDelayTracker {
     return this.shifts;
   }
 
+  /** Shifts up taken back as stalls, because most of the calls after them were back under the delay before. */
+  get stallsDetected(): number {
+    return this.stalls;
+  }
+
   /**
    * One call's first attempt: it was sent with hedging delay `delayUsedMs` and ran `latencyMs` before its first
    * response (`superseded` false), or was superseded by a hedge after running `latencyMs` (`superseded` true: its
@@ -106,17 +117,66 @@ export class HedgeDelayTracker {
     }
     this.outcomes += 1;
     this.outlivedRun = latencyMs > delayUsedMs ? this.outlivedRun + 1 : 0;
-    this.push(superseded ? Number.POSITIVE_INFINITY : latencyMs);
+    const value = superseded ? Number.POSITIVE_INFINITY : latencyMs;
+    this.push(value);
     const shift = this.size >= this.scratch.length ? this.shift() : undefined;
     if (shift !== undefined) {
       this.shifts += 1;
+      // A shift up may be a stall: keep the window as it was, without the run that set the shift off, until the
+      // next calls tell.
+      this.unconfirmed =
+        shift === 'up'
+          ? {
+              before: this.inArrivalOrder(this.size - Math.min(this.outlivedRun, this.size)),
+              delay: this.delay,
+              since: 0,
+              backUnder: 0,
+            }
+          : undefined;
       this.outlivedRun = 0;
       // After a shift up the calls before it would hold the delay down (step 2's gap), so keep only the last few.
       this.keepLast(shift === 'up' ? Math.min(2 * this.config.shiftRun, this.size) : this.scratch.length);
+    } else if (this.unconfirmed !== undefined) {
+      this.confirm(this.unconfirmed, value);
     }
     if (this.outcomes >= this.config.minCalls) {
       this.delay = clamp(this.estimate(), this.config.minMs, this.config.maxMs);
     }
+  }
+
+  /**
+   * One more call after a shift up. Once 2 · `shiftRun` calls have come since, the shift stands unless most of
+   * them were back under the delay from before it: then it was a stall (a pause of the client or the server that
+   * held the calls in flight), and the window goes back to what it was, plus the calls since, without the run of
+   * the stall's victims (a hedge could not have helped them: it waits out the same pause).
+   */
+  private confirm(unconfirmed: UnconfirmedShift, value: number): void {
+    unconfirmed.since += 1;
+    if (value <= unconfirmed.delay) {
+      unconfirmed.backUnder += 1;
+    }
+    if (unconfirmed.since < 2 * this.config.shiftRun) {
+      return;
+    }
+    this.unconfirmed = undefined;
+    if (2 * unconfirmed.backUnder > unconfirmed.since) {
+      this.stalls += 1;
+      const since = this.inArrivalOrder(this.size).subarray(this.size - unconfirmed.since);
+      const values = new Float64Array(unconfirmed.before.length + since.length);
+      values.set(unconfirmed.before, 0);
+      values.set(since, unconfirmed.before.length);
+      this.restart(values.subarray(Math.max(0, values.length - this.ring.length)));
+    }
+  }
+
+  /** The window's oldest `m` attempts, in arrival order (a copy). */
+  private inArrivalOrder(m: number): Float64Array {
+    const capacity = this.ring.length;
+    const out = new Float64Array(m);
+    for (let i = 0; i < m; i++) {
+      out[i] = this.ring[(this.ringNext - this.size + i + capacity) % capacity] as number;
+    }
+    return out;
   }
 
   /** The quantile of the window, lowered across the gap below it (see the class comment). */
@@ -133,6 +193,17 @@ export class HedgeDelayTracker {
       if ((sorted[i - 1] as number) * gapRatio <= (sorted[i] as number)) {
         at = i - 1;
       }
+    }
+    // Step 2b: below up to MAX_STRAGGLERS lone attempts at the top of the cluster.
+    for (
+      let k = 0;
+      k < MAX_STRAGGLERS &&
+      at > 0 &&
+      n - at <= limit &&
+      (sorted[at - 1] as number) * STRAGGLER_RATIO < (sorted[at] as number);
+      k++
+    ) {
+      at -= 1;
     }
     // The superseded attempts (+∞) are the last of the sorted window.
     const answered = upperBound(sorted, n, Number.MAX_VALUE);
@@ -210,9 +281,15 @@ export class HedgeDelayTracker {
     for (let i = 0; i < m; i++) {
       this.scratch[i] = this.ring[(this.ringNext - m + i + capacity) % capacity] as number;
     }
-    this.ring.set(this.scratch.subarray(0, m), 0);
-    this.ringNext = m % capacity;
-    this.sorted.set(this.scratch.subarray(0, m), 0);
+    this.restart(this.scratch.subarray(0, m));
+  }
+
+  /** Restarts the window from `values` (arrival order, at most the capacity; may alias the scratch buffer). */
+  private restart(values: Float64Array): void {
+    const m = values.length;
+    this.ring.set(values, 0);
+    this.ringNext = m % this.ring.length;
+    this.sorted.set(values, 0);
     this.sorted.subarray(0, m).sort();
     this.size = m;
   }
@@ -236,6 +313,20 @@ export function upThreshold(expected: number): number {
  */
 const GAP_TOLERANCE_SD = 3;
 
+/**
+ * A straggler is an attempt at the top of a cluster more than this factor above the next one below it. A client
+ * stall, a slow read or a GC pause leaves one now and then between a fast path and its slow mode, less than twice
+ * the fast path's top, so in its cluster; it held the delay at its latency while it was in the window (in
+ * `bench:adaptive`, 58 ms for 2 s over a 31 ms fast path).
+ */
+const STRAGGLER_RATIO = 1.25;
+/**
+ * Stragglers the delay may drop below, each one hedge more per window (and within the gap rule's tolerance). On a
+ * continuous tail the top of the cluster is step 1's quantile, about 20 attempts from the window's top, and even a
+ * Pareto tail with α = 0.5 leaves 25% between neighbours there only about one time in eight.
+ */
+const MAX_STRAGGLERS = 2;
+
 /** The first index in `sorted[0, size)` whose value is above `value`. */
 function upperBound(sorted: Float64Array, size: number, value: number): number {
   let lo = 0;
@@ -249,6 +340,17 @@ function upperBound(sorted: Float64Array, size: number, value: number): number {
     }
   }
   return lo;
+}
+
+/** A shift up waiting for the calls after it: the window before it, and how many since were back under its delay. */
+interface UnconfirmedShift {
+  /** The window just before the shift, in arrival order, without the run of calls that set it off. */
+  readonly before: Float64Array;
+  /** The delay before the shift. */
+  readonly delay: number;
+  /** Calls since the shift, and how many of them were no slower than `delay`. */
+  since: number;
+  backUnder: number;
 }
 
 /** Settings of a {@link HedgeDelayTracker}. @internal */

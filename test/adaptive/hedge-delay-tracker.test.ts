@@ -132,6 +132,92 @@ describe('HedgeDelayTracker', () => {
     expect(tracker.delayMs).toBe(3);
   });
 
+  describe('a stall taken for a shift up', () => {
+    /** A tracker settled on a fast path over 1..3 ms (no slow mode): its delay is 3 ms. */
+    function settled(): HedgeDelayTracker {
+      const tracker = new HedgeDelayTracker(3, CONFIG);
+      for (let i = 0; i < 400; i++) tracker.record(tracker.delayMs, 1 + (i % 3), false);
+      expect(tracker.delayMs).toBe(3);
+      return tracker;
+    }
+
+    it('is taken back when most calls after it are back under the old delay, without the stall victims', () => {
+      const tracker = settled();
+      // A 30 ms pause holds the six calls in flight: six in a row outlive the delay, a shift up.
+      for (let i = 0; i < 6; i++) tracker.record(tracker.delayMs, 20 + i, false);
+      expect(tracker.shiftsDetected).toBe(1);
+      expect(tracker.delayMs).toBeGreaterThan(20);
+      // Then the calls are as fast as before: 2 × shiftRun calls after the shift (the sixth victim and nine more),
+      // it is taken back.
+      for (let i = 0; i < 8; i++) tracker.record(tracker.delayMs, 1 + (i % 3), false);
+      expect(tracker.stallsDetected).toBe(0);
+      tracker.record(tracker.delayMs, 2, false);
+      expect(tracker.stallsDetected).toBe(1);
+      // The window is the one before, plus the calls since; the five victims that set it off are gone (the sixth
+      // came after the shift and is one straggler, below which the delay drops).
+      expect(tracker.delayMs).toBe(3);
+    });
+
+    it('stands when the calls after it stay slower than the old delay', () => {
+      const tracker = settled();
+      for (let i = 0; i < 6; i++) tracker.record(tracker.delayMs, 20 + i, false);
+      for (let i = 0; i < 30; i++) tracker.record(tracker.delayMs, 10 + (i % 20), false);
+      expect([tracker.shiftsDetected, tracker.stallsDetected]).toEqual([1, 0]);
+      expect(tracker.delayMs).toBeGreaterThanOrEqual(25);
+    });
+
+    it('stands when only a minority of the calls after it are back under the old delay', () => {
+      const tracker = settled();
+      for (let i = 0; i < 6; i++) tracker.record(tracker.delayMs, 20 + i, false);
+      // Five of ten back under 3 ms: not most of them.
+      for (let i = 0; i < 10; i++) tracker.record(tracker.delayMs, i % 2 === 0 ? 2 : 15, false);
+      expect(tracker.stallsDetected).toBe(0);
+      expect(tracker.delayMs).toBeGreaterThan(3);
+    });
+  });
+
+  describe('stragglers at the top of the fast path', () => {
+    /**
+     * 400 attempts that all answered: a fast path over 10..30 ms, a slow mode at 400 ms (every 20th, the target
+     * share), and `stragglers` in place of fast ones.
+     */
+    function delayWith(stragglers: number[]): number {
+      const tracker = new HedgeDelayTracker(30, { ...CONFIG, minCalls: 1 });
+      for (let i = 0; i < 400; i++) {
+        const straggler = i % 20 === 3 ? stragglers[(i - 3) / 20] : undefined;
+        tracker.record(500, i % 20 === 7 ? 400 : (straggler ?? 10 + ((i * 8) % 21)), false);
+      }
+      return tracker.delayMs;
+    }
+
+    it('a lone one less than twice the top does not hold the delay up', () => {
+      expect(delayWith([])).toBe(30);
+      expect(delayWith([56])).toBe(30);
+    });
+
+    it('two, each more than 1.25 times the next below, do not either', () => {
+      expect(delayWith([45, 58])).toBe(30);
+    });
+
+    it('a third does: the delay drops below two at most', () => {
+      expect(delayWith([40, 51, 64])).toBe(40);
+    });
+
+    it('a smear of them is part of the cluster and holds it up, as before', () => {
+      expect(delayWith([41, 43, 45, 47, 49])).toBe(49);
+    });
+
+    it('stays within the gap rule tolerance: no straggler is dropped once too many attempts lie above', () => {
+      // 33 slow attempts, as many as the tolerance allows above the delay, and a straggler: dropping it would put
+      // 34 above.
+      const tracker = new HedgeDelayTracker(30, { ...CONFIG, minCalls: 1 });
+      for (let i = 0; i < 400; i++) {
+        tracker.record(500, i === 5 ? 56 : i % 12 === 7 ? 400 : 10 + ((i * 8) % 21), false);
+      }
+      expect(tracker.delayMs).toBe(56);
+    });
+  });
+
   it('takes the slowest answered latency when superseded attempts alone are more than its tolerance', () => {
     const tracker = new HedgeDelayTracker(5, { ...CONFIG, minCalls: 1 });
     // A fifth of the first attempts lost to their hedge: far past the gap rule's tolerance.
