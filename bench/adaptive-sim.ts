@@ -40,8 +40,6 @@ const opts = numericArgs({
   stallMs: 25,
   /** 1: the stalls are the server's (every attempt in progress during one answers at its end at the soonest). */
   serverStall: 0,
-  /** 1: a hedge timer that fires late lets the answers that came meanwhile in first (0: it sends at once). */
-  yieldLate: 1,
 });
 
 const PHASES = [
@@ -51,7 +49,6 @@ const PHASES = [
 ] as const;
 const STATIC_DELAYS_MS = [5, 10, 20, 30, 40, 50, 150];
 const METHOD = '/sim.Service/Unary';
-const LATE_TIMER_MS = 1;
 const GOLDEN = (Math.sqrt(5) - 1) / 2;
 
 interface CallRecord {
@@ -124,14 +121,10 @@ function run(staticDelayMs: number | undefined): { calls: CallRecord[]; delays: 
         adaptive?.recordOutcome(METHOD, delayMs, at - startMs, !byFirst);
       };
       events.push(firstEnds, () => commit(clock.now(), true));
-      const askHedge = (at: number, yielded = false) => {
+      const askHedge = (at: number) => {
         events.push(at, () => {
           if (done) return;
           const now = clock.now(); // later than `at` when a stall held the timer back
-          if (opts.yieldLate && !yielded && now - at > LATE_TIMER_MS) {
-            askHedge(now, true); // after the answers the stall held back
-            return;
-          }
           if (adaptive?.budget && !adaptive.budget.allowAttempt('hedge')) {
             record.refused += 1;
             askHedge(now + delayMs); // refused: ask again one delay later, while the call waits
