@@ -214,11 +214,23 @@ function timeToAdapt(
   timeline: readonly { t: number; latencyMs: number }[],
   limitMs: number,
 ): number | undefined {
-  if (timeline.length === 0) return undefined;
+  return lastWindowOver(timeline, limitMs).timeToAdapt;
+}
+
+/**
+ * The time to adapt, and the last 1 s window whose p99 was over `limitMs`: when it began (s since the phase began)
+ * and the latencies over the limit in it, slowest first.
+ */
+function lastWindowOver(
+  timeline: readonly { t: number; latencyMs: number }[],
+  limitMs: number,
+): { timeToAdapt: number | undefined; fromS?: number; overMs?: number[] } {
+  if (timeline.length === 0) return { timeToAdapt: undefined };
   const calls = [...timeline].sort((x, y) => x.t - y.t);
   const end = calls[calls.length - 1]?.t as number;
-  if (end < SLIDING_WINDOW_S) return undefined;
+  if (end < SLIDING_WINDOW_S) return { timeToAdapt: undefined };
   let lastBad: number | undefined;
+  let lastBadOver: number[] = [];
   let lastEnd = 0;
   let from = 0;
   for (let t0 = 0; t0 + SLIDING_WINDOW_S <= end + 1e-9; t0 += 0.1) {
@@ -229,10 +241,14 @@ function timeToAdapt(
       window.push(calls[i]?.latencyMs as number);
     }
     if (window.length === 0) continue;
-    if (summarize(window).p99 > limitMs) lastBad = t0 + SLIDING_WINDOW_S;
+    if (summarize(window).p99 > limitMs) {
+      lastBad = t0 + SLIDING_WINDOW_S;
+      lastBadOver = window.filter((ms) => ms > limitMs).sort((x, y) => y - x);
+    }
   }
-  if (lastBad !== undefined && lastBad >= lastEnd - 1e-9) return undefined;
-  return lastBad ?? 0;
+  const over = lastBad === undefined ? {} : { fromS: lastBad - SLIDING_WINDOW_S, overMs: lastBadOver };
+  if (lastBad !== undefined && lastBad >= lastEnd - 1e-9) return { timeToAdapt: undefined, ...over };
+  return { timeToAdapt: lastBad ?? 0, ...over };
 }
 
 async function main(): Promise<void> {
@@ -331,6 +347,8 @@ async function main(): Promise<void> {
   const sections: string[] = [];
   const checks: string[] = [];
   const summary: string[][] = [];
+  /** The adaptive variant's last 1 s window over the limit in each phase, with the calls over it. */
+  const windowsOver: string[] = [];
   for (const phase of PHASES) {
     const rows = rowsFor(phase.key);
     const statics = rows.filter(
@@ -381,6 +399,13 @@ async function main(): Promise<void> {
     const ad = rows.find((r) => r.v.label === 'adaptive');
     if (!ad) continue;
     const t = adapt(ad);
+    const lastOver = best ? lastWindowOver(ad.d.timeline, limit) : undefined;
+    if (lastOver?.fromS !== undefined) {
+      windowsOver.push(
+        `- ${phase.title} (limit ${fmt(limit, 1)} ms): ${fmt(lastOver.fromS, 1)}–${fmt(lastOver.fromS + SLIDING_WINDOW_S, 1)} s, ` +
+          `${(lastOver.overMs ?? []).map((ms) => fmt(ms, 0)).join(', ')} ms`,
+      );
+    }
     const ratio = best ? ad.s.p99 / best.s.p99 : Number.NaN;
     const loadOk = ad.extraLoad <= opts.maxExtraLoad + 0.01;
     summary.push([
@@ -441,6 +466,10 @@ async function main(): Promise<void> {
     ...sections,
     'Adaptive delay (ms) every half second of each phase:',
     ...PHASES.map((p) => `- ${p.title}: ${delayLine(p.key)}`),
+    '',
+    "The adaptive variant's last 1 s window whose p99 (its third slowest call of 200) was over ×1.15 the best " +
+      'static p99, and the calls over that limit in it (a window is over with three of them):',
+    ...(windowsOver.length > 0 ? windowsOver : ['- none']),
     '',
     `First-attempt p95 of the reporting window (30 s of DDSketch) at the end of each phase: ${PHASES.map((p) => `${p.key} ${fmt(adaptiveVariant?.windowP95[p.key], 1)} ms`).join(', ')}.`,
     '',
