@@ -60,7 +60,11 @@ describe('engine: adaptive hedging delay', () => {
 
   it('a hedge the budget refuses is asked for again one delay later, and reported once', () => {
     const clock = new FakeClock(T0);
-    const adaptive = new AdaptiveHedging({ clock, budget: { minPerSecond: 0, chanceSd: 0 }, maxExtraLoad: 0.5 });
+    const adaptive = new AdaptiveHedging({
+      clock,
+      budget: { minPerSecond: 0, chanceSd: 0 },
+      maxExtraLoad: 0.5,
+    });
     const config = hedgingPolicy({ hedgingDelay: '0.1s', maxAttempts: 2 });
     const h = engineCall(config, { clock, interceptor: { adaptiveHedging: adaptive } });
     // One call deposited half a hedge: not enough for one.

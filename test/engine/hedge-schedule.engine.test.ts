@@ -52,7 +52,11 @@ describe('engine: the hedging schedule', () => {
 
   it('the hedge budget refusing a hedge due at once: asked again one delay later, scheduled once', () => {
     const clock = new FakeClock(T0);
-    const adaptive = new AdaptiveHedging({ clock, budget: { minPerSecond: 0, chanceSd: 0 }, maxExtraLoad: 0.5 });
+    const adaptive = new AdaptiveHedging({
+      clock,
+      budget: { minPerSecond: 0, chanceSd: 0 },
+      maxExtraLoad: 0.5,
+    });
     const h = engineCall(hedgingPolicy({ hedgingDelay: '0s', maxAttempts: 3 }), {
       clock,
       interceptor: { adaptiveHedging: adaptive },
@@ -71,7 +75,11 @@ describe('engine: the hedging schedule', () => {
 
   it("the gate's refusal is the one reported: the budget is not asked after it", () => {
     const clock = new FakeClock(T0);
-    const adaptive = new AdaptiveHedging({ clock, budget: { minPerSecond: 0, chanceSd: 0 }, maxExtraLoad: 0.5 });
+    const adaptive = new AdaptiveHedging({
+      clock,
+      budget: { minPerSecond: 0, chanceSd: 0 },
+      maxExtraLoad: 0.5,
+    });
     const throttle = new RetryThrottle({ maxTokens: 2, tokenRatio: 1 });
     throttle.recordFailure();
     const h = engineCall(hedgingPolicy({ maxAttempts: 2 }), {

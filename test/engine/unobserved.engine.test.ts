@@ -49,7 +49,11 @@ describe('engine: a call nobody listens to', () => {
 
   it('a hedge the budget refuses, and a loser left running', () => {
     const clock = new FakeClock(T0);
-    const adaptive = new AdaptiveHedging({ clock, budget: { minPerSecond: 0, chanceSd: 0 }, maxExtraLoad: 0.5 });
+    const adaptive = new AdaptiveHedging({
+      clock,
+      budget: { minPerSecond: 0, chanceSd: 0 },
+      maxExtraLoad: 0.5,
+    });
     const h = engineCall(hedgingPolicy({ maxAttempts: 2 }), {
       clock,
       unobserved: true,
