@@ -18,7 +18,10 @@
  *    holds about `exceedance` of the calls (a fast path and 5% at 200 ms), every delay in the gap sends the
  *    same share of hedges and the lowest is best; but the slow mode holds more than a of the window half the
  *    time by chance, and then step 1's q is in the slow mode.
- *    Then, still within a + t, q drops below up to two stragglers at the top of its cluster: attempts each more
+ *    A crossing may hedge only ⌊√(a + 1)⌋ attempts more than step 1's cluster and those above it hold (where a
+ *    slow mode holds about the target share, its attempts): sparse jitter between a fast path and its slow mode
+ *    would otherwise take the rest of the tolerance, and on a real machine put the extra load at 0.07.
+ *    Then, still within that, q drops below up to two stragglers at the top of its cluster: attempts each more
  *    than 1.25 times the next below (a lone slow read or a stall's victim, less than twice the fast path's top,
  *    held the delay at its latency while it was in the window).
  * 3. When q is +∞ (superseded attempts alone are more than a + t), the slowest answered latency.
@@ -187,9 +190,20 @@ export class HedgeDelayTracker {
     const allowed = Math.max(0, Math.floor(exceedance * (n + 1)) - 1);
     const limit = allowed + Math.ceil(GAP_TOLERANCE_SD * Math.sqrt(allowed + 1));
     let at = n - 1 - allowed;
+    // The estimate's cluster and what lies above it (where a slow mode holds about the target share, its
+    // attempts; by chance more than allowed): a crossing may hedge only a few more than those.
+    let bottom = at;
+    while (
+      bottom > 0 &&
+      n - bottom <= limit &&
+      sameCluster(sorted[bottom - 1] as number, sorted[bottom] as number, gapRatio)
+    ) {
+      bottom -= 1;
+    }
+    const crossLimit = Math.min(limit, n - bottom + Math.floor(Math.sqrt(allowed + 1)));
     // Step 2: down to the next gap below the estimate's cluster, while few enough attempts lie above it.
     // (Once more than the limit lie above i, no gap further down can be crossed: the scan stops there.)
-    for (let i = at; i > 0 && n - i <= limit; i--) {
+    for (let i = at; i > 0 && n - i <= crossLimit; i--) {
       if ((sorted[i - 1] as number) * gapRatio <= (sorted[i] as number)) {
         at = i - 1;
       }
@@ -199,7 +213,7 @@ export class HedgeDelayTracker {
       let k = 0;
       k < MAX_STRAGGLERS &&
       at > 0 &&
-      n - at <= limit &&
+      n - at <= crossLimit &&
       (sorted[at - 1] as number) * STRAGGLER_RATIO < (sorted[at] as number);
       k++
     ) {
@@ -326,6 +340,11 @@ const STRAGGLER_RATIO = 1.25;
  * Pareto tail with α = 0.5 leaves 25% between neighbours there only about one time in eight.
  */
 const MAX_STRAGGLERS = 2;
+
+/** Whether two neighbours of the sorted window are in one cluster: equal, or less than `gapRatio` apart. */
+function sameCluster(lower: number, upper: number, gapRatio: number): boolean {
+  return lower === upper || lower * gapRatio > upper;
+}
 
 /** The first index in `sorted[0, size)` whose value is above `value`. */
 function upperBound(sorted: Float64Array, size: number, value: number): number {

@@ -218,6 +218,22 @@ describe('HedgeDelayTracker', () => {
     });
   });
 
+  it('crosses a cluster between the fast path and the slow mode only when it holds a few attempts, √(a + 1)', () => {
+    /** 400 answered attempts: a fast path over 1..3 ms, 20 at 400 ms, and `middle` of them at 8 ms. */
+    const delayWith = (middle: number): number => {
+      const tracker = new HedgeDelayTracker(30, { ...CONFIG, minCalls: 1 });
+      for (let i = 0; i < 400; i++) {
+        tracker.record(500, i % 20 === 7 ? 400 : i % 20 === 11 && i < 20 * middle ? 8 : 1 + (i % 3), false);
+      }
+      return tracker.delayMs;
+    };
+    // a = 19 and the slow mode holds 20: crossing to 3 ms may hedge ⌊√20⌋ = 4 attempts more, though the gap
+    // rule's tolerance (33 above) would allow 13.
+    expect(delayWith(0)).toBe(3);
+    expect(delayWith(4)).toBe(3);
+    expect(delayWith(5)).toBe(8);
+  });
+
   it('takes the slowest answered latency when superseded attempts alone are more than its tolerance', () => {
     const tracker = new HedgeDelayTracker(5, { ...CONFIG, minCalls: 1 });
     // A fifth of the first attempts lost to their hedge: far past the gap rule's tolerance.
