@@ -158,6 +158,23 @@ describe('HedgeDelayTracker', () => {
       expect(tracker.delayMs).toBe(3);
     });
 
+    it('drops exactly the run that set it off: calls after the shift stay, the old window before it too', () => {
+      // A window of 40 (a = 1, tolerance 6 above): eight victims are more than the tolerance, three are not.
+      const config = { ...CONFIG, recentCalls: 40, shiftCalls: 20 };
+      const tracker = new HedgeDelayTracker(3, config);
+      for (let i = 0; i < 40; i++) tracker.record(tracker.delayMs, 1 + (i % 3), false);
+      expect(tracker.delayMs).toBe(3);
+      // Eight victims: the fifth sets the shift off; the three after it count among the ten that decide.
+      for (let i = 0; i < 8; i++) tracker.record(tracker.delayMs, 20 + i, false);
+      expect(tracker.shiftsDetected).toBe(1);
+      // Seven calls back at 1, 2, 3 ms: seven of ten no slower than the old delay (3 ms itself included).
+      for (let i = 0; i < 7; i++) tracker.record(tracker.delayMs, 1 + (i % 3), false);
+      expect(tracker.stallsDetected).toBe(1);
+      // The window: 35 from before, the three later victims and the seven; the three are crossed. Had the five
+      // that set the shift off stayed, eight would lie above 3 ms, past the tolerance, and the delay would be 27.
+      expect(tracker.delayMs).toBe(3);
+    });
+
     it('stands when the calls after it stay slower than the old delay', () => {
       const tracker = settled();
       for (let i = 0; i < 6; i++) tracker.record(tracker.delayMs, 20 + i, false);
