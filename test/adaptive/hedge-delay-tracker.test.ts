@@ -254,17 +254,20 @@ describe('HedgeDelayTracker', () => {
   it.each([
     ['answered, at 380..420 ms', false],
     ['superseded by their hedges', true],
-  ])('counts the whole slow mode among the attempts a crossing starts from, its attempts %s', (_, superseded) => {
-    // 22 slow attempts (a = 19: step 1 is inside the slow mode, three from its bottom) and 4 at 8 ms between: the
-    // crossing to 3 ms hedges 26, the slow mode's 22 and ⌊√20⌋ = 4 more. Counted from step 1's estimate (20), it
-    // could hedge only 24.
-    const tracker = new HedgeDelayTracker(30, { ...CONFIG, minCalls: 1 });
-    for (let i = 0; i < 400; i++) {
-      if (i % 18 === 7) tracker.record(5, 380 + i / 10, superseded);
-      else tracker.record(500, i % 18 === 11 && i < 72 ? 8 : 1 + (i % 3), false);
-    }
-    expect(tracker.delayMs).toBe(3);
-  });
+  ])(
+    'counts the whole slow mode among the attempts a crossing starts from, its attempts %s',
+    (_, superseded) => {
+      // 22 slow attempts (a = 19: step 1 is inside the slow mode, three from its bottom) and 4 at 8 ms between: the
+      // crossing to 3 ms hedges 26, the slow mode's 22 and ⌊√20⌋ = 4 more. Counted from step 1's estimate (20), it
+      // could hedge only 24.
+      const tracker = new HedgeDelayTracker(30, { ...CONFIG, minCalls: 1 });
+      for (let i = 0; i < 400; i++) {
+        if (i % 18 === 7) tracker.record(5, 380 + i / 10, superseded);
+        else tracker.record(500, i % 18 === 11 && i < 72 ? 8 : 1 + (i % 3), false);
+      }
+      expect(tracker.delayMs).toBe(3);
+    },
+  );
 
   it('takes the slowest answered latency when superseded attempts alone are more than its tolerance', () => {
     const tracker = new HedgeDelayTracker(5, { ...CONFIG, minCalls: 1 });
