@@ -27,9 +27,10 @@ export interface HedgeBudgetConstructorOptions extends HedgeBudgetOptions {
 /**
  * A hedge budget: hedges beyond a call's first attempt are held to `maxExtraLoad` × calls, plus a floor of
  * `minPerSecond` so that low traffic can still hedge, plus room for chance (`chanceSd` standard deviations of the
- * hedges paid for) so that demand averaging `maxExtraLoad` is not refused whenever chance puts it above. It is a {@link RetryBudget} (Finagle's RetryBudget: every
- * call deposits `maxExtraLoad` of a hedge, every hedge withdraws one, both expire after `ttlMs`, and a reserve of
- * `minPerSecond × ttl` hedges is always there) that counts hedges only.
+ * hedges paid for) so that demand averaging `maxExtraLoad` is not refused whenever chance puts it above. It is a
+ * {@link RetryBudget} (Finagle's RetryBudget: every call deposits `maxExtraLoad` of a hedge, every hedge withdraws
+ * one, both expire after `ttlMs`, and a reserve of `minPerSecond × ttl` hedges is always there) that counts hedges
+ * only.
  *
  * As a {@link RetryGate}: `allowAttempt('retry')` is always true and failures and successes are ignored, so it
  * composes with the config's A6 throttle (ask the throttle first — it spends nothing — then the budget, which

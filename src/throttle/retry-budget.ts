@@ -56,7 +56,8 @@ const PAID = 1;
 
 /**
  * A retry budget (Finagle's and Linkerd's, made safe for fleets): over any window of `ttlMs`, retries and further
- * hedges number about `ratio` × the calls started in that window (plus `minPerSecond` × the window in seconds).
+ * hedges number about `ratio` × the calls started in that window (plus `minPerSecond` × the window in seconds,
+ * and with `chanceSd`, that many standard deviations of the retries the calls paid for).
  *
  * It is a token bucket whose tokens expire: every call deposits `ratio` of a retry, every retry withdraws one, and
  * both are forgotten `ttlMs` later (in 10 steps). When the budget holds less than one whole retry but more than
@@ -111,7 +112,9 @@ export class RetryBudget implements RetryGate {
     if (this.deposit > 0) {
       const now = this.clock.now();
       this.window.add(now, DEPOSITS, this.deposit);
-      this.window.add(now, PAID, this.deposit);
+      if (this.chanceSd > 0) {
+        this.window.add(now, PAID, this.deposit);
+      }
     }
   }
 
