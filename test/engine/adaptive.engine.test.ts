@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { AdaptiveHedging } from '../../src/hedging/adaptive-hedging-delay.js';
 import { FakeClock } from '../../src/testing/fake-clock.js';
 import {
+  depositsOnlyHedging,
   engineCall,
   eventsOfType,
   hedgingPolicy,
@@ -60,11 +61,7 @@ describe('engine: adaptive hedging delay', () => {
 
   it('a hedge the budget refuses is asked for again one delay later, and reported once', () => {
     const clock = new FakeClock(T0);
-    const adaptive = new AdaptiveHedging({
-      clock,
-      budget: { minPerSecond: 0, chanceSd: 0 },
-      maxExtraLoad: 0.5,
-    });
+    const adaptive = depositsOnlyHedging(clock);
     const config = hedgingPolicy({ hedgingDelay: '0.1s', maxAttempts: 2 });
     const h = engineCall(config, { clock, interceptor: { adaptiveHedging: adaptive } });
     // One call deposited half a hedge: not enough for one.

@@ -7,7 +7,14 @@ import { describe, expect, it } from 'vitest';
 import { AdaptiveHedging } from '../../src/hedging/adaptive-hedging-delay.js';
 import { RetryThrottle } from '../../src/retry/retry-throttle.js';
 import { FakeClock } from '../../src/testing/fake-clock.js';
-import { engineCall, eventsOfType, hedgingPolicy, Status, T0 } from '../helpers/engine.js';
+import {
+  depositsOnlyHedging,
+  engineCall,
+  eventsOfType,
+  hedgingPolicy,
+  Status,
+  T0,
+} from '../helpers/engine.js';
 
 const UNAVAILABLE = Status.UNAVAILABLE;
 
@@ -52,11 +59,7 @@ describe('engine: the hedging schedule', () => {
 
   it('the hedge budget refusing a hedge due at once: asked again one delay later, scheduled once', () => {
     const clock = new FakeClock(T0);
-    const adaptive = new AdaptiveHedging({
-      clock,
-      budget: { minPerSecond: 0, chanceSd: 0 },
-      maxExtraLoad: 0.5,
-    });
+    const adaptive = depositsOnlyHedging(clock);
     const h = engineCall(hedgingPolicy({ hedgingDelay: '0s', maxAttempts: 3 }), {
       clock,
       interceptor: { adaptiveHedging: adaptive },
@@ -75,11 +78,7 @@ describe('engine: the hedging schedule', () => {
 
   it("the gate's refusal is the one reported: the budget is not asked after it", () => {
     const clock = new FakeClock(T0);
-    const adaptive = new AdaptiveHedging({
-      clock,
-      budget: { minPerSecond: 0, chanceSd: 0 },
-      maxExtraLoad: 0.5,
-    });
+    const adaptive = depositsOnlyHedging(clock);
     const throttle = new RetryThrottle({ maxTokens: 2, tokenRatio: 1 });
     throttle.recordFailure();
     const h = engineCall(hedgingPolicy({ maxAttempts: 2 }), {

@@ -3,12 +3,18 @@
  * emit one must still run, end the call once and leave nothing behind.
  */
 import { describe, expect, it } from 'vitest';
-import { AdaptiveHedging } from '../../src/hedging/adaptive-hedging-delay.js';
 import { CancelRateLimiter } from '../../src/hedging/cancel-rate-limiter.js';
 import { engineChecks } from '../../src/retry/engine-checks.js';
 import { RetryThrottle } from '../../src/retry/retry-throttle.js';
 import { FakeClock } from '../../src/testing/fake-clock.js';
-import { engineCall, hedgingPolicy, retryPolicy, Status, T0 } from '../helpers/engine.js';
+import {
+  depositsOnlyHedging,
+  engineCall,
+  hedgingPolicy,
+  retryPolicy,
+  Status,
+  T0,
+} from '../helpers/engine.js';
 
 describe('engine: a call nobody listens to', () => {
   it('retries, waits, commits and ends', async () => {
@@ -49,11 +55,7 @@ describe('engine: a call nobody listens to', () => {
 
   it('a hedge the budget refuses, and a loser left running', () => {
     const clock = new FakeClock(T0);
-    const adaptive = new AdaptiveHedging({
-      clock,
-      budget: { minPerSecond: 0, chanceSd: 0 },
-      maxExtraLoad: 0.5,
-    });
+    const adaptive = depositsOnlyHedging(clock);
     const h = engineCall(hedgingPolicy({ maxAttempts: 2 }), {
       clock,
       unobserved: true,

@@ -9,6 +9,7 @@ import {
   status as Status,
   type StatusObject,
 } from '@grpc/grpc-js';
+import { AdaptiveHedging } from '../../src/hedging/adaptive-hedging-delay.js';
 import type { RetryEvent } from '../../src/retry/events.js';
 import type { RetryInterceptorOptions } from '../../src/retry/interceptor-options.js';
 import { createRetryInterceptor } from '../../src/retry/retry-interceptor.js';
@@ -18,6 +19,14 @@ import { oneEntryConfig } from './service-configs.js';
 
 export const METHOD = '/test.Svc/Do';
 export const T0 = 1_700_000_000_000;
+
+/**
+ * Adaptive hedging whose budget holds exactly what the calls paid for (maxExtraLoad 0.5, no floor, no room for
+ * chance): each call started deposits half a hedge, so the budget's refusals are counted in whole calls.
+ */
+export function depositsOnlyHedging(clock: FakeClock): AdaptiveHedging {
+  return new AdaptiveHedging({ clock, budget: { minPerSecond: 0, chanceSd: 0 }, maxExtraLoad: 0.5 });
+}
 
 /** One attempt, as the scripted next call made it: records what the engine did and lets the test answer. */
 export class FakeAttempt implements InterceptingCallInterface {
