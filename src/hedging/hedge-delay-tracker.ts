@@ -72,7 +72,8 @@ export class HedgeDelayTracker {
   private stalls = 0;
   /** A shift up not yet confirmed by the calls after it. */
   private unconfirmed: UnconfirmedShift | undefined;
-  private readonly scratch: Float64Array;
+  /** Calls the shift detector looks back over (`shiftCalls`, at most the window). */
+  private readonly shiftWindow: number;
   /** More of the last `shiftCalls` than this above the delay is a shift up. */
   private readonly upLimit: number;
   /** No more than this of the last `shiftCalls` above delay / shiftRatio is a shift down. */
@@ -85,8 +86,8 @@ export class HedgeDelayTracker {
     this.delay = clamp(initialMs, config.minMs, config.maxMs);
     this.ring = new Float64Array(config.recentCalls);
     this.sorted = new Float64Array(config.recentCalls);
-    this.scratch = new Float64Array(Math.min(config.shiftCalls, config.recentCalls));
-    const expected = config.exceedance * this.scratch.length;
+    this.shiftWindow = Math.min(config.shiftCalls, config.recentCalls);
+    const expected = config.exceedance * this.shiftWindow;
     this.upLimit = upThreshold(expected);
     this.downLimit = Math.floor(expected);
   }
@@ -124,7 +125,7 @@ export class HedgeDelayTracker {
     this.outlivedRun = latencyMs > delayUsedMs ? this.outlivedRun + 1 : 0;
     const value = superseded ? Number.POSITIVE_INFINITY : latencyMs;
     this.push(value);
-    const shift = this.size >= this.scratch.length ? this.shift() : undefined;
+    const shift = this.size >= this.shiftWindow ? this.shift() : undefined;
     if (shift !== undefined) {
       this.shifts += 1;
       // A shift up may be a stall: keep the window as it was, without the run that set the shift off, until the
@@ -132,7 +133,7 @@ export class HedgeDelayTracker {
       this.unconfirmed =
         shift === 'up'
           ? {
-              before: this.inArrivalOrder(this.size - Math.min(this.outlivedRun, this.size)),
+              before: this.arrivals(0, this.size - Math.min(this.outlivedRun, this.size)),
               delay: this.delay,
               since: 0,
               backUnder: 0,
@@ -140,7 +141,7 @@ export class HedgeDelayTracker {
           : undefined;
       this.outlivedRun = 0;
       // After a shift up the calls before it would hold the delay down (step 2's gap), so keep only the last few.
-      this.keepLast(shift === 'up' ? Math.min(2 * this.config.shiftRun, this.size) : this.scratch.length);
+      this.keepLast(shift === 'up' ? Math.min(2 * this.config.shiftRun, this.size) : this.shiftWindow);
     } else if (this.unconfirmed !== undefined) {
       this.confirm(this.unconfirmed, value);
     }
@@ -166,7 +167,7 @@ export class HedgeDelayTracker {
     this.unconfirmed = undefined;
     if (2 * unconfirmed.backUnder > unconfirmed.since) {
       this.stalls += 1;
-      const since = this.inArrivalOrder(this.size).subarray(this.size - unconfirmed.since);
+      const since = this.arrivals(this.size - unconfirmed.since, unconfirmed.since);
       const values = new Float64Array(unconfirmed.before.length + since.length);
       values.set(unconfirmed.before, 0);
       values.set(since, unconfirmed.before.length);
@@ -174,12 +175,12 @@ export class HedgeDelayTracker {
     }
   }
 
-  /** The window's oldest `m` attempts, in arrival order (a copy). */
-  private inArrivalOrder(m: number): Float64Array {
+  /** `count` of the window's attempts from the `from`-th oldest on, in arrival order (a copy). */
+  private arrivals(from: number, count: number): Float64Array {
     const capacity = this.ring.length;
-    const out = new Float64Array(m);
-    for (let i = 0; i < m; i++) {
-      out[i] = this.ring[(this.ringNext - this.size + i + capacity) % capacity] as number;
+    const out = new Float64Array(count);
+    for (let i = 0; i < count; i++) {
+      out[i] = this.ring[(this.ringNext - this.size + from + i + capacity) % capacity] as number;
     }
     return out;
   }
@@ -238,7 +239,7 @@ export class HedgeDelayTracker {
     if (this.outlivedRun >= this.config.shiftRun && this.delay < this.config.maxMs) {
       return 'up';
     }
-    const m = this.scratch.length;
+    const m = this.shiftWindow;
     const lowered = this.delay / this.config.shiftRatio;
     let above = 0;
     let aboveLowered = 0;
@@ -293,14 +294,10 @@ export class HedgeDelayTracker {
 
   /** Restarts the window from its last `m` attempts. */
   private keepLast(m: number): void {
-    const capacity = this.ring.length;
-    for (let i = 0; i < m; i++) {
-      this.scratch[i] = this.ring[(this.ringNext - m + i + capacity) % capacity] as number;
-    }
-    this.restart(this.scratch.subarray(0, m));
+    this.restart(this.arrivals(this.size - m, m));
   }
 
-  /** Restarts the window from `values` (arrival order, at most the capacity; may alias the scratch buffer). */
+  /** Restarts the window from `values` (arrival order, at most the capacity). */
   private restart(values: Float64Array): void {
     const m = values.length;
     this.ring.set(values, 0);
