@@ -329,8 +329,8 @@ const GAP_TOLERANCE_SD = 3;
 /**
  * A straggler is an attempt at the top of a cluster more than this factor above the next one below it. A client
  * stall, a slow read or a GC pause leaves one now and then between a fast path and its slow mode, less than twice
- * the fast path's top, so in its cluster; it held the delay at its latency while it was in the window (in
- * `bench:adaptive`, 58 ms for 2 s over a 31 ms fast path).
+ * the fast path's top, so in its cluster; it held the delay at its latency while it was in the window (2 s in
+ * `bench:adaptive`).
  */
 const STRAGGLER_RATIO = 1.25;
 /**
