@@ -1,16 +1,19 @@
 /**
  * Regime-shifting long-tail server for bench/adaptive.ts, run in its own process:
  *   node --import tsx bench/adaptive-server.ts [--fast-a-ms=2 --slow-a-ms=200 --fast-b-ms=20 --slow-b-ms=400
- *                                                --slow-fraction=0.05]
+ *                                                --slow-fraction=0.05 --seed=1]
  *
  * The latency regime of an attempt is named by its `x-bench-regime` request header (`a` or `b`): with probability
- * `slowFraction` it takes about the regime's slow time, otherwise its fast time × U[0.5, 1.5] (drawn per attempt,
- * hedges included). It prints `PORT <n>` on stdout and, over IPC, reports the attempts it saw per variant
+ * `slowFraction` it takes about the regime's slow time, otherwise its fast time × U[0.5, 1.5], drawn per attempt
+ * (hedges included). An attempt that names its call (`x-bench-call`, see bench/lib/latency-script.ts) takes what
+ * the script under `seed` holds for that call and its attempt number (`grpc-previous-rpc-attempts`), so every
+ * variant meets the same slow attempts; others draw from Math.random. It prints `PORT <n>` on stdout and, over IPC, reports the attempts it saw per variant
  * (`x-bench-variant`) and regime, cancelled ones included.
  */
 import { FlakyServer, type RecordedAttempt } from 'grpc-retry-hedging/testing';
 import { numericArgs, serveControl } from './lib/child-server.js';
 import { VARIANT_METADATA_KEY } from './lib/grpc-calls.js';
+import { parseScriptCall, SCRIPT_CALL_METADATA_KEY, scriptedAttempt } from './lib/latency-script.js';
 
 /** Request header naming the latency regime of an attempt. */
 const REGIME_METADATA_KEY = 'x-bench-regime';
@@ -21,6 +24,8 @@ const opts = numericArgs({
   fastBMs: 20,
   slowBMs: 400,
   slowFraction: 0.05,
+  /** The latency script's seed. */
+  seed: 1,
   port: 0,
 });
 
@@ -30,6 +35,8 @@ interface Counts {
 }
 
 const counts = new Map<string, Counts>();
+/** Attempts that arrived with `grpc-previous-rpc-attempts` above 0 (a check that the script sees hedges). */
+let hedgesSeen = 0;
 
 function header(metadata: RecordedAttempt['metadata'], key: string): string {
   const v = metadata[key];
@@ -42,8 +49,19 @@ const server = await FlakyServer.start({
     const regime = info.metadata.get(REGIME_METADATA_KEY)[0] === 'b' ? 'b' : 'a';
     const fast = regime === 'a' ? opts.fastAMs : opts.fastBMs;
     const slow = regime === 'a' ? opts.slowAMs : opts.slowBMs;
-    const delayMs = Math.random() < opts.slowFraction ? slow : fast * (0.5 + Math.random());
-    return { delayMs: Math.round(delayMs) };
+    const call = parseScriptCall(info.metadata.get(SCRIPT_CALL_METADATA_KEY)[0]);
+    const attempt = Number(info.metadata.get('grpc-previous-rpc-attempts')[0] ?? 0);
+    const drawn = call
+      ? scriptedAttempt(
+          opts.seed,
+          call.phase,
+          call.index,
+          Number.isInteger(attempt) ? attempt : 0,
+          opts.slowFraction,
+        )
+      : { slow: Math.random() < opts.slowFraction, fastFactor: 0.5 + Math.random() };
+    if (attempt > 0) hedgesSeen++;
+    return { delayMs: Math.round(drawn.slow ? slow : fast * drawn.fastFactor) };
   },
   onAttemptEnd: (attempt) => {
     const key = `${header(attempt.metadata, VARIANT_METADATA_KEY)}/${header(attempt.metadata, REGIME_METADATA_KEY)}`;
@@ -61,9 +79,10 @@ serveControl(
   server.port,
   {
     /** Attempts per `variant/regime` since the last reset, plus attempts still running. */
-    counts: () => ({ counts: Object.fromEntries(counts), running: server.activeCalls() }),
+    counts: () => ({ counts: Object.fromEntries(counts), running: server.activeCalls(), hedgesSeen }),
     reset: () => {
       counts.clear();
+      hedgesSeen = 0;
       server.reset();
       return true;
     },

@@ -7,14 +7,16 @@
  * Each variant runs in turn, on its own connection, at a fixed arrival rate (open loop), through three phases:
  * regime A, then regime B (the shift up), then A again (the shift down). Regime A: a 2 ms fast path (× U[0.5, 1.5])
  * with 5% at 200 ms; regime B: 20 ms with 5% at 400 ms. Each phase starts with `learnCalls` calls that are not
- * measured (the time to learn, in the first phase a warm-up), then `measuredCalls` measured ones. Time to adapt
- * after a shift: seconds from the shift until the p99 of a 1 s sliding window stays within 1.15× the p99 of the
- * best static delay (the lowest p99 among static delays with extra load ≤ 0.06 and no failed call).
+ * measured (the time to learn, in the first phase a warm-up), then `measuredCalls` measured ones. Every variant
+ * meets the same latency script (bench/lib/latency-script.ts): call i of a phase is slow on the same attempts for
+ * all of them. Time to adapt after a shift: seconds from the shift until the p99 of a 1 s sliding window stays
+ * within 1.15× the best static delay's (the lowest p99 among static delays with extra load ≤ 0.06 and no failed
+ * call): paired, against that delay's p99 over the same calls; and against its p99 over the whole phase.
  * Prints a markdown table and writes it to bench/results/adaptive.md.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
+import { PerformanceObserver, performance } from 'node:perf_hooks';
 import * as grpc from '@grpc/grpc-js';
 import {
   AdaptiveHedging,
@@ -32,7 +34,9 @@ import {
   VARIANT_METADATA_KEY,
   waitForReady,
 } from './lib/grpc-calls.js';
+import { SCRIPT_CALL_METADATA_KEY, scriptedAttempt } from './lib/latency-script.js';
 import { sleep } from './lib/load.js';
+import { pairedTimeToAdapt } from './lib/paired-time-to-adapt.js';
 import { summarize } from './lib/stats.js';
 import { fmt, markdownTable } from './lib/table.js';
 
@@ -56,7 +60,10 @@ const opts = numericArgs({
   deadlineMs: 5_000,
   /** Write bench/results/adaptive.md (0 for exploratory runs). */
   write: 1,
+  /** The latency script's seed (bench/lib/latency-script.ts); 0 picks one at random, printed with the results. */
+  seed: 0,
 });
+const seed = opts.seed > 0 ? opts.seed : 1 + Math.floor(Math.random() * 0x7fffffff);
 
 const PHASES = [
   { key: 'a1', regime: 'a', title: 'Regime A' },
@@ -94,6 +101,8 @@ interface PhaseData {
   latencies: number[];
   /** Every call of the phase, learning ones included: when it started (s since the phase began) and its latency. */
   timeline: { t: number; latencyMs: number }[];
+  /** Every call of the phase by its index (learning ones included): its latency, or +∞ if it failed. */
+  byIndex: number[];
   failed: number;
   firstError: string | undefined;
   /** Attempts of the measured calls that reached the server, and of those cancelled. */
@@ -115,22 +124,68 @@ interface Variant {
   budgetRefused: number;
 }
 
-function metadataFor(label: string, regime: string): grpc.Metadata {
+function metadataFor(label: string, regime: string, scriptCall: string): grpc.Metadata {
   const md = new grpc.Metadata();
   md.set(VARIANT_METADATA_KEY, label);
   md.set(REGIME_METADATA_KEY, regime);
+  md.set(SCRIPT_CALL_METADATA_KEY, scriptCall);
   return md;
+}
+
+/** The measured calls of phase number `phase` whose first attempt the script makes slow, and those slow on two. */
+function scriptedSlow(phase: number): { first: number; both: number } {
+  let first = 0;
+  let both = 0;
+  for (let index = opts.learnCalls; index < opts.learnCalls + opts.measuredCalls; index++) {
+    if (!scriptedAttempt(seed, phase, index, 0, opts.slowFraction).slow) continue;
+    first++;
+    if (scriptedAttempt(seed, phase, index, 1, opts.slowFraction).slow) both++;
+  }
+  return { first, both };
+}
+
+/** Client garbage-collection pauses while a variant ran a phase: how many, their sum and the longest, ms. */
+interface GcPauses {
+  count: number;
+  totalMs: number;
+  maxMs: number;
+}
+/** Every client GC pause of the run (performance.now() at its start, and its length, ms). */
+const gcPauses: { startMs: number; durationMs: number }[] = [];
+const gcObserver = new PerformanceObserver((list) => {
+  for (const entry of list.getEntries())
+    gcPauses.push({ startMs: entry.startTime, durationMs: entry.duration });
+});
+/** When each variant ran each phase (performance.now(), ms), by `label|phase`. */
+const phaseSpans = new Map<string, { fromMs: number; toMs: number }>();
+
+function gcDuring(key: string): GcPauses {
+  const span = phaseSpans.get(key);
+  const g: GcPauses = { count: 0, totalMs: 0, maxMs: 0 };
+  if (!span) return g;
+  for (const p of gcPauses) {
+    if (p.startMs < span.fromMs || p.startMs >= span.toMs) continue;
+    g.count++;
+    g.totalMs += p.durationMs;
+    g.maxMs = Math.max(g.maxMs, p.durationMs);
+  }
+  return g;
 }
 
 const emptyData = (): PhaseData => ({
   latencies: [],
   timeline: [],
+  byIndex: [],
   failed: 0,
   firstError: undefined,
   attempts: 0,
   cancelled: 0,
   budgetRefused: 0,
 });
+
+function gcCell(g: GcPauses): string {
+  return g.count === 0 ? '0' : `${g.count}, ${fmt(g.totalMs, 0)}, ${fmt(g.maxMs, 1)}`;
+}
 
 /** Starts `total` calls at `rate` per second; resolves when every call has ended. */
 async function openLoop(
@@ -168,9 +223,10 @@ async function openLoop(
 
 async function runVariant(v: Variant): Promise<void> {
   await waitForReady(v.client);
-  for (const phase of PHASES) {
+  for (const [phaseNumber, phase] of PHASES.entries()) {
     const d = v.data[phase.key];
     const refusedBefore = v.budgetRefused;
+    const fromMs = performance.now();
     await openLoop(
       opts.learnCalls + opts.measuredCalls,
       (index) =>
@@ -181,11 +237,13 @@ async function runVariant(v: Variant): Promise<void> {
           metadataFor(
             `${v.label}|${index < opts.learnCalls ? 'learn' : 'measured'}|${phase.key}`,
             phase.regime,
+            `${phaseNumber}:${index}`,
           ),
           { deadline: Date.now() + opts.deadlineMs },
         ),
       (index, startedS, latencyMs, error) => {
         if (error === undefined) d.timeline.push({ t: startedS, latencyMs });
+        d.byIndex[index] = error === undefined ? latencyMs : Number.POSITIVE_INFINITY;
         if (index < opts.learnCalls) return;
         if (error === undefined) d.latencies.push(latencyMs);
         else {
@@ -198,6 +256,7 @@ async function runVariant(v: Variant): Promise<void> {
             v.delays.push({ phase: phase.key, t, delayMs: v.adaptive?.currentDelays().values().next().value })
         : undefined,
     );
+    phaseSpans.set(`${v.label}|${phase.key}`, { fromMs, toMs: performance.now() });
     d.budgetRefused = v.budgetRefused - refusedBefore;
     const method = v.adaptive?.currentDelays().keys().next().value;
     const report = method === undefined ? undefined : v.adaptive?.latencies(method);
@@ -259,6 +318,7 @@ async function main(): Promise<void> {
     `--fast-b-ms=${opts.fastBMs}`,
     `--slow-b-ms=${opts.slowBMs}`,
     `--slow-fraction=${opts.slowFraction}`,
+    `--seed=${seed}`,
   ]);
   const variants: Variant[] = [];
   const make = (name: string, label: string, client: BenchClient, adaptive?: AdaptiveHedging): Variant => {
@@ -304,6 +364,7 @@ async function main(): Promise<void> {
     adaptive,
   );
 
+  gcObserver.observe({ entryTypes: ['gc'] });
   const watch = await CpuWatch.begin(() => server.request<number>('cpu'));
   const started = Date.now();
   let cpuLine = '';
@@ -312,19 +373,27 @@ async function main(): Promise<void> {
       await server.request('reset');
       await runVariant(v);
       await sleep(300); // let cancelled hedges and losers reach the server
-      const reply = await server.request<{ counts: Record<string, { attempts: number; cancelled: number }> }>(
-        'counts',
-      );
+      const reply = await server.request<{
+        counts: Record<string, { attempts: number; cancelled: number }>;
+        hedgesSeen: number;
+      }>('counts');
       // The server counts by variant header (label, learning or measured, phase) and regime.
       for (const phase of PHASES) {
         const c = reply.counts[`${v.label}|measured|${phase.key}/${phase.regime}`];
         v.data[phase.key].attempts = c?.attempts ?? 0;
         v.data[phase.key].cancelled = c?.cancelled ?? 0;
       }
+      const sent = PHASES.reduce((n, p) => n + v.data[p.key].attempts - v.data[p.key].latencies.length, 0);
+      if (sent > 0 && reply.hedgesSeen === 0) {
+        throw new Error(
+          `${v.name}: the server saw no attempt with grpc-previous-rpc-attempts, so the script cannot tell hedges apart`,
+        );
+      }
       process.stderr.write(`${v.name}: done at ${((Date.now() - started) / 1000).toFixed(0)} s\n`);
     }
     cpuLine = await watch.describe();
   } finally {
+    gcObserver.disconnect();
     for (const v of variants) v.client.close();
     await server.stop();
   }
@@ -360,12 +429,25 @@ async function main(): Promise<void> {
     );
     const limit = best ? best.s.p99 * P99_RATIO_TARGET : Number.NaN;
     const adapt = (r: (typeof rows)[0]) => (best ? timeToAdapt(r.d.timeline, limit) : undefined);
+    const paired = (r: (typeof rows)[0]): number | undefined => {
+      if (!best) return undefined;
+      const calls = pairedTimeToAdapt(r.d.byIndex, best.d.byIndex, {
+        windowCalls: Math.round(opts.rate * SLIDING_WINDOW_S),
+        ratio: P99_RATIO_TARGET,
+      });
+      return calls === undefined ? undefined : calls / opts.rate;
+    };
+    const seconds = (t: number | undefined): string => (t === undefined ? 'never' : fmt(t, 1));
     const regimeLabel =
       phase.regime === 'a'
         ? `${opts.fastAMs} ms fast path, ${opts.slowFraction * 100}% at ${opts.slowAMs} ms`
         : `${opts.fastBMs} ms fast path, ${opts.slowFraction * 100}% at ${opts.slowBMs} ms`;
+    const slow = scriptedSlow(PHASES.indexOf(phase));
     sections.push(
       `### ${phase.title}: ${regimeLabel}`,
+      '',
+      `The script made the first attempt slow in ${slow.first} of the ${opts.measuredCalls} measured calls ` +
+        `(${fmt((100 * slow.first) / opts.measuredCalls, 1)}%), and its hedge too in ${slow.both} of them.`,
       '',
       markdownTable(
         [
@@ -377,7 +459,9 @@ async function main(): Promise<void> {
           'p99.9 ms',
           'extra load',
           'cancelled/call',
-          `time to adapt (s)`,
+          'time to adapt, paired (s)',
+          'time to adapt, phase limit (s)',
+          'client GC pauses: n, sum, longest ms',
         ],
         rows.map((r) => {
           const t = adapt(r);
@@ -390,7 +474,9 @@ async function main(): Promise<void> {
             fmt(r.s.p999, 1),
             fmt(r.extraLoad, 3),
             fmt(r.cancelled, 3),
-            t === undefined ? 'never' : fmt(t, 1),
+            seconds(paired(r)),
+            seconds(t),
+            gcCell(gcDuring(`${r.v.label}|${phase.key}`)),
           ];
         }),
       ),
@@ -398,7 +484,8 @@ async function main(): Promise<void> {
     );
     const ad = rows.find((r) => r.v.label === 'adaptive');
     if (!ad) continue;
-    const t = adapt(ad);
+    const t = paired(ad);
+    const tLimit = adapt(ad);
     const lastOver = best ? lastWindowOver(ad.d.timeline, limit) : undefined;
     if (lastOver?.fromS !== undefined) {
       windowsOver.push(
@@ -414,7 +501,8 @@ async function main(): Promise<void> {
       best ? `${fmt(best.s.p99, 1)} (${best.v.name})` : 'none',
       best ? `×${fmt(ratio, 2)}` : '–',
       fmt(ad.extraLoad, 3),
-      phase.key === 'a1' ? '(warm-up)' : t === undefined ? 'never' : fmt(t, 1),
+      phase.key === 'a1' ? '(warm-up)' : seconds(t),
+      phase.key === 'a1' ? '(warm-up)' : seconds(tLimit),
       String(ad.failed),
       String(ad.d.budgetRefused),
     ]);
@@ -423,7 +511,7 @@ async function main(): Promise<void> {
         `extra load ${fmt(ad.extraLoad, 3)} — ${loadOk ? 'met' : 'NOT met'} (≤ ${fmt(opts.maxExtraLoad + 0.01, 2)})` +
         (phase.key === 'a1'
           ? ''
-          : `; time to adapt ${t === undefined ? 'never' : `${fmt(t, 1)} s`} — ${t !== undefined && t <= ADAPT_TARGET_S ? 'met' : 'NOT met'} (≤ ${ADAPT_TARGET_S} s)`) +
+          : `; time to adapt (paired) ${t === undefined ? 'never' : `${fmt(t, 1)} s`} — ${t !== undefined && t <= ADAPT_TARGET_S ? 'met' : 'NOT met'} (≤ ${ADAPT_TARGET_S} s; against the phase limit: ${seconds(tLimit)})`) +
         `; failed calls ${ad.failed} — ${ad.failed === 0 ? 'met' : 'NOT met'}`,
     );
   }
@@ -443,10 +531,13 @@ async function main(): Promise<void> {
     `Open loop at ${opts.rate} calls/s per variant, one variant at a time, each on its own connection, through three ` +
       `phases: regime A, regime B, regime A again. Each phase: ${opts.learnCalls} calls not measured (learning), ` +
       `then ${opts.measuredCalls} measured. Hedging: maxAttempts 2. Fast-path times are × U[0.5, 1.5]; the slow ` +
-      `share is drawn per attempt. Extra load = attempts that reached the server per measured call − 1. Time to ` +
-      `adapt: seconds from the start of the phase (the shift) until the p99 of a ${SLIDING_WINDOW_S} s sliding ` +
-      `window stays within ×${P99_RATIO_TARGET} the best static delay's p99 (for the static rows, the same measure ` +
-      `of their own noise). Took ${elapsed.toFixed(0)} s.`,
+      `share is drawn per attempt, from a script every variant meets alike (seed ${seed}; \`--seed=${seed}\` ` +
+      `repeats it): the same calls are slow on the same attempts. Extra load = attempts that reached the server ` +
+      `per measured call − 1. Time to adapt, paired: seconds (calls / rate) from the start of the phase (the shift) ` +
+      `until the p99 of every ${SLIDING_WINDOW_S} s window of calls stays within ×${P99_RATIO_TARGET} the best ` +
+      `static delay's p99 over the same calls. Time to adapt, phase limit: the same, against ×${P99_RATIO_TARGET} ` +
+      `the best static delay's p99 over the whole phase, by call start time (for the static rows, their own noise). ` +
+      `Took ${elapsed.toFixed(0)} s.`,
     cpuLine,
     '',
     markdownTable(
@@ -456,7 +547,8 @@ async function main(): Promise<void> {
         `best static (extra load ≤ ${STATIC_LOAD_LIMIT}) p99 ms`,
         'ratio',
         'adaptive extra load',
-        'time to adapt (s)',
+        'time to adapt, paired (s)',
+        'time to adapt, phase limit (s)',
         'failed',
         'hedges refused by the budget',
       ],
