@@ -9,6 +9,12 @@ import type { HedgeScheduledEvent } from './events.js';
 import type { ReplayBuffer } from './replay-buffer.js';
 import { decideHedgeSend, type HedgeFailureDecision } from './retry-decision.js';
 
+/**
+ * A hedge timer that fires more than this after its due time (ms) lets pending I/O run before the hedge goes. Node's
+ * timers fire up to a millisecond late on an idle loop, and `Date.now()` counts whole milliseconds.
+ */
+const LATE_TIMER_MS = 1;
+
 /** What the hedge scheduler asks of its call. @internal */
 export interface HedgeHost {
   /** The call has not committed or ended (a listener may end it inside any step). */
@@ -37,8 +43,11 @@ export class HedgeScheduler {
   /** The delay between hedges, and where it comes from. */
   private readonly delayMs: number;
   private readonly reason: 'hedging-delay' | 'adaptive-delay';
-  /** The timer of the next hedge, while one is due. */
+  /** The timer of the next hedge, while one is due, and when it is due (clock ms). */
   private timer: TimerHandle | undefined;
+  private dueAt = 0;
+  /** A late timer's hedge, waiting for the I/O that came in while the event loop was held (see onTimer). */
+  private deferred: ReturnType<typeof setImmediate> | undefined;
   /** Further hedges may still be sent (a do-not-retry hint, exhaustion or a refusal closes the schedule). */
   private open = true;
   /** The attempt number the hedge budget last refused, so that a refusal is reported once. */
@@ -100,6 +109,10 @@ export class HedgeScheduler {
       this.ctx.clock.clearTimer(this.timer);
       this.timer = undefined;
     }
+    if (this.deferred !== undefined) {
+      clearImmediate(this.deferred);
+      this.deferred = undefined;
+    }
   }
 
   /**
@@ -132,7 +145,7 @@ export class HedgeScheduler {
         if (this.attempts.live.length === 0) {
           host.waitForHedge(delayMs);
         } else {
-          this.timer = this.host.setTimerBeforeDeadline(delayMs, () => this.onTimer());
+          this.setTimer(delayMs);
         }
         return;
       }
@@ -145,8 +158,28 @@ export class HedgeScheduler {
     this.finishIfOver();
   }
 
+  private setTimer(delayMs: number): void {
+    this.dueAt = this.ctx.clock.now() + delayMs;
+    this.timer = this.host.setTimerBeforeDeadline(delayMs, () => this.onTimer());
+  }
+
+  /**
+   * The hedge is due. When the timer fired late, the event loop was held past the due time (a GC pause, a busy
+   * handler), and an answer that came in meanwhile is still unread: Node runs due timers before it polls for I/O.
+   * The hedge then waits for that poll (setImmediate runs after it), and goes only if the call is still
+   * uncommitted: otherwise every call in flight across a pause of the client sent a hedge it did not need.
+   */
   private onTimer(): void {
     this.timer = undefined;
+    if (this.ctx.clock.now() - this.dueAt > LATE_TIMER_MS) {
+      this.deferred = setImmediate(() => {
+        this.deferred = undefined;
+        if (this.host.uncommitted) {
+          this.sendNext();
+        }
+      });
+      return;
+    }
     this.sendNext();
   }
 
@@ -173,7 +206,7 @@ export class HedgeScheduler {
       case 'wait-for-budget':
         // Ask again one delay later while the call is outstanding, rather than give up hedging for the call
         // (only slow calls then compete for what flows back into the budget).
-        this.timer = this.host.setTimerBeforeDeadline(this.delayMs, () => this.onTimer());
+        this.setTimer(this.delayMs);
         return false;
       case 'stop':
         if (verdict.reason === 'replay-buffer' && this.attempts.live.length > 0) {
@@ -209,7 +242,7 @@ export class HedgeScheduler {
   }
 
   private finishIfOver(): void {
-    if (this.attempts.live.length === 0 && this.timer === undefined) {
+    if (this.attempts.live.length === 0 && this.timer === undefined && this.deferred === undefined) {
       this.host.finishWithLastFailure();
     }
   }

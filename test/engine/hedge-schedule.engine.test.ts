@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { AdaptiveHedging } from '../../src/hedging/adaptive-hedging-delay.js';
 import { RetryThrottle } from '../../src/retry/retry-throttle.js';
+import type { Clock } from '../../src/shared/clock.js';
 import { FakeClock } from '../../src/testing/fake-clock.js';
 import {
   depositsOnlyHedging,
@@ -143,5 +144,81 @@ describe('engine: the hedging schedule', () => {
     expect(eventsOfType(h.events, 'committed')[0]?.reason).toBe('buffer-overflow');
     h.attempt(0).succeed();
     expect(adaptive.delayOf('/test.Svc/Do')).toBeUndefined();
+  });
+});
+
+describe('engine: a hedge timer that fires late', () => {
+  /** A fake clock whose reading runs `lag` ms ahead of its timers: a timer fires that late. */
+  function laggingClock(fake: FakeClock): { clock: Clock; lag: (ms: number) => void } {
+    let lag = 0;
+    return {
+      clock: {
+        now: () => fake.now() + lag,
+        setTimer: (callback, delayMs) => fake.setTimer(callback, delayMs),
+        clearTimer: (handle) => fake.clearTimer(handle),
+      },
+      lag: (ms) => {
+        lag = ms;
+      },
+    };
+  }
+
+  function lateHedge(policy: Record<string, unknown> = {}) {
+    const fake = new FakeClock(T0);
+    const { clock, lag } = laggingClock(fake);
+    const h = engineCall(hedgingPolicy({ maxAttempts: 2, ...policy }), {
+      clock: fake,
+      interceptor: { clock },
+    });
+    lag(20); // the loop was held: the timer fires 20 ms after it was due
+    fake.advance(100);
+    return h;
+  }
+
+  it('lets an answer that came in meanwhile commit the call first: no hedge goes', async () => {
+    const h = lateHedge();
+    expect(h.attempts).toHaveLength(1); // the hedge waits for the poll
+    h.attempt(0).succeed('first');
+    await h.settle();
+    expect(h.attempts).toHaveLength(1);
+    expect(h.status.code).toBe(Status.OK);
+    expect(h.received.messages).toEqual(['first']);
+    expect(eventsOfType(h.events, 'hedge-sent')).toEqual([]);
+  });
+
+  it('sends the hedge after the poll when no answer came', async () => {
+    const h = lateHedge();
+    await h.settle();
+    expect(h.attempts).toHaveLength(2);
+    expect(h.attempt(1).header('grpc-previous-rpc-attempts')).toBe('1');
+    h.attempt(1).succeed('hedge');
+    await h.settle();
+    expect(h.status.code).toBe(Status.OK);
+    expect(h.attempt(0).cancelled).toBeDefined();
+  });
+
+  it('sends no hedge for a call cancelled before the poll', async () => {
+    const h = lateHedge();
+    h.call.cancelWithStatus(Status.CANCELLED, 'by the application');
+    await h.settle();
+    expect(h.attempts).toHaveLength(1);
+    expect(h.status.code).toBe(Status.CANCELLED);
+  });
+
+  it('sends one hedge when the first attempt fails (non-fatal) before the poll', async () => {
+    const h = lateHedge({ maxAttempts: 3 });
+    h.attempt(0).fail(UNAVAILABLE);
+    await h.settle();
+    // The failure sends the next hedge at once; the late timer's hedge does not go as well.
+    expect(h.attempts).toHaveLength(2);
+    expect(eventsOfType(h.events, 'hedge-sent')).toHaveLength(1);
+  });
+
+  it('ends the call with the last failure when the only attempt fails with a fatal status before the poll', async () => {
+    const h = lateHedge();
+    h.attempt(0).fail(Status.INTERNAL);
+    await h.settle();
+    expect(h.attempts).toHaveLength(1);
+    expect(h.status.code).toBe(Status.INTERNAL);
   });
 });
