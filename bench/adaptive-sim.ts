@@ -8,6 +8,8 @@
  *
  * Model: calls arrive every 1/rate s; an attempt takes the regime's fast path × U[0.5, 1.5] plus 0.5 ms (gRPC),
  * or, with probability slowFraction, its slow time; `noiseMs` adds an exponential tail to 3% of the fast attempts.
+ * Every variant meets the same latency script (bench/lib/latency-script.ts): attempt k of call i of a phase takes the
+ * same time for all of them, so they differ only by their policy.
  * Hedging: maxAttempts 2. A static delay hedges every call still waiting at the delay; adaptive hedging asks its
  * budget (floor 3/s) and, refused, asks again one delay later, as the engine does. The call commits at its first
  * answer and reports the first attempt's outcome to `AdaptiveHedging.recordOutcome`, as the engine does.
@@ -17,8 +19,9 @@
  */
 import { AdaptiveHedging } from '../src/hedging/adaptive-hedging-delay.js';
 import { FakeClock } from '../src/testing/fake-clock.js';
-import { seededRandom } from '../src/testing/seeded-random.js';
 import { numericArgs } from './lib/child-server.js';
+import { scriptedRandom } from './lib/latency-script.js';
+import { pairedTimeToAdapt } from './lib/paired-time-to-adapt.js';
 import { summarize } from './lib/stats.js';
 import { fmt, markdownTable } from './lib/table.js';
 import { EventQueue } from './sim/event-queue.js';
@@ -63,7 +66,6 @@ interface CallRecord {
 
 /** Runs every phase for one variant: `staticDelayMs`, or adaptive hedging when undefined. */
 function run(staticDelayMs: number | undefined): { calls: CallRecord[]; delays: number[][] } {
-  const random = seededRandom(opts.seed);
   const clock = new FakeClock(0);
   const adaptive =
     staticDelayMs === undefined
@@ -79,16 +81,18 @@ function run(staticDelayMs: number | undefined): { calls: CallRecord[]; delays: 
   const delays: number[][] = PHASES.map(() => []);
   const perPhase = opts.learnCalls + opts.measuredCalls;
   const gapMs = 1000 / opts.rate;
-  const latency = (phase: number): number => {
+  /** What the latency script holds for attempt `attempt` of call `index` of `phase` (the same for every variant). */
+  const latency = (phase: number, index: number, attempt: number): number => {
     const p = PHASES[phase] as (typeof PHASES)[number];
+    const random = scriptedRandom(opts.seed, phase, index, attempt);
     if (random() < opts.slowFraction) return p.slowMs;
     let ms = p.fastMs * (0.5 + random()) + 0.5;
     if (opts.noiseMs > 0 && random() < 0.03) ms += -opts.noiseMs * Math.log(1 - random());
     return ms;
   };
   /** When an attempt sent at `startMs` answers: its latency, held to the end of a server stall it meets. */
-  const attemptEnds = (startMs: number, phase: number): number => {
-    const ends = startMs + latency(phase);
+  const attemptEnds = (startMs: number, phase: number, index: number, attempt: number): number => {
+    const ends = startMs + latency(phase, index, attempt);
     if (!opts.serverStall) return ends;
     for (let t = startMs; t < ends; t = Math.floor(t / opts.stallEveryMs + 1) * opts.stallEveryMs) {
       const stall = stallOf(t);
@@ -103,7 +107,7 @@ function run(staticDelayMs: number | undefined): { calls: CallRecord[]; delays: 
       adaptive?.budget?.recordCall();
       const delayMs = adaptive ? adaptive.delayFor(METHOD, 30).delayMs : (staticDelayMs as number);
       if (adaptive && (n % perPhase) % Math.round(opts.rate / 2) === 0) delays[phase]?.push(delayMs);
-      const firstEnds = attemptEnds(startMs, phase);
+      const firstEnds = attemptEnds(startMs, phase, n % perPhase, 0);
       const record: CallRecord = {
         phase,
         index: n % perPhase,
@@ -131,7 +135,7 @@ function run(staticDelayMs: number | undefined): { calls: CallRecord[]; delays: 
             return;
           }
           record.hedged = true;
-          events.push(attemptEnds(now, phase), () => commit(clock.now(), false));
+          events.push(attemptEnds(now, phase, n % perPhase, 1), () => commit(clock.now(), false));
         });
       };
       askHedge(startMs + delayMs);
@@ -210,21 +214,28 @@ PHASES.forEach((phase, p) => {
     .filter((r) => r.v.ms !== undefined && r.extraLoad <= 0.06)
     .reduce<(typeof rows)[0] | undefined>((b, r) => (!b || r.s.p99 < b.s.p99 ? r : b), undefined);
   const limit = best ? best.s.p99 * 1.15 : Number.NaN;
+  const byIndex = (r: (typeof rows)[0]): number[] =>
+    [...r.all].sort((x, y) => x.index - y.index).map((c) => c.latencyMs);
+  /** Paired with the best static delay over the same calls (both met the same script), in seconds. */
+  const paired = (r: (typeof rows)[0]): number | undefined => {
+    if (!best) return undefined;
+    const calls = pairedTimeToAdapt(byIndex(r), byIndex(best), { windowCalls: opts.rate, ratio: 1.15 });
+    return calls === undefined ? undefined : calls / opts.rate;
+  };
+  const seconds = (t: number | undefined): string => (t === undefined ? 'never' : fmt(t, 1));
   lines.push(
     `### ${phase.title}`,
     '',
     markdownTable(
-      ['variant', 'p50 ms', 'p99 ms', 'extra load', 'time to adapt (s)'],
-      rows.map((r) => {
-        const t = timeToAdapt(r.all, limit);
-        return [
-          r.v.name,
-          fmt(r.s.p50, 1),
-          fmt(r.s.p99, 1),
-          fmt(r.extraLoad, 3),
-          t === undefined ? 'never' : fmt(t, 1),
-        ];
-      }),
+      ['variant', 'p50 ms', 'p99 ms', 'extra load', 'time to adapt (s)', 'time to adapt, paired (s)'],
+      rows.map((r) => [
+        r.v.name,
+        fmt(r.s.p50, 1),
+        fmt(r.s.p99, 1),
+        fmt(r.extraLoad, 3),
+        seconds(timeToAdapt(r.all, limit)),
+        seconds(paired(r)),
+      ]),
     ),
     '',
   );
@@ -237,8 +248,9 @@ PHASES.forEach((phase, p) => {
       `${fmt(best.s.p99, 1)} (${best.v.name})`,
       `×${fmt(ad.s.p99 / best.s.p99, 2)}`,
       fmt(ad.extraLoad, 3),
-      p === 0 ? '(warm-up)' : t === undefined ? 'never' : fmt(t, 1),
+      p === 0 ? '(warm-up)' : seconds(t),
       String(ad.all.reduce((sum, c) => sum + c.refused, 0)),
+      p === 0 ? '(warm-up)' : seconds(paired(ad)),
     ]);
   }
 });
@@ -262,6 +274,7 @@ console.log(
         'adaptive extra load',
         'time to adapt (s)',
         'hedges refused by the budget',
+        'time to adapt, paired (s)',
       ],
       summary,
     ),

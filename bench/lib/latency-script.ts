@@ -7,7 +7,7 @@
  * 5% ± 0.6%, more than half the 0.01 of extra load the targets allow above maxExtraLoad. The share still varies
  * from phase to phase and run to run, as it would on a real service; the bench prints it.
  */
-import { seededRandom } from 'grpc-retry-hedging/testing';
+import { seededRandom } from '../../src/testing/seeded-random.js';
 
 /** Request header carrying a call's place in the script: `<phase>:<index>` (index from 0, learning calls included). */
 export const SCRIPT_CALL_METADATA_KEY = 'x-bench-call';
@@ -42,9 +42,17 @@ export function scriptedAttempt(
   attempt: number,
   slowFraction: number,
 ): ScriptedAttempt {
-  const random = seededRandom(mix([seed, phase, index, attempt]));
+  const random = scriptedRandom(seed, phase, index, attempt);
   const slow = random() < slowFraction;
   return { slow, fastFactor: 0.5 + random() };
+}
+
+/**
+ * The uniform draws of one attempt, in order: the first two are {@link scriptedAttempt}'s (slow, fast factor); a
+ * simulation may take more (bench/adaptive-sim.ts draws its noise tail from the next two).
+ */
+export function scriptedRandom(seed: number, phase: number, index: number, attempt: number): () => number {
+  return seededRandom(mix([seed, phase, index, attempt]));
 }
 
 /** Parses a {@link SCRIPT_CALL_METADATA_KEY} value; undefined when it is absent or malformed. */
