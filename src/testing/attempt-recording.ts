@@ -90,9 +90,15 @@ export function recordMessage(record: MutableAttempt, message: unknown, sources:
  */
 export class AttemptLog {
   private readonly counters = new Map<string, number>();
-  private records: MutableAttempt[] = [];
+  /** The kept attempts in arrival order, oldest first (those before `first` are forgotten, see `keep`). */
+  private records: (MutableAttempt | undefined)[] = [];
+  private first = 0;
 
-  constructor(private readonly requestIds: RequestIdSources) {}
+  /** @param limit The most attempts kept: the oldest beyond it are forgotten (0 keeps none). */
+  constructor(
+    private readonly requestIds: RequestIdSources,
+    private readonly limit: number = Number.POSITIVE_INFINITY,
+  ) {}
 
   /**
    * Records an arriving attempt of `callId` on `method` (a full path) and returns its live record. Its number counts
@@ -131,8 +137,28 @@ export class AttemptLog {
       record.requestId = headerId;
       record.requestIdSource = 'header';
     }
-    this.records.push(record);
+    this.keep(record);
     return record;
+  }
+
+  private keep(record: MutableAttempt): void {
+    if (this.limit === 0) {
+      return;
+    }
+    this.records.push(record);
+    if (this.records.length - this.first > this.limit) {
+      this.records[this.first] = undefined; // let it go now; compacted below once many have gone
+      this.first += 1;
+      if (this.first >= 1024 && this.first >= this.records.length / 2) {
+        this.records = this.records.slice(this.first);
+        this.first = 0;
+      }
+    }
+  }
+
+  /** The kept attempts, oldest first. */
+  private kept(): MutableAttempt[] {
+    return (this.first === 0 ? this.records : this.records.slice(this.first)) as MutableAttempt[];
   }
 
   /** Adds a received request message to `record` (see {@link recordMessage}). */
@@ -142,28 +168,30 @@ export class AttemptLog {
 
   /** Recorded attempts of `callId` in arrival order. */
   attempts(callId: string): MutableAttempt[] {
-    return this.records.filter((r) => r.callId === callId);
+    return this.kept().filter((r) => r.callId === callId);
   }
 
   /** Recorded attempts of `method` (a full path) in arrival order. */
   attemptsOf(method: string): MutableAttempt[] {
-    return this.records.filter((r) => r.method === method);
+    return this.kept().filter((r) => r.method === method);
   }
 
   /** Every recorded attempt in arrival order (a copy of the list). */
   all(): MutableAttempt[] {
-    return [...this.records];
+    return [...this.kept()];
   }
 
   /** Forgets the attempts and the counter of `callId`. */
   forget(callId: string): void {
     this.counters.delete(callId);
-    this.records = this.records.filter((r) => r.callId !== callId);
+    this.records = this.kept().filter((r) => r.callId !== callId);
+    this.first = 0;
   }
 
   /** Forgets every attempt and counter. */
   clear(): void {
     this.counters.clear();
     this.records = [];
+    this.first = 0;
   }
 }

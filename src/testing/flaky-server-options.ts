@@ -97,7 +97,17 @@ export interface FlakyServerOptions {
   requestIdField?: string | false;
   /** Passed to `new grpc.Server(...)`. */
   serverOptions?: grpc.ServerOptions;
+  /**
+   * The most attempts the server keeps for {@link FlakyServer.attempts}, `attemptsOf` and `allAttempts`: beyond it
+   * the oldest are forgotten, so that a long load or soak test does not grow the server's memory (and its garbage
+   * collection pauses) without bound. Default 100,000; 0 keeps none (count with `onAttemptEnd`, which still sees
+   * every attempt); `Infinity` keeps all. Scripts and attempt numbers are not affected.
+   */
+  maxRecordedAttempts?: number;
 }
+
+/** The default of {@link FlakyServerOptions.maxRecordedAttempts}. */
+export const DEFAULT_MAX_RECORDED_ATTEMPTS = 100_000;
 
 /** {@link FlakyServerOptions} after checking, with defaults applied. */
 export interface CheckedFlakyServerOptions {
@@ -113,6 +123,7 @@ export interface CheckedFlakyServerOptions {
   services: readonly unknown[];
   methodScripts: ReadonlyArray<readonly [string, AttemptScript[]]>;
   respond: FlakyServerOptions['respond'];
+  maxRecordedAttempts: number;
 }
 
 const OPTION_NAMES: ReadonlySet<string> = new Set([
@@ -129,6 +140,7 @@ const OPTION_NAMES: ReadonlySet<string> = new Set([
   'services',
   'methodScripts',
   'respond',
+  'maxRecordedAttempts',
 ]);
 
 /** A legal lowercase metadata key for text values. */
@@ -225,6 +237,16 @@ export function checkFlakyServerOptions(options: unknown): CheckedFlakyServerOpt
   const methodScripts = Object.entries(o.methodScripts ?? {}).map(
     ([method, script]) => [method, validateAttemptScripts(script, `methodScripts["${method}"]`)] as const,
   );
+  const maxRecordedAttempts = o.maxRecordedAttempts ?? DEFAULT_MAX_RECORDED_ATTEMPTS;
+  if (
+    typeof maxRecordedAttempts !== 'number' ||
+    !(Number.isInteger(maxRecordedAttempts) || maxRecordedAttempts === Number.POSITIVE_INFINITY) ||
+    maxRecordedAttempts < 0
+  ) {
+    throw new RangeError(
+      `FlakyServer: option "maxRecordedAttempts" must be an integer >= 0 or Infinity; got ${String(maxRecordedAttempts)}`,
+    );
+  }
   return {
     port,
     host,
@@ -241,5 +263,6 @@ export function checkFlakyServerOptions(options: unknown): CheckedFlakyServerOpt
     services,
     methodScripts,
     respond: checkHook('respond', o.respond),
+    maxRecordedAttempts,
   };
 }

@@ -80,7 +80,7 @@ export class FlakyServer {
   ) {
     this.port = port;
     this.address = formatHostPort(options.host, port);
-    this.log = new AttemptLog(options.requestIds);
+    this.log = new AttemptLog(options.requestIds, options.maxRecordedAttempts);
   }
 
   /**

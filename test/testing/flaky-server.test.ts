@@ -715,3 +715,63 @@ describe('hooks and lifecycle', () => {
     ).rejects.toThrow(/scripts\["x"\]\[0\]: "status"/);
   });
 });
+
+describe('FlakyServer: maxRecordedAttempts', () => {
+  async function callsOn(server: FlakyServer, ids: string[]): Promise<void> {
+    const client = newClient(server.address);
+    try {
+      for (const id of ids) {
+        await new Promise<void>((resolve, reject) =>
+          client.Unary({ payload: id }, md(id), {}, (err) => (err ? reject(err) : resolve())),
+        );
+      }
+    } finally {
+      client.close();
+    }
+  }
+
+  it('keeps the latest attempts and forgets the oldest beyond the limit', async () => {
+    const server = await FlakyServer.start({ maxRecordedAttempts: 3 });
+    try {
+      await callsOn(server, ['a', 'b', 'c', 'd', 'e']);
+      expect(server.allAttempts().map((r) => r.callId)).toEqual(['c', 'd', 'e']);
+      expect(server.attempts('a')).toEqual([]);
+      expect(server.attempts('e')).toHaveLength(1);
+      expect(server.attemptsOf(flakyMethodPath('Unary')).map((r) => r.callId)).toEqual(['c', 'd', 'e']);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('with 0 keeps none, and onAttemptEnd still sees every attempt', async () => {
+    const ended: string[] = [];
+    const server = await FlakyServer.start({
+      maxRecordedAttempts: 0,
+      onAttemptEnd: (attempt) => ended.push(attempt.callId),
+    });
+    try {
+      await callsOn(server, ['a', 'b']);
+      expect(server.allAttempts()).toEqual([]);
+      await server.waitFor(() => ended.length === 2);
+      expect(ended).toEqual(['a', 'b']);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('keeps numbering the attempts of a call id whose earlier attempts were forgotten', async () => {
+    const server = await FlakyServer.start({ maxRecordedAttempts: 1 });
+    try {
+      await callsOn(server, ['a', 'b', 'a']);
+      expect(server.allAttempts().map((r) => [r.callId, r.attempt])).toEqual([['a', 2]]);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it.each([-1, 1.5, Number.NaN, '10'])('rejects %j with a RangeError naming the option', async (value) => {
+    const started = FlakyServer.start({ maxRecordedAttempts: value as number });
+    await expect(started).rejects.toThrow(RangeError);
+    await expect(started).rejects.toThrow(/option "maxRecordedAttempts" must be an integer >= 0 or Infinity/);
+  });
+});
