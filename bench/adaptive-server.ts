@@ -10,6 +10,7 @@
  * variant meets the same slow attempts; others draw from Math.random. It prints `PORT <n>` on stdout and, over IPC, reports the attempts it saw per variant
  * (`x-bench-variant`) and regime, cancelled ones included.
  */
+import { PerformanceObserver, performance } from 'node:perf_hooks';
 import { FlakyServer, type RecordedAttempt } from 'grpc-retry-hedging/testing';
 import { numericArgs, serveControl } from './lib/child-server.js';
 import { VARIANT_METADATA_KEY } from './lib/grpc-calls.js';
@@ -43,8 +44,18 @@ function header(metadata: RecordedAttempt['metadata'], key: string): string {
   return typeof v === 'string' ? v : '(none)';
 }
 
+/** This process's GC pauses: start (ms since the epoch) and length (ms), for the bench to place in its phases. */
+const gcPauses: { startMs: number; durationMs: number }[] = [];
+new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) {
+    gcPauses.push({ startMs: performance.timeOrigin + entry.startTime, durationMs: entry.duration });
+  }
+}).observe({ entryTypes: ['gc'] });
+
 const server = await FlakyServer.start({
   port: opts.port,
+  // Attempts are counted in onAttemptEnd; a log of every attempt would only grow the heap and the GC pauses.
+  maxRecordedAttempts: 0,
   onAttempt: (info) => {
     const regime = info.metadata.get(REGIME_METADATA_KEY)[0] === 'b' ? 'b' : 'a';
     const fast = regime === 'a' ? opts.fastAMs : opts.fastBMs;
@@ -80,6 +91,8 @@ serveControl(
   {
     /** Attempts per `variant/regime` since the last reset, plus attempts still running. */
     counts: () => ({ counts: Object.fromEntries(counts), running: server.activeCalls(), hedgesSeen }),
+    /** Every GC pause of this process so far. */
+    gcPauses: () => gcPauses,
     reset: () => {
       counts.clear();
       hedgesSeen = 0;

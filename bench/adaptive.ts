@@ -150,20 +150,25 @@ interface GcPauses {
   totalMs: number;
   maxMs: number;
 }
-/** Every client GC pause of the run (performance.now() at its start, and its length, ms). */
-const gcPauses: { startMs: number; durationMs: number }[] = [];
+type GcPauseList = { startMs: number; durationMs: number }[];
+/** Every client GC pause of the run (ms since the epoch at its start, and its length, ms). */
+const gcPauses: GcPauseList = [];
+/** The server's, fetched at the end of the run. */
+let serverGcPauses: GcPauseList = [];
+const epochNow = (): number => performance.timeOrigin + performance.now();
 const gcObserver = new PerformanceObserver((list) => {
-  for (const entry of list.getEntries())
-    gcPauses.push({ startMs: entry.startTime, durationMs: entry.duration });
+  for (const entry of list.getEntries()) {
+    gcPauses.push({ startMs: performance.timeOrigin + entry.startTime, durationMs: entry.duration });
+  }
 });
-/** When each variant ran each phase (performance.now(), ms), by `label|phase`. */
+/** When each variant ran each phase (ms since the epoch), by `label|phase`. */
 const phaseSpans = new Map<string, { fromMs: number; toMs: number }>();
 
-function gcDuring(key: string): GcPauses {
+function gcDuring(key: string, pauses: GcPauseList): GcPauses {
   const span = phaseSpans.get(key);
   const g: GcPauses = { count: 0, totalMs: 0, maxMs: 0 };
   if (!span) return g;
-  for (const p of gcPauses) {
+  for (const p of pauses) {
     if (p.startMs < span.fromMs || p.startMs >= span.toMs) continue;
     g.count++;
     g.totalMs += p.durationMs;
@@ -226,7 +231,7 @@ async function runVariant(v: Variant): Promise<void> {
   for (const [phaseNumber, phase] of PHASES.entries()) {
     const d = v.data[phase.key];
     const refusedBefore = v.budgetRefused;
-    const fromMs = performance.now();
+    const fromMs = epochNow();
     await openLoop(
       opts.learnCalls + opts.measuredCalls,
       (index) =>
@@ -256,7 +261,7 @@ async function runVariant(v: Variant): Promise<void> {
             v.delays.push({ phase: phase.key, t, delayMs: v.adaptive?.currentDelays().values().next().value })
         : undefined,
     );
-    phaseSpans.set(`${v.label}|${phase.key}`, { fromMs, toMs: performance.now() });
+    phaseSpans.set(`${v.label}|${phase.key}`, { fromMs, toMs: epochNow() });
     d.budgetRefused = v.budgetRefused - refusedBefore;
     const method = v.adaptive?.currentDelays().keys().next().value;
     const report = method === undefined ? undefined : v.adaptive?.latencies(method);
@@ -392,6 +397,7 @@ async function main(): Promise<void> {
       process.stderr.write(`${v.name}: done at ${((Date.now() - started) / 1000).toFixed(0)} s\n`);
     }
     cpuLine = await watch.describe();
+    serverGcPauses = await server.request<GcPauseList>('gcPauses');
   } finally {
     gcObserver.disconnect();
     for (const v of variants) v.client.close();
@@ -461,7 +467,8 @@ async function main(): Promise<void> {
           'cancelled/call',
           'time to adapt, paired (s)',
           'time to adapt, phase limit (s)',
-          'client GC pauses: n, sum, longest ms',
+          'GC pauses, client: n, sum, longest ms',
+          'server',
         ],
         rows.map((r) => {
           const t = adapt(r);
@@ -476,7 +483,8 @@ async function main(): Promise<void> {
             fmt(r.cancelled, 3),
             seconds(paired(r)),
             seconds(t),
-            gcCell(gcDuring(`${r.v.label}|${phase.key}`)),
+            gcCell(gcDuring(`${r.v.label}|${phase.key}`, gcPauses)),
+            gcCell(gcDuring(`${r.v.label}|${phase.key}`, serverGcPauses)),
           ];
         }),
       ),
