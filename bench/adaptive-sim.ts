@@ -20,7 +20,7 @@
 import { AdaptiveHedging } from '../src/hedging/adaptive-hedging-delay.js';
 import { FakeClock } from '../src/testing/fake-clock.js';
 import { numericArgs } from './lib/child-server.js';
-import { scriptedRandom } from './lib/latency-script.js';
+import { scriptedAttempt } from './lib/latency-script.js';
 import { pairedTimeToAdapt } from './lib/paired-time-to-adapt.js';
 import { summarize } from './lib/stats.js';
 import { fmt, markdownTable } from './lib/table.js';
@@ -84,9 +84,9 @@ function run(staticDelayMs: number | undefined): { calls: CallRecord[]; delays: 
   /** What the latency script holds for attempt `attempt` of call `index` of `phase` (the same for every variant). */
   const latency = (phase: number, index: number, attempt: number): number => {
     const p = PHASES[phase] as (typeof PHASES)[number];
-    const random = scriptedRandom(opts.seed, phase, index, attempt);
-    if (random() < opts.slowFraction) return p.slowMs;
-    let ms = p.fastMs * (0.5 + random()) + 0.5;
+    const { slow, fastFactor, random } = scriptedAttempt(opts.seed, phase, index, attempt, opts.slowFraction);
+    if (slow) return p.slowMs;
+    let ms = p.fastMs * fastFactor + 0.5;
     if (opts.noiseMs > 0 && random() < 0.03) ms += -opts.noiseMs * Math.log(1 - random());
     return ms;
   };

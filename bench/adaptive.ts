@@ -481,8 +481,8 @@ async function main(): Promise<void> {
             fmt(r.s.p999, 1),
             fmt(r.extraLoad, 3),
             fmt(r.cancelled, 3),
-            seconds(paired(r)),
-            seconds(t),
+            best ? seconds(paired(r)) : '–',
+            best ? seconds(t) : '–',
             gcCell(gcDuring(`${r.v.label}|${phase.key}`, gcPauses)),
             gcCell(gcDuring(`${r.v.label}|${phase.key}`, serverGcPauses)),
           ];
@@ -509,17 +509,21 @@ async function main(): Promise<void> {
       best ? `${fmt(best.s.p99, 1)} (${best.v.name})` : 'none',
       best ? `×${fmt(ratio, 2)}` : '–',
       fmt(ad.extraLoad, 3),
-      phase.key === 'a1' ? '(warm-up)' : seconds(t),
-      phase.key === 'a1' ? '(warm-up)' : seconds(tLimit),
+      phase.key === 'a1' ? '(warm-up)' : best ? seconds(t) : '–',
+      phase.key === 'a1' ? '(warm-up)' : best ? seconds(tLimit) : '–',
       String(ad.failed),
       String(ad.d.budgetRefused),
     ]);
+    const p99Check = best
+      ? `p99 ×${fmt(ratio, 2)} the best static — ${ratio <= P99_RATIO_TARGET ? 'met' : 'NOT met'}`
+      : `p99 — no static delay spent ≤ ${STATIC_LOAD_LIMIT} extra load, nothing to compare with`;
+    const adaptCheck = !best
+      ? '; time to adapt — no best static delay'
+      : `; time to adapt (paired) ${t === undefined ? 'never' : `${fmt(t, 1)} s`} — ${t !== undefined && t <= ADAPT_TARGET_S ? 'met' : 'NOT met'} (≤ ${ADAPT_TARGET_S} s; against the phase limit: ${seconds(tLimit)})`;
     checks.push(
-      `- ${phase.title}: p99 ×${fmt(ratio, 2)} the best static — ${ratio <= P99_RATIO_TARGET ? 'met' : 'NOT met'}; ` +
+      `- ${phase.title}: ${p99Check}; ` +
         `extra load ${fmt(ad.extraLoad, 3)} — ${loadOk ? 'met' : 'NOT met'} (≤ ${fmt(opts.maxExtraLoad + 0.01, 2)})` +
-        (phase.key === 'a1'
-          ? ''
-          : `; time to adapt (paired) ${t === undefined ? 'never' : `${fmt(t, 1)} s`} — ${t !== undefined && t <= ADAPT_TARGET_S ? 'met' : 'NOT met'} (≤ ${ADAPT_TARGET_S} s; against the phase limit: ${seconds(tLimit)})`) +
+        (phase.key === 'a1' ? '' : adaptCheck) +
         `; failed calls ${ad.failed} — ${ad.failed === 0 ? 'met' : 'NOT met'}`,
     );
   }
@@ -538,9 +542,10 @@ async function main(): Promise<void> {
     '',
     `Open loop at ${opts.rate} calls/s per variant, one variant at a time, each on its own connection, through three ` +
       `phases: regime A, regime B, regime A again. Each phase: ${opts.learnCalls} calls not measured (learning), ` +
-      `then ${opts.measuredCalls} measured. Hedging: maxAttempts 2. Fast-path times are × U[0.5, 1.5]; the slow ` +
-      `share is drawn per attempt, from a script every variant meets alike (seed ${seed}; \`--seed=${seed}\` ` +
-      `repeats it): the same calls are slow on the same attempts. Extra load = attempts that reached the server ` +
+      `then ${opts.measuredCalls} measured. Hedging: maxAttempts 2. Fast-path times are × U[0.5, 1.5]. A script ` +
+      `every variant meets alike (seed ${seed}; \`--seed=${seed}\` repeats it) makes the same calls slow on the ` +
+      `same attempts: first attempts in exactly ${opts.slowFraction * 100}% of each block of 100 calls, hedges ` +
+      `with probability ${opts.slowFraction}. Extra load = attempts that reached the server ` +
       `per measured call − 1. Time to adapt, paired: seconds (calls / rate) from the start of the phase (the shift) ` +
       `until the p99 of every ${SLIDING_WINDOW_S} s window of calls stays within ×${P99_RATIO_TARGET} the best ` +
       `static delay's p99 over the same calls. Time to adapt, phase limit: the same, against ×${P99_RATIO_TARGET} ` +

@@ -3,9 +3,8 @@
  * (seed, phase, call index, attempt number) alone. Every variant of one run meets the same script: call 17 of
  * regime B is slow on its first attempt and fast on its hedge for no hedging, for every static delay and for the
  * adaptive delay alike (common random numbers). Variants then differ only by their policy and the machine's noise,
- * not by how many slow attempts their own draws held: over 1,200 calls the slow share of an independent 5% draw is
- * 5% ± 0.6%, more than half the 0.01 of extra load the targets allow above maxExtraLoad. The share still varies
- * from phase to phase and run to run, as it would on a real service; the bench prints it.
+ * not by how many slow attempts their own draws held. First attempts are slow in exactly the regime's share of each
+ * block of 100 calls (see {@link scriptedAttempt}); hedges draw theirs independently.
  */
 import { seededRandom } from '../../src/testing/seeded-random.js';
 
@@ -17,7 +16,12 @@ export interface ScriptedAttempt {
   slow: boolean;
   /** The fast path's factor, in [0.5, 1.5). */
   fastFactor: number;
+  /** The attempt's further uniform draws, after the two above (a simulation draws its noise from them). */
+  random: () => number;
 }
+
+/** First attempts are slow in exactly this many of each block of this many calls (at seeded positions). */
+export const SLOW_BLOCK_CALLS = 100;
 
 /** A 32-bit mix of the parts (murmur3's finalizer over a running combination). */
 function mix(parts: readonly number[]): number {
@@ -31,9 +35,30 @@ function mix(parts: readonly number[]): number {
   return h >>> 0;
 }
 
+/** Tag of the draw that places a block's slow first attempts (apart from any attempt's own draws). */
+const BLOCK_TAG = 0xb10c;
+
+/** The positions (0 to SLOW_BLOCK_CALLS − 1) of the slow first attempts in block `block` of phase `phase`. */
+function slowPositions(seed: number, phase: number, block: number, slowFraction: number): Set<number> {
+  const count = Math.round(slowFraction * SLOW_BLOCK_CALLS);
+  const random = seededRandom(mix([seed, phase, block, BLOCK_TAG]));
+  const order = Array.from({ length: SLOW_BLOCK_CALLS }, (_, i) => i);
+  for (let i = 0; i < count; i++) {
+    const j = i + Math.floor(random() * (SLOW_BLOCK_CALLS - i));
+    [order[i], order[j]] = [order[j] as number, order[i] as number];
+  }
+  return new Set(order.slice(0, count));
+}
+
+let cachedBlock: { key: string; positions: Set<number> } | undefined;
+
 /**
  * The attempt numbered `attempt` (0 for the first, the `grpc-previous-rpc-attempts` value for a hedge) of call
- * `index` of phase `phase` (0, 1, 2) under `seed`.
+ * `index` of phase `phase` (0, 1, 2) under `seed`. First attempts are slow in exactly `slowFraction` of each block
+ * of {@link SLOW_BLOCK_CALLS} calls, at seeded positions in it, so every phase's measured calls hold the regime's
+ * share (5% of 1,200: 60) and no run's targets move with the luck of its draws (a Bernoulli 5% over 1,200 calls is
+ * 5% ± 0.6%, and the targets allow 0.01 of extra load above maxExtraLoad); slow first attempts still come in runs
+ * now and then, as independent draws do. A hedge is slow with probability `slowFraction`, independently.
  */
 export function scriptedAttempt(
   seed: number,
@@ -42,17 +67,18 @@ export function scriptedAttempt(
   attempt: number,
   slowFraction: number,
 ): ScriptedAttempt {
-  const random = scriptedRandom(seed, phase, index, attempt);
-  const slow = random() < slowFraction;
-  return { slow, fastFactor: 0.5 + random() };
-}
-
-/**
- * The uniform draws of one attempt, in order: the first two are {@link scriptedAttempt}'s (slow, fast factor); a
- * simulation may take more (bench/adaptive-sim.ts draws its noise tail from the next two).
- */
-export function scriptedRandom(seed: number, phase: number, index: number, attempt: number): () => number {
-  return seededRandom(mix([seed, phase, index, attempt]));
+  const random = seededRandom(mix([seed, phase, index, attempt]));
+  const drawn = random() < slowFraction;
+  let slow = drawn;
+  if (attempt === 0) {
+    const block = Math.floor(index / SLOW_BLOCK_CALLS);
+    const key = `${seed}:${phase}:${block}:${slowFraction}`;
+    if (cachedBlock?.key !== key) {
+      cachedBlock = { key, positions: slowPositions(seed, phase, block, slowFraction) };
+    }
+    slow = cachedBlock.positions.has(index % SLOW_BLOCK_CALLS);
+  }
+  return { slow, fastFactor: 0.5 + random(), random };
 }
 
 /** Parses a {@link SCRIPT_CALL_METADATA_KEY} value; undefined when it is absent or malformed. */

@@ -4,40 +4,56 @@ import { pairedTimeToAdapt } from '../../bench/lib/paired-time-to-adapt.js';
 
 describe('the latency script of bench:adaptive', () => {
   it('gives an attempt the same draw every time, whoever asks', () => {
-    for (let index = 0; index < 50; index++) {
-      expect(scriptedAttempt(7, 1, index, 0, 0.05)).toEqual(scriptedAttempt(7, 1, index, 0, 0.05));
+    for (let index = 0; index < 250; index++) {
+      for (const attempt of [0, 1]) {
+        const a = scriptedAttempt(7, 1, index, attempt, 0.05);
+        const b = scriptedAttempt(7, 1, index, attempt, 0.05);
+        expect([a.slow, a.fastFactor, a.random()]).toEqual([b.slow, b.fastFactor, b.random()]);
+      }
     }
   });
 
-  it('draws the slow share per attempt, independently of the call, the phase and the seed', () => {
-    const share = (seed: number, phase: number, attempt: number): number => {
-      let slow = 0;
-      for (let index = 0; index < 20_000; index++) {
-        if (scriptedAttempt(seed, phase, index, attempt, 0.05).slow) slow++;
-      }
-      return slow / 20_000;
-    };
-    for (const [seed, phase, attempt] of [
-      [1, 0, 0],
-      [1, 0, 1],
-      [2, 2, 0],
+  it('makes exactly the share of first attempts slow in every block of 100 calls, at positions that vary', () => {
+    const positions = new Set<string>();
+    for (const [seed, phase] of [
+      [1, 0],
+      [1, 2],
+      [9, 1],
     ] as const) {
-      // 5% of 20,000 is 1,000 ± 31: four standard deviations either side.
-      expect(share(seed, phase, attempt)).toBeGreaterThan(0.0438);
-      expect(share(seed, phase, attempt)).toBeLessThan(0.0562);
+      for (let block = 0; block < 15; block++) {
+        const slow: number[] = [];
+        for (let i = 0; i < 100; i++) {
+          if (scriptedAttempt(seed, phase, block * 100 + i, 0, 0.05).slow) slow.push(i);
+        }
+        expect(slow).toHaveLength(5);
+        positions.add(slow.join(','));
+      }
     }
+    expect(positions.size).toBe(45); // no two blocks alike
+    // Runs come now and then: over many blocks, two slow first attempts in a row.
+    let pairs = 0;
+    for (let index = 1; index < 100_000; index++) {
+      if (scriptedAttempt(3, 0, index, 0, 0.05).slow && scriptedAttempt(3, 0, index - 1, 0, 0.05).slow)
+        pairs++;
+    }
+    // About 0.05 × 4/99 of the calls: 202 ± 14.
+    expect(pairs).toBeGreaterThan(140);
+    expect(pairs).toBeLessThan(265);
+  });
+
+  it('draws a hedge slow independently, with the share as its probability', () => {
+    let slow = 0;
     let both = 0;
-    let sameSeedOtherPhase = 0;
     for (let index = 0; index < 20_000; index++) {
-      const first = scriptedAttempt(1, 0, index, 0, 0.05).slow;
-      if (first && scriptedAttempt(1, 0, index, 1, 0.05).slow) both++;
-      if (first && scriptedAttempt(1, 1, index, 0, 0.05).slow) sameSeedOtherPhase++;
+      const hedge = scriptedAttempt(1, 0, index, 1, 0.05).slow;
+      if (hedge) slow++;
+      if (hedge && scriptedAttempt(1, 0, index, 0, 0.05).slow) both++;
     }
-    // Independent draws: 0.25% of 20,000 is 50 ± 7.
+    // 5% of 20,000 is 1,000 ± 31; both slow, 0.25%: 50 ± 7 (four standard deviations either side).
+    expect(slow).toBeGreaterThan(876);
+    expect(slow).toBeLessThan(1124);
     expect(both).toBeGreaterThan(22);
     expect(both).toBeLessThan(78);
-    expect(sameSeedOtherPhase).toBeGreaterThan(22);
-    expect(sameSeedOtherPhase).toBeLessThan(78);
   });
 
   it('keeps the fast factor in [0.5, 1.5)', () => {
