@@ -27,12 +27,6 @@
  *    than 1.25 times the next below (a lone slow read or a stall's victim, less than twice the fast path's top,
  *    held the delay at its latency while it was in the window).
  * 3. When q is +∞ (superseded attempts alone are more than a + t), the slowest answered latency.
- * 4. Otherwise the delay rises from q to the slowest answered latency no more than q + the window's fastest: a
- *    hedge sent at q answers at q + its own latency at the soonest, so it beats none of those attempts. Where the
- *    window's slow mode holds fewer than a attempts, step 1's q lies inside the fast path (its fourth-slowest, say)
- *    and would hedge the fast path's top 1% for nothing; in B a hedge sent at the fast top of 31 ms beats no
- *    straggler under 41 ms. The attempts a hedge could help (slower than q + the fastest) keep theirs, each sent
- *    at most the fastest latency later.
  *
  * On a continuous distribution neither step 2 nor step 3 applies and the delay is step 1's
  * quantile.
@@ -235,13 +229,9 @@ export class HedgeDelayTracker {
       if (answered === 0) {
         return this.delay;
       }
-      return sorted[answered - 1] as number;
+      at = answered - 1;
     }
-    // Step 4: not below what a hedge could not beat. A hedge sent at q answers at q + (its latency) at the soonest,
-    // q + the window's fastest: an attempt that answers by then needs no hedge, so the delay rises to the slowest of
-    // those. No attempt a hedge could have helped loses its hedge; each waits at most that fastest latency more.
-    const q = sorted[at] as number;
-    return sorted[upperBound(sorted, answered, q + (sorted[0] as number)) - 1] as number;
+    return sorted[at] as number;
   }
 
   /** Whether the last attempts say the latencies moved away from the delay, up or down. */

@@ -61,13 +61,12 @@ const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length
 describe('HedgeDelayTracker', () => {
   it('is the order statistic that leaves the target share of the window above it', () => {
     const tracker = new HedgeDelayTracker(50, { ...CONFIG, exceedance: 0.1, recentCalls: 100, minCalls: 1 });
-    // 1..100 ms (no gap anywhere): a = ⌊0.1 × 101⌋ − 1 = 9 attempts above, so the 91st; a hedge sent at 91 ms
-    // answers at 92 at the soonest (the fastest took 1 ms), so the attempt at 92 needs none: 92.
+    // 1..100 ms (no gap anywhere): a = ⌊0.1 × 101⌋ − 1 = 9 attempts above, so the 91st.
     for (let ms = 1; ms <= 100; ms++) tracker.record(1_000, ms, false);
-    expect(tracker.delayMs).toBe(92);
+    expect(tracker.delayMs).toBe(91);
     // The window slides: 100 more at 1..100 ms replace the first ones one for one.
     for (let ms = 100; ms >= 1; ms--) tracker.record(1_000, ms, false);
-    expect(tracker.delayMs).toBe(92);
+    expect(tracker.delayMs).toBe(91);
   });
 
   it('holds its initial delay until minCalls attempts have answered, and stays within [minMs, maxMs]', () => {
@@ -289,32 +288,8 @@ describe('HedgeDelayTracker', () => {
     // the superseded ones still counted, nothing would count as answered and the delay would stay at 7).
     for (let i = 0; i < 40; i++) tracker.record(7, 1 + (i % 5), false);
     expect(tracker.delayMs).toBe(5);
-    for (let i = 0; i < 40; i++) tracker.record(7, 1 + (i % 4), false);
+    for (let i = 0; i < 36; i++) tracker.record(7, 1 + (i % 4), false);
     expect(tracker.delayMs).toBe(4);
-  });
-
-  it('rises to the slowest attempt a hedge sent at the quantile could not have beaten', () => {
-    const tracker = new HedgeDelayTracker(30, CONFIG);
-    // B's fast path (10–30 ms), 18 superseded (+∞) and two stragglers at 38 and 39 ms: across the gap and below
-    // the stragglers (38 is more than 1.25 × 30) the delay would be the fast top, 30 ms; but a hedge sent at 30
-    // answers at 40 at the soonest (the fastest took 10), so it beats neither straggler: the delay is 39.
-    const values = [
-      ...Array.from({ length: 380 }, (_, i) => 10 + (20 * i) / 379),
-      38,
-      39,
-      ...Array.from({ length: 18 }, () => Number.POSITIVE_INFINITY),
-    ];
-    // In a shuffled order (a stride coprime to 400), so that no run of slow ones looks like a shift.
-    for (let k = 0; k < values.length; k++) {
-      const v = values[(k * 149) % values.length] as number;
-      const superseded = v === Number.POSITIVE_INFINITY;
-      tracker.record(tracker.delayMs, superseded ? 1_000 : v, superseded);
-    }
-    expect(tracker.shiftsDetected).toBe(0);
-    expect(tracker.delayMs).toBe(39);
-    // A straggler a hedge sent at 39 could beat (60 > 39 + 10) keeps its hedge: the delay stays under it.
-    tracker.record(tracker.delayMs, 60, false);
-    expect(tracker.delayMs).toBe(39);
   });
 
   it('restarts from the last attempts after a shift down, superseded ones included', () => {
