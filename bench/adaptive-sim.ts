@@ -122,14 +122,13 @@ function run(staticDelayMs: number | undefined): { calls: CallRecord[]; delays: 
         if (done) return;
         done = true;
         record.latencyMs = at - startMs;
-        adaptive?.recordOutcome(METHOD, delayMs, at - startMs, !byFirst, startMs);
+        adaptive?.recordOutcome(METHOD, delayMs, at - startMs, !byFirst);
       };
       events.push(firstEnds, () => commit(clock.now(), true));
       const askHedge = (at: number) => {
         events.push(at, () => {
           if (done) return;
           const now = clock.now(); // later than `at` when a stall held the timer back
-          if (now - at > 4) adaptive?.notePause(at, now); // as the engine tells it of a late hedge timer
           if (adaptive?.budget && !adaptive.budget.allowAttempt('hedge')) {
             record.refused += 1;
             askHedge(now + delayMs); // refused: ask again one delay later, while the call waits

@@ -9,7 +9,6 @@ import {
 import { HedgeBudget } from './hedge-budget.js';
 import { HedgeDelayTracker, type HedgeDelayTrackerConfig } from './hedge-delay-tracker.js';
 import { LatencyWindow } from './latency-window.js';
-import { RecentPauses } from './recent-pauses.js';
 
 export type { HedgingDelayChoice };
 
@@ -57,9 +56,6 @@ export class AdaptiveHedging implements HedgeDelaySource {
   /** The hedge budget (a retry gate that only counts hedges), or undefined with `budget: false`. */
   readonly budget: HedgeBudget | undefined;
   private readonly clock: Clock;
-  /** The last pauses of the client's event loop, and the outcomes they kept from the delay. */
-  private readonly pauses = new RecentPauses();
-  private pausedOutcomes = 0;
   private readonly trackerConfig: HedgeDelayTrackerConfig;
   private readonly methods = new Map<string, MethodState>();
 
@@ -112,27 +108,13 @@ export class AdaptiveHedging implements HedgeDelaySource {
    * delay down. Non-finite or negative values are ignored, and so is a superseded attempt that had not outlived
    * its delay (it tells nothing).
    */
-  recordOutcome(
-    method: string,
-    delayUsedMs: number,
-    latencyMs: number,
-    superseded = false,
-    startedAtMs?: number,
-  ): void {
+  recordOutcome(method: string, delayUsedMs: number, latencyMs: number, superseded = false): void {
     if (
       !(latencyMs >= 0) ||
       !Number.isFinite(latencyMs) ||
       !(delayUsedMs >= 0) ||
       !Number.isFinite(delayUsedMs)
     ) {
-      return;
-    }
-    // A pause of the client made most of this latency: it says nothing of the server, and no hedge could have
-    // helped (it waits out the same pause). The delay does not learn from it.
-    const pausedFor =
-      startedAtMs === undefined ? false : this.pauses.heldMost(startedAtMs, startedAtMs + latencyMs);
-    if (pausedFor) {
-      this.pausedOutcomes += 1;
       return;
     }
     let state = this.methods.get(method);
@@ -145,22 +127,6 @@ export class AdaptiveHedging implements HedgeDelaySource {
     }
     state.tracker.record(delayUsedMs, latencyMs, superseded);
     state.window.record(latencyMs, this.clock.now());
-  }
-
-  /**
-   * The client's event loop was held from `fromMs` to `toMs` (a GC pause, a long synchronous handler), as the
-   * engine sees when a hedge timer fires late: calls most of whose latency was that pause are not learned from
-   * (`recordOutcome` with their `startedAtMs`). The engine calls it; times are the engine's clock.
-   */
-  notePause(fromMs: number, toMs: number): void {
-    if (Number.isFinite(fromMs) && Number.isFinite(toMs) && toMs > fromMs) {
-      this.pauses.add(fromMs, toMs);
-    }
-  }
-
-  /** Outcomes not learned from because a pause of the client made most of their latency (see {@link notePause}). */
-  get pausedOutcomesSkipped(): number {
-    return this.pausedOutcomes;
   }
 
   /** The adaptive delay of `method` in ms, or undefined while no call to it has been recorded. */

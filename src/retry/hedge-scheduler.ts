@@ -14,11 +14,6 @@ import { decideHedgeSend, type HedgeFailureDecision } from './retry-decision.js'
  * timers fire up to a millisecond late on an idle loop, and `Date.now()` counts whole milliseconds.
  */
 const LATE_TIMER_MS = 1;
-/**
- * A hedge timer later than this (ms) tells adaptive hedging that the event loop was held (`notePause`): the calls
- * most of whose latency was that pause are not learned from. Shorter lateness is the loop's ordinary work.
- */
-const PAUSE_NOTED_MS = 4;
 
 /** What the hedge scheduler asks of its call. @internal */
 export interface HedgeHost {
@@ -134,7 +129,7 @@ export class HedgeScheduler {
       return;
     }
     const latencyMs = this.ctx.clock.now() - first.startedAt;
-    adaptive.recordOutcome(this.method, this.delayMs, latencyMs, first !== winner, first.startedAt);
+    adaptive.recordOutcome(this.method, this.delayMs, latencyMs, first !== winner);
   }
 
   /** Send the next hedge after `delayMs` (at once when 0), then one every delay, while attempts remain. */
@@ -176,11 +171,7 @@ export class HedgeScheduler {
    */
   private onTimer(): void {
     this.timer = undefined;
-    const now = this.ctx.clock.now();
-    if (now - this.dueAt > PAUSE_NOTED_MS) {
-      this.ctx.adaptive?.notePause?.(this.dueAt, now);
-    }
-    if (now - this.dueAt > LATE_TIMER_MS) {
+    if (this.ctx.clock.now() - this.dueAt > LATE_TIMER_MS) {
       this.deferred = setImmediate(() => {
         this.deferred = undefined;
         if (this.host.uncommitted) {

@@ -18,21 +18,9 @@ export interface HedgeDelaySource {
   delayFor(method: string, configuredDelayMs: number): HedgingDelayChoice;
   /**
    * At the commit of a call to `method`: its first attempt, sent with hedging delay `delayUsedMs`, got its first
-   * response after `latencyMs`, or (`superseded`) was still running after `latencyMs` when a hedge won. It was
-   * sent at `startedAtMs` (the engine's clock), when known.
+   * response after `latencyMs`, or (`superseded`) was still running after `latencyMs` when a hedge won.
    */
-  recordOutcome(
-    method: string,
-    delayUsedMs: number,
-    latencyMs: number,
-    superseded?: boolean,
-    startedAtMs?: number,
-  ): void;
-  /**
-   * The client's event loop was held from `fromMs` to `toMs` (the engine's clock: a hedge timer due at `fromMs`
-   * fired at `toMs`). Optional.
-   */
-  notePause?(fromMs: number, toMs: number): void;
+  recordOutcome(method: string, delayUsedMs: number, latencyMs: number, superseded?: boolean): void;
   /** A gate that counts hedges only (asked after the interceptor's gate); undefined for none. */
   readonly budget: RetryGate | undefined;
 }

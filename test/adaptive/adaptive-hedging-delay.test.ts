@@ -199,31 +199,3 @@ describe('resolveAdaptiveHedging (the interceptor option)', () => {
     );
   });
 });
-
-describe('AdaptiveHedging: pauses of the client', () => {
-  it('does not learn from a call most of whose latency was a noted pause', () => {
-    const clock = new FakeClock(0);
-    const hedging = new AdaptiveHedging({ clock });
-    feed(hedging, clock, 400, 2_000, (i) => 2 + (i % 3));
-    const before = hedging.delayOf(M);
-    // A 30 ms pause: the calls in flight across it answered after 31–33 ms.
-    hedging.notePause(5_000, 5_030);
-    for (let i = 0; i < 20; i++) hedging.recordOutcome(M, before ?? 0, 31 + (i % 3), false, 4_999);
-    expect(hedging.pausedOutcomesSkipped).toBe(20);
-    expect(hedging.delayOf(M)).toBe(before);
-    // The same latencies outside any pause are learned from: 20 in a row outlive the delay, a shift up.
-    for (let i = 0; i < 20; i++) hedging.recordOutcome(M, before ?? 0, 31 + (i % 3), false, 6_000 + i);
-    expect(hedging.delayOf(M)).toBeGreaterThan(before ?? 0);
-  });
-
-  it('learns from a call the pause held for less than half its latency, and ignores bad pauses', () => {
-    const clock = new FakeClock(0);
-    const hedging = new AdaptiveHedging({ clock });
-    hedging.notePause(1_000, 1_010);
-    hedging.notePause(Number.NaN, 5);
-    hedging.notePause(20, 10);
-    hedging.recordOutcome(M, 20, 100, false, 950);
-    expect(hedging.pausedOutcomesSkipped).toBe(0);
-    expect(hedging.delayOf(M)).toBe(20); // learned from: the method has a delay (still its first, 20 ms)
-  });
-});

@@ -214,34 +214,6 @@ describe('engine: a hedge timer that fires late', () => {
     expect(eventsOfType(h.events, 'hedge-sent')).toHaveLength(1);
   });
 
-  it('tells adaptive hedging of the pause, which then does not learn from a call the pause held', async () => {
-    const fake = new FakeClock(T0);
-    const { clock, lag } = laggingClock(fake);
-    const adaptive = new AdaptiveHedging({ clock: fake });
-    const h = engineCall(hedgingPolicy({ maxAttempts: 2, hedgingDelay: '0.01s' }), {
-      clock: fake,
-      interceptor: { clock, adaptiveHedging: adaptive },
-    });
-    lag(30); // the timer due at 10 ms fires at 40 ms: the loop was held from 10 to 40
-    fake.advance(10);
-    h.attempt(0).succeed('first'); // answered during the pause: 40 ms, 30 of them the pause
-    await h.settle();
-    expect(h.attempts).toHaveLength(1);
-    expect(adaptive.pausedOutcomesSkipped).toBe(1);
-    expect(adaptive.delayOf('/test.Svc/Do')).toBeUndefined();
-    // A call the pause did not hold is learned from (later than the pause: the lagging clock read 40 ms at its end).
-    lag(0);
-    fake.advance(40);
-    const next = engineCall(hedgingPolicy({ maxAttempts: 2, hedgingDelay: '0.01s' }), {
-      clock: fake,
-      interceptor: { clock, adaptiveHedging: adaptive },
-    });
-    fake.advance(5);
-    next.attempt(0).succeed('fast');
-    expect(adaptive.pausedOutcomesSkipped).toBe(1);
-    expect(adaptive.delayOf('/test.Svc/Do')).toBeDefined();
-  });
-
   it('ends the call with the last failure when the only attempt fails with a fatal status before the poll', async () => {
     const h = lateHedge();
     h.attempt(0).fail(Status.INTERNAL);
