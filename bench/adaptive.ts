@@ -132,7 +132,10 @@ function metadataFor(label: string, regime: string, scriptCall: string): grpc.Me
   return md;
 }
 
-/** The measured calls of phase number `phase` whose first attempt the script makes slow, and those slow on two. */
+/**
+ * The measured calls of phase number `phase` whose first attempt the script makes slow, and how many of those it
+ * makes slow on their hedge too.
+ */
 function scriptedSlow(phase: number): { first: number; both: number } {
   let first = 0;
   let both = 0;
@@ -144,7 +147,7 @@ function scriptedSlow(phase: number): { first: number; both: number } {
   return { first, both };
 }
 
-/** Client garbage-collection pauses while a variant ran a phase: how many, their sum and the longest, ms. */
+/** One process's garbage-collection pauses while a variant ran a phase: how many, their sum and the longest, ms. */
 interface GcPauses {
   count: number;
   totalMs: number;
