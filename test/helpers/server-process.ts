@@ -29,16 +29,28 @@ export async function startServerProcess(): Promise<ServerProcess> {
     child.once('message', (m) => resolve((m as { address: string }).address));
   });
   child.removeAllListeners('exit');
+  let exited: Error | undefined;
+  const failPending = new Set<(error: Error) => void>();
+  child.once('exit', (code, signal) => {
+    exited = new Error(`flaky-server-process exited (${code ?? signal})`);
+    for (const fail of failPending) fail(exited);
+  });
   let nextId = 1;
   const request = <T>(message: Record<string, unknown>): Promise<T> => {
     const id = nextId++;
-    return new Promise<T>((resolve) => {
+    return new Promise<T>((resolve, reject) => {
+      if (exited) {
+        reject(exited);
+        return;
+      }
       const onMessage = (raw: unknown) => {
         const reply = raw as { id: number; result: T };
         if (reply.id !== id) return;
         child.off('message', onMessage);
+        failPending.delete(reject);
         resolve(reply.result);
       };
+      failPending.add(reject);
       child.on('message', onMessage);
       child.send({ id, ...message });
     });
@@ -48,9 +60,10 @@ export async function startServerProcess(): Promise<ServerProcess> {
     script: (callId, attempts) => request<boolean>({ op: 'script', callId, attempts }).then(() => undefined),
     attempts: (callId) => request<number>({ op: 'attempts', callId }),
     async stop() {
-      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      if (exited) return;
+      const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));
       await request<boolean>({ op: 'stop' });
-      await exited;
+      await gone;
     },
   };
 }
