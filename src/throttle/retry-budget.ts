@@ -50,9 +50,9 @@ const RENAMED: Renames = {
 const UNITS_PER_RETRY = 1000;
 /** Finagle's TokenRetryBudget divides the ttl into 10 slices. */
 const BINS = 10;
-const DEPOSITS = 0;
-/** The deposits alone (for the room for chance). */
-const PAID = 1;
+/** The window's two counters: what the calls deposited, and what the retries withdrew. */
+const PAID = 0;
+const SPENT = 1;
 
 /**
  * A retry budget (Finagle's and Linkerd's, made safe for fleets): over any window of `ttlMs`, retries and further
@@ -110,11 +110,7 @@ export class RetryBudget implements RetryGate {
   /** {@link RetryGate}: a call started; deposit `ratio` of a retry. */
   recordCall(): void {
     if (this.deposit > 0) {
-      const now = this.clock.now();
-      this.window.add(now, DEPOSITS, this.deposit);
-      if (this.chanceSd > 0) {
-        this.window.add(now, PAID, this.deposit);
-      }
+      this.window.add(this.clock.now(), PAID, this.deposit);
     }
   }
 
@@ -130,7 +126,7 @@ export class RetryBudget implements RetryGate {
       this.deniedCount += 1;
       return false;
     }
-    this.window.add(now, DEPOSITS, -UNITS_PER_RETRY);
+    this.window.add(now, SPENT, UNITS_PER_RETRY);
     return true;
   }
 
@@ -141,11 +137,11 @@ export class RetryBudget implements RetryGate {
   recordSuccess(): void {}
 
   private balance(now: number): number {
-    const balance = this.reserve + this.window.sum(now, DEPOSITS);
+    const paid = this.window.sum(now, PAID);
+    const balance = this.reserve + paid - this.window.sum(now, SPENT);
     if (this.chanceSd === 0) {
       return balance;
     }
-    const paid = Math.max(0, this.window.sum(now, PAID)) / UNITS_PER_RETRY;
-    return balance + Math.floor(this.chanceSd * Math.sqrt(paid) * UNITS_PER_RETRY);
+    return balance + Math.floor(this.chanceSd * Math.sqrt(paid / UNITS_PER_RETRY) * UNITS_PER_RETRY);
   }
 }
