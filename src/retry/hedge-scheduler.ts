@@ -120,12 +120,18 @@ export class HedgeScheduler {
    * hedging learns whether the call's first attempt outlived the delay this call used: the winner's time to its
    * first response when the first attempt won, or the time so far of a first attempt still running when a hedge
    * won (a lower bound, flagged as superseded). A first attempt that already failed tells nothing: fast failures
-   * do not pull the delay down.
+   * do not pull the delay down. Nor does a first attempt that answered while the first hedge was held back for
+   * pending I/O (see onTimer): its answer came in at some point while the event loop was held, before or after the
+   * due time, so neither its latency nor whether it outlived the delay is known. (On a real client these are the
+   * calls a GC pause held; learned from, they put the delay above the pause's length.)
    */
   recordLatencies(winner: Attempt, live: readonly Attempt[]): void {
     const adaptive = this.ctx.adaptive;
     const first = winner.number === 1 ? winner : live.find((a) => a.number === 1);
     if (!adaptive || first === undefined) {
+      return;
+    }
+    if (first === winner && this.deferred !== undefined && this.attempts.count === 1) {
       return;
     }
     const latencyMs = this.ctx.clock.now() - first.startedAt;

@@ -163,12 +163,12 @@ describe('engine: a hedge timer that fires late', () => {
     };
   }
 
-  function lateHedge(policy: Record<string, unknown> = {}) {
+  function lateHedge(policy: Record<string, unknown> = {}, adaptiveHedging?: AdaptiveHedging) {
     const fake = new FakeClock(T0);
     const { clock, lag } = laggingClock(fake);
     const h = engineCall(hedgingPolicy({ maxAttempts: 2, ...policy }), {
       clock: fake,
-      interceptor: { clock },
+      interceptor: { clock, ...(adaptiveHedging ? { adaptiveHedging } : {}) },
     });
     lag(20); // the loop was held: the timer fires 20 ms after it was due
     fake.advance(100);
@@ -220,5 +220,73 @@ describe('engine: a hedge timer that fires late', () => {
     await h.settle();
     expect(h.attempts).toHaveLength(1);
     expect(h.status.code).toBe(Status.INTERNAL);
+  });
+
+  describe('what adaptive hedging learns', () => {
+    /** Adaptive hedging with no budget, and the outcomes the engine reports to it. */
+    function recording() {
+      const adaptive = new AdaptiveHedging({ budget: false });
+      const outcomes: { delayUsedMs: number; latencyMs: number; superseded: boolean }[] = [];
+      const record = adaptive.recordOutcome.bind(adaptive);
+      adaptive.recordOutcome = (method, delayUsedMs, latencyMs, superseded = false) => {
+        outcomes.push({ delayUsedMs, latencyMs, superseded });
+        record(method, delayUsedMs, latencyMs, superseded);
+      };
+      return { adaptive, outcomes };
+    }
+
+    it('nothing from a first attempt that answered while its hedge waited for the poll', async () => {
+      const { adaptive, outcomes } = recording();
+      const h = lateHedge({}, adaptive);
+      h.attempt(0).succeed('first');
+      await h.settle();
+      expect(h.status.code).toBe(Status.OK);
+      expect(outcomes).toEqual([]);
+    });
+
+    it('the first attempt that answered after the late hedge went: it outlived the delay', async () => {
+      const { adaptive, outcomes } = recording();
+      const h = lateHedge({}, adaptive);
+      await h.settle();
+      expect(h.attempts).toHaveLength(2);
+      h.attempt(0).succeed('first');
+      await h.settle();
+      // The clock reads 20 ms ahead of the timers: 100 ms of fake time is 120 ms on the call's clock.
+      expect(outcomes).toEqual([{ delayUsedMs: 100, latencyMs: 120, superseded: false }]);
+    });
+
+    it('the first attempt that answered while a later hedge waited for the poll: an earlier hedge went on time', async () => {
+      const { adaptive, outcomes } = recording();
+      const fake = new FakeClock(T0);
+      const { clock, lag } = laggingClock(fake);
+      const h = engineCall(hedgingPolicy({ maxAttempts: 3 }), {
+        clock: fake,
+        interceptor: { clock, adaptiveHedging: adaptive },
+      });
+      fake.advance(100);
+      expect(h.attempts).toHaveLength(2); // on time: sent at once
+      lag(20);
+      fake.advance(100);
+      expect(h.attempts).toHaveLength(2); // late: waits for the poll
+      h.attempt(0).succeed('first');
+      await h.settle();
+      expect(h.attempts).toHaveLength(2);
+      expect(outcomes).toEqual([{ delayUsedMs: 100, latencyMs: 220, superseded: false }]);
+    });
+
+    it('a timer on time: the first attempt that answered after its hedge went is learned from', async () => {
+      const { adaptive, outcomes } = recording();
+      const clock = new FakeClock(T0);
+      const h = engineCall(hedgingPolicy({ maxAttempts: 2 }), {
+        clock,
+        interceptor: { adaptiveHedging: adaptive },
+      });
+      clock.advance(100);
+      expect(h.attempts).toHaveLength(2);
+      clock.advance(5);
+      h.attempt(0).succeed('first');
+      await h.settle();
+      expect(outcomes).toEqual([{ delayUsedMs: 100, latencyMs: 105, superseded: false }]);
+    });
   });
 });

@@ -1,39 +1,49 @@
 /**
  * A pause of the client's event loop (a GC pause, a busy handler) against a server in another process, which keeps
  * answering meanwhile. Node runs due timers before it reads the sockets: the hedge timers due during the pause fire
- * first, before the answers that came in during it are read.
+ * first, before the answers that came in during it are read; and adaptive hedging must not take the pause for the
+ * server's latency.
  */
 import type * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AdaptiveHedging } from '../../src/hedging/adaptive-hedging-delay.js';
 import { createRetryInterceptor } from '../../src/retry/retry-interceptor.js';
 import { callMetadata, type FlakyClient, hedgingConfig, sleep, testClient } from '../helpers/harness.js';
 import { type ServerProcess, stallEventLoop, startServerProcess } from '../helpers/server-process.js';
 
 let server: ServerProcess;
 let client: FlakyClient;
+const adaptive = new AdaptiveHedging({ budget: false });
+let adaptiveClient: FlakyClient;
 beforeAll(async () => {
   server = await startServerProcess();
   client = testClient(server.address, [
     createRetryInterceptor(hedgingConfig({ hedgingDelay: '0.03s', maxAttempts: 2 })),
   ]);
+  adaptiveClient = testClient(server.address, [
+    createRetryInterceptor(hedgingConfig({ hedgingDelay: '0.03s', maxAttempts: 2 }), {
+      adaptiveHedging: adaptive,
+    }),
+  ]);
   await call('warm-up');
 }, 30_000);
 afterAll(async () => {
   client.close();
+  adaptiveClient.close();
   await server.stop();
 });
 
-function call(callId: string): Promise<void> {
+function call(callId: string, through = client): Promise<void> {
   return new Promise<void>((resolve, reject) =>
-    client.Unary({ payload: 'x' }, callMetadata(callId), (e: grpc.ServiceError | null) =>
+    through.Unary({ payload: 'x' }, callMetadata(callId), (e: grpc.ServiceError | null) =>
       e ? reject(e) : resolve(),
     ),
   );
 }
 
 /** Starts a call, lets its request go out, then holds the loop for `stallMs` (in the check phase, as an I/O callback would). */
-async function callThroughStall(callId: string, stallMs: number): Promise<void> {
-  const done = call(callId);
+async function callThroughStall(callId: string, stallMs: number, through = client): Promise<void> {
+  const done = call(callId, through);
   await sleep(2);
   await new Promise<void>((resolve) =>
     setImmediate(() => {
@@ -66,5 +76,20 @@ describe('hedging: a pause of the client', () => {
       hedges += (await server.attempts(callId)) - 1;
     }
     expect(hedges).toBe(3);
+  });
+
+  it('adaptive hedging does not learn the pause as latency: the delay stays near the fast path', async () => {
+    for (let i = 0; i < 30; i++) {
+      await call(`adaptive-warm-up-${i}`, adaptiveClient);
+    }
+    const learned = adaptive.currentDelays().values().next().value as number;
+    expect(learned).toBeLessThan(100);
+    for (let i = 0; i < 6; i++) {
+      const callId = `adaptive-in-pause-${i}`;
+      await server.script(callId, [{ delayMs: 5 }]);
+      await callThroughStall(callId, 250, adaptiveClient);
+    }
+    // Learned from, six calls of 250 ms in a row would be a shift up, and the delay would follow them to 250 ms.
+    expect(adaptive.currentDelays().values().next().value).toBeLessThan(100);
   });
 });
