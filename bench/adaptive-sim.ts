@@ -14,7 +14,9 @@
  * budget (floor 3/s) and, refused, asks again one delay later, as the engine does. The call commits at its first
  * answer and reports the first attempt's outcome to `AdaptiveHedging.recordOutcome`, as the engine does.
  * With `stallEveryMs`, the client stalls for `stallMs` that often (in the second half of each period): answers and timers due
- * during a stall run at its end, as they do behind a GC pause or a busy event loop; with `serverStall`, the server
+ * during a stall run at its end, as they do behind a GC pause or a busy event loop. As in the engine, a hedge timer
+ * that a stall made late lets an answer that came in meanwhile commit the call first, and adaptive hedging learns
+ * nothing from a first attempt answered so (its latency is unknown). With `serverStall`, the server
  * stalls instead, and every attempt in progress during a stall answers at its end at the soonest.
  */
 import { AdaptiveHedging } from '../src/hedging/adaptive-hedging-delay.js';
@@ -25,6 +27,9 @@ import { pairedTimeToAdapt } from './lib/paired-time-to-adapt.js';
 import { summarize } from './lib/stats.js';
 import { fmt, markdownTable } from './lib/table.js';
 import { EventQueue } from './sim/event-queue.js';
+
+/** As the engine's: a hedge timer this late (ms) lets pending I/O run first (src/retry/hedge-scheduler.ts). */
+const LATE_TIMER_MS = 1;
 
 const opts = numericArgs({
   rate: 200,
@@ -118,17 +123,27 @@ function run(staticDelayMs: number | undefined): { calls: CallRecord[]; delays: 
       };
       calls.push(record);
       let done = false;
+      /** When the pending hedge timer is due, while one is. */
+      let hedgeDueAt: number | undefined;
       const commit = (at: number, byFirst: boolean) => {
         if (done) return;
         done = true;
         record.latencyMs = at - startMs;
-        adaptive?.recordOutcome(METHOD, delayMs, at - startMs, !byFirst);
+        // As the engine: a first answer read while a stall held the first hedge's timer past its due time (the
+        // engine sees a late timer and reads pending I/O first) is not learned from.
+        const heldPastHedge =
+          byFirst && !record.hedged && hedgeDueAt !== undefined && at - hedgeDueAt > LATE_TIMER_MS;
+        if (!heldPastHedge) adaptive?.recordOutcome(METHOD, delayMs, at - startMs, !byFirst);
       };
       events.push(firstEnds, () => commit(clock.now(), true));
       const askHedge = (at: number) => {
+        hedgeDueAt = at;
         events.push(at, () => {
           if (done) return;
           const now = clock.now(); // later than `at` when a stall held the timer back
+          // As the engine: a late timer lets an answer that came in meanwhile be read first.
+          if (now - at > LATE_TIMER_MS && firstEnds <= now) return;
+          hedgeDueAt = undefined;
           if (adaptive?.budget && !adaptive.budget.allowAttempt('hedge')) {
             record.refused += 1;
             askHedge(now + delayMs); // refused: ask again one delay later, while the call waits
