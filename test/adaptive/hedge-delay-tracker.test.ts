@@ -217,7 +217,27 @@ describe('HedgeDelayTracker', () => {
     });
 
     it('a third does: the delay drops below two at most', () => {
-      expect(delayWith([40, 51, 64])).toBe(40);
+      // Each more than 1.25 times the next below, all three less than twice the fast path's top (30).
+      expect(delayWith([37.6, 47.1, 59])).toBe(37.6);
+    });
+
+    it('a sparse top, up to three spread over twice the fast top or more, does not hold the delay up', () => {
+      expect(delayWith([40, 51, 64])).toBe(30);
+      expect(delayWith([61, 62])).toBe(30);
+      expect(delayWith([61])).toBe(30);
+    });
+
+    it('the delay drops below three of a sparse top at most', () => {
+      // Four spread over 35..70: below the top three (to 35), and 35 is within 1.25 times 30, so no straggler.
+      expect(delayWith([35, 45, 55, 70])).toBe(35);
+      // Five: below the top three, 50 to 80, to 40; 40 is not more than 1.25 times 32.
+      expect(delayWith([32, 40, 50, 62, 80])).toBe(40);
+    });
+
+    it('drops below a sparse top while no more attempts lie above than a crossing may leave', () => {
+      // The crossing comes down from the slow mode (20) past 150 to 64; below the three, 24 lie above 30: the
+      // slow mode and ⌊√(a + 1)⌋ = 4 more, the most a crossing may leave.
+      expect(delayWith([40, 51, 64, 150])).toBe(30);
     });
 
     it('a smear of them is part of the cluster and holds it up, as before', () => {
@@ -232,6 +252,19 @@ describe('HedgeDelayTracker', () => {
         tracker.record(500, i === 5 ? 56 : i % 12 === 7 ? 400 : 10 + ((i * 8) % 21), false);
       }
       expect(tracker.delayMs).toBe(56);
+    });
+
+    it('a sparse top stays too, once too many attempts lie above', () => {
+      const sparse = new Map([
+        [5, 40],
+        [25, 51],
+        [45, 64],
+      ]);
+      const tracker = new HedgeDelayTracker(30, { ...CONFIG, minCalls: 1 });
+      for (let i = 0; i < 400; i++) {
+        tracker.record(500, sparse.get(i) ?? (i % 12 === 7 ? 400 : 10 + ((i * 8) % 21)), false);
+      }
+      expect(tracker.delayMs).toBe(64);
     });
   });
 
