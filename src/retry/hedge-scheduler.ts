@@ -172,20 +172,17 @@ export class HedgeScheduler {
   /**
    * The hedge is due. When the timer fired late, the event loop was held past the due time (a GC pause, a busy
    * handler), and an answer that came in meanwhile is still unread: Node runs due timers before it polls for I/O.
-   * The hedge then waits for that poll and for one more turn of the loop (setImmediate runs after the poll; grpc-js
-   * 1.10 hands an answer read there to the interceptor a turn later), and goes only if the call is still
+   * The hedge then waits for that poll (setImmediate runs after it), and goes only if the call is still
    * uncommitted: otherwise every call in flight across a pause of the client sent a hedge it did not need.
    */
   private onTimer(): void {
     this.timer = undefined;
     if (this.ctx.clock.now() - this.dueAt > LATE_TIMER_MS) {
       this.deferred = setImmediate(() => {
-        this.deferred = setImmediate(() => {
-          this.deferred = undefined;
-          if (this.host.uncommitted) {
-            this.sendNext();
-          }
-        });
+        this.deferred = undefined;
+        if (this.host.uncommitted) {
+          this.sendNext();
+        }
       });
       return;
     }

@@ -186,19 +186,6 @@ describe('engine: a hedge timer that fires late', () => {
     expect(eventsOfType(h.events, 'hedge-sent')).toEqual([]);
   });
 
-  it('lets an answer handed over one turn after the poll commit the call first (as grpc-js 1.10 does)', async () => {
-    const h = lateHedge();
-    await new Promise<void>((resolve) =>
-      setImmediate(() => {
-        h.attempt(0).succeed('first');
-        resolve();
-      }),
-    );
-    await h.settle();
-    expect(h.attempts).toHaveLength(1);
-    expect(h.received.messages).toEqual(['first']);
-  });
-
   it('sends the hedge after the poll when no answer came', async () => {
     const h = lateHedge();
     await h.settle();
