@@ -13,7 +13,8 @@ import { type ServerProcess, stallEventLoop, startServerProcess } from '../helpe
 
 let server: ServerProcess;
 let client: FlakyClient;
-const adaptive = new AdaptiveHedging({ budget: false });
+// A floor of 50 ms: the hedge falls due in the pause below, not before the request is out.
+const adaptive = new AdaptiveHedging({ budget: false, minDelayMs: 50 });
 let adaptiveClient: FlakyClient;
 beforeAll(async () => {
   server = await startServerProcess();
@@ -55,6 +56,26 @@ async function callThroughStall(callId: string, stallMs: number, through = clien
   await sleep(50); // let a cancelled hedge reach the server
 }
 
+/** As {@link callThroughStall}, but holds the loop only once the server has the first attempt. */
+async function callThroughStallOnceSent(
+  callId: string,
+  stallMs: number,
+  through: FlakyClient,
+): Promise<void> {
+  const done = call(callId, through);
+  for (let waited = 0; (await server.attempts(callId)) === 0; waited++) {
+    if (waited > 1000) throw new Error(`${callId} never reached the server`);
+    await sleep(1);
+  }
+  await new Promise<void>((resolve) =>
+    setImmediate(() => {
+      stallEventLoop(stallMs);
+      resolve();
+    }),
+  );
+  await done;
+}
+
 describe('hedging: a pause of the client', () => {
   it('sends no hedge for a call whose answer came in while the loop was held past the hedging delay', async () => {
     let hedges = 0;
@@ -82,12 +103,11 @@ describe('hedging: a pause of the client', () => {
     for (let i = 0; i < 30; i++) {
       await call(`adaptive-warm-up-${i}`, adaptiveClient);
     }
-    const learned = adaptive.currentDelays().values().next().value as number;
-    expect(learned).toBeLessThan(100);
+    expect(adaptive.currentDelays().values().next().value).toBe(50);
     for (let i = 0; i < 6; i++) {
       const callId = `adaptive-in-pause-${i}`;
       await server.script(callId, [{ delayMs: 5 }]);
-      await callThroughStall(callId, 250, adaptiveClient);
+      await callThroughStallOnceSent(callId, 250, adaptiveClient);
     }
     // Learned from, six calls of 250 ms in a row would be a shift up, and the delay would follow them to 250 ms.
     expect(adaptive.currentDelays().values().next().value).toBeLessThan(100);
