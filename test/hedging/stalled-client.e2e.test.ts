@@ -103,7 +103,7 @@ describe('hedging: a pause of the client', () => {
     for (let i = 0; i < 30; i++) {
       await call(`adaptive-warm-up-${i}`, adaptiveClient);
     }
-    expect(adaptive.currentDelays().values().next().value).toBe(50);
+    expect(adaptive.currentDelays().values().next().value).toBeLessThan(100);
     for (let i = 0; i < 6; i++) {
       const callId = `adaptive-in-pause-${i}`;
       await server.script(callId, [{ delayMs: 5 }]);
