@@ -25,10 +25,11 @@
  *    having been slow, counts among the few; with half as many allowed, the sweeps' p99 went up to ×24.)
  *    Then, still within that, q drops below a sparse top of its cluster: up to three attempts that together span
  *    a gap's ratio or more over the next one below (the victims of a pause of the server, or of the client when a
- *    hedge went before it, spread between a fast path and its slow mode: in `bench:adaptive` they held the delay
- *    at 12–29 ms over a fast path topping at 6–9 ms, and every slow call's hedge waited that long); and below up
- *    to two stragglers: attempts each more than 1.25 times the next below (a lone slow read or a stall's victim,
- *    less than twice the fast path's top, held the delay at its latency while it was in the window).
+ *    hedge went before it, spread between a fast path and its slow mode: in traces against `bench:adaptive`'s
+ *    server they held the delay at 12–29 ms over a fast path topping at 6–9 ms, and every slow call's hedge
+ *    waited that long); and below up to two stragglers: attempts each more than 1.25 times the next below (a lone
+ *    slow read or a stall's victim, less than twice the fast path's top, held the delay at its latency while it
+ *    was in the window).
  * 3. When q is +∞ (superseded attempts alone are more than a + t), the slowest answered latency.
  *
  * On a continuous distribution neither step 2 nor step 3 applies and the delay is step 1's
@@ -353,10 +354,10 @@ const MAX_STRAGGLERS = 2;
 /**
  * At most this many attempts at the top of a cluster are its sparse top, when together they span a gap's ratio
  * over the attempt below them: a pause's victims, a handful per pause. (With four, the crossing's limit, which
- * allows ⌊√(a + 1)⌋ = 4 above the slow mode, was the only bound left: on the simulation's sweeps two more phases
- * of 96 went over 0.06 extra load.) On a continuous tail the attempts near the
- * estimate are dense, and the crossing's limit bounds the hedges it adds: over 40,000 calls drawn from a
- * log-normal (σ = 1) or a Pareto tail (α = 1 or 0.5), the share of calls hedged moved by 0.002 at most.
+ * allows ⌊√(a + 1)⌋ = 4 above the slow mode, was the only bound left: on the simulation's main sweep two more
+ * phases of 96 went over 0.06 extra load.) On a continuous tail the attempts near the estimate are dense, and the
+ * crossing's limit bounds the hedges it adds: over 40,000 calls drawn from a log-normal (σ = 1) or a Pareto tail
+ * (α = 1 or 0.5), the share of calls hedged moved by 0.002 at most.
  */
 const SPARSE_TOP = 3;
 
