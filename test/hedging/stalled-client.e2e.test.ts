@@ -42,16 +42,21 @@ function call(callId: string, through = client): Promise<void> {
   );
 }
 
-/** Starts a call, lets its request go out, then holds the loop for `stallMs` (in the check phase, as an I/O callback would). */
-async function callThroughStall(callId: string, stallMs: number, through = client): Promise<void> {
-  const done = call(callId, through);
-  await sleep(2);
-  await new Promise<void>((resolve) =>
+/** Holds the event loop for `stallMs` in the check phase, as an I/O callback would. */
+function stallInCheckPhase(stallMs: number): Promise<void> {
+  return new Promise<void>((resolve) =>
     setImmediate(() => {
       stallEventLoop(stallMs);
       resolve();
     }),
   );
+}
+
+/** Starts a call, lets its request go out, then holds the loop for `stallMs`. */
+async function callThroughStall(callId: string, stallMs: number): Promise<void> {
+  const done = call(callId);
+  await sleep(2);
+  await stallInCheckPhase(stallMs);
   await done;
   await sleep(50); // let a cancelled hedge reach the server
 }
@@ -67,12 +72,7 @@ async function callThroughStallOnceSent(
     if (waited > 1000) throw new Error(`${callId} never reached the server`);
     await sleep(1);
   }
-  await new Promise<void>((resolve) =>
-    setImmediate(() => {
-      stallEventLoop(stallMs);
-      resolve();
-    }),
-  );
+  await stallInCheckPhase(stallMs);
   await done;
 }
 
