@@ -24,6 +24,7 @@ import { FakeClock } from '../src/testing/fake-clock.js';
 import { numericArgs } from './lib/child-server.js';
 import { scriptedAttempt } from './lib/latency-script.js';
 import { pairedTimeToAdapt } from './lib/paired-time-to-adapt.js';
+import { slidingTimeToAdapt } from './lib/sliding-time-to-adapt.js';
 import { summarize } from './lib/stats.js';
 import { fmt, markdownTable } from './lib/table.js';
 import { EventQueue } from './sim/event-queue.js';
@@ -190,16 +191,10 @@ function stallOf(at: number): { start: number; end: number } | undefined {
 /** Seconds from the start of the phase until the p99 of every 1 s sliding window stays at or below `limitMs`. */
 function timeToAdapt(calls: CallRecord[], limitMs: number): number | undefined {
   const t0 = calls[0]?.startMs ?? 0;
-  const end = (calls[calls.length - 1]?.startMs ?? 0) - t0;
-  let lastBad: number | undefined;
-  let lastEnd = 0;
-  for (let from = 0; from + 1000 <= end + 1e-9; from += 100) {
-    lastEnd = from + 1000;
-    const window = calls.filter((c) => c.startMs - t0 >= from && c.startMs - t0 < from + 1000);
-    if (summarize(window.map((c) => c.latencyMs)).p99 > limitMs) lastBad = from + 1000;
-  }
-  if (lastBad !== undefined && lastBad >= lastEnd) return undefined;
-  return (lastBad ?? 0) / 1000;
+  return slidingTimeToAdapt(
+    calls.map((c) => ({ startMs: c.startMs - t0, latencyMs: c.latencyMs })),
+    limitMs,
+  ).timeToAdapt;
 }
 
 const variants = [

@@ -37,6 +37,7 @@ import {
 import { SCRIPT_CALL_METADATA_KEY, scriptedAttempt } from './lib/latency-script.js';
 import { sleep } from './lib/load.js';
 import { pairedTimeToAdapt } from './lib/paired-time-to-adapt.js';
+import { type SlidingTimeToAdapt, slidingTimeToAdapt } from './lib/sliding-time-to-adapt.js';
 import { summarize } from './lib/stats.js';
 import { fmt, markdownTable } from './lib/table.js';
 
@@ -272,50 +273,16 @@ async function runVariant(v: Variant): Promise<void> {
   }
 }
 
-/**
- * Seconds from the start of the phase until the p99 of every 1 s sliding window (by call start, stepped by 0.1 s)
- * stays at or below `limitMs`; 0 when it always did, undefined when the last window is above it (or the phase is
- * shorter than a window).
- */
-function timeToAdapt(
-  timeline: readonly { t: number; latencyMs: number }[],
-  limitMs: number,
-): number | undefined {
-  return lastWindowOver(timeline, limitMs).timeToAdapt;
-}
-
-/**
- * The time to adapt, and the last 1 s window whose p99 was over `limitMs`: when it began (s since the phase began)
- * and the latencies over the limit in it, slowest first.
- */
+/** The time to adapt against `limitMs` over 1 s sliding windows, and the last window over it (see the helper). */
 function lastWindowOver(
   timeline: readonly { t: number; latencyMs: number }[],
   limitMs: number,
-): { timeToAdapt: number | undefined; fromS?: number; overMs?: number[] } {
-  if (timeline.length === 0) return { timeToAdapt: undefined };
-  const calls = [...timeline].sort((x, y) => x.t - y.t);
-  const end = calls[calls.length - 1]?.t as number;
-  if (end < SLIDING_WINDOW_S) return { timeToAdapt: undefined };
-  let lastBad: number | undefined;
-  let lastBadOver: number[] = [];
-  let lastEnd = 0;
-  let from = 0;
-  for (let t0 = 0; t0 + SLIDING_WINDOW_S <= end + 1e-9; t0 += 0.1) {
-    lastEnd = t0 + SLIDING_WINDOW_S;
-    while (from < calls.length && (calls[from]?.t as number) < t0) from++;
-    const window: number[] = [];
-    for (let i = from; i < calls.length && (calls[i]?.t as number) < t0 + SLIDING_WINDOW_S; i++) {
-      window.push(calls[i]?.latencyMs as number);
-    }
-    if (window.length === 0) continue;
-    if (summarize(window).p99 > limitMs) {
-      lastBad = t0 + SLIDING_WINDOW_S;
-      lastBadOver = window.filter((ms) => ms > limitMs).sort((x, y) => y - x);
-    }
-  }
-  const over = lastBad === undefined ? {} : { fromS: lastBad - SLIDING_WINDOW_S, overMs: lastBadOver };
-  if (lastBad !== undefined && lastBad >= lastEnd - 1e-9) return { timeToAdapt: undefined, ...over };
-  return { timeToAdapt: lastBad ?? 0, ...over };
+): SlidingTimeToAdapt {
+  return slidingTimeToAdapt(
+    timeline.map(({ t, latencyMs }) => ({ startMs: t * 1000, latencyMs })),
+    limitMs,
+    SLIDING_WINDOW_S * 1000,
+  );
 }
 
 async function main(): Promise<void> {
@@ -437,7 +404,8 @@ async function main(): Promise<void> {
       undefined,
     );
     const limit = best ? best.s.p99 * P99_RATIO_TARGET : Number.NaN;
-    const adapt = (r: (typeof rows)[0]) => (best ? timeToAdapt(r.d.timeline, limit) : undefined);
+    const adapt = (r: (typeof rows)[0]) =>
+      best ? lastWindowOver(r.d.timeline, limit).timeToAdapt : undefined;
     const paired = (r: (typeof rows)[0]): number | undefined => {
       if (!best) return undefined;
       const calls = pairedTimeToAdapt(r.d.byIndex, best.d.byIndex, {

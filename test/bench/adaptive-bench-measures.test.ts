@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseScriptCall, scriptedAttempt } from '../../bench/lib/latency-script.js';
 import { pairedTimeToAdapt } from '../../bench/lib/paired-time-to-adapt.js';
+import { slidingTimeToAdapt, type TimedCall } from '../../bench/lib/sliding-time-to-adapt.js';
 
 describe('the latency script of bench:adaptive', () => {
   it('gives an attempt the same draw every time, whoever asks', () => {
@@ -109,5 +110,41 @@ describe('the paired time to adapt of bench:adaptive', () => {
     const calls = fast(500);
     for (const i of [10, 20, 30]) calls[i] = Number.POSITIVE_INFINITY;
     expect(pairedTimeToAdapt(calls, fast(500), options)).toBe(120);
+  });
+});
+
+describe('the time to adapt against a fixed limit, of bench:adaptive and simulate:adaptive', () => {
+  /** A call every 10 ms for `ms` (100 per 1 s window), each 3 ms, except `slow` (start ms → latency). */
+  const phase = (ms: number, slow: Record<number, number> = {}): TimedCall[] =>
+    Array.from({ length: ms / 10 }, (_, i) => ({ startMs: i * 10, latencyMs: slow[i * 10] ?? 3 }));
+
+  it('is 0 when every window is within the limit', () => {
+    expect(slidingTimeToAdapt(phase(5000), 10)).toEqual({ timeToAdapt: 0 });
+  });
+
+  it('ends after the last window over the limit, with that window and its calls over the limit', () => {
+    // The p99 of 100 calls is the second slowest: a window is over while it holds both slow calls. The last one
+    // starts at exactly 2.0 s (windows step by 0.1 s from 0, without drift) and ends at 3.0 s.
+    const result = slidingTimeToAdapt(phase(5000, { 2000: 50, 2300: 40 }), 10);
+    expect(result).toEqual({ timeToAdapt: 3, fromS: 2, overMs: [50, 40] });
+  });
+
+  it('is undefined when the last window is over, or the phase is shorter than a window', () => {
+    // The last window is [3.9 s, 4.9 s): the last to end before the last call starts.
+    const over = slidingTimeToAdapt(phase(5000, { 3950: 50, 3980: 60 }), 10);
+    expect(over.timeToAdapt).toBeUndefined();
+    expect(over.overMs).toEqual([60, 50]);
+    expect(slidingTimeToAdapt(phase(900), 10).timeToAdapt).toBeUndefined();
+    expect(slidingTimeToAdapt([], 10).timeToAdapt).toBeUndefined();
+  });
+
+  it('takes calls in any order and skips windows without calls', () => {
+    // Calls in [0, 1.5 s) and [3 s, 5 s). The window [0.6 s, 1.6 s) holds 90 calls, so its p99 is its slowest,
+    // the one at 0.6 s; the windows from 1.5 s to 2 s hold no call.
+    const calls = [
+      ...phase(1500, { 500: 50, 600: 40 }),
+      ...phase(2000).map((c) => ({ ...c, startMs: c.startMs + 3000 })),
+    ];
+    expect(slidingTimeToAdapt(calls.reverse(), 10)).toEqual({ timeToAdapt: 1.6, fromS: 0.6, overMs: [40] });
   });
 });
