@@ -234,6 +234,25 @@ describe('HedgeDelayTracker', () => {
       expect(delayWith([32, 40, 50, 62, 80])).toBe(40);
     });
 
+    it('drops below one sparse top only, even where the attempts below it make another', () => {
+      // A window of 2,000 (a = 99), so that the crossing's limit (the slow mode and ⌊√(a + 1)⌋ = 10 more) would
+      // allow a second pass: in a window of 400 it allows 4, fewer than two sparse tops hold.
+      const delayWith2000 = (tops: number[]): number => {
+        const tracker = new HedgeDelayTracker(30, { ...CONFIG, recentCalls: 2000, minCalls: 1 });
+        for (let i = 0; i < 2000; i++) {
+          const top = i >= 1800 && i % 20 === 3 ? tops[(i - 1803) / 20] : undefined;
+          tracker.record(500, i % 20 === 7 ? 400 : (top ?? 10 + ((i * 8) % 21)), false);
+        }
+        return tracker.delayMs;
+      };
+      // Each tier alone is a sparse top over the fast path's top (30).
+      expect(delayWith2000([75, 100, 120])).toBe(30);
+      expect(delayWith2000([48, 60])).toBe(30);
+      // Together: below the top three (75..120, twice 60), to 60; 48 and 60 would be a sparse top of their own,
+      // but five attempts spread between the fast path and the slow mode are more than a pause leaves.
+      expect(delayWith2000([48, 60, 75, 100, 120])).toBe(60);
+    });
+
     it('drops below a sparse top while no more attempts lie above than a crossing may leave', () => {
       // The crossing comes down from the slow mode (20) past 150 to 64; below the three, 24 lie above 30: the
       // slow mode and ⌊√(a + 1)⌋ = 4 more, the most a crossing may leave.
