@@ -35,7 +35,7 @@ import {
   waitForReady,
 } from './lib/grpc-calls.js';
 import { SCRIPT_CALL_METADATA_KEY, scriptedAttempt } from './lib/latency-script.js';
-import { sleep } from './lib/load.js';
+import { openLoop, sleep } from './lib/load.js';
 import { pairedTimeToAdapt } from './lib/paired-time-to-adapt.js';
 import { type SlidingTimeToAdapt, slidingTimeToAdapt } from './lib/sliding-time-to-adapt.js';
 import { summarize } from './lib/stats.js';
@@ -196,40 +196,6 @@ function gcCell(g: GcPauses): string {
   return g.count === 0 ? '0' : `${g.count}, ${fmt(g.totalMs, 0)}, ${fmt(g.maxMs, 1)}`;
 }
 
-/** Starts `total` calls at `rate` per second; resolves when every call has ended. */
-async function openLoop(
-  total: number,
-  call: (index: number) => Promise<unknown>,
-  onEnd: (index: number, startedS: number, latencyMs: number, error: unknown) => void,
-  tick?: (elapsedS: number) => void,
-): Promise<void> {
-  const started = performance.now();
-  const pending: Promise<void>[] = [];
-  let lastTick = -1;
-  while (pending.length < total) {
-    const elapsed = performance.now() - started;
-    const due = Math.min(total, Math.floor((elapsed * opts.rate) / 1000) + 1);
-    while (pending.length < due) {
-      const index = pending.length;
-      const begin = performance.now();
-      const startedS = (begin - started) / 1000;
-      pending.push(
-        call(index).then(
-          () => onEnd(index, startedS, performance.now() - begin, undefined),
-          (error: unknown) => onEnd(index, startedS, performance.now() - begin, error),
-        ),
-      );
-    }
-    const halfSecond = Math.floor(elapsed / 500);
-    if (tick && halfSecond !== lastTick) {
-      lastTick = halfSecond;
-      tick(elapsed / 1000);
-    }
-    await sleep(2);
-  }
-  await Promise.all(pending);
-}
-
 async function runVariant(v: Variant): Promise<void> {
   await waitForReady(v.client);
   for (const [phaseNumber, phase] of PHASES.entries()) {
@@ -237,6 +203,7 @@ async function runVariant(v: Variant): Promise<void> {
     const refusedBefore = v.budgetRefused;
     const fromMs = epochNow();
     await openLoop(
+      opts.rate,
       opts.learnCalls + opts.measuredCalls,
       (index) =>
         unary(

@@ -70,6 +70,45 @@ export async function runClosedLoop(options: ClosedLoopOptions): Promise<ClosedL
   };
 }
 
+/**
+ * Starts `total` calls at `rate` per second (open loop: on schedule, whether or not earlier calls have ended);
+ * resolves when every call has ended. `onEnd` gets each call's start (s since the loop began) and latency;
+ * `tick`, if given, is called once per half second with the time elapsed (s).
+ */
+export async function openLoop(
+  rate: number,
+  total: number,
+  call: (index: number) => Promise<unknown>,
+  onEnd: (index: number, startedS: number, latencyMs: number, error: unknown) => void,
+  tick?: (elapsedS: number) => void,
+): Promise<void> {
+  const started = performance.now();
+  const pending: Promise<void>[] = [];
+  let lastTick = -1;
+  while (pending.length < total) {
+    const elapsed = performance.now() - started;
+    const due = Math.min(total, Math.floor((elapsed * rate) / 1000) + 1);
+    while (pending.length < due) {
+      const index = pending.length;
+      const begin = performance.now();
+      const startedS = (begin - started) / 1000;
+      pending.push(
+        call(index).then(
+          () => onEnd(index, startedS, performance.now() - begin, undefined),
+          (error: unknown) => onEnd(index, startedS, performance.now() - begin, error),
+        ),
+      );
+    }
+    const halfSecond = Math.floor(elapsed / 500);
+    if (tick && halfSecond !== lastTick) {
+      lastTick = halfSecond;
+      tick(elapsed / 1000);
+    }
+    await sleep(2);
+  }
+  await Promise.all(pending);
+}
+
 /** Resolves after `ms` milliseconds. */
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
