@@ -1,0 +1,122 @@
+/**
+ * Records a trace of adaptive hedging against bench:adaptive's server (bench/adaptive-server.ts, its own process):
+ * one adaptive client, at bench:adaptive's rate and through its three phases (regime A, B, then A again), and every
+ * outcome its AdaptiveHedging recorded, with the delay the call used.
+ *
+ *   npm run trace:adaptive -- --seed=7 [--out=bench/traces/seed-7.csv --learn-calls=300 --measured-calls=1200]
+ *
+ * `npm run replay:adaptive -- <trace files>` then reads the same outcomes through the current delay estimator
+ * (bench/adaptive-replay.ts), and test/adaptive/recorded-traces.test.ts replays the traces committed in
+ * bench/traces/.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, relative, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import * as grpc from '@grpc/grpc-js';
+import { AdaptiveHedging, createRetryInterceptor } from 'grpc-retry-hedging';
+import { FLAKY_TEST_SERVICE } from 'grpc-retry-hedging/testing';
+import { formatTrace, type TraceOutcome } from './lib/adaptive-trace.js';
+import { numericArgs, PACKAGE_ROOT, spawnBenchServer } from './lib/child-server.js';
+import { machineInfo, machineLine } from './lib/env.js';
+import { createClient, unary, VARIANT_METADATA_KEY, waitForReady } from './lib/grpc-calls.js';
+import { SCRIPT_CALL_METADATA_KEY } from './lib/latency-script.js';
+import { openLoop } from './lib/load.js';
+
+const opts = numericArgs({
+  rate: 200,
+  learnCalls: 300,
+  measuredCalls: 1200,
+  maxExtraLoad: 0.05,
+  budgetMinPerSecond: 3,
+  /** The latency script's seed; 0 picks one at random. */
+  seed: 0,
+});
+const seed = opts.seed > 0 ? opts.seed : 1 + Math.floor(Math.random() * 0x7fffffff);
+const outArg = process.argv.slice(2).find((a) => a.startsWith('--out='));
+const out = resolve(PACKAGE_ROOT, outArg ? outArg.slice('--out='.length) : `bench/traces/seed-${seed}.csv`);
+const PHASES = [
+  { key: 'a1', regime: 'a' },
+  { key: 'b', regime: 'b' },
+  { key: 'a2', regime: 'a' },
+] as const;
+
+/** AdaptiveHedging that also keeps every outcome it is told of, stamped with the phase running. */
+class RecordingAdaptiveHedging extends AdaptiveHedging {
+  readonly outcomes: TraceOutcome[] = [];
+  phase = '';
+  private readonly started = performance.now();
+
+  override recordOutcome(method: string, delayUsedMs: number, latencyMs: number, superseded = false): void {
+    this.outcomes.push({
+      ms: Math.round(performance.now() - this.started),
+      phase: this.phase,
+      delayUsedMs,
+      latencyMs,
+      superseded,
+    });
+    super.recordOutcome(method, delayUsedMs, latencyMs, superseded);
+  }
+}
+
+async function main(): Promise<void> {
+  const info = machineInfo();
+  const server = await spawnBenchServer('bench/adaptive-server.ts', [`--seed=${seed}`]);
+  const adaptive = new RecordingAdaptiveHedging({
+    maxExtraLoad: opts.maxExtraLoad,
+    budget: { minPerSecond: opts.budgetMinPerSecond },
+  });
+  const config = {
+    methodConfig: [
+      {
+        name: [{ service: FLAKY_TEST_SERVICE, method: 'Unary' }],
+        hedgingPolicy: { maxAttempts: 2, hedgingDelay: '0.030s', nonFatalStatusCodes: ['UNAVAILABLE'] },
+      },
+    ],
+  };
+  const client = createClient(server.address, {
+    interceptors: [createRetryInterceptor(config, { adaptiveHedging: adaptive })],
+  });
+  let failed = 0;
+  try {
+    await waitForReady(client);
+    const total = opts.learnCalls + opts.measuredCalls;
+    for (const [phaseNumber, phase] of PHASES.entries()) {
+      adaptive.phase = phase.key;
+      await openLoop(
+        opts.rate,
+        total,
+        (index) => {
+          const md = new grpc.Metadata();
+          md.set(VARIANT_METADATA_KEY, 'adaptive');
+          md.set('x-bench-regime', phase.regime);
+          md.set(SCRIPT_CALL_METADATA_KEY, `${phaseNumber}:${index}`);
+          return unary(client, { payload: 'x' }, md, { deadline: Date.now() + 5000 });
+        },
+        (_index, _startedS, _latencyMs, error) => {
+          if (error !== undefined) failed++;
+        },
+      );
+    }
+  } finally {
+    client.close();
+    await server.stop();
+  }
+  const command = `npm run trace:adaptive -- ${process.argv.slice(2).join(' ')}`.trim();
+  mkdirSync(dirname(out), { recursive: true });
+  writeFileSync(
+    out,
+    formatTrace(adaptive.outcomes, [
+      `Recorded by \`${command}\` (seed ${seed}).`,
+      machineLine(info),
+      `${opts.rate} calls/s; phases a1, b, a2 of ${opts.learnCalls} + ${opts.measuredCalls} calls; maxExtraLoad ${opts.maxExtraLoad}, budget floor ${opts.budgetMinPerSecond}/s; ${failed} calls failed.`,
+    ]),
+  );
+  process.stdout.write(
+    `${adaptive.outcomes.length} outcomes, ${failed} failed calls: ${relative(PACKAGE_ROOT, out)}\n`,
+  );
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exitCode = 1;
+});

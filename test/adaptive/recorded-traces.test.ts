@@ -1,0 +1,89 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import {
+  BENCH_SLOW_MS,
+  formatTrace,
+  parseTrace,
+  replayTrace,
+  type TraceOutcome,
+} from '../../bench/lib/adaptive-trace.js';
+
+/**
+ * The adaptive hedging delay against what a real client and server did: the traces in bench/traces/ were recorded
+ * by `npm run trace:adaptive` (bench:adaptive's server in its own process, regime A, then B, then A again), GC
+ * pauses of both processes included. Each is replayed through the current estimator; the replay is open loop (the
+ * trace keeps its own hedges), so these check how the estimator reads real outcomes, not the p99 it would get.
+ */
+const DIR = join(__dirname, '..', '..', 'bench', 'traces');
+const TRACES = readdirSync(DIR)
+  .filter((f) => f.endsWith('.csv'))
+  .sort()
+  .map((f) => ({ name: f, outcomes: parseTrace(readFileSync(join(DIR, f), 'utf8'), f) }));
+
+describe('recorded traces of adaptive hedging, replayed', () => {
+  it('are there, each with its three phases of about 1,500 outcomes', () => {
+    expect(TRACES.length).toBeGreaterThanOrEqual(4);
+    for (const { outcomes } of TRACES) {
+      for (const phase of ['a1', 'b', 'a2']) {
+        expect(outcomes.filter((o) => o.phase === phase).length).toBeGreaterThan(1450);
+      }
+    }
+  });
+
+  describe.each(TRACES)('$name', ({ outcomes }) => {
+    const { replayed } = replayTrace(outcomes, { slowMs: BENCH_SLOW_MS });
+    const phase = (key: string) => replayed.find((r) => r.phase === key);
+
+    it('sends hedges for no more than 0.06 of the calls, in every phase', () => {
+      for (const r of replayed) expect(r.aboveDelay, r.phase).toBeLessThanOrEqual(0.06);
+    });
+
+    it('keeps the slow calls of regime A waiting 12 ms or less on average, pauses of the client and server notwithstanding', () => {
+      // The fast path tops out at 6 to 9 ms; pause victims between it and the slow mode held the delay at 12 to
+      // 29 ms before the sparse top rule (step 2b), and without it one of these traces reads 16.8 ms.
+      expect(phase('a1')?.delayAtSlowCalls).toBeLessThanOrEqual(12);
+      expect(phase('a2')?.delayAtSlowCalls).toBeLessThanOrEqual(12);
+    });
+
+    it('follows the shift up to regime B, and back down to A', () => {
+      // B's fast path is 10 to 30 ms: its delay sits above A's, and below B's 400 ms slow mode by far.
+      expect(phase('b')?.medianDelay).toBeGreaterThanOrEqual(25);
+      expect(phase('b')?.delayAtSlowCalls).toBeLessThanOrEqual(50);
+      expect(phase('a2')?.medianDelay).toBeLessThanOrEqual(10);
+    });
+  });
+});
+
+describe('the trace format', () => {
+  const outcomes: TraceOutcome[] = [
+    { ms: 5, phase: 'a1', delayUsedMs: 30, latencyMs: 4, superseded: false },
+    { ms: 41, phase: 'b', delayUsedMs: 8, latencyMs: 12, superseded: true },
+  ];
+
+  it('reads back what it wrote, comments left out', () => {
+    const text = formatTrace(outcomes, ['recorded by a test']);
+    expect(text.startsWith('# recorded by a test\n')).toBe(true);
+    expect(parseTrace(text, 'mem')).toEqual(outcomes);
+  });
+
+  it('names the file and line of what it cannot read', () => {
+    expect(() => parseTrace('ms,phase\n1,a1,2,3,0\n', 't.csv')).toThrow(/t\.csv:1: expected the header/);
+    const text = formatTrace(outcomes, []);
+    expect(() => parseTrace(`${text}7,a1,x,3,0\n`, 't.csv')).toThrow(
+      /t\.csv:4: not an outcome: "7,a1,x,3,0"/,
+    );
+    expect(() => parseTrace(`${text}7,a1,2,3,2\n`, 't.csv')).toThrow(/t\.csv:4/);
+    expect(() => parseTrace('# only a comment\n', 't.csv')).toThrow(/t\.csv: no header/);
+  });
+
+  it('replays a trace as it was recorded when the estimator is the same', () => {
+    // The first of the committed traces: the delays it recorded and the replayed ones match but for the call or
+    // two in flight when the delay moved (a call records the delay it started with).
+    const { recorded, replayed } = replayTrace(TRACES[0]?.outcomes ?? [], { slowMs: BENCH_SLOW_MS });
+    for (const [i, r] of replayed.entries()) {
+      expect(Math.abs(r.aboveDelay - (recorded[i]?.aboveDelay ?? Number.NaN))).toBeLessThan(0.005);
+      expect(r.medianDelay).toBe(recorded[i]?.medianDelay);
+    }
+  });
+});
