@@ -106,7 +106,7 @@ async function main(): Promise<void> {
   writeFileSync(
     out,
     formatTrace(adaptive.outcomes, [
-      `Recorded by \`${command}\` (seed ${seed}).`,
+      `Command: \`${command}\` (seed ${seed}).`,
       machineLine(info),
       `${opts.rate} calls/s; phases a1, b, a2 of ${opts.learnCalls} + ${opts.measuredCalls} calls; maxExtraLoad ${opts.maxExtraLoad}, budget floor ${opts.budgetMinPerSecond}/s; ${failed} calls failed.`,
     ]),

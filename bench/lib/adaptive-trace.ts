@@ -10,6 +10,7 @@
  */
 import { AdaptiveHedging } from '../../src/hedging/adaptive-hedging-delay.js';
 import { FakeClock } from '../../src/testing/fake-clock.js';
+import { percentile } from './stats.js';
 
 /** One outcome: when it was recorded (ms since the trace began), in which phase, and what was recorded. */
 export interface TraceOutcome {
@@ -96,6 +97,8 @@ export interface ReplayOptions {
   readonly slowMs?: Readonly<Record<string, number>>;
   /** maxExtraLoad of the AdaptiveHedging that replays (default 0.05, the bench's). */
   readonly maxExtraLoad?: number;
+  /** recentCalls of the AdaptiveHedging that replays (default: its own default, 20 / maxExtraLoad). */
+  readonly recentCalls?: number;
 }
 
 const METHOD = '/trace/Replay';
@@ -108,7 +111,12 @@ const METHOD = '/trace/Replay';
 export function replayTrace(outcomes: readonly TraceOutcome[], options: ReplayOptions = {}): TraceReplay {
   const learn = options.learnOutcomes ?? 300;
   const clock = new FakeClock(0);
-  const adaptive = new AdaptiveHedging({ maxExtraLoad: options.maxExtraLoad ?? 0.05, budget: false, clock });
+  const adaptive = new AdaptiveHedging({
+    maxExtraLoad: options.maxExtraLoad ?? 0.05,
+    budget: false,
+    clock,
+    ...(options.recentCalls === undefined ? {} : { recentCalls: options.recentCalls }),
+  });
   const rows: {
     phase: string;
     index: number;
@@ -147,8 +155,8 @@ export function replayTrace(outcomes: readonly TraceOutcome[], options: ReplayOp
         aboveDelay: share(measured, (r) => r.value > r[key]),
         delayAtSlowCalls:
           slow.length === 0 ? Number.NaN : slow.reduce((sum, r) => sum + r[key], 0) / slow.length,
-        medianDelay: quantileOf(delays, 0.5),
-        p90Delay: quantileOf(delays, 0.9),
+        medianDelay: percentile(delays, 50),
+        p90Delay: percentile(delays, 90),
       };
     });
   return { recorded: read('recorded'), replayed: read('replayed') };
@@ -156,10 +164,4 @@ export function replayTrace(outcomes: readonly TraceOutcome[], options: ReplayOp
 
 function share<T>(items: readonly T[], test: (item: T) => boolean): number {
   return items.length === 0 ? Number.NaN : items.filter(test).length / items.length;
-}
-
-/** Nearest-rank quantile `q` of ascending `sorted`; NaN when empty. */
-function quantileOf(sorted: readonly number[], q: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.max(0, Math.ceil(q * sorted.length) - 1)] as number;
 }
