@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import {
   BENCH_SLOW_MS,
@@ -15,7 +16,7 @@ import {
  * pauses of both processes included. Each is replayed through the current estimator; the replay is open loop (the
  * trace keeps its own hedges), so these check how the estimator reads real outcomes, not the p99 it would get.
  */
-const DIR = join(__dirname, '..', '..', 'bench', 'traces');
+const DIR = fileURLToPath(new URL('../../bench/traces', import.meta.url));
 const TRACES = readdirSync(DIR)
   .filter((f) => f.endsWith('.csv'))
   .sort()
