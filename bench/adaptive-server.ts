@@ -12,12 +12,10 @@
  */
 import { PerformanceObserver, performance } from 'node:perf_hooks';
 import { FlakyServer, type RecordedAttempt } from 'grpc-retry-hedging/testing';
+import { REGIME_METADATA_KEY } from './lib/adaptive-phases.js';
 import { numericArgs, serveControl } from './lib/child-server.js';
 import { VARIANT_METADATA_KEY } from './lib/grpc-calls.js';
 import { parseScriptCall, SCRIPT_CALL_METADATA_KEY, scriptedAttempt } from './lib/latency-script.js';
-
-/** Request header naming the latency regime of an attempt. */
-const REGIME_METADATA_KEY = 'x-bench-regime';
 
 const opts = numericArgs({
   fastAMs: 2,

@@ -12,14 +12,12 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, relative, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import * as grpc from '@grpc/grpc-js';
 import { AdaptiveHedging, createRetryInterceptor } from 'grpc-retry-hedging';
-import { FLAKY_TEST_SERVICE } from 'grpc-retry-hedging/testing';
+import { ADAPTIVE_PHASES, adaptiveBenchConfig, adaptiveCallMetadata } from './lib/adaptive-phases.js';
 import { formatTrace, type TraceOutcome } from './lib/adaptive-trace.js';
 import { numericArgs, PACKAGE_ROOT, spawnBenchServer } from './lib/child-server.js';
 import { machineInfo, machineLine } from './lib/env.js';
-import { createClient, unary, VARIANT_METADATA_KEY, waitForReady } from './lib/grpc-calls.js';
-import { SCRIPT_CALL_METADATA_KEY } from './lib/latency-script.js';
+import { createClient, unary, waitForReady } from './lib/grpc-calls.js';
 import { openLoop } from './lib/load.js';
 
 const opts = numericArgs({
@@ -34,11 +32,6 @@ const opts = numericArgs({
 const seed = opts.seed > 0 ? opts.seed : 1 + Math.floor(Math.random() * 0x7fffffff);
 const outArg = process.argv.slice(2).find((a) => a.startsWith('--out='));
 const out = resolve(PACKAGE_ROOT, outArg ? outArg.slice('--out='.length) : `bench/traces/seed-${seed}.csv`);
-const PHASES = [
-  { key: 'a1', regime: 'a' },
-  { key: 'b', regime: 'b' },
-  { key: 'a2', regime: 'a' },
-] as const;
 
 /** AdaptiveHedging that also keeps every outcome it is told of, stamped with the phase running. */
 class RecordingAdaptiveHedging extends AdaptiveHedging {
@@ -65,33 +58,25 @@ async function main(): Promise<void> {
     maxExtraLoad: opts.maxExtraLoad,
     budget: { minPerSecond: opts.budgetMinPerSecond },
   });
-  const config = {
-    methodConfig: [
-      {
-        name: [{ service: FLAKY_TEST_SERVICE, method: 'Unary' }],
-        hedgingPolicy: { maxAttempts: 2, hedgingDelay: '0.030s', nonFatalStatusCodes: ['UNAVAILABLE'] },
-      },
-    ],
-  };
   const client = createClient(server.address, {
-    interceptors: [createRetryInterceptor(config, { adaptiveHedging: adaptive })],
+    interceptors: [createRetryInterceptor(adaptiveBenchConfig(30), { adaptiveHedging: adaptive })],
   });
   let failed = 0;
   try {
     await waitForReady(client);
     const total = opts.learnCalls + opts.measuredCalls;
-    for (const [phaseNumber, phase] of PHASES.entries()) {
+    for (const [phaseNumber, phase] of ADAPTIVE_PHASES.entries()) {
       adaptive.phase = phase.key;
       await openLoop(
         opts.rate,
         total,
-        (index) => {
-          const md = new grpc.Metadata();
-          md.set(VARIANT_METADATA_KEY, 'adaptive');
-          md.set('x-bench-regime', phase.regime);
-          md.set(SCRIPT_CALL_METADATA_KEY, `${phaseNumber}:${index}`);
-          return unary(client, { payload: 'x' }, md, { deadline: Date.now() + 5000 });
-        },
+        (index) =>
+          unary(
+            client,
+            { payload: 'x' },
+            adaptiveCallMetadata('adaptive', phase.regime, `${phaseNumber}:${index}`),
+            { deadline: Date.now() + 5000 },
+          ),
         (_index, _startedS, _latencyMs, error) => {
           if (error !== undefined) failed++;
         },

@@ -17,24 +17,21 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PerformanceObserver, performance } from 'node:perf_hooks';
-import * as grpc from '@grpc/grpc-js';
 import {
   AdaptiveHedging,
   createRetryInterceptor,
   type RetryEvent,
   type RetryInterceptorOptions,
 } from 'grpc-retry-hedging';
-import { FLAKY_TEST_SERVICE } from 'grpc-retry-hedging/testing';
+import {
+  adaptiveBenchConfig,
+  adaptiveCallMetadata,
+  ADAPTIVE_PHASES as PHASES,
+} from './lib/adaptive-phases.js';
 import { numericArgs, PACKAGE_ROOT, spawnBenchServer } from './lib/child-server.js';
 import { CpuWatch, machineInfo, machineLine } from './lib/env.js';
-import {
-  type BenchClient,
-  createClient,
-  unary,
-  VARIANT_METADATA_KEY,
-  waitForReady,
-} from './lib/grpc-calls.js';
-import { SCRIPT_CALL_METADATA_KEY, scriptedAttempt } from './lib/latency-script.js';
+import { type BenchClient, createClient, unary, waitForReady } from './lib/grpc-calls.js';
+import { scriptedAttempt } from './lib/latency-script.js';
 import { openLoop, sleep } from './lib/load.js';
 import { pairedTimeToAdapt } from './lib/paired-time-to-adapt.js';
 import { type SlidingTimeToAdapt, slidingTimeToAdapt } from './lib/sliding-time-to-adapt.js';
@@ -66,14 +63,8 @@ const opts = numericArgs({
 });
 const seed = opts.seed > 0 ? opts.seed : 1 + Math.floor(Math.random() * 0x7fffffff);
 
-const PHASES = [
-  { key: 'a1', regime: 'a', title: 'Regime A' },
-  { key: 'b', regime: 'b', title: 'Regime B, after the shift up' },
-  { key: 'a2', regime: 'a', title: 'Regime A again, after the shift down' },
-] as const;
 type Phase = (typeof PHASES)[number];
 type PhaseKey = Phase['key'];
-const REGIME_METADATA_KEY = 'x-bench-regime';
 const ABOUT_RIGHT_MS = 30;
 const STATIC_DELAYS_MS = [5, 10, 20, 30, 40, 50, 150];
 /** The targets of issue 22. */
@@ -81,21 +72,6 @@ const P99_RATIO_TARGET = 1.15;
 const STATIC_LOAD_LIMIT = 0.06;
 const ADAPT_TARGET_S = 2;
 const SLIDING_WINDOW_S = 1;
-
-function hedgingConfig(delayMs: number): object {
-  return {
-    methodConfig: [
-      {
-        name: [{ service: FLAKY_TEST_SERVICE, method: 'Unary' }],
-        hedgingPolicy: {
-          maxAttempts: 2,
-          hedgingDelay: `${(delayMs / 1000).toFixed(3)}s`,
-          nonFatalStatusCodes: ['UNAVAILABLE'],
-        },
-      },
-    ],
-  };
-}
 
 interface PhaseData {
   /** Latency of each measured call that succeeded, ms. */
@@ -123,14 +99,6 @@ interface Variant {
   /** Adaptive only: the reporting window's first-attempt p95 at the end of each phase. */
   windowP95: Partial<Record<PhaseKey, number>>;
   budgetRefused: number;
-}
-
-function metadataFor(label: string, regime: string, scriptCall: string): grpc.Metadata {
-  const md = new grpc.Metadata();
-  md.set(VARIANT_METADATA_KEY, label);
-  md.set(REGIME_METADATA_KEY, regime);
-  md.set(SCRIPT_CALL_METADATA_KEY, scriptCall);
-  return md;
 }
 
 /**
@@ -210,7 +178,7 @@ async function runVariant(v: Variant): Promise<void> {
           v.client,
           { payload: 'x' },
           // Learning calls are counted apart by the server.
-          metadataFor(
+          adaptiveCallMetadata(
             `${v.label}|${index < opts.learnCalls ? 'learn' : 'measured'}|${phase.key}`,
             phase.regime,
             `${phaseNumber}:${index}`,
@@ -280,7 +248,7 @@ async function main(): Promise<void> {
   const ours = (delayMs: number, extra: object = {}, onEvent?: (e: RetryEvent) => void): BenchClient => {
     const options: RetryInterceptorOptions = { ...extra, ...(onEvent ? { onEvent } : {}) };
     return createClient(server.address, {
-      interceptors: [createRetryInterceptor(hedgingConfig(delayMs), options)],
+      interceptors: [createRetryInterceptor(adaptiveBenchConfig(delayMs), options)],
     });
   };
   make('no hedging', 'none', createClient(server.address));
@@ -288,7 +256,9 @@ async function main(): Promise<void> {
   make(
     `grpc-js built-in, ${ABOUT_RIGHT_MS} ms`,
     'builtin',
-    createClient(server.address, { 'grpc.service_config': JSON.stringify(hedgingConfig(ABOUT_RIGHT_MS)) }),
+    createClient(server.address, {
+      'grpc.service_config': JSON.stringify(adaptiveBenchConfig(ABOUT_RIGHT_MS)),
+    }),
   );
   const adaptive = new AdaptiveHedging({
     maxExtraLoad: opts.maxExtraLoad,
