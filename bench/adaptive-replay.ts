@@ -57,8 +57,8 @@ for (const file of files) {
     totals.set(r.phase, t);
   }
 }
-const mean = (readings: PhaseReading[], key: keyof PhaseReading): number =>
-  readings.reduce((sum, r) => sum + (r[key] as number), 0) / readings.length;
+const mean = (readings: PhaseReading[], key: Exclude<keyof PhaseReading, 'phase'>): number =>
+  readings.reduce((sum, r) => sum + r[key], 0) / readings.length;
 for (const [phase, t] of totals) {
   rows.push([
     `mean of ${t.replayed.length}`,

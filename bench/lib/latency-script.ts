@@ -55,10 +55,11 @@ let cachedBlock: { key: string; positions: Set<number> } | undefined;
 /**
  * The attempt numbered `attempt` (0 for the first, the `grpc-previous-rpc-attempts` value for a hedge) of call
  * `index` of phase `phase` (0, 1, 2) under `seed`. First attempts are slow in exactly `slowFraction` of each block
- * of {@link SLOW_BLOCK_CALLS} calls (rounded to whole calls), at seeded positions in it, so every phase's measured calls hold the regime's
- * share (5% of 1,200: 60) and no run's targets move with the luck of its draws (a Bernoulli 5% over 1,200 calls is
- * 5% ± 0.6%, and the targets allow 0.01 of extra load above maxExtraLoad); slow first attempts still come in runs
- * now and then, as independent draws do. A hedge is slow with probability `slowFraction`, independently.
+ * of {@link SLOW_BLOCK_CALLS} calls (rounded to whole calls), at seeded positions in it, so every phase's measured
+ * calls hold the regime's share (5% of 1,200: 60) and no run's targets move with the luck of its draws (a Bernoulli
+ * 5% over 1,200 calls is 5% ± 0.6%, and the targets allow 0.01 of extra load above maxExtraLoad); slow first
+ * attempts still come in runs now and then, as independent draws do. A hedge is slow with probability
+ * `slowFraction`, independently.
  */
 export function scriptedAttempt(
   seed: number,
