@@ -12,6 +12,8 @@
  * all of them. Time to adapt after a shift: seconds from the shift until the p99 of a 1 s sliding window stays
  * within 1.15× the best static delay's (the lowest p99 among static delays with extra load ≤ 0.06 and no failed
  * call): paired, against that delay's p99 over the same calls; and against its p99 over the whole phase.
+ * The control (`--control=0` leaves it out): each phase's best static delay runs again after all the others; its
+ * ratio and paired time to adapt against its first run show what the machine's noise alone does to those figures.
  * Prints a markdown table and writes it to bench/results/adaptive.md.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -56,6 +58,8 @@ const opts = numericArgs({
   /** The delay's window in calls (0: the default, 20 / maxExtraLoad). */
   recentCalls: 0,
   deadlineMs: 5_000,
+  /** Run each phase's best static delay again at the end, as a control of the machine's noise (0: not). */
+  control: 1,
   /** Write bench/results/adaptive.md (0 for exploratory runs). */
   write: 1,
   /** The latency script's seed (bench/lib/latency-script.ts); 0 picks one at random, printed with the results. */
@@ -93,6 +97,10 @@ interface Variant {
   label: string;
   client: BenchClient;
   adaptive?: AdaptiveHedging;
+  /** A static delay's, ms. */
+  staticMs?: number;
+  /** The control: a best static delay run again after the others (not a candidate for the best). */
+  control?: boolean;
   data: Record<PhaseKey, PhaseData>;
   /** Adaptive only: the delay every half second of each phase. */
   delays: { phase: PhaseKey; t: number; delayMs: number | undefined }[];
@@ -208,6 +216,25 @@ async function runVariant(v: Variant): Promise<void> {
   }
 }
 
+/** A variant's figures in one phase, as the tables show them. */
+interface PhaseRow {
+  v: Variant;
+  d: PhaseData;
+  s: ReturnType<typeof summarize>;
+  calls: number;
+  failed: number;
+  extraLoad: number;
+  cancelled: number;
+}
+
+/** The best static delay of a phase: the lowest p99 among the static delays with extra load ≤ 0.06 and no failed call. */
+function bestStatic(rows: readonly PhaseRow[]): PhaseRow | undefined {
+  return rows
+    .filter((r) => r.v.staticMs !== undefined && !r.v.control)
+    .filter((r) => r.extraLoad <= STATIC_LOAD_LIMIT && r.failed === 0)
+    .reduce<PhaseRow | undefined>((b, r) => (!b || r.s.p99 < b.s.p99 ? r : b), undefined);
+}
+
 /** The time to adapt against `limitMs` over 1 s sliding windows, and the last window over it (see the helper). */
 function lastWindowOver(
   timeline: readonly { t: number; latencyMs: number }[],
@@ -231,7 +258,12 @@ async function main(): Promise<void> {
     `--seed=${seed}`,
   ]);
   const variants: Variant[] = [];
-  const make = (name: string, label: string, client: BenchClient, adaptive?: AdaptiveHedging): Variant => {
+  const make = (
+    name: string,
+    label: string,
+    client: BenchClient,
+    extra: Pick<Variant, 'adaptive' | 'staticMs' | 'control'> = {},
+  ): Variant => {
     const v: Variant = {
       name,
       label,
@@ -240,8 +272,8 @@ async function main(): Promise<void> {
       delays: [],
       windowP95: {},
       budgetRefused: 0,
+      ...extra,
     };
-    if (adaptive) v.adaptive = adaptive;
     variants.push(v);
     return v;
   };
@@ -252,7 +284,7 @@ async function main(): Promise<void> {
     });
   };
   make('no hedging', 'none', createClient(server.address));
-  for (const ms of STATIC_DELAYS_MS) make(`static ${ms} ms`, `s${ms}`, ours(ms));
+  for (const ms of STATIC_DELAYS_MS) make(`static ${ms} ms`, `s${ms}`, ours(ms), { staticMs: ms });
   make(
     `grpc-js built-in, ${ABOUT_RIGHT_MS} ms`,
     'builtin',
@@ -273,45 +305,34 @@ async function main(): Promise<void> {
       if (e.type === 'throttled' && e.gate === 'hedge-budget' && adaptiveVariant)
         adaptiveVariant.budgetRefused++;
     }),
-    adaptive,
+    { adaptive },
   );
 
-  gcObserver.observe({ entryTypes: ['gc'] });
-  const watch = await CpuWatch.begin(() => server.request<number>('cpu'));
-  const started = Date.now();
-  let cpuLine = '';
-  try {
-    for (const v of variants) {
-      await server.request('reset');
-      await runVariant(v);
-      await sleep(300); // let cancelled hedges and losers reach the server
-      const reply = await server.request<{
-        counts: Record<string, { attempts: number; cancelled: number }>;
-        hedgesSeen: number;
-      }>('counts');
-      // The server counts by variant header (label, learning or measured, phase) and regime.
-      for (const phase of PHASES) {
-        const c = reply.counts[`${v.label}|measured|${phase.key}/${phase.regime}`];
-        v.data[phase.key].attempts = c?.attempts ?? 0;
-        v.data[phase.key].cancelled = c?.cancelled ?? 0;
-      }
-      const sent = PHASES.reduce((n, p) => n + v.data[p.key].attempts - v.data[p.key].latencies.length, 0);
-      if (sent > 0 && reply.hedgesSeen === 0) {
-        throw new Error(
-          `${v.name}: the server saw no attempt with grpc-previous-rpc-attempts, so the script cannot tell hedges apart`,
-        );
-      }
-      process.stderr.write(`${v.name}: done at ${((Date.now() - started) / 1000).toFixed(0)} s\n`);
+  /** Runs one variant through the three phases and fetches the server's attempt counts for it. */
+  const runAndCount = async (v: Variant): Promise<void> => {
+    await server.request('reset');
+    await runVariant(v);
+    await sleep(300); // let cancelled hedges and losers reach the server
+    const reply = await server.request<{
+      counts: Record<string, { attempts: number; cancelled: number }>;
+      hedgesSeen: number;
+    }>('counts');
+    // The server counts by variant header (label, learning or measured, phase) and regime.
+    for (const phase of PHASES) {
+      const c = reply.counts[`${v.label}|measured|${phase.key}/${phase.regime}`];
+      v.data[phase.key].attempts = c?.attempts ?? 0;
+      v.data[phase.key].cancelled = c?.cancelled ?? 0;
     }
-    cpuLine = await watch.describe();
-    serverGcPauses = await server.request<GcPauseList>('gcPauses');
-  } finally {
-    gcObserver.disconnect();
-    for (const v of variants) v.client.close();
-    await server.stop();
-  }
+    const sent = PHASES.reduce((n, p) => n + v.data[p.key].attempts - v.data[p.key].latencies.length, 0);
+    if (sent > 0 && reply.hedgesSeen === 0) {
+      throw new Error(
+        `${v.name}: the server saw no attempt with grpc-previous-rpc-attempts, so the script cannot tell hedges apart`,
+      );
+    }
+    process.stderr.write(`${v.name}: done at ${((Date.now() - started) / 1000).toFixed(0)} s\n`);
+  };
 
-  const rowsFor = (phase: PhaseKey) =>
+  const rowsFor = (phase: PhaseKey): PhaseRow[] =>
     variants.map((v) => {
       const d = v.data[phase];
       const s = summarize(d.latencies);
@@ -326,6 +347,34 @@ async function main(): Promise<void> {
         cancelled: d.cancelled / calls,
       };
     });
+  gcObserver.observe({ entryTypes: ['gc'] });
+  const watch = await CpuWatch.begin(() => server.request<number>('cpu'));
+  const started = Date.now();
+  let cpuLine = '';
+  try {
+    for (const v of [...variants]) await runAndCount(v);
+    // The control: each phase's best static delay run again, after everything else. Its ratio and time to adapt
+    // against the first run are what the machine's noise alone gives those figures.
+    if (opts.control) {
+      const delays = new Set<number>();
+      for (const phase of PHASES) {
+        const best = bestStatic(rowsFor(phase.key));
+        if (best?.v.staticMs !== undefined) delays.add(best.v.staticMs);
+      }
+      for (const ms of [...delays].sort((x, y) => x - y)) {
+        await runAndCount(
+          make(`static ${ms} ms, run again (control)`, `c${ms}`, ours(ms), { staticMs: ms, control: true }),
+        );
+      }
+    }
+    cpuLine = await watch.describe();
+    serverGcPauses = await server.request<GcPauseList>('gcPauses');
+  } finally {
+    gcObserver.disconnect();
+    for (const v of variants) v.client.close();
+    await server.stop();
+  }
+
   const sections: string[] = [];
   const checks: string[] = [];
   const summary: string[][] = [];
@@ -333,13 +382,7 @@ async function main(): Promise<void> {
   const windowsOver: string[] = [];
   for (const phase of PHASES) {
     const rows = rowsFor(phase.key);
-    const statics = rows.filter(
-      (r) => r.v.label.startsWith('s') && r.extraLoad <= STATIC_LOAD_LIMIT && r.failed === 0,
-    );
-    const best = statics.reduce<(typeof rows)[0] | undefined>(
-      (b, r) => (!b || r.s.p99 < b.s.p99 ? r : b),
-      undefined,
-    );
+    const best = bestStatic(rows);
     const limit = best ? best.s.p99 * P99_RATIO_TARGET : Number.NaN;
     const adapt = (r: (typeof rows)[0]) =>
       best ? lastWindowOver(r.d.timeline, limit).timeToAdapt : undefined;
@@ -410,6 +453,12 @@ async function main(): Promise<void> {
       );
     }
     const ratio = best ? ad.s.p99 / best.s.p99 : Number.NaN;
+    // The best static delay run again: the ratio and the time to adapt that the machine's noise alone gives.
+    const control = best ? rows.find((r) => r.v.control && r.v.staticMs === best.v.staticMs) : undefined;
+    const controlCell = !control
+      ? '–'
+      : `×${fmt(control.s.p99 / (best?.s.p99 ?? Number.NaN), 2)}` +
+        (phase.key === 'a1' ? '' : `, ${seconds(paired(control))} s`);
     const loadOk = ad.extraLoad <= opts.maxExtraLoad + 0.01;
     summary.push([
       phase.title,
@@ -421,6 +470,7 @@ async function main(): Promise<void> {
       phase.key === 'a1' ? '(warm-up)' : best ? seconds(tLimit) : '–',
       String(ad.failed),
       String(ad.d.budgetRefused),
+      controlCell,
     ]);
     const p99Check = best
       ? `p99 ×${fmt(ratio, 2)} the best static — ${ratio <= P99_RATIO_TARGET ? 'met' : 'NOT met'}`
@@ -432,7 +482,8 @@ async function main(): Promise<void> {
       `- ${phase.title}: ${p99Check}; ` +
         `extra load ${fmt(ad.extraLoad, 3)} — ${loadOk ? 'met' : 'NOT met'} (≤ ${fmt(opts.maxExtraLoad + 0.01, 2)})` +
         (phase.key === 'a1' ? '' : adaptCheck) +
-        `; failed calls ${ad.failed} — ${ad.failed === 0 ? 'met' : 'NOT met'}`,
+        `; failed calls ${ad.failed} — ${ad.failed === 0 ? 'met' : 'NOT met'}` +
+        (control ? ` (control, ${control.v.name.replace(' (control)', '')}: ${controlCell})` : ''),
     );
   }
   const delayLine = (phase: PhaseKey): string =>
@@ -458,6 +509,10 @@ async function main(): Promise<void> {
       `until the p99 of every ${SLIDING_WINDOW_S} s window of calls stays within ×${P99_RATIO_TARGET} the best ` +
       `static delay's p99 over the same calls. Time to adapt, phase limit: the same, against ×${P99_RATIO_TARGET} ` +
       `the best static delay's p99 over the whole phase, by call start time (for the static rows, their own noise). ` +
+      (opts.control
+        ? 'Control: after all the others, each phase\'s best static delay runs again through the three phases, and ' +
+          'its p99 ratio and paired time to adapt against its first run are what the machine\'s noise alone gives. '
+        : '') +
       `Took ${elapsed.toFixed(0)} s.`,
     cpuLine,
     '',
@@ -472,6 +527,7 @@ async function main(): Promise<void> {
         'time to adapt, phase limit (s)',
         'failed',
         'hedges refused by the budget',
+        'control: the best static run again, p99 ratio, time to adapt (paired)',
       ],
       summary,
     ),
