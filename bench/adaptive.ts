@@ -510,8 +510,8 @@ async function main(): Promise<void> {
       `static delay's p99 over the same calls. Time to adapt, phase limit: the same, against ×${P99_RATIO_TARGET} ` +
       `the best static delay's p99 over the whole phase, by call start time (for the static rows, their own noise). ` +
       (opts.control
-        ? 'Control: after all the others, each phase\'s best static delay runs again through the three phases, and ' +
-          'its p99 ratio and paired time to adapt against its first run are what the machine\'s noise alone gives. '
+        ? "Control: after all the others, each phase's best static delay runs again through the three phases, and " +
+          "its p99 ratio and paired time to adapt against its first run are what the machine's noise alone gives. "
         : '') +
       `Took ${elapsed.toFixed(0)} s.`,
     cpuLine,
