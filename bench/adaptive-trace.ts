@@ -11,14 +11,14 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, relative, resolve } from 'node:path';
-import { performance } from 'node:perf_hooks';
-import { AdaptiveHedging, createRetryInterceptor } from 'grpc-retry-hedging';
+import { createRetryInterceptor } from 'grpc-retry-hedging';
 import { ADAPTIVE_PHASES, adaptiveBenchConfig, adaptiveCallMetadata } from './lib/adaptive-phases.js';
-import { formatTrace, type TraceOutcome } from './lib/adaptive-trace.js';
+import { formatTrace } from './lib/adaptive-trace.js';
 import { numericArgs, PACKAGE_ROOT, spawnBenchServer } from './lib/child-server.js';
 import { machineInfo, machineLine } from './lib/env.js';
 import { createClient, unary, waitForReady } from './lib/grpc-calls.js';
 import { openLoop } from './lib/load.js';
+import { RecordingAdaptiveHedging } from './lib/recording-adaptive-hedging.js';
 
 const opts = numericArgs({
   rate: 200,
@@ -32,24 +32,6 @@ const opts = numericArgs({
 const seed = opts.seed > 0 ? opts.seed : 1 + Math.floor(Math.random() * 0x7fffffff);
 const outArg = process.argv.slice(2).find((a) => a.startsWith('--out='));
 const out = resolve(PACKAGE_ROOT, outArg ? outArg.slice('--out='.length) : `bench/traces/seed-${seed}.csv`);
-
-/** AdaptiveHedging that also keeps every outcome it is told of, stamped with the phase running. */
-class RecordingAdaptiveHedging extends AdaptiveHedging {
-  readonly outcomes: TraceOutcome[] = [];
-  phase = '';
-  private readonly started = performance.now();
-
-  override recordOutcome(method: string, delayUsedMs: number, latencyMs: number, superseded = false): void {
-    this.outcomes.push({
-      ms: Math.round(performance.now() - this.started),
-      phase: this.phase,
-      delayUsedMs,
-      latencyMs,
-      superseded,
-    });
-    super.recordOutcome(method, delayUsedMs, latencyMs, superseded);
-  }
-}
 
 async function main(): Promise<void> {
   const info = machineInfo();

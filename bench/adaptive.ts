@@ -17,10 +17,10 @@
  * Prints a markdown table and writes it to bench/results/adaptive.md.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { PerformanceObserver, performance } from 'node:perf_hooks';
 import {
-  AdaptiveHedging,
+  type AdaptiveHedging,
   createRetryInterceptor,
   type RetryEvent,
   type RetryInterceptorOptions,
@@ -30,12 +30,14 @@ import {
   adaptiveCallMetadata,
   ADAPTIVE_PHASES as PHASES,
 } from './lib/adaptive-phases.js';
+import { formatTrace } from './lib/adaptive-trace.js';
 import { numericArgs, PACKAGE_ROOT, spawnBenchServer } from './lib/child-server.js';
 import { CpuWatch, machineInfo, machineLine } from './lib/env.js';
 import { type BenchClient, createClient, unary, waitForReady } from './lib/grpc-calls.js';
 import { scriptedAttempt } from './lib/latency-script.js';
 import { openLoop, sleep } from './lib/load.js';
 import { pairedTimeToAdapt } from './lib/paired-time-to-adapt.js';
+import { RecordingAdaptiveHedging } from './lib/recording-adaptive-hedging.js';
 import { type SlidingTimeToAdapt, slidingTimeToAdapt } from './lib/sliding-time-to-adapt.js';
 import { summarize } from './lib/stats.js';
 import { fmt, markdownTable } from './lib/table.js';
@@ -66,6 +68,9 @@ const opts = numericArgs({
   seed: 0,
 });
 const seed = opts.seed > 0 ? opts.seed : 1 + Math.floor(Math.random() * 0x7fffffff);
+/** `--trace=FILE`: also write the adaptive variant's outcomes as a trace (see bench/adaptive-trace.ts). */
+const traceArg = process.argv.slice(2).find((a) => a.startsWith('--trace='));
+const traceOut = traceArg ? resolve(PACKAGE_ROOT, traceArg.slice('--trace='.length)) : undefined;
 
 type Phase = (typeof PHASES)[number];
 type PhaseKey = Phase['key'];
@@ -176,6 +181,7 @@ async function runVariant(v: Variant): Promise<void> {
   await waitForReady(v.client);
   for (const [phaseNumber, phase] of PHASES.entries()) {
     const d = v.data[phase.key];
+    if (v.adaptive instanceof RecordingAdaptiveHedging) v.adaptive.phase = phase.key;
     const refusedBefore = v.budgetRefused;
     const fromMs = epochNow();
     await openLoop(
@@ -292,7 +298,7 @@ async function main(): Promise<void> {
       'grpc.service_config': JSON.stringify(adaptiveBenchConfig(ABOUT_RIGHT_MS)),
     }),
   );
-  const adaptive = new AdaptiveHedging({
+  const adaptive = new RecordingAdaptiveHedging({
     maxExtraLoad: opts.maxExtraLoad,
     budget: { minPerSecond: opts.budgetMinPerSecond },
     ...(opts.recentCalls > 0 ? { recentCalls: opts.recentCalls } : {}),
@@ -552,6 +558,18 @@ async function main(): Promise<void> {
       const e = v.data[phase.key].firstError;
       if (e) console.error(`${v.name} (${phase.title}): first error: ${e}`);
     }
+  }
+  if (traceOut && adaptive) {
+    mkdirSync(dirname(traceOut), { recursive: true });
+    writeFileSync(
+      traceOut,
+      formatTrace(adaptive.outcomes, [
+        `Command: \`npm run bench:adaptive -- ${process.argv.slice(2).join(' ')}\` (seed ${seed}), its adaptive variant.`,
+        machineLine(info),
+        `${opts.rate} calls/s; phases a1, b, a2 of ${opts.learnCalls} + ${opts.measuredCalls} calls; maxExtraLoad ${opts.maxExtraLoad}, budget floor ${opts.budgetMinPerSecond}/s; ${PHASES.reduce((n, p) => n + (adaptiveVariant?.data[p.key].failed ?? 0), 0)} measured calls failed.`,
+      ]),
+    );
+    console.error(`wrote ${relative(PACKAGE_ROOT, traceOut)}`);
   }
   if (opts.write) {
     const dir = join(PACKAGE_ROOT, 'bench', 'results');
