@@ -36,7 +36,7 @@ import { CpuWatch, machineInfo, machineLine } from './lib/env.js';
 import { type BenchClient, createClient, unary, waitForReady } from './lib/grpc-calls.js';
 import { scriptedAttempt } from './lib/latency-script.js';
 import { openLoop, sleep } from './lib/load.js';
-import { pairedTimeToAdapt } from './lib/paired-time-to-adapt.js';
+import { lastPairedWindowOver, pairedTimeToAdapt } from './lib/paired-time-to-adapt.js';
 import { RecordingAdaptiveHedging } from './lib/recording-adaptive-hedging.js';
 import { type SlidingTimeToAdapt, slidingTimeToAdapt } from './lib/sliding-time-to-adapt.js';
 import { summarize } from './lib/stats.js';
@@ -241,6 +241,36 @@ function bestStatic(rows: readonly PhaseRow[]): PhaseRow | undefined {
     .reduce<PhaseRow | undefined>((b, r) => (!b || r.s.p99 < b.s.p99 ? r : b), undefined);
 }
 
+/**
+ * The last paired window over its limit of row `r` against `best` in phase number `phase`: the window's calls (s),
+ * the limit, and the calls over it, split by what the script made of their first attempt.
+ */
+function describePairedOver(r: PhaseRow, best: PhaseRow, phase: number): string | undefined {
+  const over = lastPairedWindowOver(r.d.byIndex, best.d.byIndex, {
+    windowCalls: Math.round(opts.rate * SLIDING_WINDOW_S),
+    ratio: P99_RATIO_TARGET,
+  });
+  if (!over) return undefined;
+  const fast: number[] = [];
+  const slow: number[] = [];
+  for (let index = over.from; index < over.to; index++) {
+    const ms = r.d.byIndex[index] as number;
+    if (!(ms > over.limitMs)) continue;
+    (scriptedAttempt(seed, phase, index, 0, opts.slowFraction).slow ? slow : fast).push(ms);
+  }
+  const list = (xs: number[]) =>
+    xs.length === 0
+      ? 'none'
+      : `${xs.length} (${xs
+          .sort((x, y) => y - x)
+          .map((ms) => fmt(ms, 0))
+          .join(', ')} ms)`;
+  return (
+    `${fmt(over.from / opts.rate, 1)}–${fmt(over.to / opts.rate, 1)} s (limit ${fmt(over.limitMs, 1)} ms); ` +
+    `fast by the script: ${list(fast)}; slow first attempt: ${list(slow)}`
+  );
+}
+
 /** The time to adapt against `limitMs` over 1 s sliding windows, and the last window over it (see the helper). */
 function lastWindowOver(
   timeline: readonly { t: number; latencyMs: number }[],
@@ -386,6 +416,8 @@ async function main(): Promise<void> {
   const summary: string[][] = [];
   /** The adaptive variant's last 1 s window over the limit in each phase, with the calls over it. */
   const windowsOver: string[] = [];
+  /** The last paired window over the limit of the adaptive variant and of the control, with its calls over it. */
+  const pairedOver: string[] = [];
   for (const phase of PHASES) {
     const rows = rowsFor(phase.key);
     const best = bestStatic(rows);
@@ -465,6 +497,12 @@ async function main(): Promise<void> {
       ? '–'
       : `×${fmt(control.s.p99 / (best?.s.p99 ?? Number.NaN), 2)}` +
         (phase.key === 'a1' ? '' : `, ${seconds(paired(control))} s`);
+    if (best) {
+      for (const r of control ? [ad, control] : [ad]) {
+        const line = describePairedOver(r, best, PHASES.indexOf(phase));
+        if (line) pairedOver.push(`- ${phase.title}, ${r.v.control ? 'control' : 'adaptive'}: ${line}`);
+      }
+    }
     const loadOk = ad.extraLoad <= opts.maxExtraLoad + 0.01;
     summary.push([
       phase.title,
@@ -545,6 +583,12 @@ async function main(): Promise<void> {
     "The adaptive variant's last 1 s window whose p99 (its third slowest call of 200) was over ×1.15 the best " +
       'static p99, and the calls over that limit in it (a window is over with three of them):',
     ...(windowsOver.length > 0 ? windowsOver : ['- none']),
+    '',
+    'The last paired window over the limit (×1.15 the best static p99 over the same calls), of the adaptive variant ' +
+      'and of the control, and its calls over that limit: those the script made fast on their first attempt took ' +
+      'that long through a pause of the machine (no hedging delay helps them: the hedge meets the same pause); ' +
+      'those it made slow waited for their hedge:',
+    ...(pairedOver.length > 0 ? pairedOver : ['- none']),
     '',
     `First-attempt p95 of the reporting window (30 s of DDSketch) at the end of each phase: ${PHASES.map((p) => `${p.key} ${fmt(adaptiveVariant?.windowP95[p.key], 1)} ms`).join(', ')}.`,
     '',

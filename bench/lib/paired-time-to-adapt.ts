@@ -1,5 +1,18 @@
 import { summarize } from './stats.js';
 
+/** Options of the paired measures: the window's length in calls, and the ratio to the reference's p99. */
+export interface PairedWindowOptions {
+  readonly windowCalls: number;
+  readonly ratio: number;
+}
+
+/** A window of calls `[from, to)` (indices) whose p99 was over `limitMs`: `ratio` × the reference's p99 there. */
+export interface PairedWindowOver {
+  readonly from: number;
+  readonly to: number;
+  readonly limitMs: number;
+}
+
 /**
  * The time to adapt of bench/adaptive.ts, paired. Both series met the same latency script
  * (bench/lib/latency-script.ts), so call i of one and call i of the other had the same slow attempts. Returns the
@@ -12,19 +25,38 @@ import { summarize } from './stats.js';
 export function pairedTimeToAdapt(
   calls: readonly number[],
   reference: readonly number[],
-  { windowCalls, ratio }: { windowCalls: number; ratio: number },
+  options: PairedWindowOptions,
 ): number | undefined {
+  const scan = scanWindows(calls, reference, options);
+  if (scan === undefined) return undefined;
+  if (scan.lastOver === undefined) return 0;
+  return scan.lastOver.to >= scan.lastEnd ? undefined : scan.lastOver.to;
+}
+
+/** The last window of {@link pairedTimeToAdapt} whose p99 was over its limit, or undefined when none was. */
+export function lastPairedWindowOver(
+  calls: readonly number[],
+  reference: readonly number[],
+  options: PairedWindowOptions,
+): PairedWindowOver | undefined {
+  return scanWindows(calls, reference, options)?.lastOver;
+}
+
+function scanWindows(
+  calls: readonly number[],
+  reference: readonly number[],
+  { windowCalls, ratio }: PairedWindowOptions,
+): { lastOver: PairedWindowOver | undefined; lastEnd: number } | undefined {
   const step = Math.max(1, Math.round(windowCalls / 10));
   const n = Math.min(calls.length, reference.length);
   if (windowCalls < 1 || n < windowCalls) return undefined;
-  let lastBad: number | undefined;
+  let lastOver: PairedWindowOver | undefined;
   let lastEnd = 0;
   for (let from = 0; from + windowCalls <= n; from += step) {
     lastEnd = from + windowCalls;
     const p99 = summarize(calls.slice(from, lastEnd)).p99;
-    const limit = summarize(reference.slice(from, lastEnd)).p99 * ratio;
-    if (p99 > limit) lastBad = lastEnd;
+    const limitMs = summarize(reference.slice(from, lastEnd)).p99 * ratio;
+    if (p99 > limitMs) lastOver = { from, to: lastEnd, limitMs };
   }
-  if (lastBad === undefined) return 0;
-  return lastBad >= lastEnd ? undefined : lastBad;
+  return { lastOver, lastEnd };
 }

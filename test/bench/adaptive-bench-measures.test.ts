@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseScriptCall, scriptedAttempt } from '../../bench/lib/latency-script.js';
-import { pairedTimeToAdapt } from '../../bench/lib/paired-time-to-adapt.js';
+import { lastPairedWindowOver, pairedTimeToAdapt } from '../../bench/lib/paired-time-to-adapt.js';
 import { slidingTimeToAdapt, type TimedCall } from '../../bench/lib/sliding-time-to-adapt.js';
 
 describe('the latency script of bench:adaptive', () => {
@@ -110,6 +110,14 @@ describe('the paired time to adapt of bench:adaptive', () => {
     const calls = fast(500);
     for (const i of [10, 20, 30]) calls[i] = Number.POSITIVE_INFINITY;
     expect(pairedTimeToAdapt(calls, fast(500), options)).toBe(120);
+  });
+
+  it('names the last window over, with its limit', () => {
+    const calls = fast(500);
+    for (const i of [10, 20, 30]) calls[i] = 50;
+    // The reference's p99 over any window of fast(500) is 4 (its slowest calls), so the limit is 4 × 1.15.
+    expect(lastPairedWindowOver(calls, fast(500), options)).toEqual({ from: 20, to: 120, limitMs: 4 * 1.15 });
+    expect(lastPairedWindowOver(fast(500), fast(500), options)).toBeUndefined();
   });
 });
 
