@@ -4,7 +4,7 @@
  * outcomes. See bench/lib/adaptive-trace.ts for what a replay shows and what it cannot.
  *
  *   npm run replay:adaptive [-- --learn-outcomes=300 bench/traces/seed-7.csv ...]   (default: every trace in
- *                                                                                  bench/traces/)
+ *                                                                                  bench/traces/ and below)
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
@@ -24,7 +24,7 @@ const dir = join(PACKAGE_ROOT, 'bench', 'traces');
 const files =
   traceArgs.length > 0
     ? traceArgs.map((a) => resolve(a))
-    : readdirSync(dir)
+    : readdirSync(dir, { recursive: true, encoding: 'utf8' })
         .filter((f) => f.endsWith('.csv'))
         .sort()
         .map((f) => join(dir, f));

@@ -51,6 +51,9 @@
  *   answer are its fastest, so for a few calls the delay understates it. Holding the delay at twice their
  *   slowest meanwhile saved one or two hedges per shift in simulation, and on a real server doubled the odd
  *   outlier, or a stall of the client taken for a shift, to 50–200 ms: not worth it.)
+ *   A shift up may be a stall (a pause of the client or the server held the calls in flight): once most of the
+ *   last 2 · `shiftRun` calls since are back under the delay from before the run, within 4 · `shiftRun` calls, it
+ *   is taken back, and the window is what it was plus the calls since, without the stall's victims.
  * - a shift down is no more than ⌊exceedance · shiftCalls⌋ of the last `shiftCalls` above delay / `shiftRatio`.
  *   The window then keeps those last `shiftCalls` attempts.
  *
@@ -71,6 +74,8 @@ export class HedgeDelayTracker {
   private readonly sorted: Float64Array;
   /** Attempts in a row that outlived the delay they were sent with. */
   private outlivedRun = 0;
+  /** The delay in force when the current run of attempts outliving their delay began. */
+  private delayBeforeRun = 0;
   private outcomes = 0;
   private shifts = 0;
   private stalls = 0;
@@ -111,7 +116,7 @@ export class HedgeDelayTracker {
     return this.shifts;
   }
 
-  /** Shifts up taken back as stalls, because most of the calls after them were back under the delay before. */
+  /** Shifts up taken back as stalls, because most of the calls soon after them were back under the delay before. */
   get stallsDetected(): number {
     return this.stalls;
   }
@@ -127,6 +132,9 @@ export class HedgeDelayTracker {
     }
     this.outcomes += 1;
     this.outlivedRun = latencyMs > delayUsedMs ? this.outlivedRun + 1 : 0;
+    if (this.outlivedRun === 1) {
+      this.delayBeforeRun = this.delay;
+    }
     const value = superseded ? Number.POSITIVE_INFINITY : latencyMs;
     this.push(value);
     const shift = this.size >= this.shiftWindow ? this.shift() : undefined;
@@ -138,16 +146,16 @@ export class HedgeDelayTracker {
         shift === 'up'
           ? {
               before: this.arrivals(0, this.size - Math.min(this.outlivedRun, this.size)),
-              delay: this.delay,
+              // The delay before the run: its first victims may have moved it already.
+              delay: this.outlivedRun > 0 ? this.delayBeforeRun : this.delay,
               since: 0,
-              backUnder: 0,
             }
           : undefined;
       this.outlivedRun = 0;
       // After a shift up the calls before it would hold the delay down (step 2's gap), so keep only the last few.
       this.keepLast(shift === 'up' ? Math.min(2 * this.config.shiftRun, this.size) : this.shiftWindow);
     } else if (this.unconfirmed !== undefined) {
-      this.confirm(this.unconfirmed, value);
+      this.confirm(this.unconfirmed);
     }
     if (this.outcomes >= this.config.minCalls) {
       this.delay = clamp(this.estimate(), this.config.minMs, this.config.maxMs);
@@ -155,27 +163,39 @@ export class HedgeDelayTracker {
   }
 
   /**
-   * One more call after a shift up. Once 2 · `shiftRun` calls have come since, the shift stands unless most of
-   * them were back under the delay from before it: then it was a stall (a pause of the client or the server that
-   * held the calls in flight), and the window goes back to what it was, plus the calls since, without the run of
-   * the stall's victims (a hedge could not have helped them: it waits out the same pause).
+   * One more call after a shift up. From 2 · `shiftRun` calls since, after each call: when most of the last
+   * 2 · `shiftRun` were back under the delay from before the run that set it off, it was a stall (a pause of the
+   * client or the server that held the calls in flight), and the window goes back to what it was, plus the calls
+   * since, without the stall's victims: the run, and the calls since that answered slower than that delay (the
+   * calls a pause holds answer together when it ends, so some come after the run). A hedge could not have helped
+   * them: it waits out the same pause. Superseded ones stay (a hedge did help). After 4 · `shiftRun` calls without
+   * that, the shift stands.
    */
-  private confirm(unconfirmed: UnconfirmedShift, value: number): void {
+  private confirm(unconfirmed: UnconfirmedShift): void {
     unconfirmed.since += 1;
-    if (value <= unconfirmed.delay) {
-      unconfirmed.backUnder += 1;
-    }
-    if (unconfirmed.since < 2 * this.config.shiftRun) {
+    const judged = 2 * this.config.shiftRun;
+    if (unconfirmed.since < judged) {
       return;
     }
-    this.unconfirmed = undefined;
-    if (2 * unconfirmed.backUnder > unconfirmed.since) {
+    let backUnder = 0;
+    for (const x of this.arrivals(this.size - Math.min(judged, this.size), Math.min(judged, this.size))) {
+      if (x <= unconfirmed.delay) {
+        backUnder += 1;
+      }
+    }
+    if (2 * backUnder > judged) {
+      this.unconfirmed = undefined;
       this.stalls += 1;
-      const since = this.arrivals(this.size - unconfirmed.since, unconfirmed.since);
+      const count = Math.min(unconfirmed.since, this.size);
+      const since = this.arrivals(this.size - count, count).filter(
+        (x) => x <= unconfirmed.delay || x === Number.POSITIVE_INFINITY,
+      );
       const values = new Float64Array(unconfirmed.before.length + since.length);
       values.set(unconfirmed.before, 0);
       values.set(since, unconfirmed.before.length);
       this.restart(values.subarray(Math.max(0, values.length - this.ring.length)));
+    } else if (unconfirmed.since >= STALL_CALLS_MAX * this.config.shiftRun) {
+      this.unconfirmed = undefined;
     }
   }
 
@@ -332,6 +352,15 @@ export function upThreshold(expected: number): number {
 }
 
 /**
+ * A shift up not taken back as a stall within this many times `shiftRun` calls stands. A stall's victims answer
+ * together when it ends, some after the run that set the shift off: in a trace of `bench:adaptive`, six of the ten
+ * calls after it. Judged on those ten alone, it stood, and the delay stayed at the victims' latency (11 ms over a
+ * fast path at 5–7 ms) for 2 s, until the window turned over. After a real shift up the calls stay slower, and
+ * the shift stands.
+ */
+const STALL_CALLS_MAX = 4;
+
+/**
  * How far above the expected count of attempts above the delay (a) the count above a gap's bottom may be, in
  * standard deviations of that count (√(a + 1)): a slow mode holding exactly the target share holds more than a of
  * the window half the time by chance, and the gap's bottom must not be refused for that.
@@ -385,11 +414,10 @@ function upperBound(sorted: Float64Array, size: number, value: number): number {
 interface UnconfirmedShift {
   /** The window just before the shift, in arrival order, without the run of calls that set it off. */
   readonly before: Float64Array;
-  /** The delay before the shift. */
+  /** The delay before the run of calls that set it off. */
   readonly delay: number;
-  /** Calls since the shift, and how many of them were no slower than `delay`. */
+  /** Calls since the shift. */
   since: number;
-  backUnder: number;
 }
 
 /** Settings of a {@link HedgeDelayTracker}. @internal */

@@ -158,7 +158,7 @@ describe('HedgeDelayTracker', () => {
       expect(tracker.delayMs).toBe(3);
     });
 
-    it('drops exactly the run that set it off: calls after the shift stay, the old window before it too', () => {
+    it('drops the run that set it off and the victims after it: the other calls since stay, the window before too', () => {
       // A window of 40 (a = 1, tolerance 6 above): eight victims are more than the tolerance, three are not.
       const config = { ...CONFIG, recentCalls: 40, shiftCalls: 20 };
       const tracker = new HedgeDelayTracker(3, config);
@@ -170,8 +170,53 @@ describe('HedgeDelayTracker', () => {
       // Seven calls back at 1, 2, 3 ms: seven of ten no slower than the old delay (3 ms itself included).
       for (let i = 0; i < 7; i++) tracker.record(tracker.delayMs, 1 + (i % 3), false);
       expect(tracker.stallsDetected).toBe(1);
-      // The window: 35 from before, the three later victims and the seven; the three are crossed. Had the five
-      // that set the shift off stayed, eight would lie above 3 ms, past the tolerance, and the delay would be 27.
+      // The window: 35 from before and the seven; the three later victims answered slower than the delay before
+      // the run, so they go too. Had the five that set the shift off stayed, eight would lie above 3 ms, past the
+      // tolerance, and the delay would be 27.
+      expect(tracker.delayMs).toBe(3);
+    });
+
+    it('is taken back once most of the last ten are back under, when victims of the stall answer after the run', () => {
+      const tracker = settled();
+      // Six in a row: the fifth sets the shift off. Four more victims answer in the same burst, then the calls are
+      // fast again.
+      for (let i = 0; i < 6; i++) tracker.record(tracker.delayMs, 20 + i, false);
+      for (let i = 0; i < 4; i++) tracker.record(tracker.delayMs, 10 + i, false);
+      for (let i = 0; i < 5; i++) tracker.record(tracker.delayMs, 1 + (i % 3), false);
+      // Ten calls since the shift, five of them back under 3 ms: not most.
+      expect(tracker.stallsDetected).toBe(0);
+      tracker.record(tracker.delayMs, 2, false);
+      // The last ten: four victims and six back under.
+      expect(tracker.stallsDetected).toBe(1);
+      // None of the ten victims stays in the window (four of them would hold the delay at 10 ms).
+      expect(tracker.delayMs).toBe(3);
+    });
+
+    it('judges the calls after it against the delay from before the run, not one its first victims moved', () => {
+      // A window of 40 (a = 1, up to six attempts above may be crossed).
+      const config = { ...CONFIG, recentCalls: 40, shiftCalls: 20 };
+      const tracker = new HedgeDelayTracker(3, config);
+      for (let i = 0; i < 40; i++) tracker.record(tracker.delayMs, 1 + (i % 3), false);
+      // Four earlier victims, apart.
+      for (let i = 0; i < 4; i++) {
+        tracker.record(tracker.delayMs, 20, false);
+        for (let j = 0; j < 3; j++) tracker.record(tracker.delayMs, 1 + j, false);
+      }
+      expect(tracker.delayMs).toBe(3);
+      // The run: its third victim puts seven above 3 ms, and the delay moves to theirs before the fifth sets the
+      // shift off.
+      const delays: number[] = [];
+      for (let i = 0; i < 5; i++) {
+        tracker.record(tracker.delayMs, 20 + i, false);
+        delays.push(tracker.delayMs);
+      }
+      expect(delays[3]).toBeGreaterThanOrEqual(20);
+      expect(tracker.shiftsDetected).toBe(1);
+      // Three victims at 10 ms answer after the run, then seven calls back under 3 ms.
+      for (let i = 0; i < 3; i++) tracker.record(tracker.delayMs, 10, false);
+      for (let i = 0; i < 7; i++) tracker.record(tracker.delayMs, 1 + (i % 3), false);
+      expect(tracker.stallsDetected).toBe(1);
+      // Judged against 20 ms, the three would have counted as back under and stayed, holding the delay at 10 ms.
       expect(tracker.delayMs).toBe(3);
     });
 
@@ -181,6 +226,16 @@ describe('HedgeDelayTracker', () => {
       for (let i = 0; i < 30; i++) tracker.record(tracker.delayMs, 10 + (i % 20), false);
       expect([tracker.shiftsDetected, tracker.stallsDetected]).toEqual([1, 0]);
       expect(tracker.delayMs).toBeGreaterThanOrEqual(25);
+    });
+
+    it('stands for good once 4 × shiftRun calls after it were not mostly back under', () => {
+      const tracker = settled();
+      for (let i = 0; i < 6; i++) tracker.record(tracker.delayMs, 20 + i, false);
+      // The sixth victim and eighteen calls at 15 ms, then fast ones from the twentieth call since the shift on: at
+      // the twentieth the last ten were not mostly back under, and it stands (five calls later they would be).
+      for (let i = 0; i < 18; i++) tracker.record(tracker.delayMs, 15, false);
+      for (let i = 0; i < 20; i++) tracker.record(tracker.delayMs, 1 + (i % 3), false);
+      expect([tracker.shiftsDetected, tracker.stallsDetected]).toEqual([1, 0]);
     });
 
     it('stands when only a minority of the calls after it are back under the old delay', () => {

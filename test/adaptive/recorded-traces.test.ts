@@ -56,6 +56,39 @@ describe('recorded traces of adaptive hedging, replayed', () => {
   });
 });
 
+/**
+ * Traces of bench:adaptive's own adaptive variant (`--trace=FILE`), whose client had run ten variants before it and
+ * paused more. In each, a pause of the machine held about ten calls at once: the fifth in a row to outlive the
+ * delay set off a shift up, and the victims of the same pause kept answering after it. The tracker that recorded
+ * them kept those later victims, and held the delay at 11 ms for 2 s of the 777 script's A again, and at 29 ms
+ * for the end of the 424242 script's A.
+ */
+const IN_BENCH = join(DIR, 'in-bench');
+const inBench = (name: string) => {
+  const outcomes = parseTrace(readFileSync(join(IN_BENCH, name), 'utf8'), name);
+  const { replayed } = replayTrace(outcomes, { slowMs: BENCH_SLOW_MS });
+  return (key: string) => replayed.find((r) => r.phase === key);
+};
+
+describe('traces of bench:adaptive, replayed: a stall taken for a shift up', () => {
+  it('is judged against the delay from before the run (script 777, A again)', () => {
+    const phase = inBench('bench-777.csv');
+    // Recorded: slow calls waited 7.9 ms on average, and the delay's p90 was 11 ms. Its first victims had moved
+    // the delay to 29 ms before the run was five long; judged against that, the calls after it are back under
+    // at once and its later victims (11, 11, 11 and 25 ms) stay.
+    expect(phase('a2')?.delayAtSlowCalls).toBeLessThanOrEqual(7);
+    expect(phase('a2')?.p90Delay).toBeLessThanOrEqual(8);
+  });
+
+  it('keeps none of the victims that answered after the run (script 424242, A)', () => {
+    const phase = inBench('bench-424242.csv');
+    // Recorded: 8.2 ms; the delay sat at 29 ms from the stall until a shift down 0.34 s later. Seven of the ten
+    // calls after the shift were victims of the same stall (10 to 29 ms), so the stall shows in the last ten only
+    // four calls later, and the window it restores must leave those seven out.
+    expect(phase('a1')?.delayAtSlowCalls).toBeLessThanOrEqual(7.5);
+  });
+});
+
 describe('the trace format', () => {
   const outcomes: TraceOutcome[] = [
     { ms: 5, phase: 'a1', delayUsedMs: 30, latencyMs: 4, superseded: false },
