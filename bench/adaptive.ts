@@ -20,7 +20,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { PerformanceObserver, performance } from 'node:perf_hooks';
 import {
-  type AdaptiveHedging,
+  AdaptiveHedging,
   createRetryInterceptor,
   type RetryEvent,
   type RetryInterceptorOptions,
@@ -328,11 +328,15 @@ async function main(): Promise<void> {
       'grpc.service_config': JSON.stringify(adaptiveBenchConfig(ABOUT_RIGHT_MS)),
     }),
   );
-  const adaptive = new RecordingAdaptiveHedging({
+  const adaptiveOptions = {
     maxExtraLoad: opts.maxExtraLoad,
     budget: { minPerSecond: opts.budgetMinPerSecond },
     ...(opts.recentCalls > 0 ? { recentCalls: opts.recentCalls } : {}),
-  });
+  };
+  // The recorder keeps every outcome: only when a trace is asked for.
+  const adaptive = traceOut
+    ? new RecordingAdaptiveHedging(adaptiveOptions)
+    : new AdaptiveHedging(adaptiveOptions);
   let adaptiveVariant: Variant | undefined;
   adaptiveVariant = make(
     `adaptive (maxExtraLoad ${opts.maxExtraLoad}, budget floor ${opts.budgetMinPerSecond}/s, configured ${ABOUT_RIGHT_MS} ms)`,
@@ -603,7 +607,7 @@ async function main(): Promise<void> {
       if (e) console.error(`${v.name} (${phase.title}): first error: ${e}`);
     }
   }
-  if (traceOut && adaptive) {
+  if (traceOut && adaptive instanceof RecordingAdaptiveHedging) {
     mkdirSync(dirname(traceOut), { recursive: true });
     writeFileSync(
       traceOut,
