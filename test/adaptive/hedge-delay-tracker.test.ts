@@ -220,6 +220,57 @@ describe('HedgeDelayTracker', () => {
       expect(tracker.delayMs).toBe(3);
     });
 
+    describe('a burst of three, too short for a shift up', () => {
+      /** A window of 40 (a = 1) holding four victims of 20 ms apart: six attempts above may be crossed. */
+      function withFourVictims(): HedgeDelayTracker {
+        const tracker = new HedgeDelayTracker(3, { ...CONFIG, recentCalls: 40, shiftCalls: 20 });
+        for (let i = 0; i < 40; i++) tracker.record(tracker.delayMs, 1 + (i % 3), false);
+        for (let i = 0; i < 4; i++) {
+          tracker.record(tracker.delayMs, 20, false);
+          for (let j = 0; j < 3; j++) tracker.record(tracker.delayMs, 1 + j, false);
+        }
+        expect(tracker.delayMs).toBe(3);
+        return tracker;
+      }
+
+      it('is taken out of the window once most of the next ten calls are back under the delay', () => {
+        const tracker = withFourVictims();
+        for (let i = 0; i < 3; i++) tracker.record(tracker.delayMs, 21 + i, false);
+        // Seven attempts above 3 ms: more than a crossing may leave, so the delay is at the victims'.
+        expect(tracker.delayMs).toBeGreaterThanOrEqual(20);
+        for (let i = 0; i < 10; i++) tracker.record(tracker.delayMs, 1 + (i % 3), false);
+        expect([tracker.shiftsDetected, tracker.stallsDetected]).toEqual([0, 1]);
+        expect(tracker.delayMs).toBe(3);
+      });
+
+      it('stays when the calls after it are slower than the delay before it', () => {
+        const tracker = withFourVictims();
+        for (let i = 0; i < 3; i++) tracker.record(tracker.delayMs, 21 + i, false);
+        for (let i = 0; i < 10; i++) tracker.record(tracker.delayMs, i % 2 === 0 ? 2 : 15, false);
+        expect(tracker.stallsDetected).toBe(0);
+        expect(tracker.delayMs).toBeGreaterThanOrEqual(15);
+      });
+
+      it('keeps the attempts of the run that a hedge superseded: the hedge did help them', () => {
+        const tracker = withFourVictims();
+        for (let i = 0; i < 3; i++) tracker.record(tracker.delayMs, 30, true);
+        for (let i = 0; i < 10; i++) tracker.record(tracker.delayMs, 1 + (i % 3), false);
+        expect(tracker.stallsDetected).toBe(1);
+        // Seven above 3 ms still (the four victims and the three superseded): more than a crossing may leave.
+        expect(tracker.delayMs).toBeGreaterThanOrEqual(20);
+      });
+
+      it('needs three in a row: two are left to the window', () => {
+        const tracker = withFourVictims();
+        for (let i = 0; i < 2; i++) tracker.record(tracker.delayMs, 21 + i, false);
+        tracker.record(tracker.delayMs, 2, false);
+        tracker.record(tracker.delayMs, 22, false);
+        for (let i = 0; i < 10; i++) tracker.record(tracker.delayMs, 1 + (i % 3), false);
+        expect(tracker.stallsDetected).toBe(0);
+        expect(tracker.delayMs).toBeGreaterThanOrEqual(20);
+      });
+    });
+
     it('stands when the calls after it stay slower than the old delay', () => {
       const tracker = settled();
       for (let i = 0; i < 6; i++) tracker.record(tracker.delayMs, 20 + i, false);
