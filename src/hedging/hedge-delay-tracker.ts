@@ -81,8 +81,8 @@ export class HedgeDelayTracker {
   private outcomes = 0;
   private shifts = 0;
   private stalls = 0;
-  /** A shift up not yet confirmed by the calls after it. */
-  private unconfirmed: UnconfirmedShift | undefined;
+  /** A possible stall (a shift up, or a run of STALL_RUN) the calls after it have not yet confirmed or ruled out. */
+  private pendingStall: PossibleStall | undefined;
   /** Calls the shift detector looks back over (`shiftCalls`, at most the window). */
   private readonly shiftWindow: number;
   /** More of the last `shiftCalls` than this above the delay is a shift up. */
@@ -145,17 +145,17 @@ export class HedgeDelayTracker {
     const shift = this.size >= this.shiftWindow ? this.shift() : undefined;
     if (shift !== undefined) {
       this.shifts += 1;
-      // A shift up may be a stall: keep the window as it was, without the run that set the shift off, until the
-      // next calls tell.
-      this.unconfirmed = shift === 'up' ? this.possibleStall() : undefined;
+      // A shift up may be a stall: keep the window as it was, without the stall's victims in the run that set the
+      // shift off, until the next calls tell.
+      this.pendingStall = shift === 'up' ? this.openStall() : undefined;
       this.outlivedRun = 0;
       // After a shift up the calls before it would hold the delay down (step 2's gap), so keep only the last few.
       this.keepLast(shift === 'up' ? Math.min(2 * this.config.shiftRun, this.size) : this.shiftWindow);
-    } else if (this.unconfirmed !== undefined) {
-      this.confirm(this.unconfirmed);
+    } else if (this.pendingStall !== undefined) {
+      this.confirm(this.pendingStall);
     } else if (this.outlivedRun === STALL_RUN && this.delay < this.config.maxMs) {
       // A burst too short for a shift up may still be a stall's victims: the same test, the window kept as it is.
-      this.unconfirmed = this.possibleStall();
+      this.pendingStall = this.openStall();
     }
     if (this.outcomes >= this.config.minCalls) {
       this.delay = clamp(this.estimate(), this.config.minMs, this.config.maxMs);
@@ -166,7 +166,7 @@ export class HedgeDelayTracker {
    * A stall to be confirmed by the next calls: the window without the run of attempts that outlived their delay
    * (its victims, if a stall), and the delay from before the run (its first victims may have moved it already).
    */
-  private possibleStall(): UnconfirmedShift {
+  private openStall(): PossibleStall {
     const run = Math.min(this.outlivedRun, this.size);
     const delay = run > 0 ? this.delayBeforeRun : this.delay;
     return {
@@ -180,37 +180,37 @@ export class HedgeDelayTracker {
   }
 
   /**
-   * One more call after a shift up, or after a run of STALL_RUN attempts outliving their delay. From 2 · `shiftRun` calls since, after each call: when most of the last
-   * 2 · `shiftRun` were back under the delay from before the run that set it off, it was a stall (a pause of the
-   * client or the server that held the calls in flight), and the window goes back to what it was, plus the calls
-   * since, without the stall's victims: the run, and the calls since that answered slower than that delay (the
-   * calls a pause holds answer together when it ends, so some come after the run). A hedge could not have helped
-   * them: it waits out the same pause. Superseded ones stay (a hedge did help). After 4 · `shiftRun` calls without
-   * that, the shift stands.
+   * One more call after a shift up, or after a run of STALL_RUN attempts outliving their delay. From 2 · `shiftRun`
+   * calls since, after each call: when most of the last 2 · `shiftRun` were back under the delay from before the
+   * run, it was a stall (a pause of the client or the server that held the calls in flight), and the window goes
+   * back to what it was, plus the calls since, without the stall's victims: the run, and the calls since that
+   * answered slower than that delay (the calls a pause holds answer together when it ends, so some come after the
+   * run). A hedge could not have helped them: it waits out the same pause. Superseded ones stay (a hedge did
+   * help). After 4 · `shiftRun` calls without that, the shift stands, or the run stays in the window.
    */
-  private confirm(unconfirmed: UnconfirmedShift): void {
-    unconfirmed.since += 1;
+  private confirm(stall: PossibleStall): void {
+    stall.since += 1;
     const judged = 2 * this.config.shiftRun;
-    if (unconfirmed.since < judged) {
+    if (stall.since < judged) {
       return;
     }
     let backUnder = 0;
     for (const x of this.arrivals(this.size - Math.min(judged, this.size), Math.min(judged, this.size))) {
-      if (x <= unconfirmed.delay) {
+      if (x <= stall.delay) {
         backUnder += 1;
       }
     }
     if (2 * backUnder > judged) {
-      this.unconfirmed = undefined;
+      this.pendingStall = undefined;
       this.stalls += 1;
-      const count = Math.min(unconfirmed.since, this.size);
+      const count = Math.min(stall.since, this.size);
       const values = concat(
-        unconfirmed.before,
-        notStallVictims(this.arrivals(this.size - count, count), unconfirmed.delay),
+        stall.before,
+        notStallVictims(this.arrivals(this.size - count, count), stall.delay),
       );
       this.restart(values.subarray(Math.max(0, values.length - this.ring.length)));
-    } else if (unconfirmed.since >= STALL_CALLS_MAX * this.config.shiftRun) {
-      this.unconfirmed = undefined;
+    } else if (stall.since >= STALL_CALLS_MAX * this.config.shiftRun) {
+      this.pendingStall = undefined;
     }
   }
 
@@ -367,7 +367,8 @@ export function upThreshold(expected: number): number {
 }
 
 /**
- * A shift up not taken back as a stall within this many times `shiftRun` calls stands. A stall's victims answer
+ * A shift up not taken back as a stall within this many times `shiftRun` calls stands (a run of STALL_RUN stays in
+ * the window). A stall's victims answer
  * together when it ends, some after the run that set the shift off: in a trace of `bench:adaptive`, six of the ten
  * calls after it. Judged on those ten alone, it stood, and the delay stayed at the victims' latency (11 ms over a
  * fast path at 5–7 ms) for 2 s, until the window turned over. After a real shift up the calls stay slower, and
@@ -453,7 +454,7 @@ function upperBound(sorted: Float64Array, size: number, value: number): number {
  * A possible stall (a shift up, or a run of STALL_RUN attempts outliving their delay) waiting for the calls after
  * it: the window it would go back to, and the delay those calls are judged against.
  */
-interface UnconfirmedShift {
+interface PossibleStall {
   /** The window just before the shift, in arrival order, without the victims in the run of calls that set it off. */
   readonly before: Float64Array;
   /** The delay before the run of calls that set it off. */
