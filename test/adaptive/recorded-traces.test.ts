@@ -58,10 +58,12 @@ describe('recorded traces of adaptive hedging, replayed', () => {
 
 /**
  * Traces of bench:adaptive's own adaptive variant (`--trace=FILE`), whose client had run ten variants before it and
- * paused more. In each, a pause of the machine held about ten calls at once: the fifth in a row to outlive the
- * delay set off a shift up, and the victims of the same pause kept answering after it. The tracker that recorded
- * them kept those later victims, and held the delay at 11 ms for 2 s of the 777 script's A again, and at 29 ms
- * for the end of the 424242 script's A.
+ * paused more. In bench-424242 and bench-777 (the tracker before the stall rule), a pause of the machine held
+ * about ten calls at once: the fifth in a row to outlive the delay set off a shift up, and the victims of the same
+ * pause kept answering after it. The tracker that recorded them kept those later victims, and held the delay at
+ * 11 ms for 2 s of the 777 script's A again, and at 29 ms for the end of the 424242 script's A. In
+ * bench-1398313959 and bench-31337 (with the stall rule, before the burst rule), a pause in regime B held fewer
+ * calls, too few in a row for a shift up.
  */
 const IN_BENCH = join(DIR, 'in-bench');
 const inBench = (name: string) => {
@@ -86,6 +88,24 @@ describe('traces of bench:adaptive, replayed: a stall taken for a shift up', () 
     // calls after the shift were victims of the same stall (10 to 29 ms), so the stall shows in the last ten only
     // four calls later, and the window it restores must leave those seven out.
     expect(phase('a1')?.delayAtSlowCalls).toBeLessThanOrEqual(7.5);
+  });
+});
+
+describe('traces of bench:adaptive, replayed: a burst too short for a shift up', () => {
+  it('leaves the window when the calls after it are back under (script 1398313959, B)', () => {
+    const phase = inBench('bench-1398313959.csv');
+    // Recorded (item 12's tracker): four victims in the same millisecond, out of a row by one under the delay,
+    // held the delay at 44 ms for 2 s, and six later ones at 54 ms; its median was 44 ms over a fast path
+    // topping at 33 ms.
+    expect(phase('b')?.medianDelay).toBeLessThanOrEqual(36);
+    expect(phase('b')?.delayAtSlowCalls).toBeLessThanOrEqual(41);
+  });
+
+  it('leaves the window in another run (script 31337, B)', () => {
+    const phase = inBench('bench-31337.csv');
+    // Recorded: the delay's p90 was 43 ms, its slow calls' mean 35.6 ms.
+    expect(phase('b')?.p90Delay).toBeLessThanOrEqual(34);
+    expect(phase('b')?.delayAtSlowCalls).toBeLessThanOrEqual(33);
   });
 });
 
