@@ -348,6 +348,8 @@ async function main(): Promise<void> {
     { adaptive },
   );
 
+  /** When the run started (ms since the epoch), for the progress lines and the time it took. */
+  const started = Date.now();
   /** Runs one variant through the three phases and fetches the server's attempt counts for it. */
   const runAndCount = async (v: Variant): Promise<void> => {
     await server.request('reset');
@@ -389,10 +391,10 @@ async function main(): Promise<void> {
     });
   gcObserver.observe({ entryTypes: ['gc'] });
   const watch = await CpuWatch.begin(() => server.request<number>('cpu'));
-  const started = Date.now();
   let cpuLine = '';
   try {
-    for (const v of [...variants]) await runAndCount(v);
+    // A copy: the control below adds its variants to the list.
+    for (const v of variants.slice()) await runAndCount(v);
     // The control: each phase's best static delay run again, after everything else. Its ratio and time to adapt
     // against the first run are what the machine's noise alone gives those figures.
     if (opts.control) {
@@ -437,6 +439,7 @@ async function main(): Promise<void> {
       return calls === undefined ? undefined : calls / opts.rate;
     };
     const seconds = (t: number | undefined): string => (t === undefined ? 'never' : fmt(t, 1));
+    const withUnit = (t: string): string => (t === 'never' ? t : `${t} s`);
     const regimeLabel =
       phase.regime === 'a'
         ? `${opts.fastAMs} ms fast path, ${opts.slowFraction * 100}% at ${opts.slowAMs} ms`
@@ -500,7 +503,7 @@ async function main(): Promise<void> {
     const controlCell = !control
       ? '–'
       : `×${fmt(control.s.p99 / (best?.s.p99 ?? Number.NaN), 2)}` +
-        (phase.key === 'a1' ? '' : `, ${seconds(paired(control))} s`);
+        (phase.key === 'a1' ? '' : `, ${withUnit(seconds(paired(control)))}`);
     if (best) {
       for (const r of control ? [ad, control] : [ad]) {
         const line = describePairedOver(r, best, PHASES.indexOf(phase));
