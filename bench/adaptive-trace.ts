@@ -9,14 +9,13 @@
  * (bench/adaptive-replay.ts), and test/adaptive/recorded-traces.test.ts replays the traces committed in
  * bench/traces/.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname, relative, resolve } from 'node:path';
+import { relative, resolve } from 'node:path';
 import { createRetryInterceptor } from 'grpc-retry-hedging';
 import { ADAPTIVE_PHASES, adaptiveBenchConfig, adaptiveCallMetadata } from './lib/adaptive-phases.js';
-import { formatTrace } from './lib/adaptive-trace.js';
-import { numericArgs, PACKAGE_ROOT, spawnBenchServer } from './lib/child-server.js';
+import { numericArgs, PACKAGE_ROOT, pathArg, spawnBenchServer } from './lib/child-server.js';
 import { machineInfo, machineLine } from './lib/env.js';
 import { createClient, unary, waitForReady } from './lib/grpc-calls.js';
+import { scriptSeed } from './lib/latency-script.js';
 import { openLoop } from './lib/load.js';
 import { RecordingAdaptiveHedging } from './lib/recording-adaptive-hedging.js';
 
@@ -29,9 +28,8 @@ const opts = numericArgs({
   /** The latency script's seed; 0 picks one at random. */
   seed: 0,
 });
-const seed = opts.seed > 0 ? opts.seed : 1 + Math.floor(Math.random() * 0x7fffffff);
-const outArg = process.argv.slice(2).find((a) => a.startsWith('--out='));
-const out = resolve(PACKAGE_ROOT, outArg ? outArg.slice('--out='.length) : `bench/traces/seed-${seed}.csv`);
+const seed = scriptSeed(opts.seed);
+const out = pathArg('out') ?? resolve(PACKAGE_ROOT, `bench/traces/seed-${seed}.csv`);
 
 async function main(): Promise<void> {
   const info = machineInfo();
@@ -69,15 +67,12 @@ async function main(): Promise<void> {
     await server.stop();
   }
   const command = `npm run trace:adaptive -- ${process.argv.slice(2).join(' ')}`.trim();
-  mkdirSync(dirname(out), { recursive: true });
-  writeFileSync(
-    out,
-    formatTrace(adaptive.outcomes, [
-      `Command: \`${command}\` (seed ${seed}).`,
-      machineLine(info),
-      `${opts.rate} calls/s; phases a1, b, a2 of ${opts.learnCalls} + ${opts.measuredCalls} calls; maxExtraLoad ${opts.maxExtraLoad}, budget floor ${opts.budgetMinPerSecond}/s; ${failed} calls failed.`,
-    ]),
-  );
+  adaptive.writeTrace(out, {
+    ...opts,
+    command: `Command: \`${command}\` (seed ${seed}).`,
+    machine: machineLine(info),
+    failed: `${failed} calls`,
+  });
   process.stdout.write(
     `${adaptive.outcomes.length} outcomes, ${failed} failed calls: ${relative(PACKAGE_ROOT, out)}\n`,
   );

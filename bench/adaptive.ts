@@ -17,7 +17,7 @@
  * Prints a markdown table and writes it to bench/results/adaptive.md.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
+import { join, relative } from 'node:path';
 import { PerformanceObserver, performance } from 'node:perf_hooks';
 import {
   AdaptiveHedging,
@@ -30,11 +30,10 @@ import {
   adaptiveCallMetadata,
   ADAPTIVE_PHASES as PHASES,
 } from './lib/adaptive-phases.js';
-import { formatTrace } from './lib/adaptive-trace.js';
-import { numericArgs, PACKAGE_ROOT, spawnBenchServer } from './lib/child-server.js';
+import { numericArgs, PACKAGE_ROOT, pathArg, spawnBenchServer } from './lib/child-server.js';
 import { CpuWatch, machineInfo, machineLine } from './lib/env.js';
 import { type BenchClient, createClient, unary, waitForReady } from './lib/grpc-calls.js';
-import { scriptedAttempt } from './lib/latency-script.js';
+import { scriptedAttempt, scriptSeed } from './lib/latency-script.js';
 import { openLoop, sleep } from './lib/load.js';
 import { lastPairedWindowOver, pairedTimeToAdapt } from './lib/paired-time-to-adapt.js';
 import { RecordingAdaptiveHedging } from './lib/recording-adaptive-hedging.js';
@@ -67,10 +66,9 @@ const opts = numericArgs({
   /** The latency script's seed (bench/lib/latency-script.ts); 0 picks one at random, printed with the results. */
   seed: 0,
 });
-const seed = opts.seed > 0 ? opts.seed : 1 + Math.floor(Math.random() * 0x7fffffff);
+const seed = scriptSeed(opts.seed);
 /** `--trace=FILE`: also write the adaptive variant's outcomes as a trace (see bench/adaptive-trace.ts). */
-const traceArg = process.argv.slice(2).find((a) => a.startsWith('--trace='));
-const traceOut = traceArg ? resolve(PACKAGE_ROOT, traceArg.slice('--trace='.length)) : undefined;
+const traceOut = pathArg('trace');
 
 type Phase = (typeof PHASES)[number];
 type PhaseKey = Phase['key'];
@@ -611,15 +609,12 @@ async function main(): Promise<void> {
     }
   }
   if (traceOut && adaptive instanceof RecordingAdaptiveHedging) {
-    mkdirSync(dirname(traceOut), { recursive: true });
-    writeFileSync(
-      traceOut,
-      formatTrace(adaptive.outcomes, [
-        `Command: \`npm run bench:adaptive -- ${process.argv.slice(2).join(' ')}\` (seed ${seed}), its adaptive variant.`,
-        machineLine(info),
-        `${opts.rate} calls/s; phases a1, b, a2 of ${opts.learnCalls} + ${opts.measuredCalls} calls; maxExtraLoad ${opts.maxExtraLoad}, budget floor ${opts.budgetMinPerSecond}/s; ${PHASES.reduce((n, p) => n + (adaptiveVariant?.data[p.key].failed ?? 0), 0)} measured calls failed.`,
-      ]),
-    );
+    adaptive.writeTrace(traceOut, {
+      ...opts,
+      command: `Command: \`npm run bench:adaptive -- ${process.argv.slice(2).join(' ')}\` (seed ${seed}), its adaptive variant.`,
+      machine: machineLine(info),
+      failed: `${PHASES.reduce((n, p) => n + (adaptiveVariant?.data[p.key].failed ?? 0), 0)} measured calls`,
+    });
     console.error(`wrote ${relative(PACKAGE_ROOT, traceOut)}`);
   }
   if (opts.write) {

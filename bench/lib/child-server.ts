@@ -167,6 +167,12 @@ const cpuHandler: ControlHandler = () => {
   return (usage.user + usage.system) / 1000;
 };
 
+/** The path given as `--name=PATH` in argv, resolved from the package root; undefined when there is none. */
+export function pathArg(name: string, argv = process.argv.slice(2)): string | undefined {
+  const arg = argv.find((a) => a.startsWith(`--${name}=`));
+  return arg === undefined ? undefined : resolve(PACKAGE_ROOT, arg.slice(name.length + 3));
+}
+
 /** Reads `--name=value` options from argv (numbers only), with defaults. */
 export function numericArgs<T extends Record<string, number>>(defaults: T, argv = process.argv.slice(2)): T {
   const out: Record<string, number> = { ...defaults };

@@ -52,6 +52,11 @@ function slowPositions(seed: number, phase: number, block: number, slowFraction:
 
 let cachedBlock: { key: string; positions: Set<number> } | undefined;
 
+/** The script's seed: `chosen`, or one drawn at random when it is 0 (printed with the results, so it can be repeated). */
+export function scriptSeed(chosen: number): number {
+  return chosen > 0 ? chosen : 1 + Math.floor(Math.random() * 0x7fffffff);
+}
+
 /**
  * The attempt numbered `attempt` (0 for the first, the `grpc-previous-rpc-attempts` value for a hedge) of call
  * `index` of phase `phase` (0, 1, 2) under `seed`. First attempts are slow in exactly `slowFraction` of each block
