@@ -194,8 +194,9 @@ export class HedgeDelayTracker {
     if (stall.since < judged) {
       return;
     }
+    const last = Math.min(judged, this.size);
     let backUnder = 0;
-    for (const x of this.arrivals(this.size - Math.min(judged, this.size), Math.min(judged, this.size))) {
+    for (const x of this.arrivals(this.size - last, last)) {
       if (x <= stall.delay) {
         backUnder += 1;
       }
