@@ -38,6 +38,9 @@ describe('AttemptWindow', () => {
     expect(counts).toEqual({ high: 3, low: 5 });
     w.countLastAbove(1, 3, 2.9, counts);
     expect(counts).toEqual({ high: 0, low: 1 });
+    // Above, not at: the 2 and the 3 are not counted.
+    w.countLastAbove(3, 3, 2, counts);
+    expect(counts).toEqual({ high: 1, low: 2 });
   });
 
   it('restarts from its last attempts, or from given values, and goes on from there', () => {

@@ -31,6 +31,10 @@ describe('gapCrossingQuantile', () => {
     expect(estimate(values)).toBe(6);
   });
 
+  it('counts a ratio of exactly gapRatio between neighbours as a gap', () => {
+    expect(estimate([...spread(380, 2, 5), ...repeat(20, 10)])).toBe(5);
+  });
+
   it('stays in the slow mode when it holds more than the tolerance allows', () => {
     const values = [...spread(360, 2, 6), ...repeat(40, 200)];
     expect(estimate(values)).toBe(200);
