@@ -36,6 +36,7 @@ import { type BenchClient, createClient, unary, waitForReady } from './lib/grpc-
 import { scriptedAttempt, scriptSeed } from './lib/latency-script.js';
 import { openLoop, sleep } from './lib/load.js';
 import { lastPairedWindowOver, pairedTimeToAdapt } from './lib/paired-time-to-adapt.js';
+import { type PausesMet, pausesMet, type Span } from './lib/pauses-met.js';
 import { RecordingAdaptiveHedging } from './lib/recording-adaptive-hedging.js';
 import { type SlidingTimeToAdapt, slidingTimeToAdapt } from './lib/sliding-time-to-adapt.js';
 import { summarize } from './lib/stats.js';
@@ -87,6 +88,8 @@ interface PhaseData {
   timeline: { t: number; latencyMs: number }[];
   /** Every call of the phase by its index (learning ones included): its latency, or +∞ if it failed. */
   byIndex: number[];
+  /** When each call of the phase started, by its index, ms since the epoch. */
+  startByIndex: number[];
   failed: number;
   firstError: string | undefined;
   /** Attempts of the measured calls that reached the server, and of those cancelled. */
@@ -164,6 +167,7 @@ const emptyData = (): PhaseData => ({
   latencies: [],
   timeline: [],
   byIndex: [],
+  startByIndex: [],
   failed: 0,
   firstError: undefined,
   attempts: 0,
@@ -200,6 +204,7 @@ async function runVariant(v: Variant): Promise<void> {
       (index, startedS, latencyMs, error) => {
         if (error === undefined) d.timeline.push({ t: startedS, latencyMs });
         d.byIndex[index] = error === undefined ? latencyMs : Number.POSITIVE_INFINITY;
+        d.startByIndex[index] = fromMs + startedS * 1000;
         if (index < opts.learnCalls) return;
         if (error === undefined) d.latencies.push(latencyMs);
         else {
@@ -251,11 +256,15 @@ function describePairedOver(r: PhaseRow, best: PhaseRow, phase: number): string 
   if (!over) return undefined;
   const fast: number[] = [];
   const slow: number[] = [];
+  const spans: Span[] = [];
   for (let index = over.from; index < over.to; index++) {
     const ms = r.d.byIndex[index] as number;
     if (!(ms > over.limitMs)) continue;
     (scriptedAttempt(seed, phase, index, 0, opts.slowFraction).slow ? slow : fast).push(ms);
+    if (Number.isFinite(ms)) spans.push({ startMs: r.d.startByIndex[index] as number, durationMs: ms });
   }
+  const metCell = (who: string, met: PausesMet) =>
+    met.calls === 0 ? `${who} none` : `${who} ${met.calls} (the longest ${fmt(met.longestMs, 0)} ms)`;
   const list = (xs: number[]) =>
     xs.length === 0
       ? 'none'
@@ -265,7 +274,9 @@ function describePairedOver(r: PhaseRow, best: PhaseRow, phase: number): string 
           .join(', ')} ms)`;
   return (
     `${fmt(over.from / opts.rate, 1)}–${fmt(over.to / opts.rate, 1)} s (limit ${fmt(over.limitMs, 1)} ms); ` +
-    `fast by the script: ${list(fast)}; slow first attempt: ${list(slow)}`
+    `fast by the script: ${list(fast)}; slow first attempt: ${list(slow)}; ` +
+    `in flight during a GC pause: ${metCell('of the client', pausesMet(spans, gcPauses))}, ` +
+    `${metCell('of the server', pausesMet(spans, serverGcPauses))}`
   );
 }
 
@@ -592,7 +603,9 @@ async function main(): Promise<void> {
     'The last paired window over the limit (×1.15 the best static p99 over the same calls), of the adaptive variant ' +
       'and of the control, and its calls over that limit: those the script made fast on their first attempt took ' +
       'that long through a pause of the machine (no hedging delay helps them: the hedge meets the same pause); ' +
-      'those it made slow waited for their hedge:',
+      'those it made slow waited for their hedge. Then how many of those calls were in flight while the client or ' +
+      'the server stood still for garbage collection (the other pauses, of the scheduler or the machine, leave no ' +
+      'record):',
     ...(pairedOver.length > 0 ? pairedOver : ['- none']),
     '',
     `First-attempt p95 of the reporting window (30 s of DDSketch) at the end of each phase: ${PHASES.map((p) => `${p.key} ${fmt(adaptiveVariant?.windowP95[p.key], 1)} ms`).join(', ')}.`,

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseScriptCall, scriptedAttempt } from '../../bench/lib/latency-script.js';
 import { lastPairedWindowOver, pairedTimeToAdapt } from '../../bench/lib/paired-time-to-adapt.js';
+import { pausesMet } from '../../bench/lib/pauses-met.js';
 import { slidingTimeToAdapt, type TimedCall } from '../../bench/lib/sliding-time-to-adapt.js';
 
 describe('the latency script of bench:adaptive', () => {
@@ -154,5 +155,30 @@ describe('the time to adapt against a fixed limit, of bench:adaptive and simulat
       ...phase(2000).map((c) => ({ ...c, startMs: c.startMs + 3000 })),
     ];
     expect(slidingTimeToAdapt(calls.reverse(), 10)).toEqual({ timeToAdapt: 1.6, fromS: 0.6, overMs: [40] });
+  });
+});
+
+describe('the pauses the calls over a limit met, in bench:adaptive', () => {
+  const pauses = [
+    { startMs: 100, durationMs: 10 },
+    { startMs: 200, durationMs: 25 },
+  ];
+
+  it('counts the calls in flight during a pause, and the longest pause one of them met', () => {
+    const calls = [
+      { startMs: 95, durationMs: 20 }, // across the first pause
+      { startMs: 205, durationMs: 3 }, // inside the second
+      { startMs: 150, durationMs: 20 }, // between them
+    ];
+    expect(pausesMet(calls, pauses)).toEqual({ calls: 2, longestMs: 25 });
+  });
+
+  it('does not count a call that ended as a pause began, or began as it ended', () => {
+    const calls = [
+      { startMs: 90, durationMs: 10 },
+      { startMs: 110, durationMs: 5 },
+    ];
+    expect(pausesMet(calls, pauses)).toEqual({ calls: 0, longestMs: 0 });
+    expect(pausesMet(calls, [])).toEqual({ calls: 0, longestMs: 0 });
   });
 });
