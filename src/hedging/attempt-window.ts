@@ -9,8 +9,9 @@ export class AttemptWindow {
   /** The window in arrival order (a ring of `capacity`). */
   private readonly ring: Float64Array;
   private ringNext = 0;
-  private count = 0;
-  /** The window's values in ascending order (`count` of them). */
+  /** Attempts in the window. */
+  private filled = 0;
+  /** The window's values in ascending order (`filled` of them). */
   private readonly ascending: Float64Array;
 
   constructor(capacity: number) {
@@ -25,7 +26,7 @@ export class AttemptWindow {
 
   /** Attempts in the window. */
   get size(): number {
-    return this.count;
+    return this.filled;
   }
 
   /** The window's values in ascending order: read only the first {@link size}, and do not write. */
@@ -36,7 +37,7 @@ export class AttemptWindow {
   /** Appends `value`, dropping the oldest attempt once the window is full. */
   push(value: number): void {
     const capacity = this.ring.length;
-    if (this.count === capacity) {
+    if (this.filled === capacity) {
       this.remove(this.ring[this.ringNext] as number);
     }
     this.ring[this.ringNext] = value;
@@ -49,7 +50,7 @@ export class AttemptWindow {
     const capacity = this.ring.length;
     const out = new Float64Array(count);
     for (let i = 0; i < count; i++) {
-      out[i] = this.ring[(this.ringNext - this.count + from + i + capacity) % capacity] as number;
+      out[i] = this.ring[(this.ringNext - this.filled + from + i + capacity) % capacity] as number;
     }
     return out;
   }
@@ -83,7 +84,7 @@ export class AttemptWindow {
 
   /** Restarts the window from its last `m` attempts. */
   keepLast(m: number): void {
-    this.restart(this.arrivals(this.count - m, m));
+    this.restart(this.arrivals(this.filled - m, m));
   }
 
   /** Restarts the window from `values` (arrival order, at most the capacity). */
@@ -93,22 +94,22 @@ export class AttemptWindow {
     this.ringNext = m % this.ring.length;
     this.ascending.set(values, 0);
     this.ascending.subarray(0, m).sort();
-    this.count = m;
+    this.filled = m;
   }
 
   private insert(value: number): void {
     // After any equal values, and removed from the last of them: equal latencies (a stub, a coarse clock) move
     // nothing.
-    const at = upperBound(this.ascending, this.count, value);
-    this.ascending.copyWithin(at + 1, at, this.count);
+    const at = upperBound(this.ascending, this.filled, value);
+    this.ascending.copyWithin(at + 1, at, this.filled);
     this.ascending[at] = value;
-    this.count += 1;
+    this.filled += 1;
   }
 
   private remove(value: number): void {
-    const at = upperBound(this.ascending, this.count, value) - 1;
-    this.ascending.copyWithin(at, at + 1, this.count);
-    this.count -= 1;
+    const at = upperBound(this.ascending, this.filled, value) - 1;
+    this.ascending.copyWithin(at, at + 1, this.filled);
+    this.filled -= 1;
   }
 }
 

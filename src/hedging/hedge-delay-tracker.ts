@@ -24,10 +24,10 @@ import { gapCrossingQuantile } from './gap-crossing-quantile.js';
  * delay:
  * - a shift up is `shiftRun` attempts in a row that outlived their delay (5 by default: by chance once in millions
  *   of calls), or more than {@link upThreshold} of the last `shiftCalls` above the delay. The window then keeps
- *   only the last 2 · `shiftRun` attempts: with more of the old ones, the estimate's gap crossing would pull the delay back
- *   to the old fast path until the new calls outnumbered its tolerance. (Those first attempts of the new regime to
- *   answer are its fastest, so for a few calls the delay understates it. Holding the delay at twice their
- *   slowest meanwhile saved one or two hedges per shift in simulation, and on a real server doubled the odd
+ *   only the last 2 · `shiftRun` attempts: with more of the old ones, the estimate's gap crossing would pull the
+ *   delay back to the old fast path until the new calls outnumbered its tolerance. (Those first attempts of the
+ *   new regime to answer are its fastest, so for a few calls the delay understates it. Holding the delay at twice
+ *   their slowest meanwhile saved one or two hedges per shift in simulation, and on a real server doubled the odd
  *   outlier, or a stall of the client taken for a shift, to 50–200 ms: not worth it.)
  *   A shift up may be a stall (a pause of the client or the server held the calls in flight): once most of the
  *   last 2 · `shiftRun` calls since are back under the delay from before the run, within 4 · `shiftRun` calls, it
@@ -123,7 +123,8 @@ export class HedgeDelayTracker {
       // shift off, until the next calls tell.
       this.pendingStall = shift === 'up' ? this.openStall() : undefined;
       this.outlivedRun = 0;
-      // After a shift up the calls before it would hold the delay down (the estimate's gap crossing), so keep only the last few.
+      // After a shift up the calls before it would hold the delay down (the estimate's gap crossing), so keep only
+      // the last few.
       this.window.keepLast(
         shift === 'up' ? Math.min(2 * this.config.shiftRun, this.window.size) : this.shiftWindow,
       );
