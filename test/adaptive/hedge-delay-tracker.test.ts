@@ -133,10 +133,13 @@ describe('HedgeDelayTracker', () => {
   });
 
   describe('a stall taken for a shift up', () => {
-    /** A tracker settled on a fast path over 1..3 ms (no slow mode): its delay is 3 ms. */
-    function settled(): HedgeDelayTracker {
-      const tracker = new HedgeDelayTracker(3, CONFIG);
-      for (let i = 0; i < 400; i++) tracker.record(tracker.delayMs, 1 + (i % 3), false);
+    /** A window of 40 (a = 1, up to six attempts above it may be crossed) and a shift detector over 20 calls. */
+    const SMALL = { ...CONFIG, recentCalls: 40, shiftCalls: 20 };
+
+    /** A tracker settled on a fast path over 1..3 ms (no slow mode), its window full: its delay is 3 ms. */
+    function settled(config: HedgeDelayTrackerConfig = CONFIG): HedgeDelayTracker {
+      const tracker = new HedgeDelayTracker(3, config);
+      for (let i = 0; i < config.recentCalls; i++) tracker.record(tracker.delayMs, 1 + (i % 3), false);
       expect(tracker.delayMs).toBe(3);
       return tracker;
     }
@@ -160,10 +163,7 @@ describe('HedgeDelayTracker', () => {
 
     it('drops the run that set it off and the victims after it: the other calls since stay, the window before too', () => {
       // A window of 40 (a = 1, tolerance 6 above): eight victims are more than the tolerance, three are not.
-      const config = { ...CONFIG, recentCalls: 40, shiftCalls: 20 };
-      const tracker = new HedgeDelayTracker(3, config);
-      for (let i = 0; i < 40; i++) tracker.record(tracker.delayMs, 1 + (i % 3), false);
-      expect(tracker.delayMs).toBe(3);
+      const tracker = settled(SMALL);
       // Eight victims: the fifth sets the shift off; the three after it count among the ten that decide.
       for (let i = 0; i < 8; i++) tracker.record(tracker.delayMs, 20 + i, false);
       expect(tracker.shiftsDetected).toBe(1);
@@ -193,10 +193,7 @@ describe('HedgeDelayTracker', () => {
     });
 
     it('judges the calls after it against the delay from before the run, not one its first victims moved', () => {
-      // A window of 40 (a = 1, up to six attempts above may be crossed).
-      const config = { ...CONFIG, recentCalls: 40, shiftCalls: 20 };
-      const tracker = new HedgeDelayTracker(3, config);
-      for (let i = 0; i < 40; i++) tracker.record(tracker.delayMs, 1 + (i % 3), false);
+      const tracker = settled(SMALL);
       // Four earlier victims, apart.
       for (let i = 0; i < 4; i++) {
         tracker.record(tracker.delayMs, 20, false);
@@ -223,8 +220,7 @@ describe('HedgeDelayTracker', () => {
     describe('a burst of three, too short for a shift up', () => {
       /** A window of 40 (a = 1) holding four victims of 20 ms apart: six attempts above may be crossed. */
       function withFourVictims(): HedgeDelayTracker {
-        const tracker = new HedgeDelayTracker(3, { ...CONFIG, recentCalls: 40, shiftCalls: 20 });
-        for (let i = 0; i < 40; i++) tracker.record(tracker.delayMs, 1 + (i % 3), false);
+        const tracker = settled(SMALL);
         for (let i = 0; i < 4; i++) {
           tracker.record(tracker.delayMs, 20, false);
           for (let j = 0; j < 3; j++) tracker.record(tracker.delayMs, 1 + j, false);
