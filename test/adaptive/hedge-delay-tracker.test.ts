@@ -256,6 +256,21 @@ describe('HedgeDelayTracker', () => {
         expect(tracker.delayMs).toBeGreaterThanOrEqual(20);
       });
 
+      it('keeps the calls after it that a hedge superseded, when it is taken out', () => {
+        const tracker = withFourVictims();
+        for (let i = 0; i < 3; i++) tracker.record(tracker.delayMs, 21 + i, false);
+        // Ten calls after the run: seven back under 3 ms, and three that a hedge superseded, apart.
+        for (let i = 0; i < 10; i++) {
+          if (i % 3 === 1) tracker.record(tracker.delayMs, tracker.delayMs + 10, true);
+          else tracker.record(tracker.delayMs, 1 + (i % 3), false);
+        }
+        expect([tracker.shiftsDetected, tracker.stallsDetected]).toEqual([0, 1]);
+        // The run is gone; the three superseded calls stay beside the four earlier victims: seven above 3 ms, more
+        // than a crossing may leave, so the delay is the victims'. (Copying any other ten calls than those since
+        // the run, the window would hold the four victims alone, and the delay would cross down to 3 ms.)
+        expect(tracker.delayMs).toBe(20);
+      });
+
       it('needs three in a row: two are left to the window', () => {
         const tracker = withFourVictims();
         for (let i = 0; i < 2; i++) tracker.record(tracker.delayMs, 21 + i, false);
