@@ -66,6 +66,7 @@ export type {
   CallEndEvent,
   CallStartEvent,
   CommittedEvent,
+  HedgeHeldEvent,
   HedgeScheduledEvent,
   HedgeSentEvent,
   RetryEvent,

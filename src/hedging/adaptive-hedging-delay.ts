@@ -9,6 +9,7 @@ import {
 import { HedgeBudget } from './hedge-budget.js';
 import { HedgeDelayTracker, type HedgeDelayTrackerConfig } from './hedge-delay-tracker.js';
 import { LatencyWindow } from './latency-window.js';
+import { StallHold } from './stall-hold.js';
 
 export type { HedgingDelayChoice };
 
@@ -58,6 +59,8 @@ export class AdaptiveHedging implements HedgeDelaySource {
   private readonly clock: Clock;
   private readonly trackerConfig: HedgeDelayTrackerConfig;
   private readonly methods = new Map<string, MethodState>();
+  /** Per method: whether its calls stall, and the hedges held meanwhile (with `holdInStalls`). */
+  private readonly stalls = new Map<string, StallHold>();
 
   /**
    * @param options See {@link AdaptiveHedgingOptions}; `true` for the defaults.
@@ -109,6 +112,7 @@ export class AdaptiveHedging implements HedgeDelaySource {
    * its delay (it tells nothing).
    */
   recordOutcome(method: string, delayUsedMs: number, latencyMs: number, superseded = false): void {
+    this.answered(method);
     if (
       !(latencyMs >= 0) ||
       !Number.isFinite(latencyMs) ||
@@ -127,6 +131,46 @@ export class AdaptiveHedging implements HedgeDelaySource {
     }
     state.tracker.record(delayUsedMs, latencyMs, superseded);
     state.window.record(latencyMs, this.clock.now());
+  }
+
+  /**
+   * A call to `method` answered (its commit), whether or not it has an outcome to record: hedges held behind a
+   * stall of the method's calls are released. {@link recordOutcome} does this itself.
+   */
+  answered(method: string): void {
+    this.stalls.get(method)?.answered();
+  }
+
+  /**
+   * A hedge of a call to `method` came due (ask once per hedge). True when it should wait for the method's next
+   * answer ({@link whenAnswered}): a second hedge came due with no call of the method having answered since the
+   * first, so its calls stall, and a hedge would wait behind the same pause (see `holdInStalls`). Always false
+   * with `holdInStalls: false`.
+   */
+  holdHedge(method: string): boolean {
+    if (!this.options.holdInStalls) {
+      return false;
+    }
+    return this.stallOf(method).hedgeDue();
+  }
+
+  /** Calls `release` once at the next answer of a call to `method`; returns a function that forgets it. */
+  whenAnswered(method: string, release: () => void): () => void {
+    return this.stallOf(method).untilAnswer(release);
+  }
+
+  private stallOf(method: string): StallHold {
+    let stall = this.stalls.get(method);
+    if (stall === undefined) {
+      stall = new StallHold();
+      this.stalls.set(method, stall);
+    }
+    return stall;
+  }
+
+  /** Hedges of `method` held now, waiting for its next answer. */
+  heldHedges(method: string): number {
+    return this.stalls.get(method)?.heldCount ?? 0;
   }
 
   /** The adaptive delay of `method` in ms, or undefined while no call to it has been recorded. */

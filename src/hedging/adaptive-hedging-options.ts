@@ -4,7 +4,13 @@
  */
 
 import type { Clock } from '../shared/clock.js';
-import { checkNumber, checkOptions, describeValue, type Renames } from '../util/option-checks.js';
+import {
+  checkBoolean,
+  checkNumber,
+  checkOptions,
+  describeValue,
+  type Renames,
+} from '../util/option-checks.js';
 
 /** Default extra load: hedges may add 5% to the calls, and the delay is the 95th latency percentile. */
 export const DEFAULT_MAX_EXTRA_LOAD = 0.05;
@@ -83,6 +89,13 @@ export interface AdaptiveHedgingOptions {
   windowBins?: number;
   /** The hedge budget: `true` (default) for the defaults, an options object, or `false` for none. */
   budget?: boolean | HedgeBudgetOptions;
+  /**
+   * Hold a hedge that comes due while the method's calls stall (default true): when a second hedge comes due with
+   * no call of the method having answered since the first, every call in flight waits behind the same pause (of
+   * the server, the connection or the network), and a hedge would wait there too. It, and the hedges due after it,
+   * go at the method's next answer if their calls are still waiting. Each held hedge is a `hedge-held` event.
+   */
+  holdInStalls?: boolean;
   /** Time source (default the system clock); inject one for deterministic tests. */
   clock?: Clock;
 }
@@ -96,6 +109,7 @@ export interface ResolvedAdaptiveHedgingOptions {
   readonly windowMs: number;
   readonly windowBins: number;
   readonly budget: Required<HedgeBudgetOptions> | undefined;
+  readonly holdInStalls: boolean;
 }
 
 const KNOWN = [
@@ -106,6 +120,7 @@ const KNOWN = [
   'windowMs',
   'windowBins',
   'budget',
+  'holdInStalls',
   'clock',
 ];
 /** The options of a hedge budget. @internal */
@@ -192,5 +207,6 @@ export function resolveAdaptiveHedgingOptions(
     integer: true,
   });
   const budget = o.budget === false ? undefined : resolveHedgeBudgetOptions(`${path}.budget`, o.budget);
-  return { maxExtraLoad, recentCalls, minDelayMs, maxDelayMs, windowMs, windowBins, budget };
+  const holdInStalls = checkBoolean(path, 'holdInStalls', o.holdInStalls, true);
+  return { maxExtraLoad, recentCalls, minDelayMs, maxDelayMs, windowMs, windowBins, budget, holdInStalls };
 }

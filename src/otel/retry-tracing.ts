@@ -99,6 +99,7 @@ export const RETRY_SPAN_ATTRIBUTES = Object.freeze({
 export const RETRY_SPAN_EVENTS = Object.freeze({
   retryScheduled: 'Retry scheduled',
   hedgeScheduled: 'Hedge scheduled',
+  hedgeHeld: 'Hedge held',
   throttled: 'Attempt throttled',
   committed: 'Committed',
   internalError: 'Internal error',
@@ -415,6 +416,11 @@ export function createRetryTracing(options: RetryTracingOptions = {}): RetryTrac
             [RETRY_SPAN_ATTRIBUTES.eventReason]: event.reason,
           },
         );
+        break;
+      case 'hedge-held':
+        traced.span.addEvent(RETRY_SPAN_EVENTS.hedgeHeld, {
+          [RETRY_SPAN_ATTRIBUTES.eventAttempt]: event.attempt,
+        });
         break;
       case 'throttled': {
         const attributes: Attributes = {

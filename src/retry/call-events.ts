@@ -91,6 +91,11 @@ export class CallEvents {
     this.emit({ type: 'hedge-scheduled', method, callId, attempt, delayMs: roundMs(delayMs), reason });
   }
 
+  hedgeHeld(attempt: number): void {
+    const { method, callId } = this;
+    this.emit({ type: 'hedge-held', method, callId, attempt });
+  }
+
   throttled(attempt: number, kind: 'retry' | 'hedge', gate: RetryGate): void {
     const { method, callId } = this;
     const tokens = gate.tokens ?? Number.NaN;

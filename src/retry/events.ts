@@ -111,6 +111,17 @@ export interface HedgeScheduledEvent extends EventBase {
 }
 
 /**
+ * A hedge came due while the method's calls stall (adaptive hedging's `holdInStalls`): a hedge had already come
+ * due with no call of the method answering since. It waits for the method's next answer, and goes then (a
+ * `hedge-sent`) if the call is still waiting for it.
+ */
+export interface HedgeHeldEvent extends EventBase {
+  readonly type: 'hedge-held';
+  /** The held hedge's attempt number (2 for the first hedge). */
+  readonly attempt: number;
+}
+
+/**
  * A hedge was sent: delivered right after its `attempt-start` (kind `hedge`), so it is the one event to count
  * hedges with (a `hedge-scheduled` may come to nothing: the call committed first, or the gate refused it).
  */
@@ -174,6 +185,7 @@ export type RetryEvent =
   | AttemptLeftRunningEvent
   | RetryScheduledEvent
   | HedgeScheduledEvent
+  | HedgeHeldEvent
   | HedgeSentEvent
   | ThrottledEvent
   | CommittedEvent

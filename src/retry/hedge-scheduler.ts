@@ -50,6 +50,12 @@ export class HedgeScheduler {
   private deferred: ReturnType<typeof setImmediate> | undefined;
   /** Further hedges may still be sent (a do-not-retry hint, exhaustion or a refusal closes the schedule). */
   private open = true;
+  /** The hedge held until the method's next answer (its calls stall): forgets the wait. */
+  private unhold: (() => void) | undefined;
+  /** The held hedge was released: it goes once the I/O polled with the answer is read (cleared by {@link stop}). */
+  private released: ReturnType<typeof setImmediate> | undefined;
+  /** The attempt number last told to adaptive hedging as due, so that a hedge asked again is not counted twice. */
+  private dueToldFor = 0;
   /** The attempt number the hedge budget last refused, so that a refusal is reported once. */
   private budgetRefusedFor = 0;
   private readonly budget: RetryGate | undefined;
@@ -113,6 +119,14 @@ export class HedgeScheduler {
       clearImmediate(this.deferred);
       this.deferred = undefined;
     }
+    if (this.unhold !== undefined) {
+      this.unhold();
+      this.unhold = undefined;
+    }
+    if (this.released !== undefined) {
+      clearImmediate(this.released);
+      this.released = undefined;
+    }
   }
 
   /**
@@ -128,10 +142,14 @@ export class HedgeScheduler {
   recordLatencies(winner: Attempt, live: readonly Attempt[]): void {
     const adaptive = this.ctx.adaptive;
     const first = winner.number === 1 ? winner : live.find((a) => a.number === 1);
-    if (!adaptive || first === undefined) {
+    if (!adaptive) {
       return;
     }
-    if (first === winner && this.deferred !== undefined && this.attempts.count === 1) {
+    if (
+      first === undefined ||
+      (first === winner && this.deferred !== undefined && this.attempts.count === 1)
+    ) {
+      adaptive.answered?.(this.method);
       return;
     }
     const latencyMs = this.ctx.clock.now() - first.startedAt;
@@ -181,12 +199,50 @@ export class HedgeScheduler {
       this.deferred = setImmediate(() => {
         this.deferred = undefined;
         if (this.host.uncommitted) {
-          this.sendNext();
+          this.sendDue();
         }
       });
       return;
     }
+    this.sendDue();
+  }
+
+  /**
+   * The hedge is due and its timer on time (or the pending I/O read). With adaptive hedging it is told once per
+   * hedge; when the method's calls stall (a hedge came due before it with no answer since), the hedge waits for
+   * the method's next answer, and goes then if the call is still uncommitted. It goes after the I/O polled with
+   * that answer is read (setImmediate): when a stall ends, the calls it held answer together, this one's too,
+   * and the hedge is not sent for a call whose answer is already in. (Nor inside grpc-js's callback: the answer
+   * is another call's commit.) No timer runs meanwhile: the held hedge goes at the next answer or not at all (the
+   * call's own answer, a failure or the deadline ends the wait).
+   */
+  private sendDue(): void {
+    const adaptive = this.ctx.adaptive;
+    const number = this.attempts.count + 1;
+    if (
+      adaptive?.holdHedge !== undefined &&
+      adaptive.whenAnswered !== undefined &&
+      this.dueToldFor !== number
+    ) {
+      this.dueToldFor = number;
+      if (adaptive.holdHedge(this.method)) {
+        this.unhold = adaptive.whenAnswered(this.method, () => this.release());
+        this.events?.hedgeHeld(number);
+        return;
+      }
+    }
     this.sendNext();
+  }
+
+  /** The method answered while this call's hedge was held: send it once the polled I/O is read, unless stopped. */
+  private release(): void {
+    this.unhold = undefined;
+    this.released = setImmediate(() => {
+      this.released = undefined;
+      if (this.host.uncommitted) {
+        this.sendNext();
+      }
+    });
   }
 
   private sendNext(): void {
@@ -248,7 +304,13 @@ export class HedgeScheduler {
   }
 
   private finishIfOver(): void {
-    if (this.attempts.live.length === 0 && this.timer === undefined && this.deferred === undefined) {
+    if (
+      this.attempts.live.length === 0 &&
+      this.timer === undefined &&
+      this.deferred === undefined &&
+      this.unhold === undefined &&
+      this.released === undefined
+    ) {
       this.host.finishWithLastFailure();
     }
   }

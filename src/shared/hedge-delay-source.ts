@@ -21,6 +21,18 @@ export interface HedgeDelaySource {
    * response after `latencyMs`, or (`superseded`) was still running after `latencyMs` when a hedge won.
    */
   recordOutcome(method: string, delayUsedMs: number, latencyMs: number, superseded?: boolean): void;
+  /**
+   * A call to `method` answered without an outcome to record (its first attempt had failed, or answered while
+   * its hedge waited for pending I/O): hedges held behind a stall are released, as at {@link recordOutcome}.
+   */
+  answered?(method: string): void;
+  /**
+   * A hedge of a call to `method` came due (asked once per hedge): true to hold it until the method's next answer
+   * ({@link whenAnswered}), because its calls stall.
+   */
+  holdHedge?(method: string): boolean;
+  /** Calls `release` once at the next answer of a call to `method`; returns a function that forgets it. */
+  whenAnswered?(method: string, release: () => void): () => void;
   /** A gate that counts hedges only (asked after the interceptor's gate); undefined for none. */
   readonly budget: RetryGate | undefined;
 }

@@ -16,6 +16,7 @@ const DEFAULTS = {
   windowMs: 30_000,
   windowBins: 3,
   budget: { minPerSecond: 3, ttlMs: 10_000, chanceSd: 3 },
+  holdInStalls: true,
 };
 
 describe('adaptive hedging options: defaults', () => {
@@ -113,9 +114,17 @@ describe('adaptive hedging options: shapes that are not options', () => {
     expect(() => resolve({ step: 0.05 })).toThrow(`${WHERE}.step was renamed to "recentCalls"`);
   });
 
+  it('holdInStalls is true or false, and nothing else', () => {
+    expect(resolve({ holdInStalls: false }).holdInStalls).toBe(false);
+    expect(() => resolve({ holdInStalls: 1 })).toThrow(
+      new TypeError(`${WHERE}.holdInStalls must be true or false, got 1`),
+    );
+  });
+
   it('accepts a clock (checked by AdaptiveHedging itself)', () => {
     expect(resolve({ clock: new FakeClock() }).windowMs).toBe(30_000);
   });
 });
 
-const KNOWN = 'maxExtraLoad, recentCalls, minDelayMs, maxDelayMs, windowMs, windowBins, budget, clock';
+const KNOWN =
+  'maxExtraLoad, recentCalls, minDelayMs, maxDelayMs, windowMs, windowBins, budget, holdInStalls, clock';

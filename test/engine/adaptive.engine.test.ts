@@ -81,6 +81,98 @@ describe('engine: adaptive hedging delay', () => {
   });
 });
 
+describe('engine: hedges held while the calls stall', () => {
+  /** Two calls 10 ms apart whose first attempts hang: the first one's hedge goes at 100 ms, the second's is due 10 ms later. */
+  function twoHanging(options: { holdInStalls?: boolean } = {}) {
+    const clock = new FakeClock(T0);
+    const adaptive = new AdaptiveHedging({ clock, budget: false, ...options });
+    const config = hedgingPolicy({ hedgingDelay: '0.1s', maxAttempts: 2 });
+    const call = () => engineCall(config, { clock, interceptor: { adaptiveHedging: adaptive } });
+    const a = call();
+    clock.advance(10);
+    const b = call();
+    clock.advance(90);
+    expect(a.attempts).toHaveLength(2); // the first hedge due since an answer goes
+    clock.advance(10);
+    return { clock, adaptive, a, b, call };
+  }
+
+  it('holds a second hedge due with no answer since the first, and sends it at the next answer', async () => {
+    const { clock, adaptive, a, b, call } = twoHanging();
+    expect(b.attempts).toHaveLength(1);
+    expect(eventsOfType(b.events, 'hedge-held')).toEqual([expect.objectContaining({ attempt: 2 })]);
+    expect(adaptive.heldHedges(METHOD)).toBe(1);
+    expect(clock.pendingTimers).toBe(0); // no timer: it waits for an answer only
+    // Another call answers: the stall is over, and the held hedge goes once the I/O polled with it is read.
+    call().attempt(0).succeed();
+    expect(b.attempts).toHaveLength(1);
+    await b.settle();
+    expect(b.attempts).toHaveLength(2);
+    expect(eventsOfType(b.events, 'hedge-sent')).toEqual([expect.objectContaining({ attempt: 2 })]);
+    a.attempt(1).succeed();
+    b.attempt(1).succeed();
+    expect([a.status.code, b.status.code]).toEqual([Status.OK, Status.OK]);
+    expect(adaptive.heldHedges(METHOD)).toBe(0);
+  });
+
+  it("sends no hedge when the held call's answer is read with the one that ends the stall", async () => {
+    const { adaptive, a, b, call } = twoHanging();
+    // The stall ends: the calls it held answer together, in one poll of the socket.
+    call().attempt(0).succeed();
+    b.attempt(0).succeed();
+    a.attempt(0).succeed();
+    await b.settle();
+    expect(b.attempts).toHaveLength(1);
+    expect([a.status.code, b.status.code]).toEqual([Status.OK, Status.OK]);
+    expect(adaptive.heldHedges(METHOD)).toBe(0);
+  });
+
+  it('sends no hedge when the held call answers itself, and ends it once', async () => {
+    const { clock, adaptive, a, b } = twoHanging();
+    b.attempt(0).succeed(); // the pause is over: the held call's own first attempt answers
+    await b.settle();
+    expect(b.attempts).toHaveLength(1);
+    expect(b.status.code).toBe(Status.OK);
+    expect(adaptive.heldHedges(METHOD)).toBe(0);
+    a.attempt(0).succeed();
+    expect(a.status.code).toBe(Status.OK);
+    expect(clock.pendingTimers).toBe(0);
+  });
+
+  it("a failure of the held call's first attempt sends its hedge at once, and the release sends no other", async () => {
+    const { adaptive, a, b, call } = twoHanging();
+    b.attempt(0).fail(Status.UNAVAILABLE); // a non-fatal code: the hedge goes now
+    expect(b.attempts).toHaveLength(2);
+    expect(adaptive.heldHedges(METHOD)).toBe(0);
+    call().attempt(0).succeed();
+    await b.settle();
+    expect(b.attempts).toHaveLength(2);
+    b.attempt(1).succeed();
+    a.attempt(0).succeed();
+    expect([a.status.code, b.status.code]).toEqual([Status.OK, Status.OK]);
+  });
+
+  it('a cancel while held ends the call once, and the next answer sends nothing for it', async () => {
+    const { adaptive, a, b, call } = twoHanging();
+    b.call.cancelWithStatus(Status.CANCELLED, 'user cancelled');
+    expect(adaptive.heldHedges(METHOD)).toBe(0);
+    call().attempt(0).succeed();
+    await b.settle();
+    expect(b.attempts).toHaveLength(1);
+    expect(b.status.code).toBe(Status.CANCELLED);
+    a.attempt(0).succeed();
+  });
+
+  it('with holdInStalls: false, every hedge goes at its delay', () => {
+    const { adaptive, a, b } = twoHanging({ holdInStalls: false });
+    expect(b.attempts).toHaveLength(2);
+    expect(eventsOfType(b.events, 'hedge-held')).toEqual([]);
+    expect(adaptive.heldHedges(METHOD)).toBe(0);
+    a.attempt(0).succeed();
+    b.attempt(0).succeed();
+  });
+});
+
 describe('engine: cancel-rate limit', () => {
   it('a shared limiter refuses: the loser is left running, then cancelled at the cap when the call has no deadline', async () => {
     const clock = new FakeClock(T0);

@@ -10,6 +10,8 @@ export interface ServerProcess {
   script(callId: string, attempts: { delayMs?: number }[]): Promise<void>;
   /** Attempts the server has seen for `callId`. */
   attempts(callId: string): Promise<number>;
+  /** Holds the server's event loop for `ms` (a GC pause of the server); resolves once it is over. */
+  stall(ms: number): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -59,6 +61,7 @@ export async function startServerProcess(): Promise<ServerProcess> {
     address,
     script: (callId, attempts) => request<boolean>({ op: 'script', callId, attempts }).then(() => undefined),
     attempts: (callId) => request<number>({ op: 'attempts', callId }),
+    stall: (ms) => request<boolean>({ op: 'stall', ms }).then(() => undefined),
     async stop() {
       if (exited) return;
       const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));

@@ -239,6 +239,23 @@ describe('createRetryTracing: a hedged call', () => {
     expect(call.events[0]?.attributes?.[A.eventReason]).toBe('adaptive-delay');
   });
 
+  it('records a hedge held while the calls stall as a span event naming its attempt', () => {
+    const { tracing, named } = setup();
+    const c = callEvents();
+    tracing.onEvent(c.start('hedging'));
+    tracing.onEvent(c.attempt(1, 'original'));
+    tracing.onEvent({ ...c.base, type: 'hedge-held', attempt: 2 });
+    tracing.onEvent({ ...c.base, type: 'committed', attempt: 1, reason: 'headers' });
+    tracing.onEvent(c.attemptEnd(1, 'original', status.OK));
+    tracing.onEvent(c.end(status.OK, 1));
+    const call = named('Sent.')[0] as ReadableSpan;
+    expect(call.events.map((e) => e.name)).toEqual([
+      RETRY_SPAN_EVENTS.hedgeHeld,
+      RETRY_SPAN_EVENTS.committed,
+    ]);
+    expect(call.events[0]?.attributes?.[A.eventAttempt]).toBe(2);
+  });
+
   it('gives a cancelled call and its cancelled attempts an ERROR status', () => {
     const { tracing, named } = setup();
     const c = callEvents();
