@@ -4,7 +4,8 @@
  * of `bench:adaptive` (regime A, B, A again; `learnCalls` + `measuredCalls` each at `rate` calls/s). Deterministic
  * for a seed, and independent of the machine's load, which on a shared machine swamps the real benchmark.
  *
- *   npm run simulate:adaptive [-- --rate=200 --learn-calls=300 --measured-calls=1200 --seed=1 --noise-ms=0]
+ *   npm run simulate:adaptive [-- --rate=200 --learn-calls=300 --measured-calls=1200 --seed=1 --noise-ms=0
+ *                                 --hold-in-stalls=1]
  *
  * Model: calls arrive every 1/rate s; an attempt takes the regime's fast path × U[0.5, 1.5] plus 0.5 ms (gRPC),
  * or, with probability slowFraction, its slow time; `noiseMs` adds an exponential tail to 3% of the fast attempts.
@@ -17,7 +18,9 @@
  * during a stall run at its end, as they do behind a GC pause or a busy event loop. As in the engine, a hedge timer
  * that a stall made late lets an answer that came in meanwhile commit the call first, and adaptive hedging learns
  * nothing from a first attempt answered so (its latency is unknown). With `serverStall`, the server
- * stalls instead, and every attempt in progress during a stall answers at its end at the soonest.
+ * stalls instead, and every attempt in progress during a stall answers at its end at the soonest. As in the engine,
+ * adaptive hedging holds a hedge that comes due behind a stall (a hedge came due before it with no call answering
+ * since) until the next call answers; `--hold-in-stalls=0` sends it at its delay all the same.
  */
 import { AdaptiveHedging } from '../src/hedging/adaptive-hedging-delay.js';
 import { FakeClock } from '../src/testing/fake-clock.js';
@@ -49,6 +52,8 @@ const opts = numericArgs({
   stallMs: 25,
   /** 1: the stalls are the server's (every attempt in progress during one answers at its end at the soonest). */
   serverStall: 0,
+  /** 0: adaptive hedging sends every hedge at its delay (`holdInStalls: false`), even while nothing answers. */
+  holdInStalls: 1,
 });
 
 const PHASES = [
@@ -79,6 +84,7 @@ function run(staticDelayMs: number | undefined): { calls: CallRecord[]; delays: 
           clock,
           maxExtraLoad: opts.maxExtraLoad,
           budget: { minPerSecond: opts.budgetMinPerSecond },
+          holdInStalls: opts.holdInStalls === 1,
           ...(opts.recentCalls > 0 ? { recentCalls: opts.recentCalls } : {}),
         })
       : undefined;
@@ -124,6 +130,8 @@ function run(staticDelayMs: number | undefined): { calls: CallRecord[]; delays: 
       };
       calls.push(record);
       let done = false;
+      /** The hedge was told to adaptive hedging as due (once per hedge, as the engine). */
+      let dueTold = false;
       /** When the pending hedge timer is due, while one is. */
       let hedgeDueAt: number | undefined;
       const commit = (at: number, byFirst: boolean) => {
@@ -134,7 +142,8 @@ function run(staticDelayMs: number | undefined): { calls: CallRecord[]; delays: 
         // engine sees a late timer and reads pending I/O first) is not learned from.
         const heldPastHedge =
           byFirst && !record.hedged && hedgeDueAt !== undefined && at - hedgeDueAt > LATE_TIMER_MS;
-        if (!heldPastHedge) adaptive?.recordOutcome(METHOD, delayMs, at - startMs, !byFirst);
+        if (heldPastHedge) adaptive?.answered(METHOD);
+        else adaptive?.recordOutcome(METHOD, delayMs, at - startMs, !byFirst);
       };
       events.push(firstEnds, () => commit(clock.now(), true));
       const askHedge = (at: number) => {
@@ -145,14 +154,30 @@ function run(staticDelayMs: number | undefined): { calls: CallRecord[]; delays: 
           // As the engine: a late timer lets an answer that came in meanwhile be read first.
           if (now - at > LATE_TIMER_MS && firstEnds <= now) return;
           hedgeDueAt = undefined;
-          if (adaptive?.budget && !adaptive.budget.allowAttempt('hedge')) {
-            record.refused += 1;
-            askHedge(now + delayMs); // refused: ask again one delay later, while the call waits
-            return;
+          // As the engine: told once per hedge; a hedge due behind a stall waits for the next answer (released
+          // after the commit that answers, as the engine's microtask).
+          if (adaptive && !dueTold) {
+            dueTold = true;
+            if (adaptive.holdHedge(METHOD)) {
+              adaptive.whenAnswered(METHOD, () =>
+                events.push(clock.now(), () => {
+                  if (!done) send(clock.now());
+                }),
+              );
+              return;
+            }
           }
-          record.hedged = true;
-          events.push(attemptEnds(now, phase, n % perPhase, 1), () => commit(clock.now(), false));
+          send(now);
         });
+      };
+      const send = (now: number) => {
+        if (adaptive?.budget && !adaptive.budget.allowAttempt('hedge')) {
+          record.refused += 1;
+          askHedge(now + delayMs); // refused: ask again one delay later, while the call waits
+          return;
+        }
+        record.hedged = true;
+        events.push(attemptEnds(now, phase, n % perPhase, 1), () => commit(clock.now(), false));
       };
       askHedge(startMs + delayMs);
     });
