@@ -96,6 +96,9 @@ interface PhaseData {
   attempts: number;
   cancelled: number;
   budgetRefused: number;
+  /** Hedges held while the calls stalled (`hedge-held`), and of those sent after the wait. */
+  held: number;
+  heldSent: number;
 }
 
 interface Variant {
@@ -113,6 +116,9 @@ interface Variant {
   /** Adaptive only: the reporting window's first-attempt p95 at the end of each phase. */
   windowP95: Partial<Record<PhaseKey, number>>;
   budgetRefused: number;
+  /** Adaptive only: hedges held while the calls stalled, and of those sent after the wait (whole run so far). */
+  held: number;
+  heldSent: number;
 }
 
 /**
@@ -173,6 +179,8 @@ const emptyData = (): PhaseData => ({
   attempts: 0,
   cancelled: 0,
   budgetRefused: 0,
+  held: 0,
+  heldSent: 0,
 });
 
 function gcCell(g: GcPauses): string {
@@ -185,6 +193,7 @@ async function runVariant(v: Variant): Promise<void> {
     const d = v.data[phase.key];
     if (v.adaptive instanceof RecordingAdaptiveHedging) v.adaptive.phase = phase.key;
     const refusedBefore = v.budgetRefused;
+    const [heldBefore, heldSentBefore] = [v.held, v.heldSent];
     const fromMs = epochNow();
     await openLoop(
       opts.rate,
@@ -219,6 +228,8 @@ async function runVariant(v: Variant): Promise<void> {
     );
     phaseSpans.set(`${v.label}|${phase.key}`, { fromMs, toMs: epochNow() });
     d.budgetRefused = v.budgetRefused - refusedBefore;
+    d.held = v.held - heldBefore;
+    d.heldSent = v.heldSent - heldSentBefore;
     const method = v.adaptive?.currentDelays().keys().next().value;
     const report = method === undefined ? undefined : v.adaptive?.latencies(method);
     if (report) v.windowP95[phase.key] = report.p95;
@@ -317,6 +328,8 @@ async function main(): Promise<void> {
       delays: [],
       windowP95: {},
       budgetRefused: 0,
+      held: 0,
+      heldSent: 0,
       ...extra,
     };
     variants.push(v);
@@ -347,12 +360,19 @@ async function main(): Promise<void> {
     ? new RecordingAdaptiveHedging(adaptiveOptions)
     : new AdaptiveHedging(adaptiveOptions);
   let adaptiveVariant: Variant | undefined;
+  /** Calls of the adaptive variant whose hedge is held, until it is sent. */
+  const heldCalls = new Set<number>();
   adaptiveVariant = make(
     `adaptive (maxExtraLoad ${opts.maxExtraLoad}, budget floor ${opts.budgetMinPerSecond}/s, configured ${ABOUT_RIGHT_MS} ms)`,
     'adaptive',
     ours(ABOUT_RIGHT_MS, { adaptiveHedging: adaptive }, (e) => {
-      if (e.type === 'throttled' && e.gate === 'hedge-budget' && adaptiveVariant)
-        adaptiveVariant.budgetRefused++;
+      if (!adaptiveVariant) return;
+      if (e.type === 'throttled' && e.gate === 'hedge-budget') adaptiveVariant.budgetRefused++;
+      if (e.type === 'hedge-held') {
+        adaptiveVariant.held++;
+        heldCalls.add(e.callId);
+      }
+      if (e.type === 'hedge-sent' && heldCalls.delete(e.callId)) adaptiveVariant.heldSent++;
     }),
     { adaptive },
   );
@@ -609,6 +629,10 @@ async function main(): Promise<void> {
     ...(pairedOver.length > 0 ? pairedOver : ['- none']),
     '',
     `First-attempt p95 of the reporting window (30 s of DDSketch) at the end of each phase: ${PHASES.map((p) => `${p.key} ${fmt(adaptiveVariant?.windowP95[p.key], 1)} ms`).join(', ')}.`,
+    '',
+    'Hedges the adaptive variant held while the calls stalled (a hedge had come due with no call answering since), ' +
+      'and of those sent once a call answered (the others: their own call answered first), learning calls included: ' +
+      `${PHASES.map((p) => `${p.key} ${adaptiveVariant?.data[p.key].held ?? 0} held, ${adaptiveVariant?.data[p.key].heldSent ?? 0} sent`).join('; ')}.`,
     '',
     'Targets of issue 22 (measured, not asserted):',
     ...checks,

@@ -135,7 +135,7 @@ export class AdaptiveHedging implements HedgeDelaySource {
 
   /**
    * A call to `method` answered (its commit), whether or not it has an outcome to record: hedges held behind a
-   * stall of the method's calls are released. {@link recordOutcome} does this itself.
+   * stall of the method's calls are released. {@link recordOutcome} does this itself. For the engine. @internal
    */
   answered(method: string): void {
     this.stalls.get(method)?.answered();
@@ -145,7 +145,7 @@ export class AdaptiveHedging implements HedgeDelaySource {
    * A hedge of a call to `method` came due (ask once per hedge). True when it should wait for the method's next
    * answer ({@link whenAnswered}): a second hedge came due with no call of the method having answered since the
    * first, so its calls stall, and a hedge would wait behind the same pause (see `holdInStalls`). Always false
-   * with `holdInStalls: false`.
+   * with `holdInStalls: false`. For the engine. @internal
    */
   holdHedge(method: string): boolean {
     if (!this.options.holdInStalls) {
@@ -154,7 +154,10 @@ export class AdaptiveHedging implements HedgeDelaySource {
     return this.stallOf(method).hedgeDue();
   }
 
-  /** Calls `release` once at the next answer of a call to `method`; returns a function that forgets it. */
+  /**
+   * Calls `release` once at the next answer of a call to `method`; returns a function that forgets it.
+   * For the engine. @internal
+   */
   whenAnswered(method: string, release: () => void): () => void {
     return this.stallOf(method).untilAnswer(release);
   }
