@@ -109,7 +109,8 @@ export class AdaptiveHedging implements HedgeDelaySource {
    * when a hedge won (its latency is at least that). Only the first attempt counts: it is the one whose
    * outliving the delay sends a hedge. Do not record a first attempt that failed: a fast failure would pull the
    * delay down. Non-finite or negative values are ignored, and so is a superseded attempt that had not outlived
-   * its delay (it tells nothing).
+   * its delay (it tells nothing). Whatever it records, the call answered: hedges of the method held behind a stall
+   * are released ({@link answered}).
    */
   recordOutcome(method: string, delayUsedMs: number, latencyMs: number, superseded = false): void {
     this.answered(method);

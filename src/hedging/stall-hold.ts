@@ -39,6 +39,7 @@ export class StallHold {
    * committed or ended meanwhile).
    */
   untilAnswer(release: () => void): () => void {
+    // An entry of its own, so that the same function held twice is released twice and forgotten once.
     const entry = (): void => release();
     this.held.add(entry);
     return () => {
