@@ -154,8 +154,9 @@ function run(staticDelayMs: number | undefined): { calls: CallRecord[]; delays: 
           // As the engine: a late timer lets an answer that came in meanwhile be read first.
           if (now - at > LATE_TIMER_MS && firstEnds <= now) return;
           hedgeDueAt = undefined;
-          // As the engine: told once per hedge; a hedge due behind a stall waits for the next answer (released
-          // after the commit that answers, as the engine's microtask).
+          // As the engine: told once per hedge; a hedge due behind a stall waits for the next answer, and goes
+          // after the answers due at the same time (the queue keeps their order), as the engine's setImmediate
+          // goes after the I/O of its poll.
           if (adaptive && !dueTold) {
             dueTold = true;
             if (adaptive.holdHedge(METHOD)) {
