@@ -152,6 +152,30 @@ describe('engine: hedges held while the calls stall', () => {
     expect([a.status.code, b.status.code]).toEqual([Status.OK, Status.OK]);
   });
 
+  it('a hedge sent another way after the release, before it goes, leaves the next one to its delay', async () => {
+    const clock = new FakeClock(T0);
+    const adaptive = new AdaptiveHedging({ clock, budget: false });
+    const config = hedgingPolicy({ hedgingDelay: '0.1s', maxAttempts: 3 });
+    const call = () => engineCall(config, { clock, interceptor: { adaptiveHedging: adaptive } });
+    const a = call();
+    clock.advance(10);
+    const b = call();
+    clock.advance(100); // a's hedge goes, b's is held
+    expect([a.attempts.length, b.attempts.length]).toEqual([2, 1]);
+    // In one poll: another call answers (b's hedge is released), and b's first attempt fails with a non-fatal
+    // code, which sends its hedge at once and schedules the third attempt one delay later.
+    call().attempt(0).succeed();
+    b.attempt(0).fail(Status.UNAVAILABLE);
+    expect(b.attempts).toHaveLength(2);
+    await b.settle();
+    expect(b.attempts).toHaveLength(2); // the release sent no third attempt
+    a.attempt(0).succeed();
+    clock.advance(100); // the third is due (the first since a answered): it goes
+    expect(b.attempts).toHaveLength(3);
+    b.attempt(2).succeed();
+    expect([a.status.code, b.status.code]).toEqual([Status.OK, Status.OK]);
+  });
+
   it('a cancel while held ends the call once, and the next answer sends nothing for it', async () => {
     const { adaptive, a, b, call } = twoHanging();
     b.call.cancelWithStatus(Status.CANCELLED, 'user cancelled');
@@ -161,6 +185,24 @@ describe('engine: hedges held while the calls stall', () => {
     expect(b.attempts).toHaveLength(1);
     expect(b.status.code).toBe(Status.CANCELLED);
     a.attempt(0).succeed();
+  });
+
+  it('holds and releases a hedge with no event listener', async () => {
+    const clock = new FakeClock(T0);
+    const adaptive = new AdaptiveHedging({ clock, budget: false });
+    const config = hedgingPolicy({ hedgingDelay: '0.1s', maxAttempts: 2 });
+    const call = () =>
+      engineCall(config, { clock, unobserved: true, interceptor: { adaptiveHedging: adaptive } });
+    const a = call();
+    clock.advance(10);
+    const b = call();
+    clock.advance(100);
+    expect([a.attempts.length, b.attempts.length, adaptive.heldHedges(METHOD)]).toEqual([2, 1, 1]);
+    a.attempt(1).succeed();
+    await b.settle();
+    expect(b.attempts).toHaveLength(2);
+    b.attempt(1).succeed();
+    expect([a.status.code, b.status.code]).toEqual([Status.OK, Status.OK]);
   });
 
   it('with holdInStalls: false, every hedge goes at its delay', () => {
