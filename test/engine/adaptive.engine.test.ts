@@ -83,11 +83,12 @@ describe('engine: adaptive hedging delay', () => {
 
 describe('engine: hedges held while the calls stall', () => {
   /** Two calls 10 ms apart whose first attempts hang: the first one's hedge goes at 100 ms, the second's is due 10 ms later. */
-  function twoHanging(options: { holdInStalls?: boolean } = {}) {
+  function twoHanging(options: { holdInStalls?: boolean; maxAttempts?: number; unobserved?: boolean } = {}) {
+    const { maxAttempts = 2, unobserved = false, ...adaptiveOptions } = options;
     const clock = new FakeClock(T0);
-    const adaptive = new AdaptiveHedging({ clock, budget: false, ...options });
-    const config = hedgingPolicy({ hedgingDelay: '0.1s', maxAttempts: 2 });
-    const call = () => engineCall(config, { clock, interceptor: { adaptiveHedging: adaptive } });
+    const adaptive = new AdaptiveHedging({ clock, budget: false, ...adaptiveOptions });
+    const config = hedgingPolicy({ hedgingDelay: '0.1s', maxAttempts });
+    const call = () => engineCall(config, { clock, unobserved, interceptor: { adaptiveHedging: adaptive } });
     const a = call();
     clock.advance(10);
     const b = call();
@@ -153,14 +154,7 @@ describe('engine: hedges held while the calls stall', () => {
   });
 
   it('a hedge sent another way after the release, before it goes, leaves the next one to its delay', async () => {
-    const clock = new FakeClock(T0);
-    const adaptive = new AdaptiveHedging({ clock, budget: false });
-    const config = hedgingPolicy({ hedgingDelay: '0.1s', maxAttempts: 3 });
-    const call = () => engineCall(config, { clock, interceptor: { adaptiveHedging: adaptive } });
-    const a = call();
-    clock.advance(10);
-    const b = call();
-    clock.advance(100); // a's hedge goes, b's is held
+    const { clock, a, b, call } = twoHanging({ maxAttempts: 3 }); // a's hedge went, b's is held
     expect([a.attempts.length, b.attempts.length]).toEqual([2, 1]);
     // In one poll: another call answers (b's hedge is released), and b's first attempt fails with a non-fatal
     // code, which sends its hedge at once and schedules the third attempt one delay later.
@@ -188,15 +182,7 @@ describe('engine: hedges held while the calls stall', () => {
   });
 
   it('holds and releases a hedge with no event listener', async () => {
-    const clock = new FakeClock(T0);
-    const adaptive = new AdaptiveHedging({ clock, budget: false });
-    const config = hedgingPolicy({ hedgingDelay: '0.1s', maxAttempts: 2 });
-    const call = () =>
-      engineCall(config, { clock, unobserved: true, interceptor: { adaptiveHedging: adaptive } });
-    const a = call();
-    clock.advance(10);
-    const b = call();
-    clock.advance(100);
+    const { adaptive, a, b } = twoHanging({ unobserved: true });
     expect([a.attempts.length, b.attempts.length, adaptive.heldHedges(METHOD)]).toEqual([2, 1, 1]);
     a.attempt(1).succeed();
     await b.settle();

@@ -9,7 +9,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AdaptiveHedging } from '../../src/hedging/adaptive-hedging-delay.js';
 import { createRetryInterceptor } from '../../src/retry/retry-interceptor.js';
 import { callMetadata, type FlakyClient, hedgingConfig, sleep, testClient } from '../helpers/harness.js';
-import { type ServerProcess, stallEventLoop, startServerProcess } from '../helpers/server-process.js';
+import {
+  type ServerProcess,
+  stallEventLoop,
+  startServerProcess,
+  untilServerHas,
+} from '../helpers/server-process.js';
 
 let server: ServerProcess;
 let client: FlakyClient;
@@ -68,10 +73,7 @@ async function callThroughStallOnceSent(
   through: FlakyClient,
 ): Promise<void> {
   const done = call(callId, through);
-  for (let waited = 0; (await server.attempts(callId)) === 0; waited++) {
-    if (waited > 1000) throw new Error(`${callId} never reached the server`);
-    await sleep(1);
-  }
+  await untilServerHas(server, callId);
   await stallInCheckPhase(stallMs);
   await done;
 }

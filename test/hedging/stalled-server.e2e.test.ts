@@ -4,13 +4,12 @@
  * with no call answering since waits for the next answer; when the pause ends the calls answer together, and the
  * held hedge is never sent.
  */
-import type * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AdaptiveHedging } from '../../src/hedging/adaptive-hedging-delay.js';
 import type { RetryEvent } from '../../src/retry/events.js';
 import { createRetryInterceptor } from '../../src/retry/retry-interceptor.js';
-import { callMetadata, type FlakyClient, hedgingConfig, sleep, testClient } from '../helpers/harness.js';
-import { type ServerProcess, startServerProcess } from '../helpers/server-process.js';
+import { hedgingConfig, sleep, testClient, unary } from '../helpers/harness.js';
+import { type ServerProcess, startServerProcess, untilServerHas } from '../helpers/server-process.js';
 
 let server: ServerProcess;
 beforeAll(async () => {
@@ -19,21 +18,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await server.stop();
 });
-
-function call(callId: string, through: FlakyClient): Promise<void> {
-  return new Promise<void>((resolve, reject) =>
-    through.Unary({ payload: 'x' }, callMetadata(callId), (e: grpc.ServiceError | null) =>
-      e ? reject(e) : resolve(),
-    ),
-  );
-}
-
-async function untilServerHas(callId: string): Promise<void> {
-  for (let waited = 0; (await server.attempts(callId)) === 0; waited++) {
-    if (waited > 1000) throw new Error(`${callId} never reached the server`);
-    await sleep(1);
-  }
-}
 
 /**
  * Two calls whose first attempts take 300 ms, in flight when the server stalls for a second: their hedges come due
@@ -55,12 +39,13 @@ async function twoCallsThroughServerStall(
     const [a, b] = [`${name}-a`, `${name}-b`];
     await server.script(a, [{ delayMs: 300 }, { delayMs: 300 }]);
     await server.script(b, [{ delayMs: 300 }, { delayMs: 300 }]);
-    const first = call(a, client);
-    await untilServerHas(a);
-    const second = call(b, client);
-    await untilServerHas(b);
+    const first = unary(client, a);
+    await untilServerHas(server, a);
+    const second = unary(client, b);
+    await untilServerHas(server, b);
     await server.stall(1_000);
-    await Promise.all([first, second]);
+    const outcomes = await Promise.all([first, second]);
+    expect(outcomes.map((o) => o.error)).toEqual([undefined, undefined]);
     await sleep(100); // let a cancelled hedge reach the server
     return { attempts: [await server.attempts(a), await server.attempts(b)], events };
   } finally {

@@ -71,6 +71,14 @@ export async function startServerProcess(): Promise<ServerProcess> {
   };
 }
 
+/** Resolves once the server has seen an attempt of `callId` (polled every millisecond, for at most about a second). */
+export async function untilServerHas(server: ServerProcess, callId: string): Promise<void> {
+  for (let waited = 0; (await server.attempts(callId)) === 0; waited++) {
+    if (waited > 1000) throw new Error(`${callId} never reached the server`);
+    await new Promise((resolve) => setTimeout(resolve, 1));
+  }
+}
+
 /** Holds the event loop for `ms`, as a GC pause or a busy handler does. */
 export function stallEventLoop(ms: number): void {
   const until = performance.now() + ms;
