@@ -16,6 +16,7 @@ import { REGIME_METADATA_KEY } from './lib/adaptive-phases.js';
 import { numericArgs, serveControl } from './lib/child-server.js';
 import { VARIANT_METADATA_KEY } from './lib/grpc-calls.js';
 import { parseScriptCall, SCRIPT_CALL_METADATA_KEY, scriptedAttempt } from './lib/latency-script.js';
+import { collectGarbage } from './lib/short-gc-pauses.js';
 
 const opts = numericArgs({
   fastAMs: 2,
@@ -91,6 +92,8 @@ serveControl(
     counts: () => ({ counts: Object.fromEntries(counts), running: server.activeCalls(), hedgesSeen }),
     /** Every GC pause of this process so far. */
     gcPauses: () => gcPauses,
+    /** A full garbage collection (between variants; the process must run with `--expose-gc`). */
+    collectGarbage: () => collectGarbage(),
     reset: () => {
       counts.clear();
       hedgesSeen = 0;

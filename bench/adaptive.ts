@@ -38,6 +38,12 @@ import { openLoop, sleep } from './lib/load.js';
 import { lastPairedWindowOver, pairedTimeToAdapt } from './lib/paired-time-to-adapt.js';
 import { type PausesMet, pausesMet, type Span } from './lib/pauses-met.js';
 import { RecordingAdaptiveHedging } from './lib/recording-adaptive-hedging.js';
+import {
+  collectGarbage,
+  hasShortGcPauses,
+  rerunWithShortGcPauses,
+  SHORT_GC_PAUSE_FLAGS,
+} from './lib/short-gc-pauses.js';
 import { type SlidingTimeToAdapt, slidingTimeToAdapt } from './lib/sliding-time-to-adapt.js';
 import { summarize } from './lib/stats.js';
 import { fmt, markdownTable } from './lib/table.js';
@@ -66,6 +72,8 @@ const opts = numericArgs({
   write: 1,
   /** The latency script's seed (bench/lib/latency-script.ts); 0 picks one at random, printed with the results. */
   seed: 0,
+  /** Run the client and the server with V8 flags that keep GC pauses short (bench/lib/short-gc-pauses.ts; 0: Node's defaults). */
+  shortGcPauses: 1,
 });
 const seed = scriptSeed(opts.seed);
 /** `--trace=FILE`: also write the adaptive variant's outcomes as a trace (see bench/adaptive-trace.ts). */
@@ -304,15 +312,24 @@ function lastWindowOver(
 }
 
 async function main(): Promise<void> {
+  if (opts.shortGcPauses && !hasShortGcPauses()) {
+    process.exitCode = await rerunWithShortGcPauses();
+    return;
+  }
   const info = machineInfo();
-  const server = await spawnBenchServer('bench/adaptive-server.ts', [
-    `--fast-a-ms=${opts.fastAMs}`,
-    `--slow-a-ms=${opts.slowAMs}`,
-    `--fast-b-ms=${opts.fastBMs}`,
-    `--slow-b-ms=${opts.slowBMs}`,
-    `--slow-fraction=${opts.slowFraction}`,
-    `--seed=${seed}`,
-  ]);
+  const gcFlags = opts.shortGcPauses ? SHORT_GC_PAUSE_FLAGS : [];
+  const server = await spawnBenchServer(
+    'bench/adaptive-server.ts',
+    [
+      `--fast-a-ms=${opts.fastAMs}`,
+      `--slow-a-ms=${opts.slowAMs}`,
+      `--fast-b-ms=${opts.fastBMs}`,
+      `--slow-b-ms=${opts.slowBMs}`,
+      `--slow-fraction=${opts.slowFraction}`,
+      `--seed=${seed}`,
+    ],
+    { nodeArgs: gcFlags },
+  );
   const variants: Variant[] = [];
   const make = (
     name: string,
@@ -382,6 +399,11 @@ async function main(): Promise<void> {
   /** Runs one variant through the three phases and fetches the server's attempt counts for it. */
   const runAndCount = async (v: Variant): Promise<void> => {
     await server.request('reset');
+    // With short GC pauses, every variant starts with the garbage of the ones before collected (no call in flight).
+    if (gcFlags.length > 0) {
+      collectGarbage();
+      await server.request('collectGarbage');
+    }
     await runVariant(v);
     await sleep(300); // let cancelled hedges and losers reach the server
     const reply = await server.request<{
@@ -595,6 +617,13 @@ async function main(): Promise<void> {
         : '') +
       `Took ${elapsed.toFixed(0)} s.`,
     cpuLine,
+    '',
+    gcFlags.length > 0
+      ? `GC: the client and the server run with \`${gcFlags.join(' ')}\` and collect their garbage between ` +
+        'variants (bench/lib/short-gc-pauses.ts), so that their garbage-collection pauses stay short: a long one ' +
+        'holds every call in flight and falls on one variant and not on the next. `--short-gc-pauses=0` runs ' +
+        "with Node's defaults."
+      : "GC: Node's defaults (`--short-gc-pauses=0`).",
     '',
     markdownTable(
       [
