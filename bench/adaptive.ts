@@ -14,6 +14,8 @@
  * call): paired, against that delay's p99 over the same calls; and against its p99 over the whole phase.
  * The control (`--control=0` leaves it out): each phase's best static delay runs again after all the others; its
  * ratio and paired time to adapt against its first run show what the machine's noise alone does to those figures.
+ * The client and the server run with short GC pauses (bench/lib/short-gc-pauses.ts: this script starts itself
+ * again with the V8 flags; `--short-gc-pauses=0` keeps Node's defaults).
  * Prints a markdown table and writes it to bench/results/adaptive.md.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
