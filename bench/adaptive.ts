@@ -2,7 +2,7 @@
  * Adaptive hedging through latency shifts, up and down: no hedging, static hedging delays, grpc-js's built-in
  * hedging and adaptive hedging, side by side against the same server (bench/adaptive-server.ts, its own process).
  *
- *   npm run bench:adaptive [-- --rate=200 --learn-calls=300 --measured-calls=1200]
+ *   npm run bench:adaptive [-- --rate=200 --learn-calls=300 --measured-calls=1200 --warm-up-calls=800]
  *
  * Each variant runs in turn, on its own connection, at a fixed arrival rate (open loop), through three phases:
  * regime A, then regime B (the shift up), then A again (the shift down). Regime A: a 2 ms fast path (× U[0.5, 1.5])
@@ -15,7 +15,8 @@
  * The control (`--control=0` leaves it out): each phase's best static delay runs again after all the others; its
  * ratio and paired time to adapt against its first run show what the machine's noise alone does to those figures.
  * The client and the server run with short GC pauses (bench/lib/short-gc-pauses.ts: this script starts itself
- * again with the V8 flags; `--short-gc-pauses=0` keeps Node's defaults).
+ * again with the V8 flags; `--short-gc-pauses=0` keeps Node's defaults). Each variant first makes `warmUpCalls`
+ * calls of regime A, not measured (the JIT's warm-up; see the option).
  * Prints a markdown table and writes it to bench/results/adaptive.md.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -57,6 +58,12 @@ const opts = numericArgs({
   learnCalls: 300,
   /** Measured calls per phase. */
   measuredCalls: 1200,
+  /**
+   * Calls of regime A each variant makes before its first phase, not measured (0: none): the JIT's warm-up. After
+   * the garbage collection between variants (or on a new process), V8 optimizes the hot code again, and about
+   * 2.5 s into the load its compiler threads take both cores from the client and the server for 20–40 ms.
+   */
+  warmUpCalls: 800,
   fastAMs: 2,
   slowAMs: 200,
   fastBMs: 20,
@@ -197,8 +204,25 @@ function gcCell(g: GcPauses): string {
   return g.count === 0 ? '0' : `${g.count}, ${fmt(g.totalMs, 0)}, ${fmt(g.maxMs, 1)}`;
 }
 
+/** The script's phase number of the warm-up calls (the phases are 0, 1 and 2). */
+const WARM_UP_SCRIPT_PHASE = PHASES.length;
+
 async function runVariant(v: Variant): Promise<void> {
   await waitForReady(v.client);
+  // Regime A, scripted alike for every variant, counted by the server apart from the phases; the adaptive variant
+  // learns from these calls too (its delay then starts the first phase at regime A's, as on a warm client).
+  await openLoop(
+    opts.rate,
+    opts.warmUpCalls,
+    (index) =>
+      unary(
+        v.client,
+        { payload: 'x' },
+        adaptiveCallMetadata(`${v.label}|warm-up|a1`, 'a', `${WARM_UP_SCRIPT_PHASE}:${index}`),
+        { deadline: Date.now() + opts.deadlineMs },
+      ),
+    () => {},
+  );
   for (const [phaseNumber, phase] of PHASES.entries()) {
     const d = v.data[phase.key];
     if (v.adaptive instanceof RecordingAdaptiveHedging) v.adaptive.phase = phase.key;
@@ -604,7 +628,9 @@ async function main(): Promise<void> {
     `Command: \`npm run bench:adaptive -- ${process.argv.slice(2).join(' ')}\``.replace(' -- `', '`'),
     '',
     `Open loop at ${opts.rate} calls/s per variant, one variant at a time, each on its own connection, through three ` +
-      `phases: regime A, regime B, regime A again. Each phase: ${opts.learnCalls} calls not measured (learning), ` +
+      `phases: regime A, regime B, regime A again, after ${opts.warmUpCalls} calls of regime A not measured (the ` +
+      `JIT's warm-up: V8 optimizes the code again after the garbage collection between variants, and its compiler ` +
+      `threads take the cores about 2.5 s in). Each phase: ${opts.learnCalls} calls not measured (learning), ` +
       `then ${opts.measuredCalls} measured. Hedging: maxAttempts 2. Fast-path times are × U[0.5, 1.5]. A script ` +
       `every variant meets alike (seed ${seed}; \`--seed=${seed}\` repeats it) makes the same calls slow on the ` +
       `same attempts: first attempts in exactly ${opts.slowFraction * 100}% of each block of 100 calls, hedges ` +

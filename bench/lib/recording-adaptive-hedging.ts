@@ -26,18 +26,20 @@ export interface TracedRun {
 
 export class RecordingAdaptiveHedging extends AdaptiveHedging {
   readonly outcomes: TraceOutcome[] = [];
-  /** The phase running, written with each outcome. */
+  /** The phase running, written with each outcome; outcomes while it is '' (a warm-up) are not kept. */
   phase = '';
   private readonly started = performance.now();
 
   override recordOutcome(method: string, delayUsedMs: number, latencyMs: number, superseded = false): void {
-    this.outcomes.push({
-      ms: Math.round(performance.now() - this.started),
-      phase: this.phase,
-      delayUsedMs,
-      latencyMs,
-      superseded,
-    });
+    if (this.phase !== '') {
+      this.outcomes.push({
+        ms: Math.round(performance.now() - this.started),
+        phase: this.phase,
+        delayUsedMs,
+        latencyMs,
+        superseded,
+      });
+    }
     super.recordOutcome(method, delayUsedMs, latencyMs, superseded);
   }
 
