@@ -207,6 +207,15 @@ function gcCell(g: GcPauses): string {
 /** The script's phase number of the warm-up calls (the phases are 0, 1 and 2). */
 const WARM_UP_SCRIPT_PHASE = PHASES.length;
 
+/**
+ * One call of variant `v`: its server-side count key (`label|stage|phase`, the server counts attempts by it), its
+ * regime and its place in the latency script (`phase:index`).
+ */
+function benchCall(v: Variant, countKey: string, regime: string, scriptCall: string): Promise<unknown> {
+  const metadata = adaptiveCallMetadata(`${v.label}|${countKey}`, regime, scriptCall);
+  return unary(v.client, { payload: 'x' }, metadata, { deadline: Date.now() + opts.deadlineMs });
+}
+
 async function runVariant(v: Variant): Promise<void> {
   await waitForReady(v.client);
   // Regime A, scripted alike for every variant, counted by the server apart from the phases; the adaptive variant
@@ -215,13 +224,7 @@ async function runVariant(v: Variant): Promise<void> {
   await openLoop(
     opts.rate,
     opts.warmUpCalls,
-    (index) =>
-      unary(
-        v.client,
-        { payload: 'x' },
-        adaptiveCallMetadata(`${v.label}|warm-up|a1`, 'a', `${WARM_UP_SCRIPT_PHASE}:${index}`),
-        { deadline: Date.now() + opts.deadlineMs },
-      ),
+    (index) => benchCall(v, 'warm-up|a1', 'a', `${WARM_UP_SCRIPT_PHASE}:${index}`),
     () => {},
   );
   for (const [phaseNumber, phase] of PHASES.entries()) {
@@ -233,17 +236,13 @@ async function runVariant(v: Variant): Promise<void> {
     await openLoop(
       opts.rate,
       opts.learnCalls + opts.measuredCalls,
+      // Learning calls are counted apart by the server.
       (index) =>
-        unary(
-          v.client,
-          { payload: 'x' },
-          // Learning calls are counted apart by the server.
-          adaptiveCallMetadata(
-            `${v.label}|${index < opts.learnCalls ? 'learn' : 'measured'}|${phase.key}`,
-            phase.regime,
-            `${phaseNumber}:${index}`,
-          ),
-          { deadline: Date.now() + opts.deadlineMs },
+        benchCall(
+          v,
+          `${index < opts.learnCalls ? 'learn' : 'measured'}|${phase.key}`,
+          phase.regime,
+          `${phaseNumber}:${index}`,
         ),
       (index, startedS, latencyMs, error) => {
         if (error === undefined) d.timeline.push({ t: startedS, latencyMs });
