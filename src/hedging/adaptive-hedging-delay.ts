@@ -130,7 +130,7 @@ export class AdaptiveHedging implements HedgeDelaySource {
       };
       this.methods.set(method, state);
     }
-    state.tracker.record(delayUsedMs, latencyMs, superseded);
+    state.tracker.record(delayUsedMs, latencyMs, superseded, this.clock.now());
     state.window.record(latencyMs, this.clock.now());
   }
 

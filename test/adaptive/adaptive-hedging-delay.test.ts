@@ -82,6 +82,32 @@ describe('AdaptiveHedging delay', () => {
     expect(hedging.delayOf(M) as number).toBeLessThan(5);
   });
 
+  it("tells the tracker when each call answered: two late answers in the same millisecond, a pause's, are taken out", () => {
+    for (const apartMs of [0, 5]) {
+      const clock = new FakeClock();
+      const hedging = new AdaptiveHedging({ clock, budget: false });
+      // A fast path over 4..6 ms and every 20th call slow (a hedge superseded it), 5 ms apart: the delay is 6 ms.
+      const call = (latencyMs: number) => {
+        const delay = hedging.delayFor(M, 20).delayMs;
+        hedging.recordOutcome(M, delay, latencyMs, latencyMs > delay + 50);
+      };
+      for (let i = 0; i < 400; i++) {
+        call(i % 20 === 7 ? 200 : 4 + (i % 3));
+        clock.advance(5);
+      }
+      expect(hedging.delayOf(M)).toBe(6);
+      call(9);
+      clock.advance(apartMs);
+      call(8);
+      for (let i = 0; i < 10; i++) {
+        clock.advance(5);
+        call(4 + (i % 3));
+      }
+      // Together, the pair is taken out once the calls after it are back under 6 ms; 5 ms apart, it stays.
+      expect(hedging.delayOf(M)).toBe(apartMs === 0 ? 6 : 9);
+    }
+  });
+
   it('reports first-attempt latencies over its window, and forgets them when the window has passed', () => {
     const clock = new FakeClock();
     const hedging = new AdaptiveHedging({ clock, windowMs: 3_000, windowBins: 3 });

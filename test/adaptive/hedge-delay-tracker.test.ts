@@ -282,6 +282,86 @@ describe('HedgeDelayTracker', () => {
       });
     });
 
+    describe("two that answered late together (a pause's victims)", () => {
+      /**
+       * A tracker settled on a fast path over 4..6 ms with a slow mode at the target share (every 20th call, which a
+       * hedge supersedes), its window full, its calls answering 5 ms apart: its delay is the fast path's top, 6 ms.
+       */
+      function settledInTime(): {
+        tracker: HedgeDelayTracker;
+        call: (latencyMs: number, gapMs?: number) => void;
+      } {
+        const tracker = new HedgeDelayTracker(6, CONFIG);
+        let t = 0;
+        const call = (latencyMs: number, gapMs = 5) => {
+          t += gapMs;
+          const delay = tracker.delayMs;
+          tracker.record(delay, latencyMs, latencyMs > delay + 50, t);
+        };
+        for (let i = 0; i < CONFIG.recentCalls; i++) call(i % 20 === 7 ? 200 : 4 + (i % 3));
+        expect(tracker.delayMs).toBe(6);
+        return { tracker, call };
+      }
+
+      it('are taken out of the window once most of the next ten calls are back under the delay', () => {
+        const { tracker, call } = settledInTime();
+        // Two victims answer in the same millisecond, at 9 and 8 ms: the top of the fast path now, and no
+        // stragglers (9 is less than 1.25 times 8).
+        call(9);
+        call(8, 0);
+        expect(tracker.delayMs).toBe(9);
+        for (let i = 0; i < 10; i++) call(4 + (i % 3));
+        expect([tracker.shiftsDetected, tracker.stallsDetected]).toEqual([0, 1]);
+        expect(tracker.delayMs).toBe(6);
+      });
+
+      it('stay when they answered apart: a continuous tail has pairs like them by chance', () => {
+        const { tracker, call } = settledInTime();
+        call(9);
+        call(8);
+        for (let i = 0; i < 10; i++) call(4 + (i % 3));
+        expect(tracker.stallsDetected).toBe(0);
+        expect(tracker.delayMs).toBe(9);
+      });
+
+      it('stay when every answer comes together (a frozen clock, or thousands of calls a second)', () => {
+        const tracker = new HedgeDelayTracker(6, CONFIG);
+        const call = (latencyMs: number) => {
+          const delay = tracker.delayMs;
+          tracker.record(delay, latencyMs, latencyMs > delay + 50, 0);
+        };
+        for (let i = 0; i < CONFIG.recentCalls; i++) call(i % 20 === 7 ? 200 : 4 + (i % 3));
+        call(9);
+        call(8);
+        for (let i = 0; i < 10; i++) call(4 + (i % 3));
+        expect(tracker.stallsDetected).toBe(0);
+        expect(tracker.delayMs).toBe(9);
+      });
+
+      it('stay when the calls after them are slower than the delay before them', () => {
+        const { tracker, call } = settledInTime();
+        call(9);
+        call(8, 0);
+        for (let i = 0; i < 10; i++) call(i % 2 === 0 ? 5 : 8);
+        expect(tracker.stallsDetected).toBe(0);
+        expect(tracker.delayMs).toBe(9);
+      });
+
+      it('need both to have answered: a pair with one a hedge superseded stays', () => {
+        for (const pair of [
+          [300, 7],
+          [7, 300],
+        ] as const) {
+          const { tracker, call } = settledInTime();
+          call(pair[0]);
+          call(pair[1], 0);
+          for (let i = 0; i < 10; i++) call(4 + (i % 3));
+          expect(tracker.stallsDetected).toBe(0);
+          expect(tracker.delayMs).toBe(7);
+        }
+      });
+    });
+
     it('stands when the calls after it stay slower than the old delay', () => {
       const tracker = settled();
       for (let i = 0; i < 6; i++) tracker.record(tracker.delayMs, 20 + i, false);
