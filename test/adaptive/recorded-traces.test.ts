@@ -63,7 +63,8 @@ describe('recorded traces of adaptive hedging, replayed', () => {
  * pause kept answering after it. The tracker that recorded them kept those later victims, and held the delay at
  * 11 ms for 2 s of the 777 script's A again, and at 29 ms for the end of the 424242 script's A. In
  * bench-1398313959 and bench-31337 (with the stall rule, before the burst rule), a pause in regime B held fewer
- * calls, too few in a row for a shift up.
+ * calls, too few in a row for a shift up. In bench-424242-pair (with both rules, before the rule for two late
+ * answers together), a pause held two.
  */
 const IN_BENCH = join(DIR, 'in-bench');
 const inBench = (name: string) => {
@@ -106,6 +107,17 @@ describe('traces of bench:adaptive, replayed: a burst too short for a shift up',
     // Recorded: the delay's p90 was 43 ms, its slow calls' mean 35.6 ms.
     expect(phase('b')?.p90Delay).toBeLessThanOrEqual(34);
     expect(phase('b')?.delayAtSlowCalls).toBeLessThanOrEqual(33);
+  });
+});
+
+describe('traces of bench:adaptive, replayed: two late answers together', () => {
+  it('leave the window when the calls after them are back under (script 424242, A again)', () => {
+    // Recorded (fb6a369, the tracker before the rule): two victims of one pause answered in the same millisecond,
+    // at 15 and 12 ms over a fast path topping at 9 ms, and held the delay at 15 ms for 2 s: its p90 was 15 ms,
+    // the slow calls' mean 10.8 ms, and the phase's p99 ×1.31 the best static delay's.
+    const phase = inBench('bench-424242-pair.csv');
+    expect(phase('a2')?.p90Delay).toBeLessThanOrEqual(12);
+    expect(phase('a2')?.delayAtSlowCalls).toBeLessThanOrEqual(10);
   });
 });
 
