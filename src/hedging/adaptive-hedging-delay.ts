@@ -130,8 +130,9 @@ export class AdaptiveHedging implements HedgeDelaySource {
       };
       this.methods.set(method, state);
     }
-    state.tracker.record(delayUsedMs, latencyMs, superseded, this.clock.now());
-    state.window.record(latencyMs, this.clock.now());
+    const now = this.clock.now();
+    state.tracker.record(delayUsedMs, latencyMs, superseded, now);
+    state.window.record(latencyMs, now);
   }
 
   /**

@@ -99,8 +99,8 @@ export class HedgeDelayTracker {
   }
 
   /**
-   * Stalls taken out of the window: shifts up, or runs of three attempts outliving their delay, after which most
-   * of the calls were soon back under the delay before.
+   * Stalls taken out of the window: shifts up, runs of three attempts outliving their delay, or two that answered
+   * late together, after which most of the calls were soon back under the delay before.
    */
   get stallsDetected(): number {
     return this.stalls;
@@ -121,7 +121,7 @@ export class HedgeDelayTracker {
     this.outlivedRun = late ? this.outlivedRun + 1 : 0;
     // Two attempts in a row that answered late, and together: most likely a pause's victims (see STALL_RUN).
     const together = this.answerTimes.note(atMs);
-    const pausePair = late && !superseded && this.lastAnsweredLate && this.outlivedRun === 2 && together;
+    const pausePair = this.outlivedRun === 2 && !superseded && this.lastAnsweredLate && together;
     this.lastAnsweredLate = late && !superseded;
     if (this.outlivedRun === 1) {
       this.delayBeforeRun = this.delay;
