@@ -257,7 +257,7 @@ const STALL_CALLS_MAX = 4;
  * ({@link AnswersTogether}): in a trace of regime A again, a pause's two victims answered in the same millisecond at
  * 15 and 12 ms over a fast path topping at 9 ms, and held the delay at 15 ms for 2 s (p99 ×1.31 the best static
  * delay's). Any two in a row would come by chance once in 500 calls, and taking those out of a continuous tail put
- * 0.0505 of the calls over the delay instead of 0.045 (a frozen clock, where every answer is together, showed it);
+ * 0.0504 of the calls over the delay instead of 0.0448 (a frozen clock, where every answer is together, showed it);
  * answers counted as together only where they rarely are, the chance pairs are a fifth of those at most.
  */
 const STALL_RUN = 3;
