@@ -285,15 +285,16 @@ describe('HedgeDelayTracker', () => {
     describe("two that answered late together (a pause's victims)", () => {
       /**
        * A tracker settled on a fast path over 4..6 ms with a slow mode at the target share (every 20th call, which a
-       * hedge supersedes), its window full, its calls answering 5 ms apart: its delay is the fast path's top, 6 ms.
+       * hedge supersedes), its window full, its calls answering `spacingMs` apart (unless a call says otherwise): its
+       * delay is the fast path's top, 6 ms.
        */
-      function settledInTime(): {
+      function settledInTime(spacingMs = 5): {
         tracker: HedgeDelayTracker;
         call: (latencyMs: number, gapMs?: number) => void;
       } {
         const tracker = new HedgeDelayTracker(6, CONFIG);
         let t = 0;
-        const call = (latencyMs: number, gapMs = 5) => {
+        const call = (latencyMs: number, gapMs = spacingMs) => {
           t += gapMs;
           const delay = tracker.delayMs;
           tracker.record(delay, latencyMs, latencyMs > delay + 50, t);
@@ -325,12 +326,7 @@ describe('HedgeDelayTracker', () => {
       });
 
       it('stay when every answer comes together (a frozen clock, or thousands of calls a second)', () => {
-        const tracker = new HedgeDelayTracker(6, CONFIG);
-        const call = (latencyMs: number) => {
-          const delay = tracker.delayMs;
-          tracker.record(delay, latencyMs, latencyMs > delay + 50, 0);
-        };
-        for (let i = 0; i < CONFIG.recentCalls; i++) call(i % 20 === 7 ? 200 : 4 + (i % 3));
+        const { tracker, call } = settledInTime(0);
         call(9);
         call(8);
         for (let i = 0; i < 10; i++) call(4 + (i % 3));
