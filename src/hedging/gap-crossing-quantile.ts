@@ -30,7 +30,13 @@ import { upperBound } from './attempt-window.js';
  *      waited that long);
  *    - and below up to two stragglers: attempts each more than 1.25 times the next below (a lone slow read or a
  *      stall's victim, less than twice the fast path's top, held the delay at its latency while it was in the
- *      window).
+ *      window);
+ *    - or, where neither of those applied, below a pair at the top that together spans more than 1.25 times the
+ *      next below: in whole milliseconds, as a client measures, lone fast calls at 6 and then 7 ms over a fast path
+ *      topping at 5 (or 10 and 12 over 9) are neither of them a straggler, and held the delay for the window's 2 s
+ *      against the best static delay at the fast path's top. On continuous tails (40,000 calls through the tracker,
+ *      5 ms apart) the share of calls over the delay moved by 0.001 at most (log-normal σ = 1: 0.0442 and 0.0442;
+ *      Pareto α = 1: 0.0517 → 0.0527; α = 0.5: 0.0766 → 0.0774).
  * 3. **When q is +∞** (superseded attempts alone are more than a + t), the slowest answered latency.
  *
  * On a continuous distribution neither step 2 nor step 3 applies and the delay is step 1's quantile.
@@ -63,6 +69,7 @@ export function gapCrossingQuantile(
       at = i - 1;
     }
   }
+  const afterGaps = at;
   // Below a sparse top of the cluster, up to SPARSE_TOP attempts spread over a gap's ratio or more (the most that
   // qualify), with no more than the crossing's limit above the new estimate.
   for (let j = Math.min(SPARSE_TOP, at); j > 0; j--) {
@@ -81,6 +88,16 @@ export function gapCrossingQuantile(
     k++
   ) {
     at -= 1;
+  }
+  // Or, where neither a sparse top nor a straggler was dropped, below a pair of attempts at the top that together
+  // span more than the straggler ratio over the next one below.
+  if (
+    at === afterGaps &&
+    at > 1 &&
+    n - (at - 1) <= crossLimit &&
+    (sorted[at - 2] as number) * STRAGGLER_RATIO < (sorted[at] as number)
+  ) {
+    at -= 2;
   }
   // The superseded attempts (+∞) are the last of the sorted window.
   const answered = upperBound(sorted, n, Number.MAX_VALUE);

@@ -34,8 +34,8 @@ import { gapCrossingQuantile } from './gap-crossing-quantile.js';
  *   last 2 · `shiftRun` calls since are back under the delay from before the run, within 4 · `shiftRun` calls, it
  *   is taken back, and the window is what it was plus the calls since, without the stall's victims (the attempts
  *   of the run and after it that answered slower than that delay). A run of three, too short for a shift up, is
- *   put to the same test, the window kept as it is meanwhile; so are two in a row that answered late in the same
- *   moment ({@link AnswersTogether}), a pause's signature.
+ *   put to the same test, the window kept as it is meanwhile; so are answers that came together
+ *   ({@link AnswersTogether}: a pause's signature) with two or more of them late.
  * - a shift down is no more than ⌊exceedance · shiftCalls⌋ of the last `shiftCalls` above delay / `shiftRatio`.
  *   The window then keeps those last `shiftCalls` attempts.
  *
@@ -53,8 +53,10 @@ export class HedgeDelayTracker {
   private outlivedRun = 0;
   /** The delay in force when the current run of attempts outliving their delay began. */
   private delayBeforeRun = 0;
-  /** Whether the last attempt recorded answered (was not superseded) after outliving its delay. */
-  private lastAnsweredLate = false;
+  /** Of the answers in the current run of answers together ({@link AnswersTogether.run}), those that answered late. */
+  private lateTogether = 0;
+  /** The delay in force when the current run of answers together began. */
+  private delayBeforeTogether = 0;
   /** When the attempts answered: whether one came together with the one before (a pause's signature). */
   private readonly answerTimes = new AnswersTogether();
   private outcomes = 0;
@@ -99,8 +101,8 @@ export class HedgeDelayTracker {
   }
 
   /**
-   * Stalls taken out of the window: shifts up, runs of three attempts outliving their delay, or two that answered
-   * late together, after which most of the calls were soon back under the delay before.
+   * Stalls taken out of the window: shifts up, runs of three attempts outliving their delay, or answers together
+   * with two or more of them late, after which most of the calls were soon back under the delay before.
    */
   get stallsDetected(): number {
     return this.stalls;
@@ -119,10 +121,17 @@ export class HedgeDelayTracker {
     this.outcomes += 1;
     const late = latencyMs > delayUsedMs;
     this.outlivedRun = late ? this.outlivedRun + 1 : 0;
-    // Two attempts in a row that answered late, and together: most likely a pause's victims (see STALL_RUN).
+    // Answers that came together, two or more of them late (a hedge superseded neither): most likely a pause's
+    // victims (see STALL_RUN).
+    const answeredLate = late && !superseded;
     const together = this.answerTimes.note(atMs);
-    const pausePair = this.outlivedRun === 2 && !superseded && this.lastAnsweredLate && together;
-    this.lastAnsweredLate = late && !superseded;
+    const burst = this.answerTimes.run;
+    if (burst === 1) {
+      this.lateTogether = 0;
+      this.delayBeforeTogether = this.delay;
+    }
+    this.lateTogether += answeredLate ? 1 : 0;
+    const pauseVictims = together && answeredLate && this.lateTogether >= 2;
     if (this.outlivedRun === 1) {
       this.delayBeforeRun = this.delay;
     }
@@ -133,7 +142,7 @@ export class HedgeDelayTracker {
       this.shifts += 1;
       // A shift up may be a stall: keep the window as it was, without the stall's victims in the run that set the
       // shift off, until the next calls tell.
-      this.pendingStall = shift === 'up' ? this.openStall() : undefined;
+      this.pendingStall = shift === 'up' ? this.openStall(this.outlivedRun, this.delayBeforeRun) : undefined;
       this.outlivedRun = 0;
       // After a shift up the calls before it would hold the delay down (the estimate's gap crossing), so keep only
       // the last few.
@@ -142,9 +151,13 @@ export class HedgeDelayTracker {
       );
     } else if (this.pendingStall !== undefined) {
       this.confirm(this.pendingStall);
-    } else if ((this.outlivedRun === STALL_RUN || pausePair) && this.delay < this.config.maxMs) {
+    } else if (this.delay < this.config.maxMs && (pauseVictims || this.outlivedRun === STALL_RUN)) {
       // A burst too short for a shift up may still be a stall's victims: the same test, the window kept as it is.
-      this.pendingStall = this.openStall();
+      // Its victims are the run of attempts that outlived their delay, or the answers together, whichever is longer.
+      this.pendingStall =
+        pauseVictims && burst > this.outlivedRun
+          ? this.openStall(burst, this.delayBeforeTogether)
+          : this.openStall(this.outlivedRun, this.delayBeforeRun);
     }
     if (this.outcomes >= this.config.minCalls) {
       this.delay = clamp(this.estimate(), this.config.minMs, this.config.maxMs);
@@ -152,12 +165,14 @@ export class HedgeDelayTracker {
   }
 
   /**
-   * A stall to be confirmed by the next calls: the window without the run of attempts that outlived their delay
-   * (its victims, if a stall), and the delay from before the run (its first victims may have moved it already).
+   * A stall to be confirmed by the next calls: the window without those of its `last` attempts that outlived
+   * `delayBefore` (its victims, if a stall), and that delay, the one from before them (its first victims may have
+   * moved it already). With `last` 0 (a shift up on the count above the delay), the window and the delay as they
+   * are.
    */
-  private openStall(): PossibleStall {
-    const run = Math.min(this.outlivedRun, this.window.size);
-    const delay = run > 0 ? this.delayBeforeRun : this.delay;
+  private openStall(last: number, delayBefore: number): PossibleStall {
+    const run = Math.min(last, this.window.size);
+    const delay = run > 0 ? delayBefore : this.delay;
     return {
       before: concat(
         this.window.arrivals(0, this.window.size - run),
@@ -253,12 +268,16 @@ const STALL_CALLS_MAX = 4;
  * chance, at the target share of 0.045, three in a row come once in 11,000 calls, and the test takes them out of
  * the window only when the calls after them are back under the delay.
  *
- * Two in a row are put to it too when both answered late (a hedge superseded neither) and together
- * ({@link AnswersTogether}): in a trace of regime A again, a pause's two victims answered in the same millisecond at
- * 15 and 12 ms over a fast path topping at 9 ms, and held the delay at 15 ms for 2 s (p99 ×1.31 the best static
- * delay's). Any two in a row would come by chance once in 500 calls, and taking those out of a continuous tail put
- * 0.0504 of the calls over the delay instead of 0.0448 (a frozen clock, where every answer is together, showed it);
- * answers counted as together only where they rarely are, the chance pairs are a fifth of those at most.
+ * So are answers that came together ({@link AnswersTogether}) with two or more of them answered late (a hedge
+ * superseded none of those), the run of answers together then being the victims when it is longer than the run of
+ * attempts outliving their delay. In a trace of regime A again, a pause's two victims answered in the same
+ * millisecond at 15 and 12 ms over a fast path topping at 9 ms, and held the delay at 15 ms for 2 s (p99 ×1.31 the
+ * best static delay's); in one of regime B, where a quarter of the answers come in pairs by chance, four answered in
+ * the same millisecond, three late (54, 48 and 43 ms) and one on time among them, over a fast path topping at 32 ms,
+ * and held the delay at 54 ms for 1.5 s. Any two in a row would come by chance once in 500 calls, and taking those
+ * out of a continuous tail put 0.0504 of the calls over the delay instead of 0.0448 (a frozen clock, where every
+ * answer is together, showed it); answers counted as together only where chance rarely brings that many, the chance
+ * runs are a fifth of those at most.
  */
 const STALL_RUN = 3;
 

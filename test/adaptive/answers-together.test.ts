@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { AnswersTogether, CHANCE_SHARE_MAX, TOGETHER_MS } from '../../src/hedging/answers-together.js';
+import {
+  AnswersTogether,
+  BURST_SHARE_MAX,
+  CHANCE_SHARE_MAX,
+  TOGETHER_MS,
+} from '../../src/hedging/answers-together.js';
 
 describe('AnswersTogether', () => {
   it('tells an answer that came within TOGETHER_MS of the one before, while answers are spread out', () => {
@@ -20,16 +25,34 @@ describe('AnswersTogether', () => {
     expect(answers.note(0)).toBe(true);
   });
 
-  it(`counts none as together once more than ${CHANCE_SHARE_MAX} of the recent answers came together`, () => {
+  it(`counts none as together once more than ${BURST_SHARE_MAX} of the recent answers came together`, () => {
     // A frozen clock (or thousands of calls a second): every answer comes with the one before.
     const answers = new AnswersTogether();
     const together: boolean[] = [];
     for (let i = 0; i < 100; i++) together.push(answers.note(0));
     // Together while the share was still low (the first answer has no one before it), then never.
     const first = together.indexOf(false, 1);
-    expect(first).toBeGreaterThan(5);
-    expect(first).toBeLessThan(20);
+    expect(first).toBeGreaterThan(20);
+    expect(first).toBeLessThan(50);
     expect(together.slice(first).every((x) => !x)).toBe(true);
+  });
+
+  it(`where more than ${CHANCE_SHARE_MAX} come with the one before, counts only a run of them that chance rarely makes`, () => {
+    // Every fourth answer comes with the one before (regime B of bench:adaptive: 0.23-0.26 of them).
+    const answers = new AnswersTogether();
+    let t = 0;
+    let counted = 0;
+    for (let i = 0; i < 400; i++) {
+      t += i % 4 === 3 ? 0 : 5;
+      // Once the share has settled (from 0 at the start, where the pairs do count).
+      counted += answers.note(t) && i >= 200 ? 1 : 0;
+    }
+    expect(counted).toBe(0);
+    // A pair: as common as the pattern's own (0.25 > 0.2). A third with them: 0.25² ≤ 0.2.
+    t += 5;
+    expect([answers.note(t), answers.note(t), answers.note(t), answers.run]).toEqual([false, false, true, 3]);
+    t += 5;
+    expect([answers.note(t), answers.run]).toEqual([false, 1]);
   });
 
   it('counts them again once answers are spread out for a while', () => {

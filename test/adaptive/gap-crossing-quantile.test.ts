@@ -61,6 +61,18 @@ describe('gapCrossingQuantile', () => {
     expect(estimate([...spread(376, 2, 6), 7.51, 9.39, 11.74, ...repeat(21, 200)])).toBe(7.51);
   });
 
+  it('drops below a pair at the top that together spans more than 1.25 × the next below, and no lower', () => {
+    // Neither is a straggler (7 and 8 are each less than 1.25 × the one below), together they span 8 / 6.
+    expect(estimate([...spread(378, 2, 6), 7, 8, ...repeat(20, 200)])).toBe(6);
+    // In whole milliseconds, as a real client measures: 6 and 7 over a fast path topping at 5.
+    expect(estimate([...repeat(300, 3), ...repeat(78, 5), 6, 7, ...repeat(20, 200)])).toBe(5);
+    // Spanning no more than 1.25 × the one below (7.5 over 6; 8 over 6.5, three spread up the gap): it stays.
+    expect(estimate([...spread(378, 2, 6), 7, 7.5, ...repeat(20, 200)])).toBe(7.5);
+    expect(estimate([...spread(377, 2, 6), 6.5, 7, 8, ...repeat(20, 200)])).toBe(8);
+    // Not below a straggler and then a pair: 10 is a straggler over 7.6, and 7 and 7.6 under it stay.
+    expect(estimate([...spread(376, 2, 6), 7, 7.6, 10, ...repeat(20, 200)])).toBe(7.6);
+  });
+
   it('counts superseded attempts as slower than any latency, and falls back to the slowest answered one', () => {
     // Superseded attempts (+∞) are a cluster of their own above the slow mode: crossed like it.
     expect(estimate([...spread(378, 2, 6), ...repeat(22, SUPERSEDED)])).toBe(6);

@@ -282,79 +282,104 @@ describe('HedgeDelayTracker', () => {
       });
     });
 
-    describe("two that answered late together (a pause's victims)", () => {
+    describe("answers that came together, two or more of them late (a pause's victims)", () => {
       /**
        * A tracker settled on a fast path over 4..6 ms with a slow mode at the target share (every 20th call, which a
-       * hedge supersedes), its window full, its calls answering `spacingMs` apart (unless a call says otherwise): its
-       * delay is the fast path's top, 6 ms.
+       * hedge supersedes), its window full, its calls answering `spacingMs` apart (`gapsMs`: in turn; unless a call
+       * says otherwise): its delay is the fast path's top, 6 ms. A call was sent with the delay in force (a pause's
+       * victims: with the delay from before it, `delayUsedMs`, as they were all in flight).
        */
-      function settledInTime(spacingMs = 5): {
+      function settledInTime(gapsMs: number | number[] = 5): {
         tracker: HedgeDelayTracker;
-        call: (latencyMs: number, gapMs?: number) => void;
+        call: (latencyMs: number, gapMs?: number, delayUsedMs?: number) => void;
       } {
         const tracker = new HedgeDelayTracker(6, CONFIG);
+        const gaps = typeof gapsMs === 'number' ? [gapsMs] : gapsMs;
         let t = 0;
-        const call = (latencyMs: number, gapMs = spacingMs) => {
+        let i = 0;
+        const call = (
+          latencyMs: number,
+          gapMs = gaps[i++ % gaps.length] as number,
+          delayUsedMs = tracker.delayMs,
+        ) => {
           t += gapMs;
-          const delay = tracker.delayMs;
-          tracker.record(delay, latencyMs, latencyMs > delay + 50, t);
+          tracker.record(delayUsedMs, latencyMs, latencyMs > delayUsedMs + 50, t);
         };
-        for (let i = 0; i < CONFIG.recentCalls; i++) call(i % 20 === 7 ? 200 : 4 + (i % 3));
+        for (let k = 0; k < CONFIG.recentCalls; k++) call(k % 20 === 7 ? 200 : 4 + (k % 3));
         expect(tracker.delayMs).toBe(6);
         return { tracker, call };
       }
 
       it('are taken out of the window once most of the next ten calls are back under the delay', () => {
         const { tracker, call } = settledInTime();
-        // Two victims answer in the same millisecond, at 9 and 8 ms: the top of the fast path now, and no
-        // stragglers (9 is less than 1.25 times 8).
-        call(9);
-        call(8, 0);
-        expect(tracker.delayMs).toBe(9);
-        for (let i = 0; i < 10; i++) call(4 + (i % 3));
+        // Two victims, both sent with the delay at 6 ms, answer in the same millisecond at 7 ms: the top of the fast
+        // path now, and no stragglers (7 is less than 1.25 × 6).
+        call(7);
+        call(7, 0, 6);
+        expect(tracker.delayMs).toBe(7);
+        for (let k = 0; k < 10; k++) call(4 + (k % 3));
         expect([tracker.shiftsDetected, tracker.stallsDetected]).toEqual([0, 1]);
         expect(tracker.delayMs).toBe(6);
       });
 
       it('stay when they answered apart: a continuous tail has pairs like them by chance', () => {
         const { tracker, call } = settledInTime();
-        call(9);
-        call(8);
-        for (let i = 0; i < 10; i++) call(4 + (i % 3));
+        call(7);
+        call(7, 5, 6);
+        for (let k = 0; k < 10; k++) call(4 + (k % 3));
         expect(tracker.stallsDetected).toBe(0);
-        expect(tracker.delayMs).toBe(9);
+        expect(tracker.delayMs).toBe(7);
       });
 
       it('stay when every answer comes together (a frozen clock, or thousands of calls a second)', () => {
         const { tracker, call } = settledInTime(0);
-        call(9);
-        call(8);
-        for (let i = 0; i < 10; i++) call(4 + (i % 3));
+        // The run of answers together is as long as the window here, and longer runs are no rarer.
+        call(7);
+        call(5, 0, 6);
+        call(7, 0, 6);
+        for (let k = 0; k < 10; k++) call(4 + (k % 3));
         expect(tracker.stallsDetected).toBe(0);
-        expect(tracker.delayMs).toBe(9);
+        expect(tracker.delayMs).toBe(7);
       });
 
       it('stay when the calls after them are slower than the delay before them', () => {
         const { tracker, call } = settledInTime();
-        call(9);
-        call(8, 0);
-        for (let i = 0; i < 10; i++) call(i % 2 === 0 ? 5 : 8);
+        call(7);
+        call(7, 0, 6);
+        for (let k = 0; k < 10; k++) call(k % 2 === 0 ? 5 : 8);
         expect(tracker.stallsDetected).toBe(0);
-        expect(tracker.delayMs).toBe(9);
+        expect(tracker.delayMs).toBe(8);
       });
 
-      it('need both to have answered: a pair with one a hedge superseded stays', () => {
+      it('need two to have answered: a pair with one a hedge superseded stays', () => {
         for (const pair of [
           [300, 7],
           [7, 300],
         ] as const) {
           const { tracker, call } = settledInTime();
           call(pair[0]);
-          call(pair[1], 0);
-          for (let i = 0; i < 10; i++) call(4 + (i % 3));
+          call(pair[1], 0, 6);
+          for (let k = 0; k < 10; k++) call(4 + (k % 3));
           expect(tracker.stallsDetected).toBe(0);
           expect(tracker.delayMs).toBe(7);
         }
+      });
+
+      it('where a quarter of the answers come in pairs, take more together: three late of four, one on time among them', () => {
+        // Every fourth answer comes with the one before (regime B of bench:adaptive: 0.23-0.26 of them).
+        const gaps = [5, 5, 5, 0];
+        const burst = (latencies: readonly number[]) => {
+          const { tracker, call } = settledInTime(gaps);
+          call(latencies[0] as number, 5, 6);
+          for (const latency of latencies.slice(1)) call(latency, 0, 6);
+          const top = tracker.delayMs;
+          for (let k = 0; k < 10; k++) call(4 + (k % 3), 5);
+          return [top, tracker.stallsDetected, tracker.delayMs];
+        };
+        // Two late together come by chance there: they stay.
+        expect(burst([7, 7])).toEqual([7, 0, 7]);
+        // Four together, three of them late and one on time: a pause's victims, taken out.
+        expect(burst([7, 7, 5, 8])).toEqual([8, 1, 6]);
       });
     });
 

@@ -121,6 +121,28 @@ describe('traces of bench:adaptive, replayed: two late answers together', () => 
   });
 });
 
+describe('traces of bench:adaptive, replayed: stop 36 (393aa00, recorded on a faster host)', () => {
+  it('answers together, three of four late, leave the window where pairs are common (script 1398313959, B)', () => {
+    // Recorded: a pause's victims answered in the same millisecond at 54, 48 and 43 ms (one at 32 ms among them,
+    // under the delay of 42, and one a hedge superseded) over a fast path topping at 32 ms: a quarter of B's answers
+    // come in pairs, so a pair says nothing there, and none of the three followed another late. The delay's p90
+    // was 54 ms, the slow calls' mean 39.2 ms, and the paired time to adapt 4.3 s.
+    const phase = inBench('bench-1398313959-together.csv');
+    // (The pair at the top alone reads 43 ms and 36.2 ms; the run of answers together takes the rest.)
+    expect(phase('b')?.p90Delay).toBeLessThanOrEqual(42);
+    expect(phase('b')?.delayAtSlowCalls).toBeLessThanOrEqual(36);
+  });
+
+  it('a pair at the top of the fast path does not hold the delay up (script 777, A again)', () => {
+    // Recorded: single fast calls at 6 and then 7 ms over a fast path topping at 5 ms (neither 1.25 times the one
+    // below, in whole milliseconds) held the delay at 6-7 ms for 3 s against the best static delay of 5 ms: p99
+    // ×1.18, time to adapt 5.3 s.
+    const phase = inBench('bench-777-top-pair.csv');
+    expect(phase('a2')?.p90Delay).toBeLessThanOrEqual(6);
+    expect(phase('a2')?.delayAtSlowCalls).toBeLessThanOrEqual(5.5);
+  });
+});
+
 describe('the trace format', () => {
   const outcomes: TraceOutcome[] = [
     { ms: 5, phase: 'a1', delayUsedMs: 30, latencyMs: 4, superseded: false },
