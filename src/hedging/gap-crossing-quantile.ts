@@ -36,9 +36,7 @@ import { upperBound } from './attempt-window.js';
  *      topping at 5 (or 10 and 12 over 9) are neither of them a straggler, and held the delay for the window's 2 s
  *      against the best static delay at the fast path's top. On continuous tails (40,000 calls through the tracker,
  *      5 ms apart) the share of calls over the delay moved by 0.001 at most (log-normal σ = 1: 0.0442 and 0.0442;
- *      Pareto α = 1: 0.0517 → 0.0527; α = 0.5: 0.0766 → 0.0774);
- *    - or, where none of those applied, below a lone top over three or more attempts tied at the next value down
- *      (see TIED_BELOW).
+ *      Pareto α = 1: 0.0517 → 0.0527; α = 0.5: 0.0766 → 0.0774).
  * 3. **When q is +∞** (superseded attempts alone are more than a + t), the slowest answered latency.
  *
  * On a continuous distribution neither step 2 nor step 3 applies and the delay is step 1's quantile.
@@ -101,18 +99,6 @@ export function gapCrossingQuantile(
   ) {
     at -= 2;
   }
-  // Or, where none of those applied either, below a lone top over attempts tied at the next value down (a clock in
-  // whole milliseconds).
-  if (
-    at === afterGaps &&
-    at >= TIED_BELOW &&
-    n - at <= crossLimit &&
-    (at + 1 >= n || (sorted[at + 1] as number) !== (sorted[at] as number)) &&
-    (sorted[at - 1] as number) < (sorted[at] as number) &&
-    (sorted[at - TIED_BELOW] as number) === (sorted[at - 1] as number)
-  ) {
-    at -= 1;
-  }
   // The superseded attempts (+∞) are the last of the sorted window.
   const answered = upperBound(sorted, n, Number.MAX_VALUE);
   if (at >= answered) {
@@ -154,14 +140,6 @@ const MAX_STRAGGLERS = 2;
  * (α = 1 or 0.5), the share of calls hedged moved by 0.002 at most.
  */
 const SPARSE_TOP = 3;
-/**
- * A lone attempt at the top of the estimate is dropped when at least this many attempts are tied at the next value
- * below it. A client's clock in whole milliseconds (the engine reads `Date.now()`) makes a fast path of ties: in
- * `bench:adaptive` on a faster host, twenty or so of 400 calls at 5 ms, the fast path's top, and a call at 6 ms every
- * few hundred, which held the delay at 6 ms (a single step of 1.2, under the straggler ratio) for the window's 2 s
- * against the best static delay of 5 ms. Continuous latencies have no ties, and this never applies to them.
- */
-const TIED_BELOW = 3;
 
 /** Whether two neighbours of the sorted window are in one cluster: equal, or less than `gapRatio` apart. */
 function sameCluster(lower: number, upper: number, gapRatio: number): boolean {
