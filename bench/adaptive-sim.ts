@@ -5,7 +5,7 @@
  * for a seed, and independent of the machine's load, which on a shared machine swamps the real benchmark.
  *
  *   npm run simulate:adaptive [-- --rate=200 --learn-calls=300 --measured-calls=1200 --seed=1 --noise-ms=0
- *                                 --hold-in-stalls=1]
+ *                                 --hold-in-stalls=1 --whole-ms=1]
  *
  * Model: calls arrive every 1/rate s; an attempt takes the regime's fast path × U[0.5, 1.5] plus 0.5 ms (gRPC),
  * or, with probability slowFraction, its slow time; `noiseMs` adds an exponential tail to 3% of the fast attempts.
@@ -17,7 +17,8 @@
  * With `stallEveryMs`, the client stalls for `stallMs` that often (in the second half of each period): answers and timers due
  * during a stall run at its end, as they do behind a GC pause or a busy event loop. As in the engine, a hedge timer
  * that a stall made late lets an answer that came in meanwhile commit the call first, and adaptive hedging learns
- * nothing from a first attempt answered so (its latency is unknown). With `serverStall`, the server
+ * nothing from a first attempt answered so (its latency is unknown). Adaptive hedging learns each latency in whole
+ * milliseconds, as the engine reads it off `Date.now()` (`--whole-ms=0`: exactly). With `serverStall`, the server
  * stalls instead, and every attempt in progress during a stall answers at its end at the soonest. As in the engine,
  * adaptive hedging holds a hedge that comes due behind a stall (a hedge came due before it with no call answering
  * since) until the next call answers; `--hold-in-stalls=0` sends it at its delay all the same.
@@ -54,6 +55,8 @@ const opts = numericArgs({
   serverStall: 0,
   /** 0: adaptive hedging sends every hedge at its delay (`holdInStalls: false`), even while nothing answers. */
   holdInStalls: 1,
+  /** 1: adaptive hedging learns latencies in whole ms, as the engine reads them off `Date.now()`; 0: exact. */
+  wholeMs: 1,
 });
 
 const PHASES = [
@@ -77,7 +80,8 @@ interface CallRecord {
 
 /** Runs every phase for one variant: `staticDelayMs`, or adaptive hedging when undefined. */
 function run(staticDelayMs: number | undefined): { calls: CallRecord[]; delays: number[][] } {
-  const clock = new FakeClock(0);
+  // With --whole-ms, latencies are read in whole ms, as `Date.now()` reads them: the clock says so.
+  const clock = new FakeClock(0, opts.wholeMs ? 1 : undefined);
   const adaptive =
     staticDelayMs === undefined
       ? new AdaptiveHedging({
@@ -143,7 +147,7 @@ function run(staticDelayMs: number | undefined): { calls: CallRecord[]; delays: 
         const heldPastHedge =
           byFirst && !record.hedged && hedgeDueAt !== undefined && at - hedgeDueAt > LATE_TIMER_MS;
         if (heldPastHedge) adaptive?.answered(METHOD);
-        else adaptive?.recordOutcome(METHOD, delayMs, at - startMs, !byFirst);
+        else adaptive?.recordOutcome(METHOD, delayMs, measured(n, startMs, at), !byFirst);
       };
       events.push(firstEnds, () => commit(clock.now(), true));
       const askHedge = (at: number) => {
@@ -194,6 +198,17 @@ function run(staticDelayMs: number | undefined): { calls: CallRecord[]; delays: 
     (events.pop() as () => void)();
   }
   return { calls, delays };
+}
+
+/**
+ * The latency of an attempt from `startMs` to `endMs` as the engine reads it: in whole ms off `Date.now()` (whose
+ * ticks fall at a point of the virtual millisecond that moves on by the golden ratio from call to call), or exactly
+ * with `--whole-ms=0`.
+ */
+function measured(call: number, startMs: number, endMs: number): number {
+  if (!opts.wholeMs) return endMs - startMs;
+  const phase = (call * GOLDEN) % 1;
+  return Math.floor(endMs + phase) - Math.floor(startMs + phase);
 }
 
 /**

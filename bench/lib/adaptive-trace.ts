@@ -110,7 +110,8 @@ const METHOD = '/trace/Replay';
  */
 export function replayTrace(outcomes: readonly TraceOutcome[], options: ReplayOptions = {}): TraceReplay {
   const learn = options.learnOutcomes ?? 300;
-  const clock = new FakeClock(0);
+  // A trace holds latencies as the engine read them off `Date.now()`: in whole ms.
+  const clock = new FakeClock(0, 1);
   const adaptive = new AdaptiveHedging({
     maxExtraLoad: options.maxExtraLoad ?? 0.05,
     budget: false,

@@ -41,6 +41,8 @@ interface MethodState {
  * rule for a fast path and a slow mode, and why not stochastic approximation). It is computed from what is known
  * exactly: the latency of a first attempt that answered, and "slower than its delay" for one a hedge superseded.
  * A method's delay starts at the configured `hedgingDelay` and moves once 1 / maxExtraLoad calls have answered.
+ * Latencies are read in the clock's steps (`Clock.resolutionMs`: 1 ms for the system clock's `Date.now()`), and an
+ * attempt one step above the fast path's top may have been a straggler (see the estimate).
  *
  * State is per method. A sliding window of DDSketches (3 × 10 s by default, 1% relative accuracy) keeps the
  * first-attempt latencies for reporting ({@link latencies}); the delay does not depend on it. Nothing runs on a
@@ -79,6 +81,7 @@ export class AdaptiveHedging implements HedgeDelaySource {
       shiftRatio: SHIFT_DOWN_RATIO,
       gapRatio: GAP_RATIO,
       minCalls: Math.ceil(1 / maxExtraLoad),
+      resolutionMs: this.clock.resolutionMs ?? 0,
       minMs: this.options.minDelayMs,
       maxMs: this.options.maxDelayMs,
     };

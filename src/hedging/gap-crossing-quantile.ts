@@ -28,15 +28,23 @@ import { upperBound } from './attempt-window.js';
  *      hedge went before it, spread between a fast path and its slow mode: in traces against `bench:adaptive`'s
  *      server they held the delay at 12–29 ms over a fast path topping at 6–9 ms, and every slow call's hedge
  *      waited that long);
- *    - and below up to two stragglers: attempts each more than 1.25 times the next below (a lone slow read or a
- *      stall's victim, less than twice the fast path's top, held the delay at its latency while it was in the
- *      window);
+ *    - and below up to two stragglers, three attempts in all: each a lone attempt, or two read the same, more
+ *      than 1.25 times the next below (a lone slow read or a stall's victim, less than twice the fast path's top,
+ *      held the delay at its latency while it was in the window);
  *    - or, where neither of those applied, below a pair at the top that together spans more than 1.25 times the
  *      next below: in whole milliseconds, as a client measures, lone fast calls at 6 and then 7 ms over a fast path
  *      topping at 5 (or 10 and 12 over 9) are neither of them a straggler, and held the delay for the window's 2 s
  *      against the best static delay at the fast path's top. On continuous tails (40,000 calls through the tracker,
  *      5 ms apart) the share of calls over the delay moved by 0.001 at most (log-normal σ = 1: 0.0442 and 0.0442;
  *      Pareto α = 1: 0.0517 → 0.0527; α = 0.5: 0.0766 → 0.0774).
+ *    - Read in whole clock ticks (`resolutionMs`: 1 for `Date.now()`), an attempt one tick above the next below
+ *      may be a straggler too: read as 6 ms it may have taken up to 7, more than 1.25 times 5. So one tick counts
+ *      under 8 ms, but not onto a value more than 2⌊√(a + 1)⌋ attempts read the same (8 in a window of 400): a
+ *      delay of d hedges some of the attempts read at d, as the timer's tick and the clock's fall apart. Without
+ *      it, on a host where regime A's fast path of `bench:adaptive` topped at 5 ms, one or two calls at 6 ms (one
+ *      in a few hundred) held the delay at 6 for as long as they were in the window, while the best static delay
+ *      was 5 ms: every slow call's hedge waited a millisecond longer, a tenth of its p99. At 8 ms and up a tick is
+ *      within the ratio, and exact latencies (`resolutionMs` 0) are read as before.
  * 3. **When q is +∞** (superseded attempts alone are more than a + t), the slowest answered latency.
  *
  * On a continuous distribution neither step 2 nor step 3 applies and the delay is step 1's quantile.
@@ -47,6 +55,7 @@ export function gapCrossingQuantile(
   n: number,
   exceedance: number,
   gapRatio: number,
+  resolutionMs = 0,
 ): number | undefined {
   const allowed = Math.max(0, Math.floor(exceedance * (n + 1)) - 1);
   const limit = allowed + Math.ceil(GAP_TOLERANCE_SD * Math.sqrt(allowed + 1));
@@ -78,16 +87,27 @@ export function gapCrossingQuantile(
       break;
     }
   }
-  // Below up to MAX_STRAGGLERS lone attempts at the top of the cluster.
-  for (
-    let k = 0;
-    k < MAX_STRAGGLERS &&
-    at > 0 &&
-    n - at <= crossLimit &&
-    (sorted[at - 1] as number) * STRAGGLER_RATIO < (sorted[at] as number);
-    k++
-  ) {
-    at -= 1;
+  // Below up to MAX_STRAGGLERS stragglers at the top of the cluster: each a lone attempt, or two read the same (in
+  // whole milliseconds a straggler may come twice), no more than SPARSE_TOP attempts in all.
+  const fewTies = 2 * Math.floor(Math.sqrt(allowed + 1));
+  let stragglers = 0;
+  for (let k = 0; k < MAX_STRAGGLERS && at > 0; k++) {
+    let below = at - 1;
+    while (below > 0 && sorted[below] === sorted[at]) {
+      below -= 1;
+    }
+    const tied = at - below;
+    if (
+      sorted[below] === sorted[at] ||
+      tied > 2 ||
+      stragglers + tied > SPARSE_TOP ||
+      n - 1 - below > crossLimit ||
+      !straggles(sorted, below, sorted[at] as number, resolutionMs, fewTies)
+    ) {
+      break;
+    }
+    stragglers += tied;
+    at = below;
   }
   // Or, where neither a sparse top nor a straggler was dropped, below a pair of attempts at the top that together
   // span more than the straggler ratio over the next one below.
@@ -95,7 +115,7 @@ export function gapCrossingQuantile(
     at === afterGaps &&
     at > 1 &&
     n - (at - 1) <= crossLimit &&
-    (sorted[at - 2] as number) * STRAGGLER_RATIO < (sorted[at] as number)
+    straggles(sorted, at - 2, sorted[at] as number, resolutionMs, fewTies)
   ) {
     at -= 2;
   }
@@ -126,9 +146,10 @@ const GAP_TOLERANCE_SD = 3;
  */
 const STRAGGLER_RATIO = 1.25;
 /**
- * Stragglers the delay may drop below, each one hedge more per window (and within the gap rule's tolerance). On a
- * continuous tail the top of the cluster is step 1's quantile, about 20 attempts from the window's top, and even a
- * Pareto tail with α = 0.5 leaves 25% between neighbours there only about one time in eight.
+ * Stragglers the delay may drop below, each one or two hedges more per window, three at most (SPARSE_TOP), and
+ * within the gap rule's tolerance. On a continuous tail the top of the cluster is step 1's quantile, about 20
+ * attempts from the window's top, and even a Pareto tail with α = 0.5 leaves 25% between neighbours there only
+ * about one time in eight.
  */
 const MAX_STRAGGLERS = 2;
 /**
@@ -140,6 +161,34 @@ const MAX_STRAGGLERS = 2;
  * (α = 1 or 0.5), the share of calls hedged moved by 0.002 at most.
  */
 const SPARSE_TOP = 3;
+
+/**
+ * Whether `upper` straggles over the attempt at `i` of the sorted window: it is more than the straggler ratio above
+ * it, or, read in clock ticks of `resolutionMs`, it is one tick above it and may be (it may have taken up to a tick
+ * more than it reads), and no more than `fewTies` attempts read the same as the one at `i`. (A delay of d hedges some of the
+ * attempts read at d, as the timer's tick and the clock's fall apart; the doubt does not lower the delay onto a
+ * value many attempts share.)
+ */
+function straggles(
+  sorted: Float64Array,
+  i: number,
+  upper: number,
+  resolutionMs: number,
+  fewTies: number,
+): boolean {
+  const lower = sorted[i] as number;
+  if (lower * STRAGGLER_RATIO < upper) {
+    return true;
+  }
+  if (!(upper - lower <= resolutionMs && lower * STRAGGLER_RATIO < upper + resolutionMs)) {
+    return false;
+  }
+  let ties = 1;
+  for (let j = i - 1; j >= 0 && sorted[j] === lower && ties <= fewTies; j--) {
+    ties += 1;
+  }
+  return ties <= fewTies;
+}
 
 /** Whether two neighbours of the sorted window are in one cluster: equal, or less than `gapRatio` apart. */
 function sameCluster(lower: number, upper: number, gapRatio: number): boolean {

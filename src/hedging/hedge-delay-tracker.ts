@@ -221,8 +221,11 @@ export class HedgeDelayTracker {
 
   /** The window's estimate; the delay as it is while every attempt of the window was superseded. */
   private estimate(): number {
-    const { exceedance, gapRatio } = this.config;
-    return gapCrossingQuantile(this.window.sorted, this.window.size, exceedance, gapRatio) ?? this.delay;
+    const { exceedance, gapRatio, resolutionMs } = this.config;
+    return (
+      gapCrossingQuantile(this.window.sorted, this.window.size, exceedance, gapRatio, resolutionMs) ??
+      this.delay
+    );
   }
 
   /** Whether the last attempts say the latencies moved away from the delay, up or down. */
@@ -325,6 +328,8 @@ export interface HedgeDelayTrackerConfig {
   readonly gapRatio: number;
   /** Calls recorded before the delay moves from its initial value. */
   readonly minCalls: number;
+  /** The resolution of the latencies, ms: the clock's tick (1 for `Date.now()`); 0 (default) for exact ones. */
+  readonly resolutionMs?: number;
   readonly minMs: number;
   readonly maxMs: number;
 }

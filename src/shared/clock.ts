@@ -12,6 +12,11 @@ export interface Clock {
   setTimer(callback: () => void, delayMs: number): TimerHandle;
   /** Cancel a timer that has not fired; a handle that fired or was cleared is ignored. */
   clearTimer(handle: TimerHandle): void;
+  /**
+   * The step of `now()`, ms: 1 for `Date.now()`. Undefined or 0: exact. Adaptive hedging reads each latency as
+   * possibly up to a step longer than the clock says (see `AdaptiveHedging`).
+   */
+  readonly resolutionMs?: number;
 }
 
 /** Whether `value` has the shape of a {@link Clock}. @internal */
@@ -32,6 +37,7 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 /** The real clock: `Date.now()` and Node timers (long delays are split so they do not fire early). */
 export const systemClock: Clock = {
   now: () => Date.now(),
+  resolutionMs: 1,
   setTimer(callback, delayMs) {
     if (delayMs <= MAX_TIMER_MS) {
       return setTimeout(callback, Math.max(0, delayMs));

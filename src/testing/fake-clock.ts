@@ -16,8 +16,15 @@ export class FakeClock implements Clock {
   private nextId = 1;
   private timers: FakeTimer[] = [];
 
-  /** @param startMs The initial time, in ms since the epoch (default: the real time now). */
-  constructor(startMs: number = Date.now()) {
+  /**
+   * @param startMs The initial time, in ms since the epoch (default: the real time now).
+   * @param resolutionMs The step the times it gives are read in (see {@link Clock.resolutionMs}): 1 to stand for
+   *   `Date.now()`; default exact.
+   */
+  constructor(
+    startMs: number = Date.now(),
+    readonly resolutionMs?: number,
+  ) {
     this.time = startMs;
   }
 

@@ -189,6 +189,15 @@ export function checkClock(path: string, name: string, value: unknown): Clock | 
       `${path}.${name} must be a Clock (an object with now, setTimer and clearTimer methods), got ${describeValue(value)}`,
     );
   }
+  const resolution = value.resolutionMs;
+  if (
+    resolution !== undefined &&
+    !(typeof resolution === 'number' && Number.isFinite(resolution) && resolution >= 0)
+  ) {
+    throw new RangeError(
+      `${path}.${name}.resolutionMs must be a finite number of ms, 0 or more, got ${describeValue(resolution)}`,
+    );
+  }
   return value;
 }
 

@@ -5,6 +5,7 @@ import {
   resolveAdaptiveHedging,
 } from '../../src/hedging/adaptive-hedging-delay.js';
 import { HedgeBudget } from '../../src/hedging/hedge-budget.js';
+import type { Clock } from '../../src/shared/clock.js';
 import { seededRandom } from '../../src/testing/index.js';
 import { FakeClock } from './fake-clock.js';
 
@@ -86,26 +87,62 @@ describe('AdaptiveHedging delay', () => {
     for (const apartMs of [0, 5]) {
       const clock = new FakeClock();
       const hedging = new AdaptiveHedging({ clock, budget: false });
-      // A fast path over 4..6 ms and every 20th call slow (a hedge superseded it), 5 ms apart: the delay is 6 ms.
+      // A fast path over 10..12 ms and every 20th call slow (a hedge superseded it), 5 ms apart: the delay is 12 ms.
       const call = (latencyMs: number) => {
         const delay = hedging.delayFor(M, 20).delayMs;
         hedging.recordOutcome(M, delay, latencyMs, latencyMs > delay + 50);
       };
       for (let i = 0; i < 400; i++) {
-        call(i % 20 === 7 ? 200 : 4 + (i % 3));
+        call(i % 20 === 7 ? 200 : 10 + (i % 3));
         clock.advance(5);
       }
-      expect(hedging.delayOf(M)).toBe(6);
-      // Two calls in flight, both sent with the delay at 6 ms, answer at 7 ms.
-      hedging.recordOutcome(M, 6, 7, false);
+      expect(hedging.delayOf(M)).toBe(12);
+      // Two calls in flight, both sent with the delay at 12 ms, answer at 14 ms (not a pair over 12 ms that the
+      // estimate itself drops: 14 + 1 ms is not more than 1.25 × 12).
+      hedging.recordOutcome(M, 12, 14, false);
       clock.advance(apartMs);
-      hedging.recordOutcome(M, 6, 7, false);
+      hedging.recordOutcome(M, 12, 14, false);
       for (let i = 0; i < 10; i++) {
         clock.advance(5);
-        call(4 + (i % 3));
+        call(10 + (i % 3));
       }
-      // Together, the pair is taken out once the calls after it are back under 6 ms; 5 ms apart, it stays.
-      expect(hedging.delayOf(M)).toBe(apartMs === 0 ? 6 : 7);
+      // Together, the pair is taken out once the calls after it are back under 12 ms; 5 ms apart, it stays.
+      expect(hedging.delayOf(M)).toBe(apartMs === 0 ? 12 : 14);
+    }
+  });
+
+  it("reads latencies in the clock's steps: a lone call one tick over a fast path under 8 ms does not hold the delay up", () => {
+    const run = (resolutionMs: number | undefined) => {
+      const clock = Object.assign(new FakeClock(), { resolutionMs });
+      const hedging = new AdaptiveHedging({ clock, budget: false });
+      const call = (latencyMs: number) => {
+        const delay = hedging.delayFor(M, 20).delayMs;
+        hedging.recordOutcome(M, delay, latencyMs, latencyMs > delay + 50);
+        clock.advance(5);
+        return hedging.delayOf(M);
+      };
+      // A fast path over 2..4 ms with every 80th call at 5, and every 20th call slow (a hedge superseded it).
+      const fast = (i: number) => (i % 80 === 11 ? 5 : 2 + (i % 3));
+      for (let i = 0; i < 400; i++) call(i % 20 === 7 ? 200 : fast(i));
+      const settled = hedging.delayOf(M);
+      // One call at 6 ms: less than 1.25 × 5, but read off a clock in whole ms it may have taken 6.99.
+      call(6);
+      for (let i = 0; i < 20; i++) call(fast(i));
+      const afterSix = hedging.delayOf(M);
+      // One at 7 ms (over 6, a second straggler); then one at 8 ms, a third, is more than two.
+      return [settled, afterSix, call(7), call(8)];
+    };
+    expect(run(1)).toEqual([5, 5, 5, 6]);
+    // With an exact clock, 6 over 5 is no straggler (7 and 6 then span more than 1.25 × 5: a pair at the top).
+    expect(run(undefined)).toEqual([5, 6, 5, 6]);
+  });
+
+  it('refuses a clock whose resolutionMs is not a number of ms, 0 or more', () => {
+    for (const resolutionMs of [-1, Number.NaN, '1']) {
+      const clock = Object.assign(new FakeClock(), { resolutionMs });
+      expect(() => new AdaptiveHedging({ clock: clock as unknown as Clock })).toThrow(
+        /AdaptiveHedging: options\.clock\.resolutionMs must be a finite number of ms, 0 or more/,
+      );
     }
   });
 

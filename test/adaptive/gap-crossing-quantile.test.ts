@@ -3,10 +3,13 @@ import { gapCrossingQuantile } from '../../src/hedging/gap-crossing-quantile.js'
 
 const SUPERSEDED = Number.POSITIVE_INFINITY;
 
-/** The estimate of a window holding `values` (any order), at the target share `exceedance` and gap ratio 2. */
-function estimate(values: number[], exceedance = 0.05): number | undefined {
+/**
+ * The estimate of a window holding `values` (any order), at the target share `exceedance` and gap ratio 2, with
+ * latencies read to `resolutionMs` (0: exactly).
+ */
+function estimate(values: number[], exceedance = 0.05, resolutionMs = 0): number | undefined {
   const sorted = Float64Array.from(values).sort();
-  return gapCrossingQuantile(sorted, sorted.length, exceedance, 2);
+  return gapCrossingQuantile(sorted, sorted.length, exceedance, 2, resolutionMs);
 }
 
 /** `count` latencies spread evenly over [from, to]. */
@@ -71,6 +74,29 @@ describe('gapCrossingQuantile', () => {
     expect(estimate([...spread(377, 2, 6), 6.5, 7, 8, ...repeat(20, 200)])).toBe(8);
     // Not below a straggler and then a pair: 10 is a straggler over 7.6, and 7 and 7.6 under it stay.
     expect(estimate([...spread(376, 2, 6), 7, 7.6, 10, ...repeat(20, 200)])).toBe(7.6);
+  });
+
+  it('in whole milliseconds, gives the top a tick of doubt: one tick over a fast path under 8 ms may be a straggler', () => {
+    const wholeMs = (values: number[]) => [estimate(values, 0.05, 0), estimate(values, 0.05, 1)];
+    // A fast path read in whole ms, as regime A of `bench:adaptive` on a fast host: most at 2..4, a few at 5.
+    const fast = (count: number) => [...repeat(count - 6, 3), ...repeat(6, 5)];
+    // One, then two, at 6: 6 reads less than 1.25 × 5, but may have taken 6.99.
+    expect(wholeMs([...fast(379), 6, ...repeat(20, 200)])).toEqual([6, 5]);
+    expect(wholeMs([...fast(378), 6, 6, ...repeat(20, 200)])).toEqual([6, 5]);
+    // A lone one at 8 and two at 6: two stragglers, three attempts.
+    expect(wholeMs([...fast(377), 6, 6, 8, ...repeat(20, 200)])).toEqual([6, 5]);
+    // Three tied are not a straggler; nor are four in all (two and two: 8, 8 over 6 is one without the doubt).
+    expect(wholeMs([...fast(377), 6, 6, 6, ...repeat(20, 200)])).toEqual([6, 6]);
+    expect(wholeMs([...fast(376), 6, 6, 7, 8, ...repeat(20, 200)])).toEqual([6, 6]);
+    expect(wholeMs([...fast(376), 6, 6, 8, 8, ...repeat(20, 200)])).toEqual([6, 6]);
+    // The doubt is one tick: 10 over 8 (two ticks) may be 11 / 8, but stays.
+    expect(wholeMs([...repeat(373, 6), ...repeat(6, 8), 10, ...repeat(20, 200)])).toEqual([10, 10]);
+    // Not onto a value many attempts read the same (a delay of 5 ms would hedge some of them): 5 ms here holds 30.
+    expect(wholeMs([...repeat(349, 3), ...repeat(30, 5), 6, ...repeat(20, 200)])).toEqual([6, 6]);
+    // From 8 ms up, one tick is within the ratio even with its doubt (9 + 1 = 1.25 × 8): it stays.
+    expect(wholeMs([...repeat(373, 6), ...repeat(6, 8), 9, ...repeat(20, 200)])).toEqual([9, 9]);
+    // At regime B's scale (a fast path topping at 30 ms), a tick changes nothing.
+    expect(wholeMs([...repeat(373, 25), ...repeat(5, 30), 31, 32, ...repeat(20, 400)])).toEqual([32, 32]);
   });
 
   it('counts superseded attempts as slower than any latency, and falls back to the slowest answered one', () => {
