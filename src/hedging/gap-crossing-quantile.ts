@@ -165,9 +165,9 @@ const SPARSE_TOP = 3;
 /**
  * Whether `upper` straggles over the attempt at `i` of the sorted window: it is more than the straggler ratio above
  * it, or, read in clock ticks of `resolutionMs`, it is one tick above it and may be (it may have taken up to a tick
- * more than it reads), and no more than `fewTies` attempts read the same as the one at `i`. (A delay of d hedges some of the
- * attempts read at d, as the timer's tick and the clock's fall apart; the doubt does not lower the delay onto a
- * value many attempts share.)
+ * more than it reads), and no more than `fewTies` attempts read the same as the one at `i` (counted from `i` down).
+ * A delay of d hedges some of the attempts read at d, as the timer's tick and the clock's fall apart: the doubt
+ * does not lower the delay onto a value many attempts share.
  */
 function straggles(
   sorted: Float64Array,
