@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { withRetryOptions } from '../../src/retry/call-options.js';
 import { createRetryInterceptor } from '../../src/retry/retry-interceptor.js';
 import { RetryThrottle } from '../../src/retry/retry-throttle.js';
+import { systemClock } from '../../src/shared/clock.js';
 import { engineCall, eventsOfType, retryPolicy } from '../helpers/engine.js';
 
 const config = retryPolicy();
@@ -34,6 +35,9 @@ describe('option checks', () => {
     );
     expect(() => createRetryInterceptor(config, { clock: {} as never })).toThrow(
       /options\.clock must be a Clock \(an object with now, setTimer and clearTimer methods\)/,
+    );
+    expect(() => createRetryInterceptor(config, { clock: { ...systemClock, resolutionMs: -1 } })).toThrow(
+      /options\.clock\.resolutionMs must be a finite number of ms, 0 or more, got -1/,
     );
     expect(() => createRetryInterceptor(config, { gate: {} as never })).toThrow(
       /options\.gate must be a retry gate/,

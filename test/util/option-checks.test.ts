@@ -92,6 +92,12 @@ describe('checkBoolean, checkFunction, checkClock', () => {
     expect(checkClock(AT, 'clock', clock)).toBe(clock);
     expect(checkClock(AT, 'clock', undefined)).toBeUndefined();
     expect(() => checkClock(AT, 'clock', { now: () => 1 })).toThrow(/^here: options.clock must be a Clock/);
+    expect(checkClock(AT, 'clock', new FakeClock(0, 1))?.resolutionMs).toBe(1);
+    expect(checkClock(AT, 'clock', new FakeClock(0, 0))?.resolutionMs).toBe(0);
+    expect(() => checkClock(AT, 'clock', new FakeClock(0, -1))).toThrow(
+      'here: options.clock.resolutionMs must be a finite number of ms, 0 or more, got -1',
+    );
+    expect(() => checkClock(AT, 'clock', new FakeClock(0, Number.POSITIVE_INFINITY))).toThrow(/resolutionMs/);
   });
 });
 
