@@ -70,7 +70,9 @@ export function gapCrossingQuantile(
   ) {
     bottom -= 1;
   }
-  const crossLimit = Math.min(limit, n - bottom + Math.floor(Math.sqrt(allowed + 1)));
+  // √(a + 1) attempts: what a crossing may hedge past the slow mode, and half the ties the doubt may drop onto.
+  const spare = Math.floor(Math.sqrt(allowed + 1));
+  const crossLimit = Math.min(limit, n - bottom + spare);
   // Step 2: down to the next gap below the estimate's cluster, while few enough attempts lie above it.
   // (Once more than the limit lie above i, no gap further down can be crossed: the scan stops there.)
   for (let i = at; i > 0 && n - i <= crossLimit; i--) {
@@ -89,11 +91,12 @@ export function gapCrossingQuantile(
   }
   // Below up to MAX_STRAGGLERS stragglers at the top of the cluster: each a lone attempt, or two read the same (in
   // whole milliseconds a straggler may come twice), no more than SPARSE_TOP attempts in all.
-  const fewTies = 2 * Math.floor(Math.sqrt(allowed + 1));
+  const fewTies = 2 * spare;
   let stragglers = 0;
   for (let k = 0; k < MAX_STRAGGLERS && at > 0; k++) {
+    // (Three tied are no straggler: the scan need not pass them.)
     let below = at - 1;
-    while (below > 0 && sorted[below] === sorted[at]) {
+    while (below > 0 && sorted[below] === sorted[at] && at - below <= 2) {
       below -= 1;
     }
     const tied = at - below;
