@@ -36,6 +36,9 @@ import { gapCrossingQuantile } from './gap-crossing-quantile.js';
  *   of the run and after it that answered slower than that delay). A run of three, too short for a shift up, is
  *   put to the same test, the window kept as it is meanwhile; so are answers that came together
  *   ({@link AnswersTogether}: a pause's signature) with two or more of them late.
+ *   A shift up that was no stall may still have been an excursion: once the last `shiftCalls` calls since are back
+ *   at the delay from before it (about their share above it), before the window would have turned over, the window
+ *   goes back to what it was, plus those calls ({@link endExcursion}).
  * - a shift down is no more than ⌊exceedance · shiftCalls⌋ of the last `shiftCalls` above delay / `shiftRatio`.
  *   The window then keeps those last `shiftCalls` attempts.
  *
@@ -64,6 +67,12 @@ export class HedgeDelayTracker {
   private stalls = 0;
   /** A possible stall (a shift up, or a run of STALL_RUN) the calls after it have not yet confirmed or ruled out. */
   private pendingStall: PossibleStall | undefined;
+  /** The last shift up, while the calls since may yet show it an excursion (see {@link endExcursion}). */
+  private excursion: PossibleStall | undefined;
+  /** Excursions taken back so far. */
+  private excursionsEnded = 0;
+  /** No more than this of the last `shiftCalls` above the delay from before a shift up takes it back. */
+  private readonly backLimit: number;
   /** Calls the shift detector looks back over (`shiftCalls`, at most the window). */
   private readonly shiftWindow: number;
   /** More of the last `shiftCalls` than this above the delay is a shift up. */
@@ -83,6 +92,7 @@ export class HedgeDelayTracker {
     const expected = config.exceedance * this.shiftWindow;
     this.upLimit = upThreshold(expected);
     this.downLimit = Math.floor(expected);
+    this.backLimit = upThreshold(expected, EXCURSION_SD);
   }
 
   /** The current delay, ms. */
@@ -106,6 +116,11 @@ export class HedgeDelayTracker {
    */
   get stallsDetected(): number {
     return this.stalls;
+  }
+
+  /** Shifts up taken back as excursions: the calls after them came back to the delay from before. */
+  get excursionsDetected(): number {
+    return this.excursionsEnded;
   }
 
   /**
@@ -137,12 +152,20 @@ export class HedgeDelayTracker {
     }
     const value = superseded ? Number.POSITIVE_INFINITY : latencyMs;
     this.window.push(value);
+    if (this.excursion !== undefined) {
+      this.excursion.since += 1;
+    }
     const shift = this.window.size >= this.shiftWindow ? this.shift() : undefined;
     if (shift !== undefined) {
       this.shifts += 1;
       // A shift up may be a stall: keep the window as it was, without the stall's victims in the run that set the
       // shift off, until the next calls tell.
       this.pendingStall = shift === 'up' ? this.openStall(this.outlivedRun, this.delayBeforeRun) : undefined;
+      if (this.pendingStall !== undefined && this.excursion === undefined) {
+        // The same window to go back to, with a count of its own. (A shift up within an excursion is part of it:
+        // the window to go back to is still the one from before the first.)
+        this.excursion = { ...this.pendingStall, since: 0 };
+      }
       this.outlivedRun = 0;
       // After a shift up the calls before it would hold the delay down (the estimate's gap crossing), so keep only
       // the last few.
@@ -158,6 +181,9 @@ export class HedgeDelayTracker {
         pauseVictims && burst > this.outlivedRun
           ? this.openStall(burst, this.delayBeforeTogether)
           : this.openStall(this.outlivedRun, this.delayBeforeRun);
+    }
+    if (shift === undefined && this.pendingStall === undefined && this.excursion !== undefined) {
+      this.endExcursion(this.excursion);
     }
     if (this.outcomes >= this.config.minCalls) {
       this.delay = clamp(this.estimate(), this.config.minMs, this.config.maxMs);
@@ -214,9 +240,54 @@ export class HedgeDelayTracker {
         notStallVictims(this.window.arrivals(this.window.size - count, count), stall.delay),
       );
       this.window.restart(values.subarray(Math.max(0, values.length - this.window.capacity)));
+      if (this.excursion?.before === stall.before) {
+        // The shift up was a stall, and the window is back already.
+        this.excursion = undefined;
+      }
     } else if (stall.since >= STALL_CALLS_MAX * this.config.shiftRun) {
       this.pendingStall = undefined;
     }
+  }
+
+  /**
+   * One more call after a shift up that was not a stall. Once `shiftCalls` calls have come since, while no more than
+   * a few more than their share of them (`backLimit`: their expected count plus three standard deviations) lie above
+   * the delay from before the shift, and more than their share lie between that delay / `shiftRatio` and it (they
+   * are no faster either), the shift was an excursion: the latencies came back to what they were. The window then
+   * goes back to what it was, without the calls of the excursion but the last `shiftCalls`, and without those that
+   * would have turned over since. Of the last `shiftCalls`, those that answered slower than the delay from before
+   * are left out, as a stall's victims are: the excursion's last calls (otherwise its few last calls, as a cluster
+   * above the old fast path, held the delay at their latency until a shift down dropped the window again). Without this, after a burst of slow calls the window started again from a few dozen calls,
+   * whose top sat below the fast path's: in `bench:adaptive`'s regime A again two victims of a pause set off a shift
+   * up, and the 50 calls kept at the shift down after it all read 4 ms or less, below a fast path topping at 5: the
+   * delay was 4 ms for 63 calls and the phase spent 0.063 in extra load. After a real shift up the calls stay slower,
+   * and once the window has turned over there is nothing to go back to.
+   */
+  private endExcursion(excursion: PossibleStall): void {
+    const { capacity } = this.window;
+    if (excursion.since >= capacity) {
+      this.excursion = undefined;
+      return;
+    }
+    if (excursion.since < this.shiftWindow) {
+      return;
+    }
+    const counts = this.counts;
+    this.window.countLastAbove(
+      this.shiftWindow,
+      excursion.delay,
+      excursion.delay / this.config.shiftRatio,
+      counts,
+    );
+    if (counts.high > this.backLimit || counts.low - counts.high <= this.downLimit) {
+      return;
+    }
+    this.excursion = undefined;
+    this.excursionsEnded += 1;
+    const before = excursion.before;
+    const kept = before.subarray(Math.max(0, before.length - (capacity - excursion.since)));
+    const last = this.window.arrivals(this.window.size - this.shiftWindow, this.shiftWindow);
+    this.window.restart(concat(kept, notStallVictims(last, excursion.delay)));
   }
 
   /** The window's estimate; the delay as it is while every attempt of the window was superseded. */
@@ -250,9 +321,16 @@ export class HedgeDelayTracker {
  * detector checks after every call.
  * @internal
  */
-export function upThreshold(expected: number): number {
-  return Math.ceil(expected + 6 * Math.sqrt(expected));
+export function upThreshold(expected: number, sds = 6): number {
+  return Math.ceil(expected + sds * Math.sqrt(expected));
 }
+
+/**
+ * Standard deviations above the expected count of the last calls above the delay from before a shift up that still
+ * take it back as an excursion: 7 of 50 at the default 0.045. A moderate real shift up (a fast path moved past the
+ * old delay) puts many more there.
+ */
+const EXCURSION_SD = 3;
 
 /**
  * A shift up not taken back as a stall within this many times `shiftRun` calls stands (a run of STALL_RUN stays in

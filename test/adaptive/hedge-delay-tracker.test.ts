@@ -411,6 +411,112 @@ describe('HedgeDelayTracker', () => {
     });
   });
 
+  describe('a shift up that was an excursion', () => {
+    /**
+     * One call of a fast path at 1–4 ms with a rare top at 5 ms (`top`: one call in 80; none without), and a slow mode
+     * of one call in 20, superseded by its hedge.
+     */
+    function fastCall(tracker: HedgeDelayTracker, i: number, top = true): void {
+      const delay = tracker.delayMs;
+      if (i % 20 === 19) tracker.record(delay, delay + 10, true);
+      else tracker.record(delay, top && i % 80 === 40 ? 5 : 1 + (i % 4), false);
+    }
+
+    /** A tracker whose full window sits at the fast path's top, 5 ms; `top(i)` says whether call i may read 5. */
+    function settled(top: (i: number) => boolean = () => true): HedgeDelayTracker {
+      const tracker = new HedgeDelayTracker(5, CONFIG);
+      for (let i = 0; i < 400; i++) fastCall(tracker, i, top(i));
+      expect([tracker.delayMs, tracker.shiftsDetected]).toEqual([5, 0]);
+      return tracker;
+    }
+
+    /** `calls` calls slower than the delay: 20–29 ms, answered. */
+    function slower(tracker: HedgeDelayTracker, calls: number): void {
+      for (let i = 0; i < calls; i++) tracker.record(tracker.delayMs, 20 + (i % 10), false);
+    }
+
+    it('is taken back once the last 50 calls are back at the old delay: the window goes back to what it was', () => {
+      const tracker = settled();
+      // 30 slower calls: the fifth sets off a shift up, and the calls after it stay slow (no stall).
+      slower(tracker, 30);
+      expect([tracker.shiftsDetected, tracker.stallsDetected]).toEqual([1, 0]);
+      expect(tracker.delayMs).toBeGreaterThanOrEqual(20);
+      // Then the fast path again, without a call at its rare top among the next 80: a window started again from
+      // those calls would put the delay at 4 ms, under the fast path's top, and hedge every call at 5.
+      const delays: number[] = [];
+      for (let i = 0; i < 80; i++) {
+        fastCall(tracker, i, false);
+        delays.push(tracker.delayMs);
+      }
+      expect(tracker.excursionsDetected).toBe(1);
+      // The window from before is back, with its calls at 5 ms.
+      expect(tracker.delayMs).toBe(5);
+      expect(delays.slice(60)).toEqual(Array(20).fill(5));
+    });
+
+    it('is not, when the calls since stay slower than the old delay (a real shift up)', () => {
+      const tracker = settled();
+      slower(tracker, 200);
+      expect([tracker.shiftsDetected, tracker.excursionsDetected]).toEqual([1, 0]);
+      expect(tracker.delayMs).toBeGreaterThanOrEqual(20);
+    });
+
+    it('is taken back to the window from before the first shift up, when the excursion held a second one', () => {
+      const tracker = settled();
+      slower(tracker, 60);
+      // Slower still: a second shift up within the excursion.
+      for (let i = 0; i < 30; i++) tracker.record(tracker.delayMs, 60 + (i % 10), false);
+      expect(tracker.shiftsDetected).toBe(2);
+      for (let i = 0; i < 80; i++) fastCall(tracker, i, false);
+      expect(tracker.excursionsDetected).toBe(1);
+      expect(tracker.delayMs).toBe(5);
+    });
+
+    it('is not, when many of the calls since stay above the old delay (a smaller shift up)', () => {
+      const tracker = settled();
+      slower(tracker, 30);
+      // Calls at 3–8 ms: half of them above the old delay, 5 ms.
+      for (let i = 0; i < 100; i++) {
+        const delay = tracker.delayMs;
+        if (i % 20 === 19) tracker.record(delay, delay + 10, true);
+        else tracker.record(delay, 3 + (i % 6), false);
+      }
+      expect(tracker.excursionsDetected).toBe(0);
+      expect(tracker.delayMs).toBeGreaterThan(5);
+    });
+
+    it('is not, when the calls since are much faster than before it: the window before would hold the delay up', () => {
+      const tracker = settled();
+      slower(tracker, 30);
+      // Back at 0.1–0.4 ms, every 20th superseded: no more than their share above 5 ms, but none above 5 / 4.
+      for (let i = 0; i < 100; i++) {
+        const delay = tracker.delayMs;
+        if (i % 20 === 19) tracker.record(delay, delay + 10, true);
+        else tracker.record(delay, 0.1 * (1 + (i % 4)), false);
+      }
+      expect(tracker.excursionsDetected).toBe(0);
+      expect(tracker.delayMs).toBe(CONFIG.minMs);
+    });
+
+    it('is not, once the window would have turned over since the shift', () => {
+      const tracker = settled();
+      slower(tracker, 400);
+      for (let i = 0; i < 80; i++) fastCall(tracker, i, false);
+      expect(tracker.excursionsDetected).toBe(0);
+    });
+
+    it('brings back only the calls of the window before it that would not have turned over since', () => {
+      // The window's calls at 5 ms are all among its oldest 150.
+      const tracker = settled((i) => i < 150);
+      // An excursion of 200 calls, then 60 back at the old delay: 250 calls since the shift up, so only the newest
+      // 150 from before come back, and none of those read 5 ms.
+      slower(tracker, 200);
+      for (let i = 0; i < 60; i++) fastCall(tracker, i, false);
+      expect(tracker.excursionsDetected).toBe(1);
+      expect(tracker.delayMs).toBe(4);
+    });
+  });
+
   describe('stragglers at the top of the fast path', () => {
     /**
      * 400 attempts that all answered: a fast path over 10..30 ms, a slow mode at 400 ms (every 20th, the target
