@@ -256,12 +256,13 @@ export class HedgeDelayTracker {
    * are no faster either), the shift was an excursion: the latencies came back to what they were. The window then
    * goes back to what it was, without the calls of the excursion but the last `shiftCalls`, and without those that
    * would have turned over since. Of the last `shiftCalls`, those that answered slower than the delay from before
-   * are left out, as a stall's victims are: the excursion's last calls (otherwise its few last calls, as a cluster
-   * above the old fast path, held the delay at their latency until a shift down dropped the window again). Without this, after a burst of slow calls the window started again from a few dozen calls,
-   * whose top sat below the fast path's: in `bench:adaptive`'s regime A again two victims of a pause set off a shift
-   * up, and the 50 calls kept at the shift down after it all read 4 ms or less, below a fast path topping at 5: the
-   * delay was 4 ms for 63 calls and the phase spent 0.063 in extra load. After a real shift up the calls stay slower,
-   * and once the window has turned over there is nothing to go back to.
+   * are left out, as a stall's victims are: they are the excursion's last calls (kept, they made a cluster above the
+   * old fast path that held the delay at their latency, until a shift down dropped the window again). Without this,
+   * after a burst of slow calls the window started again from a few dozen calls, whose top sat below the fast
+   * path's: in `bench:adaptive`'s regime A again, victims of a pause set off a shift up that the stall test did not
+   * take back, and the 50 calls kept at the shift down after it all read 4 ms or less, below a fast path topping at
+   * 5 ms: the delay was 4 ms for 63 calls and the phase spent 0.063 in extra load. After a real shift up the calls
+   * stay slower, and once the window has turned over there is nothing to go back to.
    */
   private endExcursion(excursion: PossibleStall): void {
     const { capacity } = this.window;
@@ -318,7 +319,7 @@ export class HedgeDelayTracker {
  * How many of the last attempts may lie above the delay before it counts as a shift up: the expected number plus
  * six standard deviations of a Poisson count. At the expected 2.5 of 50 attempts that is more than 12: by chance
  * fewer than 6 in a million checks even with a fifth more attempts above the delay than its target, and the
- * detector checks after every call.
+ * detector checks after every call. (`sds`: that many standard deviations instead of six.)
  * @internal
  */
 export function upThreshold(expected: number, sds = 6): number {
