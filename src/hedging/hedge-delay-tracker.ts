@@ -379,8 +379,9 @@ function concat(a: Float64Array, b: Float64Array): Float64Array {
 }
 
 /**
- * A possible stall (a shift up, or a run of STALL_RUN attempts outliving their delay) waiting for the calls after
- * it: the window it would go back to, and the delay those calls are judged against.
+ * A possible stall (a shift up, or a run of STALL_RUN attempts outliving their delay), or a possible excursion (a
+ * shift up), waiting for the calls after it: the window it would go back to, and the delay those calls are judged
+ * against.
  */
 interface PossibleStall {
   /** The window just before the shift, in arrival order, without the victims in the run of calls that set it off. */

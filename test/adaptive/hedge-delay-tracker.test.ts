@@ -417,9 +417,14 @@ describe('HedgeDelayTracker', () => {
      * of one call in 20, superseded by its hedge.
      */
     function fastCall(tracker: HedgeDelayTracker, i: number, top = true): void {
+      callAt(tracker, i, top && i % 80 === 40 ? 5 : 1 + (i % 4));
+    }
+
+    /** Call i: answered at `latencyMs`, but every 20th, which is slow and superseded by its hedge. */
+    function callAt(tracker: HedgeDelayTracker, i: number, latencyMs: number): void {
       const delay = tracker.delayMs;
       if (i % 20 === 19) tracker.record(delay, delay + 10, true);
-      else tracker.record(delay, top && i % 80 === 40 ? 5 : 1 + (i % 4), false);
+      else tracker.record(delay, latencyMs, false);
     }
 
     /** A tracker whose full window sits at the fast path's top, 5 ms; `top(i)` says whether call i may read 5. */
@@ -476,11 +481,7 @@ describe('HedgeDelayTracker', () => {
       const tracker = settled();
       slower(tracker, 30);
       // Calls at 3–8 ms: half of them above the old delay, 5 ms.
-      for (let i = 0; i < 100; i++) {
-        const delay = tracker.delayMs;
-        if (i % 20 === 19) tracker.record(delay, delay + 10, true);
-        else tracker.record(delay, 3 + (i % 6), false);
-      }
+      for (let i = 0; i < 100; i++) callAt(tracker, i, 3 + (i % 6));
       expect(tracker.excursionsDetected).toBe(0);
       expect(tracker.delayMs).toBeGreaterThan(5);
     });
@@ -489,11 +490,7 @@ describe('HedgeDelayTracker', () => {
       const tracker = settled();
       slower(tracker, 30);
       // Back at 0.1–0.4 ms, every 20th superseded: no more than their share above 5 ms, but none above 5 / 4.
-      for (let i = 0; i < 100; i++) {
-        const delay = tracker.delayMs;
-        if (i % 20 === 19) tracker.record(delay, delay + 10, true);
-        else tracker.record(delay, 0.1 * (1 + (i % 4)), false);
-      }
+      for (let i = 0; i < 100; i++) callAt(tracker, i, 0.1 * (1 + (i % 4)));
       expect(tracker.excursionsDetected).toBe(0);
       expect(tracker.delayMs).toBe(CONFIG.minMs);
     });
