@@ -16,7 +16,8 @@
  * ratio and paired time to adapt against its first run show what the machine's noise alone does to those figures.
  * The client and the server run with short GC pauses (bench/lib/short-gc-pauses.ts: this script starts itself
  * again with the V8 flags; `--short-gc-pauses=0` keeps Node's defaults). Each variant first makes `warmUpCalls`
- * calls of regime A, not measured (the JIT's warm-up; see the option).
+ * calls of regime A, not measured (the JIT's warm-up; see the option). The client runs on core 0 and the server on
+ * core 1 (bench/lib/pin-cores.ts; `--pin-cores=0` leaves them to the scheduler).
  * Prints a markdown table and writes it to bench/results/adaptive.md.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -40,6 +41,7 @@ import { scriptedAttempt, scriptSeed } from './lib/latency-script.js';
 import { openLoop, sleep } from './lib/load.js';
 import { lastPairedWindowOver, pairedTimeToAdapt } from './lib/paired-time-to-adapt.js';
 import { type PausesMet, pausesMet, type Span } from './lib/pauses-met.js';
+import { cannotPin, type PinnedCores, pinClientAndServer } from './lib/pin-cores.js';
 import { RecordingAdaptiveHedging } from './lib/recording-adaptive-hedging.js';
 import {
   collectGarbage,
@@ -83,6 +85,11 @@ const opts = numericArgs({
   seed: 0,
   /** Run the client and the server with V8 flags that keep GC pauses short (bench/lib/short-gc-pauses.ts; 0: Node's defaults). */
   shortGcPauses: 1,
+  /**
+   * Pin the client to core 0 and the server to core 1 (bench/lib/pin-cores.ts; Linux with `taskset` and two cores
+   * or more, otherwise the run says why it is not pinned; 0: let the scheduler place them).
+   */
+  pinCores: 1,
 });
 const seed = scriptSeed(opts.seed);
 /** `--trace=FILE`: also write the adaptive variant's outcomes as a trace (see bench/adaptive-trace.ts). */
@@ -356,6 +363,9 @@ async function main(): Promise<void> {
     ],
     { nodeArgs: gcFlags },
   );
+  const notPinned = opts.pinCores ? cannotPin() : 'not asked for (`--pin-cores=0`)';
+  const pinned: PinnedCores | undefined =
+    notPinned === undefined ? pinClientAndServer(server.pid) : undefined;
   const variants: Variant[] = [];
   const make = (
     name: string,
@@ -623,7 +633,7 @@ async function main(): Promise<void> {
   const markdown = [
     '# Adaptive hedging through latency shifts',
     '',
-    machineLine(info),
+    machineLine(info, pinned !== undefined),
     '',
     `Command: \`npm run bench:adaptive -- ${process.argv.slice(2).join(' ')}\``.replace(' -- `', '`'),
     '',
@@ -645,6 +655,12 @@ async function main(): Promise<void> {
         : '') +
       `Took ${elapsed.toFixed(0)} s.`,
     cpuLine,
+    '',
+    pinned
+      ? `Cores: the client runs on core ${pinned.client} and the server on core ${pinned.server}, each with all its ` +
+        "threads (bench/lib/pin-cores.ts): unpinned, each waits now and then behind the other's threads, and that " +
+        'falls on one variant and not on the next. `--pin-cores=0` lets the scheduler place them.'
+      : `Cores: not pinned, ${notPinned}; the client and the server share the cores as the scheduler places them.`,
     '',
     gcFlags.length > 0
       ? `GC: the client and the server run with \`${gcFlags.join(' ')}\` and collect their garbage between ` +
@@ -706,7 +722,7 @@ async function main(): Promise<void> {
     adaptive.writeTrace(traceOut, {
       ...opts,
       command: `Command: \`npm run bench:adaptive -- ${process.argv.slice(2).join(' ')}\` (seed ${seed}), its adaptive variant.`,
-      machine: machineLine(info),
+      machine: machineLine(info, pinned !== undefined),
       failed: `${PHASES.reduce((n, p) => n + (adaptiveVariant?.data[p.key].failed ?? 0), 0)} measured calls`,
     });
     console.error(`wrote ${relative(PACKAGE_ROOT, traceOut)}`);

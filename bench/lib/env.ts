@@ -35,11 +35,14 @@ export function machineInfo(): MachineInfo {
   };
 }
 
-/** One line for the head of a results file. */
-export function machineLine(info: MachineInfo = machineInfo()): string {
+/**
+ * One line for the head of a results file. `pinned`: the client and the server each ran on a core of its own
+ * (bench/lib/pin-cores.ts), not on all of them.
+ */
+export function machineLine(info: MachineInfo = machineInfo(), pinned = false): string {
   return (
     `Node ${info.node}, @grpc/grpc-js ${info.grpcJs}, ${info.cores} cores (${info.cpu}), ${info.platform}; ` +
-    `client and server processes share these cores. Run ${info.date}.`
+    `client and server processes ${pinned ? 'run on a core each' : 'share these cores'}. Run ${info.date}.`
   );
 }
 
