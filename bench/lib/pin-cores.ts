@@ -6,8 +6,8 @@
  * libuv's pool), and the scheduler moves them about: a call whose client or server thread waits behind the other
  * process's work takes longer, whatever its hedging delay, and it falls on one variant and not on the next. On a
  * 2-core AMD EPYC VM, the best static delay of `bench:adaptive` run a second time (the control) was more than ×1.15
- * off its first run's p99 in 5 and 9 phases of 21 (two series of seven runs) unpinned, and in none of 15 (five
- * runs) pinned (BENCHMARKS.md, "A core each").
+ * off its first run's p99 in 5 and 9 phases of 21 (two series of seven runs) unpinned, and in 1 of 24 (eight runs,
+ * ×1.16) pinned (BENCHMARKS.md, "A core each").
  *
  * Linux only, with `taskset` (util-linux): `taskset -a -p -c CORE PID` sets the CPU affinity of every thread the
  * process has, and the threads it starts later inherit it.
