@@ -16,8 +16,8 @@
  * ratio and paired time to adapt against its first run show what the machine's noise alone does to those figures.
  * The client and the server run with short GC pauses (bench/lib/short-gc-pauses.ts: this script starts itself
  * again with the V8 flags; `--short-gc-pauses=0` keeps Node's defaults). Each variant first makes `warmUpCalls`
- * calls of regime A, not measured (the JIT's warm-up; see the option). The client runs on core 0 and the server on
- * core 1 (bench/lib/pin-cores.ts; `--pin-cores=0` leaves them to the scheduler).
+ * calls of regime A, not measured (the JIT's warm-up; see the option). The client and the server run on a core each
+ * (bench/lib/pin-cores.ts; `--pin-cores=0` leaves them to the scheduler).
  * Prints a markdown table and writes it to bench/results/adaptive.md.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -86,8 +86,9 @@ const opts = numericArgs({
   /** Run the client and the server with V8 flags that keep GC pauses short (bench/lib/short-gc-pauses.ts; 0: Node's defaults). */
   shortGcPauses: 1,
   /**
-   * Pin the client to core 0 and the server to core 1 (bench/lib/pin-cores.ts; Linux with `taskset` and two cores
-   * or more, otherwise the run says why it is not pinned; 0: let the scheduler place them).
+   * Pin the client and the server to a core each, the first two this process may use (bench/lib/pin-cores.ts; Linux
+   * with `taskset` and two cores or more, otherwise the run says why it is not pinned; 0: let the scheduler place
+   * them).
    */
   pinCores: 1,
 });

@@ -22,21 +22,51 @@ export interface PinnedCores {
 }
 
 /**
- * Why this machine cannot pin the bench's processes, or undefined if it can: it must run Linux, have at least two
- * cores this process may use, and have `taskset`.
+ * The cores in a CPU list as Linux writes it (`taskset -c -p`, /proc's `Cpus_allowed_list`): "0-1", "2,3",
+ * "0-3,6". Throws an Error quoting the list if it is not one.
+ */
+export function parseCoreList(list: string): number[] {
+  const cores: number[] = [];
+  for (const part of list.trim().split(',')) {
+    const range = /^(\d+)(?:-(\d+))?$/.exec(part);
+    if (range === null) {
+      throw new Error(`not a CPU list: "${list}"`);
+    }
+    const first = Number(range[1]);
+    const last = range[2] === undefined ? first : Number(range[2]);
+    for (let core = first; core <= last; core++) {
+      cores.push(core);
+    }
+  }
+  return cores;
+}
+
+/** The cores process `pid` may run on, as `taskset` reports them. Throws if `taskset` fails. */
+export function allowedCores(pid: number = process.pid): number[] {
+  const out = execFileSync('taskset', ['-c', '-p', String(pid)], { encoding: 'utf8', stdio: 'pipe' });
+  const list = /affinity list:\s*(\S+)/.exec(out)?.[1];
+  if (list === undefined) {
+    throw new Error(`taskset said nothing of process ${pid}'s cores: "${out.trim()}"`);
+  }
+  return parseCoreList(list);
+}
+
+/**
+ * Why this machine cannot pin the bench's processes, or undefined if it can: it must run Linux and have `taskset`,
+ * and this process must be allowed at least two cores.
  */
 export function cannotPin(): string | undefined {
   if (os.platform() !== 'linux') {
     return `pinning needs Linux (this is ${os.platform()})`;
   }
-  const cores = os.availableParallelism?.() ?? os.cpus().length;
-  if (cores < 2) {
-    return `pinning needs two cores (this process may use ${cores})`;
-  }
+  let cores: number[];
   try {
-    execFileSync('taskset', ['-p', String(process.pid)], { stdio: 'ignore' });
+    cores = allowedCores();
   } catch {
     return 'pinning needs taskset (util-linux), which did not run';
+  }
+  if (cores.length < 2) {
+    return `pinning needs two cores (this process may use ${cores.join(', ')})`;
   }
   return undefined;
 }
@@ -47,26 +77,30 @@ export function cannotPin(): string | undefined {
  * process with no threads to pin).
  */
 export function pinProcess(pid: number, core: number): void {
-  let affinity: string;
+  let cores: number[];
   try {
     execFileSync('taskset', ['-a', '-p', '-c', String(core), String(pid)], { stdio: 'ignore' });
-    affinity = execFileSync('taskset', ['-c', '-p', String(pid)], { encoding: 'utf8', stdio: 'pipe' });
+    cores = allowedCores(pid);
   } catch (error) {
     throw new Error(`could not pin process ${pid} to core ${core} with taskset: ${(error as Error).message}`);
   }
-  const list = /affinity list:\s*(\S+)/.exec(affinity)?.[1];
-  if (list !== String(core)) {
-    throw new Error(`could not pin process ${pid} to core ${core} with taskset: it runs on ${list ?? '?'}`);
+  if (cores.length !== 1 || cores[0] !== core) {
+    throw new Error(
+      `could not pin process ${pid} to core ${core} with taskset: it runs on ${cores.join(', ')}`,
+    );
   }
 }
 
 /**
- * Pins this process to one core and the server process `serverPid` to another (the client on core 0, the server
- * on core 1), and returns which.
+ * Pins this process to the first core it may use and the server process `serverPid` to the second (core 0 and
+ * core 1 on most machines), and returns which.
  */
 export function pinClientAndServer(serverPid: number): PinnedCores {
-  const cores: PinnedCores = { client: 0, server: 1 };
-  pinProcess(process.pid, cores.client);
-  pinProcess(serverPid, cores.server);
-  return cores;
+  const [client, server] = allowedCores();
+  if (client === undefined || server === undefined) {
+    throw new Error('pinClientAndServer: this process may use fewer than two cores');
+  }
+  pinProcess(process.pid, client);
+  pinProcess(serverPid, server);
+  return { client, server };
 }
