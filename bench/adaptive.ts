@@ -41,7 +41,7 @@ import { scriptedAttempt, scriptSeed } from './lib/latency-script.js';
 import { openLoop, sleep } from './lib/load.js';
 import { lastPairedWindowOver, pairedTimeToAdapt } from './lib/paired-time-to-adapt.js';
 import { type PausesMet, pausesMet, type Span } from './lib/pauses-met.js';
-import { cannotPin, type PinnedCores, pinClientAndServer } from './lib/pin-cores.js';
+import { coresToPin, type PinnedCores, pinClientAndServer } from './lib/pin-cores.js';
 import { RecordingAdaptiveHedging } from './lib/recording-adaptive-hedging.js';
 import {
   collectGarbage,
@@ -364,9 +364,10 @@ async function main(): Promise<void> {
     ],
     { nodeArgs: gcFlags },
   );
-  const notPinned = opts.pinCores ? cannotPin() : 'not asked for (`--pin-cores=0`)';
-  const pinned: PinnedCores | undefined =
-    notPinned === undefined ? pinClientAndServer(server.pid) : undefined;
+  const cores = opts.pinCores ? coresToPin() : 'not asked for (`--pin-cores=0`)';
+  const pinned: PinnedCores | undefined = typeof cores === 'string' ? undefined : cores;
+  const notPinned = typeof cores === 'string' ? cores : undefined;
+  if (pinned) pinClientAndServer(server.pid, pinned);
   const variants: Variant[] = [];
   const make = (
     name: string,

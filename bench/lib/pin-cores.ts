@@ -52,10 +52,11 @@ export function allowedCores(pid: number = process.pid): number[] {
 }
 
 /**
- * Why this machine cannot pin the bench's processes, or undefined if it can: it must run Linux and have `taskset`,
- * and this process must be allowed at least two cores.
+ * The cores to pin the client and the server to, the first two this process may use (core 0 and core 1 on most
+ * machines); or why this machine cannot pin: it must run Linux and have `taskset`, and this process must be
+ * allowed at least two cores.
  */
-export function cannotPin(): string | undefined {
+export function coresToPin(): PinnedCores | string {
   if (os.platform() !== 'linux') {
     return `pinning needs Linux (this is ${os.platform()})`;
   }
@@ -65,10 +66,11 @@ export function cannotPin(): string | undefined {
   } catch {
     return 'pinning needs taskset (util-linux), which did not run';
   }
-  if (cores.length < 2) {
+  const [client, server] = cores;
+  if (client === undefined || server === undefined) {
     return `pinning needs two cores (this process may use ${cores.join(', ')})`;
   }
-  return undefined;
+  return { client, server };
 }
 
 /**
@@ -91,16 +93,8 @@ export function pinProcess(pid: number, core: number): void {
   }
 }
 
-/**
- * Pins this process to the first core it may use and the server process `serverPid` to the second (core 0 and
- * core 1 on most machines), and returns which.
- */
-export function pinClientAndServer(serverPid: number): PinnedCores {
-  const [client, server] = allowedCores();
-  if (client === undefined || server === undefined) {
-    throw new Error('pinClientAndServer: this process may use fewer than two cores');
-  }
-  pinProcess(process.pid, client);
-  pinProcess(serverPid, server);
-  return { client, server };
+/** Pins this process to `cores.client` and the server process `serverPid` to `cores.server`. */
+export function pinClientAndServer(serverPid: number, cores: PinnedCores): void {
+  pinProcess(process.pid, cores.client);
+  pinProcess(serverPid, cores.server);
 }

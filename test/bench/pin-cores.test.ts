@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { allowedCores, cannotPin, parseCoreList, pinProcess } from '../../bench/lib/pin-cores.js';
+import { allowedCores, coresToPin, parseCoreList, pinProcess } from '../../bench/lib/pin-cores.js';
 
 /** The cores each thread of process `pid` may run on, as /proc lists them ("1", "0-1"). */
 function threadCores(pid: number): string[] {
@@ -11,7 +11,8 @@ function threadCores(pid: number): string[] {
   });
 }
 
-const whyNot = cannotPin();
+const toPin = coresToPin();
+const whyNot = typeof toPin === 'string' ? toPin : undefined;
 
 describe("bench:adaptive's pinned cores", () => {
   let child: ChildProcess | undefined;
@@ -55,11 +56,15 @@ describe("bench:adaptive's pinned cores", () => {
     expect(allowedCores().length).toBeGreaterThanOrEqual(2);
   });
 
-  it('say why a machine cannot pin, or nothing when it can', () => {
+  it('say why a machine cannot pin, or which two cores it pins to', () => {
     if (process.platform !== 'linux') {
       expect(whyNot).toMatch(/needs Linux/);
     } else {
       expect(whyNot === undefined || /needs (two cores|taskset)/.test(whyNot)).toBe(true);
+    }
+    if (whyNot === undefined) {
+      const [client, server] = allowedCores();
+      expect(toPin).toEqual({ client, server });
     }
   });
 });
