@@ -5,10 +5,12 @@
  * for a seed, and independent of the machine's load, which on a shared machine swamps the real benchmark.
  *
  *   npm run simulate:adaptive [-- --rate=200 --learn-calls=300 --measured-calls=1200 --seed=1 --noise-ms=0
- *                                 --hold-in-stalls=1 --whole-ms=1]
+ *                                 --noise-burst-calls=0 --hold-in-stalls=1 --whole-ms=1]
  *
  * Model: calls arrive every 1/rate s; an attempt takes the regime's fast path × U[0.5, 1.5] plus 0.5 ms (gRPC),
- * or, with probability slowFraction, its slow time; `noiseMs` adds an exponential tail to 3% of the fast attempts.
+ * or, with probability slowFraction, its slow time; `noiseMs` adds an exponential tail to 3% of the fast attempts
+ * (with `noiseBurstCalls`, to 30% of the fast attempts in one block of that many calls in ten: the same share, in
+ * bursts, as a busy machine gives it).
  * Every variant meets the same latency script (bench/lib/latency-script.ts): attempt k of call i of a phase takes the
  * same time for all of them, so they differ only by their policy.
  * Hedging: maxAttempts 2. A static delay hedges every call still waiting at the delay; adaptive hedging asks its
@@ -26,7 +28,7 @@
 import { AdaptiveHedging } from '../src/hedging/adaptive-hedging-delay.js';
 import { FakeClock } from '../src/testing/fake-clock.js';
 import { numericArgs } from './lib/child-server.js';
-import { scriptedAttempt } from './lib/latency-script.js';
+import { blockDraw, scriptedAttempt } from './lib/latency-script.js';
 import { pairedTimeToAdapt } from './lib/paired-time-to-adapt.js';
 import { slidingTimeToAdapt } from './lib/sliding-time-to-adapt.js';
 import { summarize } from './lib/stats.js';
@@ -42,6 +44,11 @@ const opts = numericArgs({
   measuredCalls: 1200,
   seed: 1,
   noiseMs: 0,
+  /**
+   * With noiseMs: the noisy attempts come in bursts, blocks of this many calls (a tenth of the blocks, drawn from the
+   * seed, and 30% of the fast attempts in each); 0: any attempt, 3% of them.
+   */
+  noiseBurstCalls: 0,
   slowFraction: 0.05,
   maxExtraLoad: 0.05,
   budgetMinPerSecond: 3,
@@ -103,7 +110,8 @@ function run(staticDelayMs: number | undefined): { calls: CallRecord[]; delays: 
     const { slow, fastFactor, random } = scriptedAttempt(opts.seed, phase, index, attempt, opts.slowFraction);
     if (slow) return p.slowMs;
     let ms = p.fastMs * fastFactor + 0.5;
-    if (opts.noiseMs > 0 && random() < 0.03) ms += -opts.noiseMs * Math.log(1 - random());
+    if (opts.noiseMs > 0 && random() < noiseChance(phase, index))
+      ms += -opts.noiseMs * Math.log(1 - random());
     return ms;
   };
   /** When an attempt sent at `startMs` answers: its latency, held to the end of a server stall it meets. */
@@ -200,6 +208,16 @@ function run(staticDelayMs: number | undefined): { calls: CallRecord[]; delays: 
   return { calls, delays };
 }
 
+/** Tag of the draw that makes a block of calls noisy (`--noise-burst-calls`). */
+const NOISE_BURST_TAG = 0xb075;
+
+/** The chance that a fast attempt of call `index` of `phase` meets the noise. */
+function noiseChance(phase: number, index: number): number {
+  if (opts.noiseBurstCalls <= 0) return 0.03;
+  const block = Math.floor(index / opts.noiseBurstCalls);
+  return blockDraw(opts.seed, phase, block, NOISE_BURST_TAG) < 0.1 ? 0.3 : 0;
+}
+
 /**
  * The latency of an attempt from `startMs` to `endMs` as the engine reads it: in whole ms off `Date.now()` (whose
  * ticks fall at a point of the virtual millisecond that moves on by the golden ratio from call to call), or exactly
@@ -248,7 +266,7 @@ const lines: string[] = [
   `Command: \`npm run simulate:adaptive -- ${process.argv.slice(2).join(' ')}\``.replace(' -- `', '`'),
   '',
   `${opts.rate} calls/s; per phase ${opts.learnCalls} learning + ${opts.measuredCalls} measured calls; ` +
-    `slow share ${opts.slowFraction}; noise ${opts.noiseMs} ms; seed ${opts.seed}; maxExtraLoad ${opts.maxExtraLoad}, ` +
+    `slow share ${opts.slowFraction}; noise ${opts.noiseMs} ms${opts.noiseBurstCalls > 0 ? ` in bursts of ${opts.noiseBurstCalls} calls` : ''}; seed ${opts.seed}; maxExtraLoad ${opts.maxExtraLoad}, ` +
     `budget floor ${opts.budgetMinPerSecond}/s.`,
   '',
 ];

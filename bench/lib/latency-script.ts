@@ -87,6 +87,14 @@ export function scriptedAttempt(
   return { slow, fastFactor: 0.5 + random(), random };
 }
 
+/**
+ * One uniform draw in [0, 1) for block `block` of phase `phase` under a tag of the caller's (apart from every
+ * attempt's own draws and from the slow positions): the same for every variant of a run.
+ */
+export function blockDraw(seed: number, phase: number, block: number, tag: number): number {
+  return seededRandom(mix([seed, phase, block, tag]))();
+}
+
 /** Parses a {@link SCRIPT_CALL_METADATA_KEY} value; undefined when it is absent or malformed. */
 export function parseScriptCall(value: unknown): { phase: number; index: number } | undefined {
   if (typeof value !== 'string') return undefined;

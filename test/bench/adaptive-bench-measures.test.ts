@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseScriptCall, scriptedAttempt } from '../../bench/lib/latency-script.js';
+import { blockDraw, parseScriptCall, scriptedAttempt } from '../../bench/lib/latency-script.js';
 import { lastPairedWindowOver, pairedTimeToAdapt } from '../../bench/lib/paired-time-to-adapt.js';
 import { pausesMet } from '../../bench/lib/pauses-met.js';
 import { slidingTimeToAdapt, type TimedCall } from '../../bench/lib/sliding-time-to-adapt.js';
@@ -64,6 +64,19 @@ describe('the latency script of bench:adaptive', () => {
       expect(fastFactor).toBeGreaterThanOrEqual(0.5);
       expect(fastFactor).toBeLessThan(1.5);
     }
+  });
+
+  it("draws once per block, the same every time, apart from other tags' and blocks' draws", () => {
+    const draws = Array.from({ length: 2_000 }, (_, block) => blockDraw(7, 1, block, 0xb075));
+    expect(draws.every((x) => x >= 0 && x < 1)).toBe(true);
+    expect(blockDraw(7, 1, 3, 0xb075)).toBe(draws[3]);
+    // About uniform: a tenth of the blocks below 0.1 (the noisy ones of simulate:adaptive's --noise-burst-calls).
+    const low = draws.filter((x) => x < 0.1).length;
+    expect(low).toBeGreaterThan(140);
+    expect(low).toBeLessThan(260);
+    expect(blockDraw(7, 1, 3, 0xb10c)).not.toBe(draws[3]);
+    expect(blockDraw(7, 2, 3, 0xb075)).not.toBe(draws[3]);
+    expect(blockDraw(8, 1, 3, 0xb075)).not.toBe(draws[3]);
   });
 
   it('reads the call header, and refuses what is not one', () => {
