@@ -19,15 +19,18 @@ import { scriptSeed } from './lib/latency-script.js';
 import { openLoop } from './lib/load.js';
 import { RecordingAdaptiveHedging } from './lib/recording-adaptive-hedging.js';
 
-const opts = numericArgs({
-  rate: 200,
-  learnCalls: 300,
-  measuredCalls: 1200,
-  maxExtraLoad: 0.05,
-  budgetMinPerSecond: 3,
-  /** The latency script's seed; 0 picks one at random. */
-  seed: 0,
-});
+const opts = numericArgs(
+  {
+    rate: 200,
+    learnCalls: 300,
+    measuredCalls: 1200,
+    maxExtraLoad: 0.05,
+    budgetMinPerSecond: 3,
+    /** The latency script's seed; 0 picks one at random. */
+    seed: 0,
+  },
+  { others: ['out'] },
+);
 const seed = scriptSeed(opts.seed);
 const out = pathArg('out') ?? resolve(PACKAGE_ROOT, `bench/traces/seed-${seed}.csv`);
 

@@ -53,45 +53,48 @@ import { type SlidingTimeToAdapt, slidingTimeToAdapt } from './lib/sliding-time-
 import { summarize } from './lib/stats.js';
 import { fmt, markdownTable } from './lib/table.js';
 
-const opts = numericArgs({
-  /** Calls started per second (open loop). */
-  rate: 200,
-  /** Calls at the start of each phase that are not measured (the time to learn a shift). */
-  learnCalls: 300,
-  /** Measured calls per phase. */
-  measuredCalls: 1200,
-  /**
-   * Calls of regime A each variant makes before its first phase, not measured (0: none): the JIT's warm-up. After
-   * the garbage collection between variants (or on a new process), V8 optimizes the hot code again, and about
-   * 2.5 s into the load its compiler threads take both cores from the client and the server for 20–40 ms.
-   */
-  warmUpCalls: 800,
-  fastAMs: 2,
-  slowAMs: 200,
-  fastBMs: 20,
-  slowBMs: 400,
-  slowFraction: 0.05,
-  maxExtraLoad: 0.05,
-  /** The hedge budget's floor (hedges per second whatever the traffic). */
-  budgetMinPerSecond: 3,
-  /** The delay's window in calls (0: the default, 20 / maxExtraLoad). */
-  recentCalls: 0,
-  deadlineMs: 5_000,
-  /** Run each phase's best static delay again at the end, as a control of the machine's noise (0: not). */
-  control: 1,
-  /** Write bench/results/adaptive.md (0 for exploratory runs). */
-  write: 1,
-  /** The latency script's seed (bench/lib/latency-script.ts); 0 picks one at random, printed with the results. */
-  seed: 0,
-  /** Run the client and the server with V8 flags that keep GC pauses short (bench/lib/short-gc-pauses.ts; 0: Node's defaults). */
-  shortGcPauses: 1,
-  /**
-   * Pin the client and the server to a core each, the first two this process may use (bench/lib/pin-cores.ts; Linux
-   * with `taskset` and two cores or more, otherwise the run says why it is not pinned; 0: let the scheduler place
-   * them).
-   */
-  pinCores: 1,
-});
+const opts = numericArgs(
+  {
+    /** Calls started per second (open loop). */
+    rate: 200,
+    /** Calls at the start of each phase that are not measured (the time to learn a shift). */
+    learnCalls: 300,
+    /** Measured calls per phase. */
+    measuredCalls: 1200,
+    /**
+     * Calls of regime A each variant makes before its first phase, not measured (0: none): the JIT's warm-up. After
+     * the garbage collection between variants (or on a new process), V8 optimizes the hot code again, and about
+     * 2.5 s into the load its compiler threads take both cores from the client and the server for 20–40 ms.
+     */
+    warmUpCalls: 800,
+    fastAMs: 2,
+    slowAMs: 200,
+    fastBMs: 20,
+    slowBMs: 400,
+    slowFraction: 0.05,
+    maxExtraLoad: 0.05,
+    /** The hedge budget's floor (hedges per second whatever the traffic). */
+    budgetMinPerSecond: 3,
+    /** The delay's window in calls (0: the default, 20 / maxExtraLoad). */
+    recentCalls: 0,
+    deadlineMs: 5_000,
+    /** Run each phase's best static delay again at the end, as a control of the machine's noise (0: not). */
+    control: 1,
+    /** Write bench/results/adaptive.md (0 for exploratory runs). */
+    write: 1,
+    /** The latency script's seed (bench/lib/latency-script.ts); 0 picks one at random, printed with the results. */
+    seed: 0,
+    /** Run the client and the server with V8 flags that keep GC pauses short (bench/lib/short-gc-pauses.ts; 0: Node's defaults). */
+    shortGcPauses: 1,
+    /**
+     * Pin the client and the server to a core each, the first two this process may use (bench/lib/pin-cores.ts; Linux
+     * with `taskset` and two cores or more, otherwise the run says why it is not pinned; 0: let the scheduler place
+     * them).
+     */
+    pinCores: 1,
+  },
+  { others: ['trace'] },
+);
 const seed = scriptSeed(opts.seed);
 /** `--trace=FILE`: also write the adaptive variant's outcomes as a trace (see bench/adaptive-trace.ts). */
 const traceOut = pathArg('trace');

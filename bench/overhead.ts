@@ -21,23 +21,26 @@ import { roundsToUse, waitForQuiet } from './lib/quiet.js';
 import { median, summarize } from './lib/stats.js';
 import { fmt, fmtInt, markdownTable } from './lib/table.js';
 
-const opts = numericArgs({
-  /** Uncontended rounds wanted (see bench/lib/quiet.ts); contended ones are rerun while the budget lasts. */
-  rounds: 12,
-  /** Seconds for the measured rounds, waiting for a quiet machine included. */
-  budgetS: 200,
-  /** A round during which everything else used more than this many cores counts as contended. */
-  contendedCores: 0.2,
-  throughputMs: 750,
-  latencyMs: 500,
-  streamMs: 750,
-  warmupMs: 700,
-  throughputConcurrency: 32,
-  streamConcurrency: 16,
-  streamMessages: 20,
-  /** Write bench/results/overhead.md (0 for profiling runs). */
-  write: 1,
-});
+const opts = numericArgs(
+  {
+    /** Uncontended rounds wanted (see bench/lib/quiet.ts); contended ones are rerun while the budget lasts. */
+    rounds: 12,
+    /** Seconds for the measured rounds, waiting for a quiet machine included. */
+    budgetS: 200,
+    /** A round during which everything else used more than this many cores counts as contended. */
+    contendedCores: 0.2,
+    throughputMs: 750,
+    latencyMs: 500,
+    streamMs: 750,
+    warmupMs: 700,
+    throughputConcurrency: 32,
+    streamConcurrency: 16,
+    streamMessages: 20,
+    /** Write bench/results/overhead.md (0 for profiling runs). */
+    write: 1,
+  },
+  { others: ['variants'] },
+);
 const onlyArg = process.argv.find((a) => a.startsWith('--variants='));
 const only = onlyArg ? onlyArg.slice('--variants='.length).split(',') : undefined;
 /** Which build the interceptor comes from: `npm run bench:overhead` resolves the package to dist/ (bench/tsconfig.json). */

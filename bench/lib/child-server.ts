@@ -173,17 +173,36 @@ export function pathArg(name: string, argv = process.argv.slice(2)): string | un
   return arg === undefined ? undefined : resolve(PACKAGE_ROOT, arg.slice(name.length + 3));
 }
 
-/** Reads `--name=value` options from argv (numbers only), with defaults. */
-export function numericArgs<T extends Record<string, number>>(defaults: T, argv = process.argv.slice(2)): T {
+/**
+ * Reads `--name=value` options from argv (numbers only), with defaults: each key of `defaults`, camelCase, is the
+ * option in kebab case (`learnCalls`: `--learn-calls=300`). An option given that is neither one of them nor among
+ * `others` (options read elsewhere, such as `--trace=FILE`) is an error naming it and the known ones: a mistyped
+ * option would otherwise leave its default in force and say nothing. Arguments without `--name=` pass.
+ */
+export function numericArgs<T extends Record<string, number>>(
+  defaults: T,
+  {
+    argv = process.argv.slice(2),
+    others = [],
+  }: { argv?: readonly string[]; others?: readonly string[] } = {},
+): T {
   const out: Record<string, number> = { ...defaults };
   for (const arg of argv) {
     const match = /^--([\w-]+)=(.*)$/.exec(arg);
     if (!match) continue;
-    const key = (match[1] as string).replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+    const name = match[1] as string;
+    const key = name.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
     if (key in out) {
       const value = Number(match[2]);
-      if (!Number.isFinite(value)) throw new Error(`--${match[1]} must be a number`);
+      if (match[2] === '' || !Number.isFinite(value))
+        throw new Error(`--${name} must be a number, got ${JSON.stringify(match[2])}`);
       out[key] = value;
+    } else if (!others.includes(name)) {
+      const known = [
+        ...Object.keys(defaults).map((k) => k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)),
+        ...others,
+      ];
+      throw new Error(`unknown option --${name} (known: ${known.map((k) => `--${k}`).join(', ')})`);
     }
   }
   return out as T;
