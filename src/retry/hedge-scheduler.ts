@@ -46,6 +46,8 @@ export class HedgeScheduler {
   /** The timer of the next hedge, while one is due, and when it is due (clock ms). */
   private timer: TimerHandle | undefined;
   private dueAt = 0;
+  /** The timer fired before the clock said the hedge was due, and was set again for the rest (once per timer). */
+  private rearmed = false;
   /** A late timer's hedge, waiting for the I/O that came in while the event loop was held (see onTimer). */
   private deferred: ReturnType<typeof setImmediate> | undefined;
   /** Further hedges may still be sent (a do-not-retry hint, exhaustion or a refusal closes the schedule). */
@@ -184,17 +186,29 @@ export class HedgeScheduler {
 
   private setTimer(delayMs: number): void {
     this.dueAt = this.ctx.clock.now() + delayMs;
+    this.rearmed = false;
     this.timer = this.host.setTimerBeforeDeadline(delayMs, () => this.onTimer());
   }
 
   /**
-   * The hedge is due. When the timer fired late, the event loop was held past the due time (a GC pause, a busy
+   * The hedge is due. When the timer fired before the clock says so, the rest of the delay is waited out first,
+   * once: Node arms a timer from the event loop's time as cached at the start of the loop's turn, and
+   * `Date.now()` ticks apart from it, so a timer may fire up to a millisecond or so before the delay has passed
+   * as the call's clock reads it. Such a hedge went for answers the clock then read at the delay or under it,
+   * hedges adaptive hedging did not count (it counts the attempts read over their delay).
+   * When the timer fired late, the event loop was held past the due time (a GC pause, a busy
    * handler), and an answer that came in meanwhile is still unread: Node runs due timers before it polls for I/O.
    * The hedge then waits for that poll (setImmediate runs after it), and goes only if the call is still
    * uncommitted: otherwise every call in flight across a pause of the client sent a hedge it did not need.
    */
   private onTimer(): void {
     this.timer = undefined;
+    const early = this.dueAt - this.ctx.clock.now();
+    if (early > 0 && !this.rearmed) {
+      this.rearmed = true;
+      this.timer = this.host.setTimerBeforeDeadline(early, () => this.onTimer());
+      return;
+    }
     if (this.ctx.clock.now() - this.dueAt > LATE_TIMER_MS) {
       this.deferred = setImmediate(() => {
         this.deferred = undefined;

@@ -222,6 +222,52 @@ describe('engine: a hedge timer that fires late', () => {
     expect(h.status.code).toBe(Status.INTERNAL);
   });
 
+  describe('or early instead: before the clock says the hedge is due', () => {
+    // Node arms a timer from the event loop's cached time, and `Date.now()` ticks apart from it: a timer may fire
+    // while the clock still reads less than its due time.
+    function earlyHedge(maxAttempts = 2) {
+      const fake = new FakeClock(T0);
+      const { clock, lag } = laggingClock(fake);
+      const h = engineCall(hedgingPolicy({ maxAttempts }), { clock: fake, interceptor: { clock } });
+      lag(-2); // from now on the clock reads 2 ms behind the timers
+      fake.advance(100);
+      return { h, fake, lag };
+    }
+
+    it('waits the rest of the delay as the clock reads it, then sends the hedge', () => {
+      const { h, fake } = earlyHedge();
+      expect(h.attempts).toHaveLength(1);
+      fake.advance(1);
+      expect(h.attempts).toHaveLength(1);
+      fake.advance(1);
+      expect(h.attempts).toHaveLength(2);
+      expect(h.attempt(1).header('grpc-previous-rpc-attempts')).toBe('1');
+    });
+
+    it('sends no hedge for a call whose first attempt answers in the meantime', async () => {
+      const { h, fake } = earlyHedge();
+      fake.advance(1);
+      h.attempt(0).succeed('first');
+      await h.settle();
+      fake.advance(10);
+      expect(h.attempts).toHaveLength(1);
+      expect(h.status.code).toBe(Status.OK);
+      expect(eventsOfType(h.events, 'hedge-sent')).toEqual([]);
+    });
+
+    it('waits once per hedge: a clock that falls further behind does not hold the hedge back again', () => {
+      const { h, fake, lag } = earlyHedge(3);
+      lag(-10);
+      fake.advance(2);
+      expect(h.attempts).toHaveLength(2);
+      // The next hedge's timer is set from the clock as it reads now: it is on time, and the hedge goes.
+      fake.advance(99);
+      expect(h.attempts).toHaveLength(2);
+      fake.advance(1);
+      expect(h.attempts).toHaveLength(3);
+    });
+  });
+
   describe('what adaptive hedging learns', () => {
     /** Adaptive hedging with no budget, and the outcomes the engine reports to it. */
     function recording() {
