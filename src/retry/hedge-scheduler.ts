@@ -203,13 +203,13 @@ export class HedgeScheduler {
    */
   private onTimer(): void {
     this.timer = undefined;
-    const early = this.dueAt - this.ctx.clock.now();
-    if (early > 0 && !this.rearmed) {
+    const pastDue = this.ctx.clock.now() - this.dueAt;
+    if (pastDue < 0 && !this.rearmed) {
       this.rearmed = true;
-      this.timer = this.host.setTimerBeforeDeadline(early, () => this.onTimer());
+      this.timer = this.host.setTimerBeforeDeadline(-pastDue, () => this.onTimer());
       return;
     }
-    if (this.ctx.clock.now() - this.dueAt > LATE_TIMER_MS) {
+    if (pastDue > LATE_TIMER_MS) {
       this.deferred = setImmediate(() => {
         this.deferred = undefined;
         if (this.host.uncommitted) {
