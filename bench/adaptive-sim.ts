@@ -5,7 +5,8 @@
  * for a seed, and independent of the machine's load, which on a shared machine swamps the real benchmark.
  *
  *   npm run simulate:adaptive [-- --rate=200 --learn-calls=300 --measured-calls=1200 --seed=1 --noise-ms=0
- *                                 --noise-burst-calls=0 --hold-in-stalls=1 --whole-ms=1]
+ *                                 --noise-burst-calls=0 --hold-in-stalls=1 --whole-ms=1 --superseded-exact=0
+ *                                 --static-delays=5,10,20,30,40,50,150 --json=0]
  *
  * Model: calls arrive every 1/rate s; an attempt takes the regime's fast path × U[0.5, 1.5] plus 0.5 ms (gRPC),
  * or, with probability slowFraction, its slow time; `noiseMs` adds an exponential tail to 3% of the fast attempts
@@ -24,6 +25,12 @@
  * stalls instead, and every attempt in progress during a stall answers at its end at the soonest. As in the engine,
  * adaptive hedging holds a hedge that comes due behind a stall (a hedge came due before it with no call answering
  * since) until the next call answers; `--hold-in-stalls=0` sends it at its delay all the same.
+ *
+ * Diagnostics: `--superseded-exact=1` hands adaptive hedging, for a first attempt a hedge superseded, the latency the
+ * script gave it (unless it was slow), where the engine knows only that it outlived its delay and reads it as +∞:
+ * what that reading costs. `--static-delays=4,5,6` runs other static delays (the best static delay of a phase is
+ * the best of these). `--json=1` prints the summary as one JSON line (`SimulationSummary`), for
+ * `npm run simulate:adaptive:sweep`.
  */
 import { AdaptiveHedging } from '../src/hedging/adaptive-hedging-delay.js';
 import { FakeClock } from '../src/testing/fake-clock.js';
@@ -33,45 +40,69 @@ import { pairedTimeToAdapt } from './lib/paired-time-to-adapt.js';
 import { slidingTimeToAdapt } from './lib/sliding-time-to-adapt.js';
 import { summarize } from './lib/stats.js';
 import { fmt, markdownTable } from './lib/table.js';
+import type { SimulatedPhase } from './sim/adaptive-sweep-tally.js';
 import { EventQueue } from './sim/event-queue.js';
 
 /** As the engine's: a hedge timer this late (ms) lets pending I/O run first (src/retry/hedge-scheduler.ts). */
 const LATE_TIMER_MS = 1;
 
-const opts = numericArgs({
-  rate: 200,
-  learnCalls: 300,
-  measuredCalls: 1200,
-  seed: 1,
-  noiseMs: 0,
-  /**
-   * With noiseMs: the noisy attempts come in bursts, blocks of this many calls (a tenth of the blocks, drawn from the
-   * seed, and 30% of the fast attempts in each); 0: any attempt, 3% of them.
-   */
-  noiseBurstCalls: 0,
-  slowFraction: 0.05,
-  maxExtraLoad: 0.05,
-  budgetMinPerSecond: 3,
-  /** The delay's window in calls (0: the default, 20 / maxExtraLoad). */
-  recentCalls: 0,
-  /** A client stall (a GC pause, a busy event loop) every this many ms (0: none). */
-  stallEveryMs: 0,
-  /** How long each stall lasts: every answer and timer due during it runs at its end. */
-  stallMs: 25,
-  /** 1: the stalls are the server's (every attempt in progress during one answers at its end at the soonest). */
-  serverStall: 0,
-  /** 0: adaptive hedging sends every hedge at its delay (`holdInStalls: false`), even while nothing answers. */
-  holdInStalls: 1,
-  /** 1: adaptive hedging learns latencies in whole ms, as the engine reads them off `Date.now()`; 0: exact. */
-  wholeMs: 1,
-});
+const opts = numericArgs(
+  {
+    rate: 200,
+    learnCalls: 300,
+    measuredCalls: 1200,
+    seed: 1,
+    noiseMs: 0,
+    /**
+     * With noiseMs: the noisy attempts come in bursts, blocks of this many calls (a tenth of the blocks, drawn from the
+     * seed, and 30% of the fast attempts in each); 0: any attempt, 3% of them.
+     */
+    noiseBurstCalls: 0,
+    slowFraction: 0.05,
+    maxExtraLoad: 0.05,
+    budgetMinPerSecond: 3,
+    /** The delay's window in calls (0: the default, 20 / maxExtraLoad). */
+    recentCalls: 0,
+    /** A client stall (a GC pause, a busy event loop) every this many ms (0: none). */
+    stallEveryMs: 0,
+    /** How long each stall lasts: every answer and timer due during it runs at its end. */
+    stallMs: 25,
+    /** 1: the stalls are the server's (every attempt in progress during one answers at its end at the soonest). */
+    serverStall: 0,
+    /** 0: adaptive hedging sends every hedge at its delay (`holdInStalls: false`), even while nothing answers. */
+    holdInStalls: 1,
+    /** 1: adaptive hedging learns latencies in whole ms, as the engine reads them off `Date.now()`; 0: exact. */
+    wholeMs: 1,
+    /**
+     * 1 (a diagnostic): a first attempt a hedge superseded is learned with the latency the script gave it (unless it
+     * was slow), which the engine cannot know; 0: as the engine, only that it outlived its delay.
+     */
+    supersededExact: 0,
+    /** 1: print the summary as one JSON line. */
+    json: 0,
+  },
+  { others: ['static-delays'] },
+);
 
 const PHASES = [
   { key: 'a1', title: 'Regime A', fastMs: 2, slowMs: 200 },
   { key: 'b', title: 'Regime B, after the shift up', fastMs: 20, slowMs: 400 },
   { key: 'a2', title: 'Regime A again, after the shift down', fastMs: 2, slowMs: 200 },
 ] as const;
-const STATIC_DELAYS_MS = [5, 10, 20, 30, 40, 50, 150];
+const STATIC_DELAYS_MS = staticDelays(process.argv.slice(2), [5, 10, 20, 30, 40, 50, 150]);
+
+/** The static delays of `--static-delays=a,b,...` (ms, each a positive number), or `defaults`. */
+function staticDelays(argv: readonly string[], defaults: number[]): number[] {
+  const arg = argv.find((a) => a.startsWith('--static-delays='));
+  if (arg === undefined) return defaults;
+  const text = arg.slice('--static-delays='.length);
+  const values = text.split(',').map(Number);
+  if (text === '' || values.some((v) => !Number.isFinite(v) || v <= 0))
+    throw new Error(
+      `--static-delays must be a comma-separated list of positive ms, got ${JSON.stringify(text)}`,
+    );
+  return values;
+}
 const METHOD = '/sim.Service/Unary';
 const GOLDEN = (Math.sqrt(5) - 1) / 2;
 
@@ -114,6 +145,9 @@ function run(staticDelayMs: number | undefined): { calls: CallRecord[]; delays: 
       ms += -opts.noiseMs * Math.log(1 - random());
     return ms;
   };
+  /** Whether the script makes that attempt slow (its regime's slow mode). */
+  const isSlow = (phase: number, index: number, attempt: number): boolean =>
+    scriptedAttempt(opts.seed, phase, index, attempt, opts.slowFraction).slow;
   /** When an attempt sent at `startMs` answers: its latency, held to the end of a server stall it meets. */
   const attemptEnds = (startMs: number, phase: number, index: number, attempt: number): number => {
     const ends = startMs + latency(phase, index, attempt);
@@ -132,6 +166,7 @@ function run(staticDelayMs: number | undefined): { calls: CallRecord[]; delays: 
       const delayMs = adaptive ? adaptive.delayFor(METHOD, 30).delayMs : (staticDelayMs as number);
       if (adaptive && (n % perPhase) % Math.round(opts.rate / 2) === 0) delays[phase]?.push(delayMs);
       const firstEnds = attemptEnds(startMs, phase, n % perPhase, 0);
+      const firstSlow = isSlow(phase, n % perPhase, 0);
       const record: CallRecord = {
         phase,
         index: n % perPhase,
@@ -155,6 +190,8 @@ function run(staticDelayMs: number | undefined): { calls: CallRecord[]; delays: 
         const heldPastHedge =
           byFirst && !record.hedged && hedgeDueAt !== undefined && at - hedgeDueAt > LATE_TIMER_MS;
         if (heldPastHedge) adaptive?.answered(METHOD);
+        else if (opts.supersededExact && !byFirst && !firstSlow)
+          adaptive?.recordOutcome(METHOD, delayMs, measured(n, startMs, firstEnds), false);
         else adaptive?.recordOutcome(METHOD, delayMs, measured(n, startMs, at), !byFirst);
       };
       events.push(firstEnds, () => commit(clock.now(), true));
@@ -271,6 +308,8 @@ const lines: string[] = [
   '',
 ];
 const summary: string[][] = [];
+const jsonPhases: SimulatedPhase[] = [];
+const SHORT_TITLES = ['A', 'B', 'A again'];
 PHASES.forEach((phase, p) => {
   const rows = variants.map((v) => {
     const all = v.calls.filter((c) => c.phase === p);
@@ -309,6 +348,20 @@ PHASES.forEach((phase, p) => {
     '',
   );
   const ad = rows.find((r) => r.v.ms === undefined);
+  if (ad) {
+    jsonPhases.push({
+      phase: SHORT_TITLES[p] as string,
+      args: process.argv.slice(2).filter((a) => !a.startsWith('--json=')),
+      adaptiveP99Ms: ad.s.p99,
+      bestStaticMs: best?.v.ms ?? null,
+      bestStaticP99Ms: best?.s.p99 ?? null,
+      adaptiveExtraLoad: ad.extraLoad,
+      afterShift: p > 0,
+      timeToAdaptS: best ? (timeToAdapt(ad.all, limit) ?? null) : null,
+      pairedTimeToAdaptS: paired(ad) ?? null,
+      refused: ad.all.reduce((sum, c) => sum + c.refused, 0),
+    });
+  }
   if (ad && best) {
     const t = timeToAdapt(ad.all, limit);
     summary.push([
@@ -323,6 +376,10 @@ PHASES.forEach((phase, p) => {
     ]);
   }
 });
+if (opts.json) {
+  console.log(JSON.stringify(jsonPhases));
+  process.exit(0);
+}
 const adaptiveRun = variants.find((v) => v.ms === undefined);
 lines.push(
   'Adaptive delay (ms) every half second of each phase:',
