@@ -13,6 +13,7 @@ import { AdaptiveHedging } from 'grpc-retry-hedging';
 import { seededRandom } from 'grpc-retry-hedging/testing';
 import * as hdr from 'hdr-histogram-js';
 import { numericArgs } from './lib/child-server.js';
+import { exposedGc } from './lib/short-gc-pauses.js';
 import { percentile, sorted } from './lib/stats.js';
 import { fmt, markdownTable } from './lib/table.js';
 
@@ -97,7 +98,7 @@ function latencies(n: number, fastMs: number, slowMs: number, seed: number): Flo
 }
 
 function heapUsed(): number {
-  const gc = (globalThis as { gc?: () => void }).gc;
+  const gc = exposedGc();
   gc?.();
   gc?.();
   const usage = process.memoryUsage();
@@ -168,7 +169,7 @@ for (const c of candidates) {
 
 console.log(
   `${opts.values} values recorded per round, ${opts.rounds} rounds (median); accuracy on ${opts.windowValues} samples per regime; ` +
-    `memory: heap + array-buffer growth per window of 5,000 samples${(globalThis as { gc?: unknown }).gc ? '' : ' (run with --expose-gc for stable figures)'}`,
+    `memory: heap + array-buffer growth per window of 5,000 samples${exposedGc() ? '' : ' (run with --expose-gc for stable figures)'}`,
 );
 console.log('');
 console.log(

@@ -56,9 +56,14 @@ export function rerunWithShortGcPauses(): Promise<number> {
   });
 }
 
+/** `gc()` where this process runs with `--expose-gc`, undefined otherwise. */
+export function exposedGc(): (() => void) | undefined {
+  return (globalThis as { gc?: () => void }).gc;
+}
+
 /** A full garbage collection now. Throws unless this process runs with `--expose-gc`. */
 export function collectGarbage(): true {
-  const gc = (globalThis as { gc?: () => void }).gc;
+  const gc = exposedGc();
   if (gc === undefined) throw new Error('collectGarbage: this process does not run with --expose-gc');
   gc();
   return true;
