@@ -36,6 +36,7 @@ import {
 } from './lib/adaptive-phases.js';
 import { numericArgs, PACKAGE_ROOT, pathArg, spawnBenchServer } from './lib/child-server.js';
 import { CpuWatch, machineInfo, machineLine } from './lib/env.js';
+import { extraLoad } from './lib/extra-load.js';
 import { type BenchClient, createClient, unary, waitForReady } from './lib/grpc-calls.js';
 import { scriptedAttempt, scriptSeed } from './lib/latency-script.js';
 import { openLoop, sleep } from './lib/load.js';
@@ -477,7 +478,7 @@ async function main(): Promise<void> {
         s,
         calls,
         failed: d.failed,
-        extraLoad: d.attempts / calls - 1,
+        extraLoad: extraLoad(d.attempts, calls),
         cancelled: d.cancelled / calls,
       };
     });

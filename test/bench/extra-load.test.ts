@@ -1,0 +1,20 @@
+import { describe, expect, it } from 'vitest';
+import { extraLoad } from '../../bench/lib/extra-load.js';
+
+describe("bench:adaptive's extra load", () => {
+  it('is the hedges per call: 72 over 1,200 calls is 0.06, within a limit of 0.06', () => {
+    expect(extraLoad(1272, 1200)).toBe(0.06);
+    expect(extraLoad(1272, 1200) <= 0.06).toBe(true);
+    // What the bench computed before: attempts / calls − 1 is a hair over 0.06.
+    expect(1272 / 1200 - 1 <= 0.06).toBe(false);
+  });
+
+  it('is within the limit exactly when the hedges are, for every count and phase size the bench uses', () => {
+    for (const calls of [1000, 1200, 1500, 2000]) {
+      const allowed = Math.floor(0.06 * calls + 1e-9);
+      for (let hedges = 0; hedges <= calls / 5; hedges++) {
+        expect(extraLoad(calls + hedges, calls) <= 0.06, `${hedges} of ${calls}`).toBe(hedges <= allowed);
+      }
+    }
+  });
+});
