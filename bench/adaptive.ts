@@ -36,7 +36,7 @@ import {
 } from './lib/adaptive-phases.js';
 import { numericArgs, PACKAGE_ROOT, pathArg, spawnBenchServer } from './lib/child-server.js';
 import { CpuWatch, machineInfo, machineLine } from './lib/env.js';
-import { extraLoad } from './lib/extra-load.js';
+import { extraLoad, withinLoadLimit } from './lib/extra-load.js';
 import { type BenchClient, createClient, unary, waitForReady } from './lib/grpc-calls.js';
 import { scriptedAttempt, scriptSeed } from './lib/latency-script.js';
 import { openLoop, sleep } from './lib/load.js';
@@ -297,7 +297,7 @@ interface PhaseRow {
 function bestStatic(rows: readonly PhaseRow[]): PhaseRow | undefined {
   return rows
     .filter((r) => r.v.staticMs !== undefined && !r.v.control)
-    .filter((r) => r.extraLoad <= STATIC_LOAD_LIMIT && r.failed === 0)
+    .filter((r) => withinLoadLimit(r.extraLoad, STATIC_LOAD_LIMIT) && r.failed === 0)
     .reduce<PhaseRow | undefined>((b, r) => (!b || r.s.p99 < b.s.p99 ? r : b), undefined);
 }
 
@@ -603,7 +603,7 @@ async function main(): Promise<void> {
         if (line) pairedOver.push(`- ${phase.title}, ${r.v.control ? 'control' : 'adaptive'}: ${line}`);
       }
     }
-    const loadOk = ad.extraLoad <= opts.maxExtraLoad + 0.01;
+    const loadOk = withinLoadLimit(ad.extraLoad, opts.maxExtraLoad + 0.01);
     summary.push([
       phase.title,
       fmt(ad.s.p99, 1),

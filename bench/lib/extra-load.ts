@@ -8,3 +8,12 @@
 export function extraLoad(attempts: number, calls: number): number {
   return (attempts - calls) / calls;
 }
+
+/**
+ * Whether an extra load is within `limit`, a limit written as a decimal or a sum of them (0.05 + 0.01): the sum's
+ * rounding (0.05 + 0.01 is 0.060000000000000005, and other sums land a hair under the decimal they stand for) does
+ * not decide: a billionth of a hedge per call does not count.
+ */
+export function withinLoadLimit(load: number, limit: number): boolean {
+  return load <= limit + 1e-9;
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { extraLoad } from '../../bench/lib/extra-load.js';
+import { extraLoad, withinLoadLimit } from '../../bench/lib/extra-load.js';
 
 describe("bench:adaptive's extra load", () => {
   it('is the hedges per call: 72 over 1,200 calls is 0.06, within a limit of 0.06', () => {
@@ -16,5 +16,19 @@ describe("bench:adaptive's extra load", () => {
         expect(extraLoad(calls + hedges, calls) <= 0.06, `${hedges} of ${calls}`).toBe(hedges <= allowed);
       }
     }
+  });
+});
+
+describe('a load limit written as a sum', () => {
+  it('holds a load exactly at it, whichever way the sum rounds', () => {
+    // 0.7 + 0.1 is 0.7999999999999999: 960 hedges over 1,200 calls (0.8) would be over it compared as doubles.
+    expect(extraLoad(2160, 1200) <= 0.7 + 0.1).toBe(false);
+    expect(withinLoadLimit(extraLoad(2160, 1200), 0.7 + 0.1)).toBe(true);
+    expect(withinLoadLimit(extraLoad(1272, 1200), 0.05 + 0.01)).toBe(true);
+  });
+
+  it('refuses one hedge more', () => {
+    expect(withinLoadLimit(extraLoad(1273, 1200), 0.05 + 0.01)).toBe(false);
+    expect(withinLoadLimit(extraLoad(2161, 1200), 0.7 + 0.1)).toBe(false);
   });
 });
