@@ -35,6 +35,7 @@
 import { AdaptiveHedging } from '../src/hedging/adaptive-hedging-delay.js';
 import { FakeClock } from '../src/testing/fake-clock.js';
 import { numericArgs } from './lib/child-server.js';
+import { STATIC_LOAD_LIMIT, withinLoadLimit } from './lib/extra-load.js';
 import { blockDraw, scriptedAttempt } from './lib/latency-script.js';
 import { pairedTimeToAdapt } from './lib/paired-time-to-adapt.js';
 import { slidingTimeToAdapt } from './lib/sliding-time-to-adapt.js';
@@ -319,7 +320,7 @@ PHASES.forEach((phase, p) => {
     return { v, all, s, extraLoad };
   });
   const best = rows
-    .filter((r) => r.v.ms !== undefined && r.extraLoad <= 0.06)
+    .filter((r) => r.v.ms !== undefined && withinLoadLimit(r.extraLoad, STATIC_LOAD_LIMIT))
     .reduce<(typeof rows)[0] | undefined>((b, r) => (!b || r.s.p99 < b.s.p99 ? r : b), undefined);
   const limit = best ? best.s.p99 * 1.15 : Number.NaN;
   const byIndex = (r: (typeof rows)[0]): number[] =>

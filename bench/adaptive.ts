@@ -36,7 +36,7 @@ import {
 } from './lib/adaptive-phases.js';
 import { numericArgs, PACKAGE_ROOT, pathArg, spawnBenchServer } from './lib/child-server.js';
 import { CpuWatch, machineInfo, machineLine } from './lib/env.js';
-import { extraLoad, withinLoadLimit } from './lib/extra-load.js';
+import { extraLoad, STATIC_LOAD_LIMIT, withinLoadLimit } from './lib/extra-load.js';
 import { type BenchClient, createClient, unary, waitForReady } from './lib/grpc-calls.js';
 import { scriptedAttempt, scriptSeed } from './lib/latency-script.js';
 import { openLoop, sleep } from './lib/load.js';
@@ -106,7 +106,6 @@ const ABOUT_RIGHT_MS = 30;
 const STATIC_DELAYS_MS = [5, 10, 20, 30, 40, 50, 150];
 /** The targets of issue 22. */
 const P99_RATIO_TARGET = 1.15;
-const STATIC_LOAD_LIMIT = 0.06;
 const ADAPT_TARGET_S = 2;
 const SLIDING_WINDOW_S = 1;
 

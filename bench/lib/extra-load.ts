@@ -17,3 +17,6 @@ export function extraLoad(attempts: number, calls: number): number {
 export function withinLoadLimit(load: number, limit: number): boolean {
   return load <= limit + 1e-9;
 }
+
+/** The most extra load a static delay may spend to be the bar the adaptive delay is judged against (issue 22). */
+export const STATIC_LOAD_LIMIT = 0.06;
