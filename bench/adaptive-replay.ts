@@ -6,29 +6,50 @@
  *   npm run replay:adaptive [-- --learn-outcomes=300 bench/traces/seed-7.csv ...]   (default: every trace in
  *                                                                                  bench/traces/ and below)
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { BENCH_SLOW_MS, type PhaseReading, parseTrace, replayTrace } from './lib/adaptive-trace.js';
 import { PACKAGE_ROOT } from './lib/child-server.js';
 import { fmt, markdownTable } from './lib/table.js';
 
+const USAGE = `usage: npm run replay:adaptive [-- --learn-outcomes=300] [trace.csv ...]
+  --learn-outcomes=N  outcomes at the start of each phase left out as its learning (default 300)
+  trace.csv ...       traces recorded by npm run trace:adaptive or bench:adaptive -- --trace=FILE
+                      (default: every .csv under bench/traces/)`;
+/** A mistake in the command line: said in one line with the usage, exit code 2. */
+function fail(message: string): never {
+  process.stderr.write(`replay:adaptive: ${message}\n${USAGE}\n`);
+  process.exit(2);
+}
 const args = process.argv.slice(2);
+if (args.includes('--help') || args.includes('-h')) {
+  process.stdout.write(`${USAGE}\n`);
+  process.exit(0);
+}
+const unknownOption = args.find((a) => a.startsWith('-') && !a.startsWith('--learn-outcomes='));
+if (unknownOption !== undefined) {
+  fail(`unknown option ${unknownOption}`);
+}
 const learnArg = args.find((a) => a.startsWith('--learn-outcomes='));
 /** Outcomes at the start of each phase left out as its learning (the traces' learning calls). */
 const learnOutcomes = learnArg === undefined ? 300 : Number(learnArg.slice('--learn-outcomes='.length));
 if (!Number.isInteger(learnOutcomes) || learnOutcomes < 0) {
-  throw new Error(`--learn-outcomes must be a whole number of outcomes, 0 or more (got ${learnArg})`);
+  fail(`--learn-outcomes must be a whole number of outcomes, 0 or more (got ${learnArg})`);
 }
 const traceArgs = args.filter((a) => a !== learnArg);
 const dir = join(PACKAGE_ROOT, 'bench', 'traces');
 const files =
   traceArgs.length > 0
-    ? traceArgs.map((a) => resolve(a))
+    ? traceArgs.map((a) => {
+        const file = resolve(a);
+        if (!existsSync(file)) fail(`no trace at ${file} (the argument ${JSON.stringify(a)})`);
+        return file;
+      })
     : readdirSync(dir, { recursive: true, encoding: 'utf8' })
         .filter((f) => f.endsWith('.csv'))
         .sort()
         .map((f) => join(dir, f));
-if (files.length === 0) throw new Error('no trace to replay: record one with npm run trace:adaptive');
+if (files.length === 0) fail('no trace to replay: record one with npm run trace:adaptive');
 
 const both = (recorded: number, replayed: number, decimals: number): string =>
   `${fmt(recorded, decimals)} → ${fmt(replayed, decimals)}`;

@@ -177,19 +177,39 @@ export function pathArg(name: string, argv = process.argv.slice(2)): string | un
  * Reads `--name=value` options from argv (numbers only), with defaults: each key of `defaults`, camelCase, is the
  * option in kebab case (`learnCalls`: `--learn-calls=300`). An option given that is neither one of them nor among
  * `others` (options read elsewhere, such as `--trace=FILE`) is an error naming it and the known ones: a mistyped
- * option would otherwise leave its default in force and say nothing. Arguments without `--name=` pass.
+ * option would otherwise leave its default in force and say nothing. So is one of them given without `=value`
+ * (`--seed 5` would run with the default seed). Other arguments without `--name=` pass. `--help` (or `-h`) hands
+ * `help` the known options with their defaults, one per line; by default it prints them and exits.
  */
 export function numericArgs<T extends Record<string, number>>(
   defaults: T,
   {
     argv = process.argv.slice(2),
     others = [],
-  }: { argv?: readonly string[]; others?: readonly string[] } = {},
+    help = printOptionsAndExit,
+  }: { argv?: readonly string[]; others?: readonly string[]; help?: (options: string) => void } = {},
 ): T {
+  const kebab = (key: string): string => key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+  const known = [...Object.keys(defaults).map(kebab), ...others];
   const out: Record<string, number> = { ...defaults };
   for (const arg of argv) {
+    if (arg === '--help' || arg === '-h') {
+      help(
+        [
+          ...Object.entries(defaults).map(([key, value]) => `--${kebab(key)}=${value}`),
+          ...others.map((name) => `--${name}=…`),
+        ].join('\n'),
+      );
+      continue;
+    }
     const match = /^--([\w-]+)=(.*)$/.exec(arg);
-    if (!match) continue;
+    if (!match) {
+      const bare = /^--([\w-]+)$/.exec(arg)?.[1];
+      if (bare !== undefined && known.includes(bare)) {
+        throw new Error(`--${bare} needs a value: --${bare}=…, in one argument`);
+      }
+      continue;
+    }
     const name = match[1] as string;
     const key = name.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
     if (key in out) {
@@ -198,12 +218,14 @@ export function numericArgs<T extends Record<string, number>>(
         throw new Error(`--${name} must be a number, got ${JSON.stringify(match[2])}`);
       out[key] = value;
     } else if (!others.includes(name)) {
-      const known = [
-        ...Object.keys(defaults).map((k) => k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)),
-        ...others,
-      ];
       throw new Error(`unknown option --${name} (known: ${known.map((k) => `--${k}`).join(', ')})`);
     }
   }
   return out as T;
+}
+
+/** `numericArgs`' answer to `--help`: the options and their defaults on stdout, then exit. */
+function printOptionsAndExit(options: string): never {
+  process.stdout.write(`options (defaults shown):\n${options}\n`);
+  process.exit(0);
 }

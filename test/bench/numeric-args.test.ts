@@ -34,4 +34,20 @@ describe("the benchmarks' numeric options", () => {
     );
     expect(() => numericArgs(DEFAULTS, { argv: ['--rate='] })).toThrow('--rate must be a number, got ""');
   });
+
+  it('refuses one of its options given without =value, which would leave the default in force', () => {
+    expect(() => numericArgs(DEFAULTS, { argv: ['--rate', '50'] })).toThrow(
+      '--rate needs a value: --rate=…, in one argument',
+    );
+    expect(() => numericArgs(DEFAULTS, { argv: ['--trace'], others: ['trace'] })).toThrow(
+      '--trace needs a value',
+    );
+  });
+
+  it('answers --help with every option and its default', () => {
+    const said: string[] = [];
+    const opts = numericArgs(DEFAULTS, { argv: ['-h'], others: ['trace'], help: (text) => said.push(text) });
+    expect(said).toEqual(['--rate=200\n--learn-calls=300\n--noise-ms=0\n--trace=…']);
+    expect(opts).toEqual(DEFAULTS);
+  });
 });
