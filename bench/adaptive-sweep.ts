@@ -20,6 +20,18 @@ const SIMULATOR = fileURLToPath(new URL('./adaptive-sim.ts', import.meta.url));
 
 const OWN = ['sweep', 'jobs', 'list', 'json'];
 const argv = process.argv.slice(2);
+if (argv.includes('--help') || argv.includes('-h')) {
+  process.stdout.write(
+    `usage: npm run simulate:adaptive:sweep [-- --sweep=main --jobs=2 --list=0 --json=0 <simulate:adaptive options>]
+  --sweep=NAME  one of ${Object.keys(SWEEPS).join(', ')}
+  --jobs=N      runs of the simulator at once
+  --list=1      list the phases that missed a target
+  --json=1      print the tally as one JSON line
+Other options go to every run, after the sweep's own: see npm run simulate:adaptive -- --help.
+`,
+  );
+  process.exit(0);
+}
 const own = new Map<string, string>();
 const passed: string[] = [];
 for (const arg of argv) {

@@ -10,16 +10,17 @@
 import * as grpc from '@grpc/grpc-js';
 import { createRetryInterceptor, type RetryEvent } from 'grpc-retry-hedging';
 import { createRetryTracing } from 'grpc-retry-hedging/otel';
+import { numericArgs } from './lib/child-server.js';
 
-const args = Object.fromEntries(
-  process.argv
-    .slice(2)
-    .filter((a) => a.startsWith('--'))
-    .map((a) => a.slice(2).split('=') as [string, string]),
-);
-const CALLS = Number(args.calls ?? 200_000);
-const MESSAGES = Number(args.messages ?? 20);
-const ROUNDS = Number(args.rounds ?? 5);
+const opts = numericArgs({ calls: 200_000, messages: 20, rounds: 5 }, { others: ['baseline'] });
+const CALLS = opts.calls;
+const MESSAGES = opts.messages;
+const ROUNDS = opts.rounds;
+/** Another build's dist/index.js, measured side by side (`--baseline=PATH`). */
+const BASELINE = process.argv
+  .slice(2)
+  .find((a) => a.startsWith('--baseline='))
+  ?.slice('--baseline='.length);
 
 type Listener = Partial<grpc.InterceptingListener>;
 type NextCall = grpc.NextCall;
@@ -92,9 +93,9 @@ const config = {
   ],
 };
 const interceptor = createRetryInterceptor(config);
-const baseline: grpc.Interceptor | undefined = args.baseline
+const baseline: grpc.Interceptor | undefined = BASELINE
   ? (
-      (await import(args.baseline)) as { createRetryInterceptor: typeof createRetryInterceptor }
+      (await import(BASELINE)) as { createRetryInterceptor: typeof createRetryInterceptor }
     ).createRetryInterceptor(config)
   : undefined;
 // Tracing variant: the OpenTelemetry tracing adapter as the listener with no tracer provider registered (tracing
