@@ -5,22 +5,22 @@
  *
  *   npm run bench:hot-path        (options: -- --calls=200000 --messages=20 --rounds=5)
  *   npm run bench:hot-path -- --baseline=/path/to/other/build/dist/index.js
- *                                 (adds another build of the package, measured side by side in the same run)
+ *                                 (adds another build of the package, measured side by side in the same run;
+ *                                 a relative path is read from the package root)
  */
+
+import { pathToFileURL } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import { createRetryInterceptor, type RetryEvent } from 'grpc-retry-hedging';
 import { createRetryTracing } from 'grpc-retry-hedging/otel';
-import { numericArgs } from './lib/child-server.js';
+import { numericArgs, pathArg } from './lib/child-server.js';
 
 const opts = numericArgs({ calls: 200_000, messages: 20, rounds: 5 }, { others: ['baseline'] });
 const CALLS = opts.calls;
 const MESSAGES = opts.messages;
 const ROUNDS = opts.rounds;
 /** Another build's dist/index.js, measured side by side (`--baseline=PATH`). */
-const BASELINE = process.argv
-  .slice(2)
-  .find((a) => a.startsWith('--baseline='))
-  ?.slice('--baseline='.length);
+const BASELINE = pathArg('baseline');
 
 type Listener = Partial<grpc.InterceptingListener>;
 type NextCall = grpc.NextCall;
@@ -95,7 +95,9 @@ const config = {
 const interceptor = createRetryInterceptor(config);
 const baseline: grpc.Interceptor | undefined = BASELINE
   ? (
-      (await import(BASELINE)) as { createRetryInterceptor: typeof createRetryInterceptor }
+      (await import(pathToFileURL(BASELINE).href)) as {
+        createRetryInterceptor: typeof createRetryInterceptor;
+      }
     ).createRetryInterceptor(config)
   : undefined;
 // Tracing variant: the OpenTelemetry tracing adapter as the listener with no tracer provider registered (tracing
