@@ -1,8 +1,12 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { type CheckReport, runCheck } from '../../src/cli/check.js';
+
+// Every file a test writes goes under one scratch directory, removed when the file's tests end.
+const SCRATCH = mkdtempSync(join(tmpdir(), 'grh-check-'));
+afterAll(() => rmSync(SCRATCH, { recursive: true, force: true }));
 
 const FIXTURES = 'test/cli/fixtures';
 const DEMO_PROTO = 'protos/idempotency_demo.proto';
@@ -151,7 +155,7 @@ describe('check: --proto', () => {
   });
 
   it('warns about unknown methods and services', async () => {
-    const file = join(mkdtempSync(join(tmpdir(), 'grh-check-')), 'config.json');
+    const file = join(mkdtempSync(join(SCRATCH, 'config-')), 'config.json');
     writeFileSync(
       file,
       JSON.stringify({
@@ -324,7 +328,7 @@ describe('check: --version', () => {
 
 describe('check: proto include paths', () => {
   const lookupConfig = (): string => {
-    const file = join(mkdtempSync(join(tmpdir(), 'grh-check-')), 'config.json');
+    const file = join(mkdtempSync(join(SCRATCH, 'config-')), 'config.json');
     writeFileSync(
       file,
       JSON.stringify({
@@ -379,7 +383,7 @@ describe('check: proto include paths', () => {
   });
 
   it('exits 1 with one line for a proto with a syntax error', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'grh-proto-'));
+    const dir = mkdtempSync(join(SCRATCH, 'proto-'));
     writeFileSync(join(dir, 'broken.proto'), 'syntax = "proto3";\nservice S {\n  rpc M(\n}\n');
     const run = await check('examples/service-config.json', '--proto', join(dir, 'broken.proto'));
     expect(run.code).toBe(1);
@@ -427,7 +431,7 @@ describe('check: idempotency', () => {
 
 describe('check: hedging behind one connection', () => {
   const write = (config: object): string => {
-    const file = join(mkdtempSync(join(tmpdir(), 'grh-check-')), 'config.json');
+    const file = join(mkdtempSync(join(SCRATCH, 'config-')), 'config.json');
     writeFileSync(file, JSON.stringify(config, null, 2));
     return file;
   };
@@ -538,7 +542,7 @@ describe('check: the example of docs/cli.md', () => {
 
 describe('check: unknown fields in a valid config', () => {
   it('warns at the key, exits 0, and reports them in JSON with kind unknown-field', async () => {
-    const file = join(mkdtempSync(join(tmpdir(), 'grh-check-')), 'config.json');
+    const file = join(mkdtempSync(join(SCRATCH, 'config-')), 'config.json');
     writeFileSync(
       file,
       '{\n  "methodConfig": [{ "name": [{}], "retry_policy": {} }],\n  "retryThrottling": null\n}\n',

@@ -1,9 +1,9 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadSync } from '@grpc/proto-loader';
 import protobuf from 'protobufjs';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { type CheckReport, runCheck } from '../../src/cli/check.js';
 import { findMethodPolicy } from '../../src/config/method-policy.js';
 import { parseServiceConfig } from '../../src/config/parse-service-config.js';
@@ -30,8 +30,12 @@ const retry = {
   },
 };
 
+// The configs `check` writes go under one scratch directory, removed when the file's tests end.
+const SCRATCH = mkdtempSync(join(tmpdir(), 'grh-idem-'));
+afterAll(() => rmSync(SCRATCH, { recursive: true, force: true }));
+
 async function check(configJson: object, proto: string): Promise<{ code: number; report: CheckReport }> {
-  const dir = mkdtempSync(join(tmpdir(), 'grh-idem-'));
+  const dir = mkdtempSync(join(SCRATCH, 'config-'));
   const file = join(dir, 'config.json');
   writeFileSync(file, JSON.stringify(configJson));
   let stdout = '';
