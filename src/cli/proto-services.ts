@@ -8,6 +8,7 @@ import { loadSync, type PackageDefinition } from '@grpc/proto-loader';
 import type { ProtoMethod } from '../config/idempotency.js';
 import { listMethodIdempotency } from '../idempotency/idempotency-level.js';
 import { errorMessage } from '../util/error-message.js';
+import { loadWithWarningsFolded } from '../util/proto-load-warnings.js';
 
 /** Services found in the protos: fully qualified name → method names. */
 export type ProtoServices = ReadonlyMap<string, ReadonlySet<string>>;
@@ -80,23 +81,11 @@ function locateProto(file: string, includeDirs: readonly string[]): string {
 
 /** Runs `load` with process warnings captured; a failure becomes one ProtoLoadError naming them. */
 function withCapturedWarnings<T>(file: string, load: () => T): T {
-  const warnings: string[] = [];
-  const original = process.emitWarning;
-  process.emitWarning = ((warning: string | Error) => {
-    warnings.push(typeof warning === 'string' ? warning.trim() : warning.message.trim());
-  }) as typeof process.emitWarning;
   try {
-    return load();
+    return loadWithWarningsFolded(load, 'add its directory with -I');
   } catch (error) {
-    const hint = warnings.length > 0 ? ` (${warnings.join('; ')}; add its directory with -I)` : '';
-    throw new ProtoLoadError(`cannot load the proto file ${file}: ${oneLine(errorMessage(error))}${hint}`);
-  } finally {
-    process.emitWarning = original;
+    throw new ProtoLoadError(`cannot load the proto file ${file}: ${errorMessage(error)}`);
   }
-}
-
-function oneLine(text: string): string {
-  return text.replace(/\s*\n\s*/g, ' ').trim();
 }
 
 function collect(

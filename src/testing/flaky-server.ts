@@ -104,14 +104,21 @@ export class FlakyServer {
       });
     });
     const flaky = new FlakyServer(server, port, checked);
-    for (const service of services) {
-      flaky.serve(service);
-    }
-    for (const [callId, script] of checked.scripts) {
-      flaky.scripts.set(callId, script);
-    }
-    for (const [method, script] of checked.methodScripts) {
-      flaky.methodScripts.set(resolveMethodPath(method, flaky.served, 'start: methodScripts'), script);
+    try {
+      for (const service of services) {
+        flaky.serve(service);
+      }
+      for (const [callId, script] of checked.scripts) {
+        flaky.scripts.set(callId, script);
+      }
+      for (const [method, script] of checked.methodScripts) {
+        flaky.methodScripts.set(resolveMethodPath(method, flaky.served, 'start: methodScripts'), script);
+      }
+    } catch (err) {
+      // A script naming no served method is found only once the services are added: nothing may stay bound (the
+      // port would keep the process alive, and a CLI or test run would hang after the error).
+      server.forceShutdown();
+      throw err;
     }
     return flaky;
   }

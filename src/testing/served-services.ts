@@ -9,6 +9,7 @@ import type * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { errorMessage } from '../util/error-message.js';
 import { didYouMean } from '../util/option-checks.js';
+import { loadWithWarningsFolded } from '../util/proto-load-warnings.js';
 
 /**
  * A service (or a set of services) to serve, in any of the shapes grpc-js code holds one:
@@ -148,10 +149,14 @@ export function servicesInProtos(files: readonly string[], includeDirs: readonly
     }
     let definition: protoLoader.PackageDefinition;
     try {
-      definition = protoLoader.loadSync(absolute, {
-        ...FLAKY_LOADER_OPTIONS,
-        includeDirs: [...includeDirs.map((dir) => resolve(dir)), dirname(absolute)],
-      });
+      definition = loadWithWarningsFolded(
+        () =>
+          protoLoader.loadSync(absolute, {
+            ...FLAKY_LOADER_OPTIONS,
+            includeDirs: [...includeDirs.map((dir) => resolve(dir)), dirname(absolute)],
+          }),
+        'add its directory to includeDirs, or with -I on the command line',
+      );
     } catch (error) {
       throw new Error(`FlakyServer: cannot load the proto file ${file}: ${errorMessage(error)}`);
     }

@@ -1,3 +1,7 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -10,6 +14,18 @@ import {
 } from '../../src/testing/index.js';
 
 const PROTO = 'examples/helloworld.proto';
+
+/** A port nothing listens on at the moment (the kernel's pick for port 0, released at once). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
 
 interface Reply {
   message: string;
@@ -167,6 +183,45 @@ describe('FlakyServer serves any service', () => {
         methodScripts: { 'helloworld.Greeter/SayHello': [{ stat: 1 }] as never },
       }),
     ).rejects.toThrow('methodScripts["helloworld.Greeter/SayHello"][0]: unknown field "stat"');
+  });
+
+  it('names an import it cannot find in one error, with the include paths, and prints no warning', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'grh-import-'));
+    try {
+      const file = join(dir, 'app.proto');
+      writeFileSync(
+        file,
+        'syntax = "proto3";\nimport "missing/dep.proto";\nservice S { rpc M(A) returns (A); }\nmessage A {}\n',
+      );
+      const warnings: unknown[] = [];
+      const onWarning = (warning: unknown): void => {
+        warnings.push(warning);
+      };
+      process.on('warning', onWarning);
+      try {
+        await expect(FlakyServer.start({ proto: file })).rejects.toThrow(
+          `FlakyServer: cannot load the proto file ${file}: ENOENT: no such file or directory, open '${join(dir, 'missing/dep.proto')}' (missing/dep.proto not found in any of the include paths ${dir}; add its directory to includeDirs, or with -I on the command line)`,
+        );
+        await new Promise((r) => setImmediate(r));
+      } finally {
+        process.off('warning', onWarning);
+      }
+      expect(warnings).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('leaves nothing bound when a method script names no served method', async () => {
+    const port = await freePort();
+    await expect(
+      FlakyServer.start({ proto: PROTO, port, methodScripts: { 'helloworld.Greeter/SayHelo': [{}] } }),
+    ).rejects.toThrow(
+      'no served method "helloworld.Greeter/SayHelo"; did you mean "helloworld.Greeter/SayHello"?',
+    );
+    // The port is free again: a server left bound would keep a test run or the CLI's process alive.
+    server = await FlakyServer.start({ proto: PROTO, port });
+    expect(server.port).toBe(port);
   });
 
   it("records a request id from a field of the user's request message", async () => {
