@@ -26,7 +26,7 @@ import {
 import { type CommandIo, EXIT_CODE } from './command-io.js';
 
 /** Usage text of the flaky-server command. */
-export const FLAKY_SERVER_USAGE = `usage: grpc-retry-hedging flaky-server [--port N] [--host HOST] [--script FILE]
+export const FLAKY_SERVER_USAGE = `Usage: grpc-retry-hedging flaky-server [--port N] [--host HOST] [--script FILE]
                                       [--proto FILE ...] [-I DIR ...] [--quiet]
 
 Starts the scripted flaky test gRPC server (service grpc_retry_hedging.testing.v1.FlakyTest, protos/flaky_test.proto,
@@ -39,8 +39,8 @@ and every service of the --proto files) and logs one line per attempt until SIGI
   --proto FILE            serve the services of this proto too, every method scriptable (repeatable)
   -I, --proto-path DIR    directory in which to look for protos and their imports, as protoc (repeatable)
   -q, --quiet             do not log attempts
-  -h, --help      show this help
-  --version       print the package version
+  -h, --help              show this help
+  --version               print the package version
 
 Exit status: 0 stopped, 1 unreadable or invalid script file or the server cannot start, 2 usage error.
 `;

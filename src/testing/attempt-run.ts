@@ -185,6 +185,10 @@ export class AttemptRun {
     }
     this.finished = true;
     this.clearTimer();
+    if (status.code === grpc.status.OK && response) {
+      // The one message of an OK unary or client-streaming attempt goes with its status.
+      this.record.responsesSent++;
+    }
     this.record.endedWith = status.code;
     this.record.endedDetails = status.details;
     this.settle();

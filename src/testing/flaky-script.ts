@@ -115,7 +115,7 @@ export interface RecordedAttempt<Request = unknown> {
   cancelled: boolean;
   /** The status the server ended the attempt with, or undefined while it runs or when cancelled. */
   endedWith: number | undefined;
-  /** How many response messages the server sent. */
+  /** How many response messages the server sent (1 for an OK unary or client-streaming attempt, 0 for a failed one). */
   responsesSent: number;
   /** Status details the server ended the attempt with (set together with `endedWith`). */
   endedDetails?: string;

@@ -104,7 +104,7 @@ describe('flaky-server command', () => {
     expect(lines[0]).toMatch(
       /^\d{4}-\d\d-\d\dT[\d:.]+Z call="c1" attempt=1 Unary previous-attempts=1 -> UNAVAILABLE "down for a bit" \d+ms$/,
     );
-    expect(lines[1]).toMatch(/ call="c1" attempt=2 Unary previous-attempts=1 -> OK responses=0 \d+ms$/);
+    expect(lines[1]).toMatch(/ call="c1" attempt=2 Unary previous-attempts=1 -> OK responses=1 \d+ms$/);
 
     io.controller.abort();
     expect(await exit).toBe(0);
@@ -153,7 +153,7 @@ describe('flaky-server command', () => {
   it('prints help with exit code 0', async () => {
     const { io, exit } = start(['--help']);
     expect(await exit).toBe(0);
-    expect(io.out).toMatch(/^usage: grpc-retry-hedging flaky-server/);
+    expect(io.out).toMatch(/^Usage: grpc-retry-hedging flaky-server/);
   });
 
   it.each([
@@ -168,7 +168,7 @@ describe('flaky-server command', () => {
     const { io, exit } = start(argv);
     expect(await exit).toBe(2);
     expect(io.err).toMatch(message);
-    expect(io.err).toMatch(/usage: grpc-retry-hedging flaky-server/);
+    expect(io.err).toMatch(/Usage: grpc-retry-hedging flaky-server/);
     expect(io.out).toBe('');
   });
 

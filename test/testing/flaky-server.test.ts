@@ -184,7 +184,7 @@ describe('unary', () => {
       halfClosed: true,
       cancelled: false,
       endedWith: grpc.status.OK,
-      responsesSent: 0,
+      responsesSent: 1,
     } satisfies Partial<RecordedAttempt>);
     expect(rec!.arrivedAt).toBeGreaterThanOrEqual(before);
     expect(rec!.endedAt).toBeGreaterThanOrEqual(rec!.arrivedAt);
@@ -206,6 +206,7 @@ describe('unary', () => {
       [1, grpc.status.UNAVAILABLE, 'boom'],
       [2, grpc.status.INTERNAL, 'scripted failure (attempt 2)'],
     ]);
+    expect(server.attempts('s').map((a) => a.responsesSent)).toEqual([0, 0]);
   });
 
   it('counts attempts per call id and repeats the last entry', async () => {
@@ -458,6 +459,7 @@ describe('client streaming', () => {
       messages: ['a', 'b', 'c'],
       blobBytes: 300,
       halfClosed: true,
+      responsesSent: 1,
     });
   });
 
