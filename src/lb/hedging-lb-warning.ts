@@ -47,7 +47,7 @@ export function findHedgingBehindPickFirst(raw: unknown): HedgingLbWarning[] {
       warnings.push({
         path: ['methodConfig', index, 'hedgingPolicy'],
         message:
-          `hedgingPolicy: ${why}, which sends every attempt of a call down one connection to one server: a hedge ` +
+          `${why}, which sends every attempt of a call down one connection to one server: a hedge ` +
           `cannot leave a slow replica. Use round_robin, or createChannelOptions(config, { avoidTriedReplicas: true }) ` +
           `(policy ${AVOID_TRIED_REPLICAS_POLICY}) so that hedges go to replicas the call has not tried`,
       });

@@ -459,7 +459,9 @@ describe('check: hedging behind one connection', () => {
     });
     expect(warnings[0]?.message).toContain('no loadBalancingConfig, so grpc-js uses pick_first');
     expect(warnings[0]?.message).toContain('avoidTriedReplicas');
-    expect((await check(file)).stdout).toContain('warning: methodConfig[1].hedgingPolicy: hedgingPolicy:');
+    expect((await check(file)).stdout).toContain(
+      'warning: methodConfig[1].hedgingPolicy: the config has no loadBalancingConfig, so grpc-js uses pick_first,',
+    );
   });
 
   it('warns for pick_first, not for round_robin or the replica-avoiding policy, nor for retries alone', async () => {
