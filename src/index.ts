@@ -69,6 +69,7 @@ export type {
   HedgeHeldEvent,
   HedgeScheduledEvent,
   HedgeSentEvent,
+  InternalErrorEvent,
   RetryEvent,
   RetryEventListener,
   RetryEventType,

@@ -4,11 +4,11 @@
  * dependency `@opentelemetry/api`.
  */
 
+export { DEFAULT_MAX_TRACKED_CALLS } from './max-tracked-calls.js';
 export { metadataGetter, metadataSetter } from './metadata-carrier.js';
 export {
   COUNT_BUCKET_BOUNDARIES,
   createRetryMetrics,
-  DEFAULT_MAX_TRACKED_CALLS,
   DELAY_BUCKET_BOUNDARIES,
   RETRY_METER_NAME,
   RETRY_METRIC_NAMES,
@@ -17,7 +17,6 @@ export {
 } from './retry-metrics.js';
 export {
   createRetryTracing,
-  DEFAULT_MAX_TRACED_CALLS,
   RETRY_SPAN_ATTRIBUTES,
   RETRY_SPAN_EVENTS,
   RETRY_TRACER_NAME,

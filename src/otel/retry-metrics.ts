@@ -15,6 +15,7 @@ import { statusCodeName } from '../config/status-codes.js';
 import type { CallEndEvent, RetryEvent, RetryEventListener } from '../retry/events.js';
 import { checkOptions as checkKeys, checkNumber } from '../util/option-checks.js';
 import { combineListeners } from './combine-listeners.js';
+import { DEFAULT_MAX_TRACKED_CALLS } from './max-tracked-calls.js';
 
 /** Name of the meter the instruments are created on. */
 export const RETRY_METER_NAME = 'grpc-retry-hedging';
@@ -37,9 +38,6 @@ export const DELAY_BUCKET_BOUNDARIES: readonly number[] = Object.freeze([
   0.013, 0.016, 0.02, 0.025, 0.03, 0.04, 0.05, 0.065, 0.08, 0.1, 0.13, 0.16, 0.2, 0.25, 0.3, 0.4, 0.5, 0.65,
   0.8, 1, 2, 5, 10, 20, 50, 100,
 ]);
-
-/** Default of {@link RetryMetricsOptions.maxTrackedCalls}. */
-export const DEFAULT_MAX_TRACKED_CALLS = 10_000;
 
 /** Options of {@link createRetryMetrics}. */
 export interface RetryMetricsOptions {

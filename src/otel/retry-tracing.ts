@@ -29,13 +29,11 @@ import type {
 } from '../retry/events.js';
 import { checkOptions as checkKeys, checkNumber } from '../util/option-checks.js';
 import { combineListeners } from './combine-listeners.js';
+import { DEFAULT_MAX_TRACKED_CALLS } from './max-tracked-calls.js';
 import { metadataSetter } from './metadata-carrier.js';
 
 /** Name of the tracer the spans are created with. */
 export const RETRY_TRACER_NAME = 'grpc-retry-hedging';
-
-/** Default of {@link RetryTracingOptions.maxTrackedCalls}. */
-export const DEFAULT_MAX_TRACED_CALLS = 10_000;
 
 /**
  * Attribute keys of the spans and span events {@link createRetryTracing} records. `previous-rpc-attempts` and
@@ -240,7 +238,7 @@ export function createRetryTracing(options: RetryTracingOptions = {}): RetryTrac
     options.tracer ??
     (options.tracerProvider ? options.tracerProvider.getTracer(RETRY_TRACER_NAME) : undefined);
   const propagator = options.propagator;
-  const maxTracked = options.maxTrackedCalls ?? DEFAULT_MAX_TRACED_CALLS;
+  const maxTracked = options.maxTrackedCalls ?? DEFAULT_MAX_TRACKED_CALLS;
   const calls = new Map<number, TracedCall>();
   const namesByMethod = new Map<string, SpanNames>();
   let lastProvider: TracerProvider | undefined;
