@@ -12,7 +12,7 @@ import {
   type Renames,
 } from '../util/option-checks.js';
 
-/** Default extra load: hedges may add 5% to the calls, and the delay is the 95th latency percentile. */
+/** Default extra load: hedges may add 5% to the calls; the delay aims at 4.5% of them (the 95.5th latency percentile). */
 export const DEFAULT_MAX_EXTRA_LOAD = 0.05;
 /** Default length of the sliding latency window kept for reporting (Finagle: 3 × 10 s). */
 export const DEFAULT_ADAPTIVE_WINDOW_MS = 30_000;
@@ -69,13 +69,14 @@ export interface HedgeBudgetOptions {
 export interface AdaptiveHedgingOptions {
   /**
    * Extra attempts allowed as a share of calls, in (0, 1) (default 0.05). The hedging delay tracks the latency
-   * percentile 100 × (1 − maxExtraLoad) of first attempts (0.05 → p95, 0.01 → p99), so that about this share of
-   * calls sends a hedge, and the budget holds hedges to this share.
+   * quantile 1 − 0.9 × maxExtraLoad of first attempts (0.05 → p95.5, 0.01 → p99.1), so that a little under this
+   * share of calls sends a hedge, and the budget holds hedges to this share; the tenth between them is the budget's
+   * margin.
    */
   maxExtraLoad?: number;
   /**
    * How many recent calls the delay is the latency quantile of, an integer from 10 to 100,000 (default
-   * 20 / maxExtraLoad: 400). A shift of the latencies is detected within tens of calls and restarts this window,
+   * 20 / maxExtraLoad, kept between 20 and 10,000: 400 at 0.05). A shift of the latencies is detected within tens of calls and restarts this window,
    * so a longer one is more precise without being slower to follow a shift.
    */
   recentCalls?: number;

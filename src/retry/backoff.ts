@@ -74,7 +74,7 @@ const JITTER_KINDS = {
 
 /**
  * How the exponential backoff is randomized: `'a6'` (default; ±20%), `'full'`, `'equal'` or `'decorrelated'`.
- * See the formulas in the README ("Jitter").
+ * See the formulas in docs/configuration.md ("Jitter strategies").
  */
 export type JitterStrategy = keyof typeof JITTER_KINDS;
 

@@ -64,8 +64,8 @@ export interface RetryInterceptorOptions {
    */
   readonly retryInfo?: boolean | RetryInfoOptions;
   /**
-   * Opt-in adaptive hedging: the delay before each further hedge is the method's observed latency percentile
-   * 100 × (1 − maxExtraLoad) (p95 by default), and a budget holds hedges to maxExtraLoad of the calls. `true`, an
+   * Opt-in adaptive hedging: the delay before each further hedge is the method's observed latency quantile
+   * 1 − 0.9 × maxExtraLoad (p95.5 by default), and a budget holds hedges to maxExtraLoad of the calls. `true`, an
    * options object, or an `AdaptiveHedging` you built (to share it or read its delays). Its clock defaults to the
    * interceptor's `clock`.
    */

@@ -38,7 +38,7 @@ const NANOS_PER_MS = 1_000_000;
  *   holds the exact Duration.
  * - `malformed`: details that cannot be decoded, a RetryInfo without a delay, a negative or out-of-range delay,
  *   several RetryInfo details with different delays, or several `grpc-status-details-bin` values. `reason` says
- *   which. The engine treats it like `absent` (see the README): RetryInfo is advisory, and the status code has
+ *   which. The engine treats it like `absent` (see docs/configuration.md, "Server retry hints"): RetryInfo is advisory, and the status code has
  *   already decided whether the call may be retried.
  */
 export type RetryInfo =

@@ -1,7 +1,7 @@
 /**
  * The retry gate: whatever decides whether one more attempt (a retry or a further hedge) may be sent.
  *
- * It is a structural interface, so any object with these methods plugs in through the interceptor's `throttle`
+ * It is a structural interface, so any object with these methods plugs in through the interceptor's `gate`
  * option, whichever module build (ESM or CJS) made it. {@link RetryThrottle} (A6 token bucket) implements it;
  * retry budgets and circuit breakers can too.
  */

@@ -143,7 +143,7 @@ export function serviceOfMethod(method: string): string {
  * {@link LOCAL_REJECTION_DETAILS_PREFIX}; it never reaches the network, and it counts as a request.
  *
  * With the retry interceptor put it after it: `interceptors: [createRetryInterceptor(config), throttle]`, so that
- * every attempt (retries and hedges too) goes through the throttle. See the README.
+ * every attempt (retries and hedges too) goes through the throttle. See docs/overload.md.
  */
 export function createAdaptiveThrottle(options?: AdaptiveThrottleOptions): AdaptiveThrottleInterceptor {
   const opts = checkOptions(

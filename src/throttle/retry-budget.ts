@@ -44,7 +44,10 @@ export interface RetryBudgetOptions {
 const WHERE = 'RetryBudget: options';
 const KNOWN_OPTIONS = ['ratio', 'minPerSecond', 'ttlMs', 'chanceSd', 'clock', 'random'] as const;
 const RENAMED: Renames = {
-  minRetriesPerSecond: { now: 'minPerSecond', hint: 'its default is now 0; see the README on fleets' },
+  minRetriesPerSecond: {
+    now: 'minPerSecond',
+    hint: 'its default is now 0; see docs/overload.md, "How the floor scales"',
+  },
 };
 /** A retry withdraws this many units; a call deposits ratio × this many. Whole numbers keep sums exact. */
 const UNITS_PER_RETRY = 1000;
@@ -67,7 +70,7 @@ const SPENT = 1;
  * there are. Unlike the A6 throttle it counts load, not failures, so it bounds the extra load retries can add
  * (1 + ratio) whatever the servers answer.
  *
- * It is a {@link RetryGate}: pass it as the retry interceptor's `throttle` option. The engine deposits with
+ * It is a {@link RetryGate}: pass it as the retry interceptor's `gate` option. The engine deposits with
  * `recordCall()` when a call under a policy starts and withdraws with `allowAttempt()` before each retry or
  * further hedge. Share one instance between clients to give them one budget.
  */

@@ -250,11 +250,13 @@ describe('docs/configuration.md', () => {
       // unknown: left alone (the default)
     });
     // { methodConfig: [ { name: [{service: 'catalog_demo.v1.Catalog', method: 'GetItem'}, ...ListItems], hedgingPolicy },
-    //                   { name: [{service: 'catalog_demo.v1.Catalog', method: 'PutItem'}], retryPolicy } ] }
+    //                   { name: [{service: 'catalog_demo.v1.Catalog', method: 'PutItem'}], retryPolicy } ],
+    //   loadBalancingConfig: [{ round_robin: {} }] }
     expect(config.methodConfig?.map((m) => m.name?.map((n) => n.method))).toEqual([
       ['GetItem', 'ListItems'],
       ['PutItem'],
     ]);
+    expect(config.loadBalancingConfig).toEqual([{ round_robin: {} }]);
   });
 
   it('request ids: the request-id interceptor goes first', () => {
