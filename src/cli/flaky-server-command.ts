@@ -113,6 +113,29 @@ async function loadScriptFile(file: string): Promise<Record<string, AttemptScrip
   return scripts;
 }
 
+/**
+ * A call-id key that is a served method's bare name (`"GetItem"`) was most likely meant to script the method: say
+ * how to write that, once per such key. It still scripts the calls with that `x-flaky-call-id`.
+ */
+export function callIdsNamedLikeMethods(
+  callIds: readonly string[],
+  servedMethods: readonly string[],
+): string[] {
+  const warnings: string[] = [];
+  for (const callId of callIds) {
+    const matches = servedMethods.filter(
+      (path) => path.slice(path.lastIndexOf('/') + 1).toLowerCase() === callId.toLowerCase(),
+    );
+    if (matches.length > 0) {
+      const written = matches.map((path) => JSON.stringify(path.slice(1))).join(' or ');
+      warnings.push(
+        `"${callId}" scripts the calls whose x-flaky-call-id is "${callId}", not a method; to script the method, write ${written}`,
+      );
+    }
+  }
+  return warnings;
+}
+
 /** One log line for a finished (ended or cancelled) attempt. */
 export function formatAttemptLine(attempt: RecordedAttempt): string {
   const method = attempt.method.slice(attempt.method.lastIndexOf('/') + 1);
@@ -185,6 +208,9 @@ export async function runFlakyServerCommand(argv: readonly string[], io: Command
     return EXIT_CODE.failure;
   }
   io.stdout(`flaky server listening on ${server.address}\n`);
+  for (const warning of callIdsNamedLikeMethods(Object.keys(byCallId), server.servedMethods())) {
+    io.stderr(`flaky-server: warning: ${warning}\n`);
+  }
   if (args.protoFiles.length > 0 && !args.quiet) {
     const services = new Set(server.servedMethods().map((path) => path.slice(1, path.lastIndexOf('/'))));
     io.stdout(`serving ${[...services].join(', ')}\n`);

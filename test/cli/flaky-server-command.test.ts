@@ -141,6 +141,19 @@ describe('flaky-server command', () => {
     await io.waitForOut(/attempt=2 SayHello previous-attempts=1 -> OK/);
   });
 
+  it("warns when a call-id key is a served method's bare name, naming the key that scripts the method", async () => {
+    const file = join(dir, 'bare-method-script.json');
+    writeFileSync(file, JSON.stringify({ sayhello: [{ status: 'UNAVAILABLE' }], c1: [{}] }));
+    const { io, exit } = start(['--proto', 'helloworld.proto', '-I', 'examples', '--script', file]);
+    await io.waitForOut(/^flaky server listening on/m);
+    expect(io.err).toBe(
+      'flaky-server: warning: "sayhello" scripts the calls whose x-flaky-call-id is "sayhello", not a method; ' +
+        'to script the method, write "helloworld.Greeter/SayHello"\n',
+    );
+    io.controller.abort();
+    expect(await exit).toBe(0);
+  });
+
   it('logs nothing per attempt with --quiet and accepts --opt=value', async () => {
     const { io, exit } = start(['--quiet', '--host=127.0.0.1', '--port=0']);
     const [, address] = await io.waitForOut(/listening on (\S+)/);
