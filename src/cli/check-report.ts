@@ -133,13 +133,22 @@ export function invalidReport(
   input: ReportInput,
   errors: readonly ServiceConfigIssue[],
   warnings: readonly CheckDiagnostic[],
+  protos?: { readonly services: ProtoServices },
+  source?: JsonSource,
 ): CheckReport {
   const first = errors[0] ?? { path: '', message: 'invalid' };
   const located = first.path === '' ? first.message : `${first.path}: ${first.message}`;
+  // The names are checked against the protos even so, where they are well-formed: every problem at once.
+  const nameWarnings =
+    protos === undefined || source === undefined
+      ? []
+      : findNameWarnings(wellFormedNames(source.value), protos.services).map((w) =>
+          locatedDiagnostic(source, w.path, w.message, 'unmatched-name'),
+        );
   return {
     ...emptyReport(input, 'invalid'),
     errors,
-    warnings,
+    warnings: byPosition([...warnings, ...nameWarnings]),
     error: { path: first.path, message: input.file === null ? located : `${input.file}: ${located}` },
   };
 }
@@ -172,20 +181,13 @@ export function validReport(
   protos: { readonly services: ProtoServices; readonly methods: readonly ProtoMethod[] } | undefined,
   source: JsonSource | undefined,
 ): CheckReport {
-  const located = (path: JsonPath, message: string, kind: CheckDiagnostic['kind']): CheckDiagnostic => {
-    const position = source?.locate(path);
-    return {
-      path: formatJsonPath(path),
-      message,
-      ...(position === undefined ? {} : { line: position.line, column: position.column }),
-      kind,
-    };
-  };
+  const located = (path: JsonPath, message: string, kind: CheckDiagnostic['kind']): CheckDiagnostic =>
+    locatedDiagnostic(source, path, message, kind);
   const protoWarnings =
     protos === undefined
       ? []
       : [
-          ...findNameWarnings(config, protos.services).map((w) =>
+          ...findNameWarnings(configNames(config), protos.services).map((w) =>
             located(w.path, w.message, 'unmatched-name'),
           ),
           ...findUnsafeRetriedMethods(config, protos.methods).map((m) =>
@@ -303,20 +305,72 @@ function roundMicros(ms: number): number {
 // ---------------------------------------------------------------------------------------------------------------
 // Names that match nothing in the protos
 
+/** A method name of the config with where it is: `methodConfig[i].name[j]`. */
+interface PlacedName {
+  readonly path: JsonPath;
+  readonly name: MethodName;
+}
+
 function findNameWarnings(
-  config: ServiceConfig,
+  names: readonly PlacedName[],
   services: ProtoServices,
 ): { path: JsonPath; message: string }[] {
   const warnings: { path: JsonPath; message: string }[] = [];
-  config.methodConfig.forEach((entry, i) => {
-    entry.name.forEach((name, j) => {
-      const message = nameProblem(name, services);
-      if (message !== undefined) {
-        warnings.push({ path: ['methodConfig', i, 'name', j], message });
+  for (const { path, name } of names) {
+    const message = nameProblem(name, services);
+    if (message !== undefined) {
+      warnings.push({ path, message });
+    }
+  }
+  return warnings;
+}
+
+function configNames(config: ServiceConfig): PlacedName[] {
+  return config.methodConfig.flatMap((entry, i) =>
+    entry.name.map((name, j) => ({ path: ['methodConfig', i, 'name', j], name })),
+  );
+}
+
+/**
+ * The names of a config that did not validate, as written, where they are well-formed (an object whose `service`
+ * is a non-empty string and whose `method` is a string, null or absent); anything else is left to the errors.
+ */
+function wellFormedNames(value: unknown): PlacedName[] {
+  const names: PlacedName[] = [];
+  const entries = isRecord(value) && Array.isArray(value.methodConfig) ? value.methodConfig : [];
+  entries.forEach((entry: unknown, i) => {
+    const list = isRecord(entry) && Array.isArray(entry.name) ? entry.name : [];
+    list.forEach((name: unknown, j) => {
+      if (!isRecord(name) || typeof name.service !== 'string' || name.service === '') {
+        return;
       }
+      if (name.method !== undefined && name.method !== null && typeof name.method !== 'string') {
+        return;
+      }
+      const method = typeof name.method === 'string' && name.method !== '' ? { method: name.method } : {};
+      names.push({ path: ['methodConfig', i, 'name', j], name: { service: name.service, ...method } });
     });
   });
-  return warnings;
+  return names;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function locatedDiagnostic(
+  source: JsonSource | undefined,
+  path: JsonPath,
+  message: string,
+  kind: CheckDiagnostic['kind'],
+): CheckDiagnostic {
+  const position = source?.locate(path);
+  return {
+    path: formatJsonPath(path),
+    message,
+    ...(position === undefined ? {} : { line: position.line, column: position.column }),
+    kind,
+  };
 }
 
 function nameProblem(name: MethodName, services: ProtoServices): string | undefined {

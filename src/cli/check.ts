@@ -187,10 +187,10 @@ async function buildReport(options: CheckOptions): Promise<CheckReport> {
   }
   const result = validateServiceConfig(text);
   const warnings: CheckDiagnostic[] = result.warnings.map((w) => ({ ...w, kind: 'unknown-field' }));
-  if (result.config === undefined) {
-    return invalidReport(options, result.errors, warnings);
-  }
   const source = parseJsonSource(text);
+  if (result.config === undefined) {
+    return invalidReport(options, result.errors, warnings, protos, source.ok ? source : undefined);
+  }
   return validReport(options, result.config, warnings, protos, source.ok ? source : undefined);
 }
 

@@ -177,6 +177,43 @@ describe('check: --proto', () => {
     expect(report.warnings[2]?.message).toContain(`known services: ${SERVICE}`);
   });
 
+  it('checks the names of a config that does not validate too, where they are well-formed', async () => {
+    const file = join(mkdtempSync(join(SCRATCH, 'config-')), 'config.json');
+    writeFileSync(
+      file,
+      JSON.stringify(
+        {
+          methodConfig: [
+            {
+              name: [
+                { service: SERVICE, method: 'unary' },
+                { service: 7 },
+                { service: SERVICE, method: null },
+              ],
+              retryPolicy: { maxAttempts: '3' },
+            },
+            { name: [{ service: 'FlakyTest' }] },
+          ],
+        },
+        null,
+        2,
+      ),
+    );
+    const run = await check(file, '--proto', PROTO, '--json');
+    expect(run.code).toBe(1);
+    const report = JSON.parse(run.stdout) as CheckReport;
+    expect(report.status).toBe('invalid');
+    expect(report.errors.map((e) => e.path)).toContain('methodConfig[0].name[1].service');
+    expect(report.warnings.map((w) => [w.path, w.kind, w.line])).toEqual([
+      ['methodConfig[0].name[0]', 'unmatched-name', 5],
+      ['methodConfig[1].name[0]', 'unmatched-name', 23],
+    ]);
+    expect(report.warnings[0]?.message).toContain('did you mean Unary?');
+    expect(report.warnings[1]?.message).toContain(`did you mean ${SERVICE}?`);
+    const text = await check(file, '--proto', PROTO);
+    expect(text.stderr).toContain('warning: methodConfig[0].name[0]:');
+  });
+
   it('exits 1 with one line for a missing proto', async () => {
     const run = await check('examples/service-config.json', '--proto', 'protos/missing.proto');
     expect(run.code).toBe(1);
