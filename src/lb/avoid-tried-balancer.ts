@@ -11,7 +11,7 @@ import { describeValue } from '../config/service-config-error.js';
 import { errorMessage } from '../util/error-message.js';
 import { AvoidTriedPicker } from './avoid-tried-picker.js';
 import { AVOID_TRIED_REPLICAS_POLICY } from './policy-name.js';
-import { countBalancer } from './tried-replicas.js';
+import { markReplicaAvoidanceRegistered } from './tried-replicas.js';
 
 type ChannelControlHelper = grpc.experimental.ChannelControlHelper;
 type LoadBalancer = grpc.experimental.LoadBalancer;
@@ -95,7 +95,6 @@ function whyNoChild(childPolicy: readonly unknown[]): string {
 /** @internal */
 export class AvoidTriedReplicasBalancer implements LoadBalancer {
   private readonly child: LoadBalancer;
-  private destroyed = false;
 
   /** grpc-js 1.10 passes the channel options as a second argument, 1.11+ does not: both are forwarded. */
   constructor(helper: ChannelControlHelper, ...rest: unknown[]) {
@@ -117,7 +116,6 @@ export class AvoidTriedReplicasBalancer implements LoadBalancer {
       ...rest: unknown[]
     ) => LoadBalancer;
     this.child = new Handler(childHelper, ...rest);
-    countBalancer(1);
   }
 
   /** 1.10: (endpoints, config, attributes); 1.14: (endpoints or error, config, options, note) → boolean. */
@@ -143,10 +141,6 @@ export class AvoidTriedReplicasBalancer implements LoadBalancer {
 
   destroy(): void {
     this.child.destroy();
-    if (!this.destroyed) {
-      this.destroyed = true;
-      countBalancer(-1);
-    }
   }
 
   getTypeName(): string {
@@ -171,15 +165,15 @@ export function registerAvoidTriedReplicas(): void {
       `grpc-retry-hedging: avoiding tried replicas needs grpc-js's load-balancer API, and this @grpc/grpc-js lacks experimental.${missing.join(', experimental.')} (grpc-js 1.10 to 1.14 have it)`,
     );
   }
-  if (grpc.experimental.isLoadBalancerNameRegistered(AVOID_TRIED_REPLICAS_POLICY)) {
-    return;
+  if (!grpc.experimental.isLoadBalancerNameRegistered(AVOID_TRIED_REPLICAS_POLICY)) {
+    checkMetadataOptionsReachPicker();
+    grpc.experimental.registerLoadBalancerType(
+      AVOID_TRIED_REPLICAS_POLICY,
+      AvoidTriedReplicasBalancer as Parameters<typeof grpc.experimental.registerLoadBalancerType>[1],
+      AvoidTriedReplicasConfig,
+    );
   }
-  checkMetadataOptionsReachPicker();
-  grpc.experimental.registerLoadBalancerType(
-    AVOID_TRIED_REPLICAS_POLICY,
-    AvoidTriedReplicasBalancer as Parameters<typeof grpc.experimental.registerLoadBalancerType>[1],
-    AvoidTriedReplicasConfig,
-  );
+  markReplicaAvoidanceRegistered();
 }
 
 /** The hint rides in metadata options, which grpc-js's `clone()` must carry (it does from 1.10 to 1.14). */

@@ -23,8 +23,8 @@ export interface ReplicaHint {
 }
 
 interface SharedState {
-  /** Replica-avoiding balancers alive in the process (all channels, all copies of this package). */
-  balancers: number;
+  /** Whether the replica-avoiding policy was registered with grpc-js (by any copy of this package). */
+  registered: boolean;
 }
 
 const STATE_KEY = Symbol.for('grpc-retry-hedging.replica-avoidance-state');
@@ -33,7 +33,7 @@ function sharedState(): SharedState {
   const holder = globalThis as { [STATE_KEY]?: SharedState };
   let state = holder[STATE_KEY];
   if (state === undefined) {
-    state = { balancers: 0 };
+    state = { registered: false };
     holder[STATE_KEY] = state;
   }
   return state;
@@ -42,17 +42,22 @@ function sharedState(): SharedState {
 const state = sharedState();
 
 /**
- * Whether any channel of the process runs the replica-avoiding policy. When none does, calls add no hint: a call
- * without the policy costs one property read.
+ * Whether a channel of the process may run the replica-avoiding policy: it was registered (by
+ * `createChannelOptions(config, { avoidTriedReplicas: true })` or `registerAvoidTriedReplicas()`). Until then calls
+ * add no hint, and a call costs one property read. Once it is, every call adds the hint, whichever channel it is on:
+ * a channel creates its balancer only when its first call takes it out of IDLE, so whether a balancer is alive
+ * cannot tell, when a call's first attempt starts, whether that attempt's pick must be remembered (counting live
+ * balancers left the first calls of a new or idle channel without a hint, and their hedges free to go back to the
+ * replica they had tried).
  * @internal
  */
 export function replicaAvoidanceInUse(): boolean {
-  return state.balancers > 0;
+  return state.registered;
 }
 
-/** A balancer was created (+1) or destroyed (-1). @internal */
-export function countBalancer(delta: 1 | -1): void {
-  state.balancers = Math.max(0, state.balancers + delta);
+/** The policy is registered with grpc-js: from now on calls carry the hint. @internal */
+export function markReplicaAvoidanceRegistered(): void {
+  state.registered = true;
 }
 
 /**

@@ -24,7 +24,7 @@ export class AttemptSet {
   /** The newest attempt, for getPeer and getAuthContext before a commit. */
   newest: Attempt | undefined;
 
-  /** Where this call's attempts went, for the replica-avoiding policy (src/lb); only while a channel runs it. */
+  /** Where this call's attempts went, for the replica-avoiding policy (src/lb); only once it is registered. */
   private triedReplicas: TriedReplicas | undefined;
 
   constructor(

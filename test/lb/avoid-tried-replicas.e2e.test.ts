@@ -117,6 +117,30 @@ describe('avoiding tried replicas: hedging', () => {
   });
 });
 
+describe('avoiding tried replicas: a new channel', () => {
+  it('the first calls of a new channel (no warm-up, concurrent) never retry on a replica they tried', async () => {
+    // The channel creates its balancer only when these calls take it out of IDLE, after their first attempts
+    // started: those attempts must carry the hint all the same, or their picks are not remembered.
+    const config = retryConfig({ maxAttempts: 3, initialBackoff: '0.1s', maxBackoff: '0.2s' });
+    let collisions = 0;
+    for (let round = 0; round < 3; round++) {
+      const harness = await startReplicaHarness([FAIL, FAIL, FAIL], config);
+      try {
+        const ids = Array.from({ length: 6 }, (_, i) => `new-${round}-${i}`);
+        const results = await Promise.all(ids.map((id) => unary(harness.client, id)));
+        expect(results.map((r) => r.code)).toEqual(ids.map(() => status.UNAVAILABLE));
+        for (const id of ids) {
+          expect(harness.replicasOf(id)).toHaveLength(3);
+          if (!distinct(harness.replicasOf(id))) collisions += 1;
+        }
+      } finally {
+        await harness.close();
+      }
+    }
+    expect(collisions).toBe(0);
+  });
+});
+
 describe('avoiding tried replicas: events, the wire, child policies', () => {
   it('attempt-end events carry the address each attempt went to', async () => {
     h = await startReplicaHarness([FAIL, {}, {}], retryConfig({ maxAttempts: 2 }));
