@@ -18,6 +18,7 @@ import type {
   ServiceConfig,
 } from '../config/types.js';
 import { findHedgingBehindPickFirst } from '../lb/hedging-lb-warning.js';
+import { unknownPoliciesWarning } from '../lb/lb-policy-names.js';
 import { cappedBackoffMs, type JitterStrategy, maxBackoffMs } from '../retry/backoff.js';
 import { formatMethodName } from './format.js';
 import type { ProtoServices } from './proto-services.js';
@@ -85,7 +86,12 @@ export interface ThrottlingReport {
 /** An error or warning, located in the config file when it concerns it. */
 export interface CheckDiagnostic extends ServiceConfigIssue {
   /** What a warning is about; absent for errors. */
-  readonly kind?: 'unknown-field' | 'unmatched-name' | 'not-idempotent' | 'hedging-one-connection';
+  readonly kind?:
+    | 'unknown-field'
+    | 'unmatched-name'
+    | 'not-idempotent'
+    | 'hedging-one-connection'
+    | 'unknown-lb-policy';
 }
 
 /** How a check ended: the exit code follows from it. */
@@ -173,6 +179,7 @@ function emptyReport(input: ReportInput, status: CheckStatus): CheckReport {
  * @param warnings Warnings found so far (unknown fields).
  * @param protos The protos' services and methods, for the name and idempotency checks, when `--proto` was given.
  * @param source The config's text, to locate proto warnings.
+ * @param isKnownPolicy Whether grpc-js runs a load-balancing policy of this name.
  */
 export function validReport(
   input: ReportInput,
@@ -180,6 +187,7 @@ export function validReport(
   warnings: readonly CheckDiagnostic[],
   protos: { readonly services: ProtoServices; readonly methods: readonly ProtoMethod[] } | undefined,
   source: JsonSource | undefined,
+  isKnownPolicy: (name: string) => boolean,
 ): CheckReport {
   const located = (path: JsonPath, message: string, kind: CheckDiagnostic['kind']): CheckDiagnostic =>
     locatedDiagnostic(source, path, message, kind);
@@ -200,9 +208,19 @@ export function validReport(
             ),
           ),
         ];
-  const lbWarnings = findHedgingBehindPickFirst(source?.value).map((w) =>
-    located(w.path, w.message, 'hedging-one-connection'),
-  );
+  const raw = source?.value;
+  const unknownPolicies =
+    typeof raw === 'object' && raw !== null && 'loadBalancingConfig' in raw
+      ? unknownPoliciesWarning(raw.loadBalancingConfig, isKnownPolicy)
+      : undefined;
+  const lbWarnings = [
+    ...(unknownPolicies === undefined
+      ? []
+      : [located(unknownPolicies.path, unknownPolicies.message, 'unknown-lb-policy')]),
+    ...findHedgingBehindPickFirst(raw, isKnownPolicy).map((w) =>
+      located(w.path, w.message, 'hedging-one-connection'),
+    ),
+  ];
   return {
     valid: true,
     status: 'valid',

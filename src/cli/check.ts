@@ -7,6 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { parseJsonSource } from '../config/json-source.js';
 import { DEFAULT_MAX_ATTEMPTS_LIMIT } from '../config/types.js';
 import { validateServiceConfig } from '../config/validate-service-config.js';
+import { isPolicyKnownToGrpcJs } from '../lb/known-to-grpc-js.js';
 import { JITTER_STRATEGIES } from '../retry/backoff.js';
 import { errorMessage } from '../util/error-message.js';
 import { renderInvalid, renderReport } from './check-render.js';
@@ -191,7 +192,14 @@ async function buildReport(options: CheckOptions): Promise<CheckReport> {
   if (result.config === undefined) {
     return invalidReport(options, result.errors, warnings, protos, source.ok ? source : undefined);
   }
-  return validReport(options, result.config, warnings, protos, source.ok ? source : undefined);
+  return validReport(
+    options,
+    result.config,
+    warnings,
+    protos,
+    source.ok ? source : undefined,
+    isPolicyKnownToGrpcJs,
+  );
 }
 
 function toJson(report: CheckReport): string {

@@ -5,6 +5,8 @@
  */
 import type { ChannelOptions } from '@grpc/grpc-js';
 import { withReplicaAvoidance } from '../lb/avoid-tried-config.js';
+import { isPolicyKnownToGrpcJs } from '../lb/known-to-grpc-js.js';
+import { unknownPoliciesWarning } from '../lb/lb-policy-names.js';
 import { isNormalizedServiceConfig, parseServiceConfig } from './parse-service-config.js';
 import { describeValue, ServiceConfigError } from './service-config-error.js';
 import type { MethodName } from './types.js';
@@ -18,8 +20,10 @@ export interface ChannelOptionsSettings {
    */
   transparentRetries?: boolean;
   /**
-   * Receives a message when a per-method message size limit cannot be enforced as written (grpc-js has only
-   * channel-wide limits). Default: `process.emitWarning` with code `GRPC_RETRY_HEDGING_MESSAGE_LIMIT`.
+   * Receives a message when the channel will not do what the config says: a per-method message size limit that
+   * cannot be enforced as written (grpc-js has only channel-wide limits), or a `loadBalancingConfig` that names no
+   * policy grpc-js knows (a misspelling, say: grpc-js then runs `pick_first`). Default: `process.emitWarning`, with
+   * code `GRPC_RETRY_HEDGING_MESSAGE_LIMIT` or `GRPC_RETRY_HEDGING_LB_POLICY`.
    */
   onWarning?: (message: string) => void;
   /**
@@ -130,6 +134,13 @@ export function createChannelOptions(
     serviceConfig[key] = value;
   }
   checkLoadBalancingConfig(serviceConfig.loadBalancingConfig);
+  const unknownPolicies = unknownPoliciesWarning(serviceConfig.loadBalancingConfig, isPolicyKnownToGrpcJs);
+  if (unknownPolicies !== undefined) {
+    warn(
+      `createChannelOptions: loadBalancingConfig ${unknownPolicies.message}`,
+      'GRPC_RETRY_HEDGING_LB_POLICY',
+    );
+  }
   withReplicaAvoidance(serviceConfig, avoidTriedReplicas);
 
   const rawEntries = Array.isArray(raw.methodConfig) ? (raw.methodConfig as JsonObject[]) : [];
@@ -155,7 +166,7 @@ export function createChannelOptions(
 function checkSettings(settings: ChannelOptionsSettings): {
   transparentRetries: boolean;
   avoidTriedReplicas: boolean;
-  warn: (message: string) => void;
+  warn: (message: string, code: string) => void;
 } {
   if (typeof settings !== 'object' || settings === null) {
     throw new TypeError(`createChannelOptions: options must be an object, got ${describeValue(settings)}`);
@@ -183,9 +194,13 @@ function checkSettings(settings: ChannelOptionsSettings): {
   if (onWarning !== undefined && typeof onWarning !== 'function') {
     throw new TypeError('createChannelOptions: options.onWarning must be a function');
   }
-  const warn =
-    onWarning ??
-    ((message: string) => process.emitWarning(message, { code: 'GRPC_RETRY_HEDGING_MESSAGE_LIMIT' }));
+  const warn = (message: string, code: string): void => {
+    if (onWarning === undefined) {
+      process.emitWarning(message, { code });
+    } else {
+      onWarning(message);
+    }
+  };
   return { transparentRetries, avoidTriedReplicas, warn };
 }
 
@@ -266,7 +281,7 @@ function channelWideLimit(
   rawEntries: readonly JsonObject[],
   entries: readonly { name: readonly MethodName[] }[],
   field: LimitField,
-  warn: (message: string) => void,
+  warn: (message: string, code: string) => void,
 ): number | undefined {
   const limits = rawEntries.map((entry, index) => ({
     path: `methodConfig[${index}]`,
@@ -290,6 +305,7 @@ function channelWideLimit(
     if (l.hasNames && l.limit < widest) {
       warn(
         `createChannelOptions: ${l.path}.${field.standard} (${l.limit}) is not enforced: grpc-js has only channel-wide message size limits, and ${field.channelOption} is ${Number.isFinite(widest) ? widest : 'unlimited'} so that no method is refused a message its own entry allows`,
+        'GRPC_RETRY_HEDGING_MESSAGE_LIMIT',
       );
     }
   }

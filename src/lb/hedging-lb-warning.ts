@@ -4,6 +4,7 @@
  * never leave a slow replica. Pure: it reads the raw config.
  */
 import type { JsonPath } from '../config/json-path.js';
+import { effectivePolicy, policyNames } from './lb-policy-names.js';
 import { AVOID_TRIED_REPLICAS_POLICY } from './policy-name.js';
 
 /** A warning at a path of the config. @internal */
@@ -12,35 +13,30 @@ export interface HedgingLbWarning {
   readonly message: string;
 }
 
-/** The policy grpc-js would run: the first entry's name, or `pick_first` when there is none. */
-function firstPolicy(config: Record<string, unknown>): string {
-  const list = config.loadBalancingConfig;
-  if (!Array.isArray(list) || list.length === 0) {
-    return 'pick_first';
-  }
-  const first = list[0];
-  return typeof first === 'object' && first !== null ? (Object.keys(first)[0] ?? 'pick_first') : 'pick_first';
-}
-
 /**
- * One warning per methodConfig entry with a `hedgingPolicy`, when the config's load balancing is absent or
- * `pick_first`. Nothing for a config that is not an object (the validator reports those).
+ * One warning per methodConfig entry with a `hedgingPolicy`, when the policy grpc-js runs for the config is
+ * `pick_first` (no `loadBalancingConfig`, `pick_first` first, or no policy it knows). Nothing for a config that is not an object (the validator reports those).
  * @internal
  */
-export function findHedgingBehindPickFirst(raw: unknown): HedgingLbWarning[] {
+export function findHedgingBehindPickFirst(
+  raw: unknown,
+  isKnown: (name: string) => boolean,
+): HedgingLbWarning[] {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     return [];
   }
   const config = raw as Record<string, unknown>;
-  const policy = firstPolicy(config);
-  if (policy !== 'pick_first') {
+  if (effectivePolicy(config.loadBalancingConfig, isKnown) !== 'pick_first') {
     return [];
   }
   const entries = Array.isArray(config.methodConfig) ? config.methodConfig : [];
-  const absent = !Array.isArray(config.loadBalancingConfig) || config.loadBalancingConfig.length === 0;
-  const why = absent
-    ? 'the config has no loadBalancingConfig, so grpc-js uses pick_first'
-    : 'loadBalancingConfig is pick_first';
+  const names = policyNames(config.loadBalancingConfig);
+  const why =
+    names.length === 0
+      ? 'the config has no loadBalancingConfig, so grpc-js uses pick_first'
+      : names.some(isKnown)
+        ? 'loadBalancingConfig is pick_first'
+        : 'loadBalancingConfig names no policy grpc-js knows, so grpc-js uses pick_first';
   const warnings: HedgingLbWarning[] = [];
   entries.forEach((entry, index) => {
     if (typeof entry === 'object' && entry !== null && 'hedgingPolicy' in entry) {

@@ -484,6 +484,9 @@ describe('check: hedging behind one connection', () => {
     },
   };
 
+  const kinds = async (config: object) =>
+    (JSON.parse((await check(write(config), '--json')).stdout) as CheckReport).warnings.map((w) => w.kind);
+
   it('warns for a hedging policy in a config without loadBalancingConfig', async () => {
     const file = write({ methodConfig: [retried, hedged] });
     const run = await check(file, '--json');
@@ -501,9 +504,25 @@ describe('check: hedging behind one connection', () => {
     );
   });
 
+  it('warns when loadBalancingConfig names no policy grpc-js knows, and of the hedging under pick_first it means', async () => {
+    const file = write({ loadBalancingConfig: [{ round_robbin: {} }], methodConfig: [hedged] });
+    const run = await check(file, '--json');
+    expect(run.code).toBe(0);
+    const warnings = (JSON.parse(run.stdout) as CheckReport).warnings;
+    expect(warnings.map((w) => [w.kind, w.path])).toEqual([
+      ['unknown-lb-policy', 'loadBalancingConfig'],
+      ['hedging-one-connection', 'methodConfig[0].hedgingPolicy'],
+    ]);
+    expect(warnings[0]?.message).toContain('"round_robbin" (did you mean round_robin?)');
+    expect(warnings[1]?.message).toContain(
+      'loadBalancingConfig names no policy grpc-js knows, so grpc-js uses pick_first',
+    );
+    expect(
+      await kinds({ loadBalancingConfig: [{ grpclb: {} }, { round_robin: {} }], methodConfig: [hedged] }),
+    ).toEqual([]);
+  });
+
   it('warns for pick_first, not for round_robin or the replica-avoiding policy, nor for retries alone', async () => {
-    const kinds = async (config: object) =>
-      (JSON.parse((await check(write(config), '--json')).stdout) as CheckReport).warnings.map((w) => w.kind);
     expect(await kinds({ loadBalancingConfig: [{ pick_first: {} }], methodConfig: [hedged] })).toEqual([
       'hedging-one-connection',
     ]);

@@ -162,6 +162,43 @@ describe('createChannelOptions: message size limits', () => {
     ]);
   });
 
+  it('warns when loadBalancingConfig names no policy grpc-js knows (grpc-js would run pick_first)', () => {
+    const warnings: string[] = [];
+    const config = { loadBalancingConfig: [{ round_robbin: {} }] };
+    const options = createChannelOptions(config, { onWarning: (m) => warnings.push(m) });
+    expect(serviceConfigOf(options).loadBalancingConfig).toEqual([{ round_robbin: {} }]);
+    expect(warnings).toEqual([
+      'createChannelOptions: loadBalancingConfig names no load-balancing policy this grpc-js knows ("round_robbin" ' +
+        '(did you mean round_robin?)): grpc-js skips every entry and runs pick_first, which sends every attempt of a ' +
+        'call down one connection to one server',
+    ]);
+    // A list may name other implementations' policies before one grpc-js has: nothing to say then.
+    createChannelOptions(
+      { loadBalancingConfig: [{ grpclb: {} }, { round_robin: {} }] },
+      { onWarning: noWarnings },
+    );
+  });
+
+  it('sends its warnings to process.emitWarning by default, each with its code', () => {
+    const emitted: unknown[][] = [];
+    const original = process.emitWarning;
+    process.emitWarning = ((...args: unknown[]) => {
+      emitted.push(args);
+    }) as typeof process.emitWarning;
+    try {
+      createChannelOptions({ loadBalancingConfig: [{ round_robbin: {} }] });
+      createChannelOptions({
+        methodConfig: [{ name: [{ service: SERVICE }], maxResponseMessageBytes: 1024 }],
+      });
+    } finally {
+      process.emitWarning = original;
+    }
+    expect(emitted.map((args) => (args[1] as { code: string }).code)).toEqual([
+      'GRPC_RETRY_HEDGING_LB_POLICY',
+      'GRPC_RETRY_HEDGING_MESSAGE_LIMIT',
+    ]);
+  });
+
   it('counts grpc-js default (4 MiB receive) for methods no entry names', () => {
     const warnings: string[] = [];
     const options = createChannelOptions(
