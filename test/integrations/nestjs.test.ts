@@ -25,8 +25,9 @@ describe('NestJS ClientsModule (Transport.GRPC) with the interceptor in channelO
           url: server.address,
           package: 'grpc_retry_hedging.testing.v1',
           protoPath: flakyTestProtoPath(),
-          // Not a GrpcOptions key (TypeScript rejects it without the cast); Nest never reads it.
-          ...({ interceptors: [createRetryInterceptor(retryConfig())] } as object),
+          // Not a GrpcOptions key, and Nest never reads it; TypeScript lets it through (register() also takes
+          // CustomClientOptions, whose options are Record<string, any>), so this compiles as a user would write it.
+          interceptors: [createRetryInterceptor(retryConfig())],
         },
       },
     ]);
