@@ -26,4 +26,9 @@ export interface RetryingCallContext {
   /** Keeps cancellations of losing attempts under the server's rapid-reset guard; undefined: cancel every loser. */
   readonly cancelLimiter: CancelLimiter | undefined;
   nextCallId(): number;
+  /**
+   * Told when a call arrives already carrying `grpc-previous-rpc-attempts`: a retry layer runs outside this one
+   * (the interceptor reports it once).
+   */
+  onNestedRetries(): void;
 }

@@ -50,6 +50,7 @@ export function createRetryInterceptor(
   const resolved = resolveInterceptorOptions(options);
   const { maxAttemptsLimit, clock } = resolved;
   const lookup = createMethodConfigLookup(serviceConfig, maxAttemptsLimit);
+  let warnedAboutNesting = false;
   const context: RetryingCallContext = {
     pool: new BufferPool(resolved.perRpcBufferBytes, resolved.totalBufferBytes),
     gate:
@@ -63,6 +64,16 @@ export function createRetryInterceptor(
     adaptive: resolved.adaptiveHedging,
     cancelLimiter: resolved.cancelLimiter,
     nextCallId,
+    onNestedRetries: () => {
+      if (warnedAboutNesting) {
+        return;
+      }
+      warnedAboutNesting = true;
+      process.emitWarning(
+        'grpc-retry-hedging: a call reached the retry interceptor already carrying grpc-previous-rpc-attempts, so another retry layer runs outside this one (two retry interceptors on one client, or one on a client and one on the channel under it): every outer attempt is retried again, and the attempts multiply. Attach one retry interceptor per call path. (An application that copies this header from a call it received into a call it makes sees this too: do not forward it.)',
+        { code: 'GRPC_RETRY_HEDGING_NESTED_RETRIES' },
+      );
+    },
   };
   const emit = resolved.onEvent;
 

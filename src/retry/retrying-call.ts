@@ -8,6 +8,7 @@ import {
 } from '@grpc/grpc-js';
 import type { CallPolicy } from '../config/types.js';
 import type { TimerHandle } from '../shared/clock.js';
+import { PREVIOUS_ATTEMPTS_METADATA_KEY } from '../shared/headers.js';
 import type { InterceptingCallInterface, MessageContext } from '../shared/grpc-types.js';
 import type { GateVerdict } from '../shared/retry-gate.js';
 import { type ApplicationHost, ApplicationSide } from './application-side.js';
@@ -74,6 +75,9 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
   // ---- what the application does (the application side does the plumbing) ----
 
   start(metadata: Metadata, listener?: Partial<InterceptingListener>): void {
+    if (metadata.get(PREVIOUS_ATTEMPTS_METADATA_KEY).length > 0) {
+      this.ctx.onNestedRetries();
+    }
     this.app.open(metadata, listener);
     this.ctx.gate?.recordCall?.();
     const { policy, ctx, attempts, replay, events } = this;
