@@ -3,7 +3,7 @@ import { parseCallPolicy } from '../config/parse-service-config.js';
 import type { CallPolicy } from '../config/types.js';
 import { checkBoolean, checkOptions } from '../util/option-checks.js';
 import type { RetryEvent, RetryEventListener } from './events.js';
-import { listenerOf } from './interceptor-options.js';
+import { chainListeners, listenerOf } from './interceptor-options.js';
 
 /**
  * Where per-call retry options travel inside grpc-js `CallOptions` (grpc-js hands the call options, symbol keys
@@ -43,6 +43,9 @@ function isCallPolicy(value: unknown): value is CallPolicy {
   return kind === 'retry' || kind === 'hedging';
 }
 
+/** Where option errors point: `withRetryOptions: options.enabled must be ...`. */
+const PATH = 'withRetryOptions: options';
+
 /**
  * Call options that steer the retry interceptor for one call. Pass the result as the call's options:
  *
@@ -50,14 +53,14 @@ function isCallPolicy(value: unknown): value is CallPolicy {
  * client.getUser(request, withRetryOptions({ enabled: false }), callback);
  * client.getUser(request, metadata, withRetryOptions({ policy: { hedgingPolicy: {...} } }, { deadline }), cb);
  * ```
+ * Given call options that already carry retry options (an earlier `withRetryOptions`, say a helper's), the two
+ * merge: what `retry` sets wins, and the listeners of both are called, the earlier ones first.
+ *
  * @param retry What to change for this call.
  * @param callOptions Ordinary grpc-js call options to keep (deadline, credentials, ...).
  * @returns A new call options object; `callOptions` is not modified.
  * @throws ServiceConfigError (path `policy...`) when the policy override is invalid; TypeError for other bad input.
  */
-/** Where option errors point: `withRetryOptions: options.enabled must be ...`. */
-const PATH = 'withRetryOptions: options';
-
 export function withRetryOptions(retry: CallRetryOptions, callOptions: CallOptions = {}): CallOptions {
   if (retry === undefined) {
     throw new TypeError(`${PATH} must be an object such as { enabled: false }, got nothing`);
@@ -70,11 +73,16 @@ export function withRetryOptions(retry: CallRetryOptions, callOptions: CallOptio
       : isCallPolicy(retry.policy)
         ? retry.policy
         : parseCallPolicy(retry.policy);
-  const resolved: ResolvedCallRetryOptions = {
-    enabled,
-    policy,
-    onEvent: listenerOf(retry.onEvent, `${PATH}.onEvent`),
-  };
+  const onEvent = listenerOf(retry.onEvent, `${PATH}.onEvent`);
+  const earlier = callOptions === null ? undefined : readCallRetryOptions(callOptions);
+  const resolved: ResolvedCallRetryOptions =
+    earlier === undefined
+      ? { enabled, policy, onEvent }
+      : {
+          enabled: retry.enabled === undefined ? earlier.enabled : enabled,
+          policy: policy ?? earlier.policy,
+          onEvent: chainListeners(earlier.onEvent, onEvent),
+        };
   return { ...callOptions, [CALL_RETRY_OPTIONS]: resolved } as CallOptions;
 }
 

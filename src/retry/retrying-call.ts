@@ -8,8 +8,8 @@ import {
 } from '@grpc/grpc-js';
 import type { CallPolicy } from '../config/types.js';
 import type { TimerHandle } from '../shared/clock.js';
-import { PREVIOUS_ATTEMPTS_METADATA_KEY } from '../shared/headers.js';
 import type { InterceptingCallInterface, MessageContext } from '../shared/grpc-types.js';
+import { PREVIOUS_ATTEMPTS_METADATA_KEY } from '../shared/headers.js';
 import type { GateVerdict } from '../shared/retry-gate.js';
 import { type ApplicationHost, ApplicationSide } from './application-side.js';
 import { type Attempt, writtenBy } from './attempt.js';

@@ -96,6 +96,42 @@ describe('per-call control', () => {
     }
   });
 
+  it('withRetryOptions on options that already carry some merges them: the later wins, both listeners hear', async () => {
+    const h = await startHarness({ methodConfig: [] }, {}, server);
+    try {
+      const c = id();
+      server.script(c, [{ status: status.ABORTED }, {}]);
+      const inner: RetryEvent[] = [];
+      const outer: RetryEvent[] = [];
+      const policy = {
+        retryPolicy: {
+          maxAttempts: 3,
+          initialBackoff: '0.001s',
+          maxBackoff: '0.001s',
+          backoffMultiplier: 1,
+          retryableStatusCodes: ['ABORTED'],
+        },
+      };
+      const options = withRetryOptions(
+        { onEvent: (e) => outer.push(e) },
+        withRetryOptions({ policy, onEvent: (e) => inner.push(e) }, { deadline: Date.now() + 5000 }),
+      );
+      const out = await unaryWith(h.client, c, options);
+      expect(out.code).toBe(status.OK);
+      expect(server.attempts(c)).toHaveLength(2);
+      expect(inner.map((e) => e.type)).toContain('retry-scheduled');
+      expect(outer.map((e) => e.type)).toEqual(inner.map((e) => e.type));
+      // The later call's enabled: false wins over the earlier one's policy.
+      const d = id();
+      server.script(d, [{ status: status.ABORTED }, {}]);
+      const off = withRetryOptions({ enabled: false }, withRetryOptions({ policy }));
+      expect((await unaryWith(h.client, d, off)).code).toBe(status.ABORTED);
+      expect(server.attempts(d)).toHaveLength(1);
+    } finally {
+      await h.close();
+    }
+  });
+
   it('a policy override can turn on hedging for a method that has no policy', async () => {
     const h = await startHarness({ methodConfig: [] }, {}, server);
     try {
