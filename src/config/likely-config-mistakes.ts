@@ -1,0 +1,42 @@
+/**
+ * What in a service config handed to the interceptor most likely does not say what its author meant. Unknown
+ * fields are ignored at run time, as the service-config spec requires (a config may carry fields of newer gRPC
+ * versions), so a misspelled `methodConfigs` or `retryPolcy` leaves the calls it was meant for without retries, and
+ * nothing fails. The interceptor reports these once, at creation; `check` reports every unknown field.
+ */
+import { formatJsonPath } from './json-path.js';
+import { parseJsonSource } from './json-source.js';
+import type { ServiceConfig } from './types.js';
+import { findUnknownFields } from './unknown-fields.js';
+
+/**
+ * One line per likely mistake: an unknown field with a known one close to its name (a misspelling), and a config
+ * that configures nothing the interceptor applies while holding unknown fields (not a service config at all, say).
+ * Empty when there is nothing to say.
+ * @internal
+ */
+export function likelyConfigMistakes(input: string | object, parsed: ServiceConfig): string[] {
+  let root: unknown = input;
+  if (typeof input === 'string') {
+    const source = parseJsonSource(input);
+    if (!source.ok) {
+      return [];
+    }
+    root = source.value;
+  }
+  const unknown = findUnknownFields(root);
+  const mistakes = unknown.flatMap((field) =>
+    field.suggestion === undefined
+      ? []
+      : [
+          `the service config's ${formatJsonPath(field.path)} is not a service-config field (did you mean "${field.suggestion}"?)`,
+        ],
+  );
+  if (mistakes.length === 0 && unknown.length > 0 && parsed.methodConfig.length === 0) {
+    const keys = unknown.map((field) => formatJsonPath(field.path)).join(', ');
+    mistakes.push(
+      `the service config has no methodConfig, only fields a service config does not have (${keys}), so every call passes straight through`,
+    );
+  }
+  return mistakes;
+}

@@ -1,0 +1,59 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { likelyConfigMistakes } from '../../src/config/likely-config-mistakes.js';
+import { parseServiceConfig } from '../../src/config/parse-service-config.js';
+import { createRetryInterceptor } from '../../src/retry/retry-interceptor.js';
+import { RetryBudget } from '../../src/throttle/retry-budget.js';
+
+const mistakes = (input: string | object) => likelyConfigMistakes(input, parseServiceConfig(input));
+
+describe('likely mistakes in a service config handed to the interceptor', () => {
+  it('names a misspelled field, at any depth, with the field it was likely meant to be', () => {
+    expect(mistakes({ methodConfigs: [{ name: [{}] }] })).toEqual([
+      'the service config\'s methodConfigs is not a service-config field (did you mean "methodConfig"?)',
+    ]);
+    expect(mistakes('{"methodConfig": [{"name": [{}], "retryPolcy": {}}]}')).toEqual([
+      'the service config\'s methodConfig[0].retryPolcy is not a service-config field (did you mean "retryPolicy"?)',
+    ]);
+  });
+
+  it('says when what it was handed configures nothing and is not a service config at all', () => {
+    expect(mistakes(new RetryBudget())).toEqual([
+      expect.stringMatching(
+        /^the service config has no methodConfig, only fields a service config does not have \(name, ratio, .*\), so every call passes straight through$/,
+      ),
+    ]);
+  });
+
+  it('leaves alone the fields of newer gRPC versions in a config that configures something', () => {
+    const config = {
+      methodConfig: [{ name: [{}], futureField: 1 }],
+      healthCheckConfig: { serviceName: 'x' },
+    };
+    expect(mistakes(config)).toEqual([]);
+    expect(mistakes({ methodConfig: [] })).toEqual([]);
+  });
+});
+
+describe('createRetryInterceptor reports them once, at creation', () => {
+  const original = process.emitWarning;
+  afterEach(() => {
+    process.emitWarning = original;
+  });
+
+  it('as one warning with its code, and nothing for a clean or parsed config', () => {
+    const emitted: { message: string; code: string | undefined }[] = [];
+    process.emitWarning = ((message: string | Error, options?: { code?: string }) => {
+      emitted.push({ message: String(message), code: options?.code });
+    }) as typeof process.emitWarning;
+    createRetryInterceptor({ methodConfigs: [] });
+    createRetryInterceptor({ methodConfig: [{ name: [{}] }] });
+    createRetryInterceptor(parseServiceConfig({ methodConfig: [] }));
+    expect(emitted).toEqual([
+      {
+        message:
+          'grpc-retry-hedging: createRetryInterceptor: the service config\'s methodConfigs is not a service-config field (did you mean "methodConfig"?)',
+        code: 'GRPC_RETRY_HEDGING_CONFIG_FIELD',
+      },
+    ]);
+  });
+});
