@@ -7,6 +7,7 @@ import type { ChannelOptions } from '@grpc/grpc-js';
 import { withReplicaAvoidance } from '../lb/avoid-tried-config.js';
 import { isPolicyKnownToGrpcJs } from '../lb/known-to-grpc-js.js';
 import { unknownPoliciesWarning } from '../lb/lb-policy-names.js';
+import { checkOptions } from '../util/option-checks.js';
 import { isNormalizedServiceConfig, parseServiceConfig } from './parse-service-config.js';
 import { describeValue, ServiceConfigError } from './service-config-error.js';
 import type { MethodName } from './types.js';
@@ -171,13 +172,11 @@ function checkSettings(settings: ChannelOptionsSettings): {
   if (typeof settings !== 'object' || settings === null) {
     throw new TypeError(`createChannelOptions: options must be an object, got ${describeValue(settings)}`);
   }
-  for (const key of Object.keys(settings)) {
-    if (key !== 'transparentRetries' && key !== 'onWarning' && key !== 'avoidTriedReplicas') {
-      throw new TypeError(
-        `createChannelOptions: options.${key} is not an option (known: transparentRetries, onWarning, avoidTriedReplicas)`,
-      );
-    }
-  }
+  checkOptions('createChannelOptions: options', settings, [
+    'transparentRetries',
+    'onWarning',
+    'avoidTriedReplicas',
+  ]);
   const avoidTriedReplicas = settings.avoidTriedReplicas ?? false;
   if (typeof avoidTriedReplicas !== 'boolean') {
     throw new TypeError(

@@ -66,7 +66,10 @@ export const RETRY_SPAN_ATTRIBUTES = Object.freeze({
   attemptNumber: 'grpc.attempt.number',
   /** Attempt span: `original`, `retry` or `hedge`. */
   attemptKind: 'grpc.attempt.kind',
-  /** Attempt span, at its end: whether the call committed to this attempt (its result is the call's). */
+  /**
+   * Attempt span, at its end: whether the call committed to this attempt (it received headers or a message, or ended
+   * the call with OK). A call that ends with a failure commits to no attempt.
+   */
   attemptCommitted: 'grpc.attempt.committed',
   /**
    * Attempt span, at its end: the `host:port` the attempt was sent to, when known (`AttemptEndEvent.peer`); the

@@ -2,7 +2,7 @@
  * The interceptor option `retryInfo`: its validation, and what the call engine takes from it.
  */
 import type { Metadata } from '@grpc/grpc-js';
-import { describeValue } from '../util/option-checks.js';
+import { describeValue, didYouMean } from '../util/option-checks.js';
 import {
   DEFAULT_RETRY_INFO_MAX_DELAY_MS,
   MAX_RETRY_INFO_DELAY_LIMIT_MS,
@@ -59,7 +59,9 @@ export function resolveRetryInfoOptions(
       );
     }
     if (!RETRY_INFO_OPTION_KEYS.has(key)) {
-      throw new TypeError(`${where}.${key} is not an option (known: maxDelayMs)`);
+      throw new TypeError(
+        `${where}.${key} is not an option${didYouMean(key, ['maxDelayMs'])} (known: maxDelayMs)`,
+      );
     }
   }
   const maxDelayMs = record.maxDelayMs ?? DEFAULT_RETRY_INFO_MAX_DELAY_MS;

@@ -272,7 +272,7 @@ describe('resolveRetryInfoOptions and retryInfoPolicy', () => {
   it('names the bad option', () => {
     expect(() => resolveRetryInfoOptions(5)).toThrow(TypeError);
     expect(() => resolveRetryInfoOptions({ maxDelay: 5 })).toThrow(
-      'createRetryInterceptor: options.retryInfo.maxDelay is not an option (known: maxDelayMs)',
+      'createRetryInterceptor: options.retryInfo.maxDelay is not an option; did you mean "maxDelayMs"? (known: maxDelayMs)',
     );
     expect(() => resolveRetryInfoOptions({ enabled: false })).toThrow(
       'options.retryInfo.enabled was removed: write retryInfo: false to turn RetryInfo off',

@@ -48,6 +48,9 @@ describe('createChannelOptions({ avoidTriedReplicas })', () => {
     expect(() => createChannelOptions(hedged, { avoidTried: true } as never)).toThrow(
       /known: .*avoidTriedReplicas/,
     );
+    expect(() => createChannelOptions(hedged, { avoidTriedReplica: true } as never)).toThrow(
+      'createChannelOptions: options.avoidTriedReplica is not an option; did you mean "avoidTriedReplicas"?',
+    );
   });
 
   it('fails at once, naming the entry, for a child policy grpc-js would reject (grpc-js would fall back silently)', () => {
