@@ -135,6 +135,8 @@ export function createChannelOptions(
     serviceConfig[key] = value;
   }
   checkLoadBalancingConfig(serviceConfig.loadBalancingConfig);
+  withReplicaAvoidance(serviceConfig, avoidTriedReplicas);
+  // (After the wrapping: with avoidTriedReplicas, a child list grpc-js cannot run is an error there.)
   const unknownPolicies = unknownPoliciesWarning(serviceConfig.loadBalancingConfig, isPolicyKnownToGrpcJs);
   if (unknownPolicies !== undefined) {
     warn(
@@ -142,7 +144,6 @@ export function createChannelOptions(
       'GRPC_RETRY_HEDGING_LB_POLICY',
     );
   }
-  withReplicaAvoidance(serviceConfig, avoidTriedReplicas);
 
   const rawEntries = Array.isArray(raw.methodConfig) ? (raw.methodConfig as JsonObject[]) : [];
   if (rawEntries.length > 0) {
