@@ -53,6 +53,11 @@ export class AttemptSet {
     this.newest = attempt;
     const metadata = base.clone();
     if (attempt.number > 1) {
+      // The application's headers already carry the header: a retry layer outside this one, whose every attempt
+      // this one retries again. Looked at from the second attempt on, so that a call that needs one pays nothing.
+      if (attempt.number === 2 && base.get(PREVIOUS_ATTEMPTS_METADATA_KEY).length > 0) {
+        this.ctx.onNestedRetries();
+      }
       metadata.set(PREVIOUS_ATTEMPTS_METADATA_KEY, String(attempt.number - 1));
     }
     if (this.waitForReady !== undefined) {

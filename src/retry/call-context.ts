@@ -27,8 +27,8 @@ export interface RetryingCallContext {
   readonly cancelLimiter: CancelLimiter | undefined;
   nextCallId(): number;
   /**
-   * Told when a call arrives already carrying `grpc-previous-rpc-attempts`: a retry layer runs outside this one
-   * (the interceptor reports it once).
+   * Told when a call that makes a second attempt came with `grpc-previous-rpc-attempts` already in its headers: a
+   * retry layer runs outside this one (the interceptor reports it once).
    */
   onNestedRetries(): void;
 }

@@ -9,7 +9,6 @@ import {
 import type { CallPolicy } from '../config/types.js';
 import type { TimerHandle } from '../shared/clock.js';
 import type { InterceptingCallInterface, MessageContext } from '../shared/grpc-types.js';
-import { PREVIOUS_ATTEMPTS_METADATA_KEY } from '../shared/headers.js';
 import type { GateVerdict } from '../shared/retry-gate.js';
 import { type ApplicationHost, ApplicationSide } from './application-side.js';
 import { type Attempt, writtenBy } from './attempt.js';
@@ -75,9 +74,6 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
   // ---- what the application does (the application side does the plumbing) ----
 
   start(metadata: Metadata, listener?: Partial<InterceptingListener>): void {
-    if (metadata.get(PREVIOUS_ATTEMPTS_METADATA_KEY).length > 0) {
-      this.ctx.onNestedRetries();
-    }
     this.app.open(metadata, listener);
     this.ctx.gate?.recordCall?.();
     const { policy, ctx, attempts, replay, events } = this;
