@@ -8,6 +8,7 @@ import { formatJsonPath, type JsonPath } from '../config/json-path.js';
 import type { JsonSource } from '../config/json-source.js';
 import { clampPolicy } from '../config/method-policy.js';
 import type { ServiceConfigIssue } from '../config/service-config-error.js';
+import { isJsonObject } from '../config/service-config-rules.js';
 import { statusCodeName } from '../config/status-codes.js';
 import type {
   HedgingPolicy,
@@ -209,10 +210,9 @@ export function validReport(
           ),
         ];
   const raw = source?.value;
-  const unknownPolicies =
-    typeof raw === 'object' && raw !== null && 'loadBalancingConfig' in raw
-      ? unknownPoliciesWarning(raw.loadBalancingConfig, isKnownPolicy)
-      : undefined;
+  const unknownPolicies = isJsonObject(raw)
+    ? unknownPoliciesWarning(raw.loadBalancingConfig, isKnownPolicy)
+    : undefined;
   const lbWarnings = [
     ...(unknownPolicies === undefined
       ? []
@@ -355,11 +355,11 @@ function configNames(config: ServiceConfig): PlacedName[] {
  */
 function wellFormedNames(value: unknown): PlacedName[] {
   const names: PlacedName[] = [];
-  const entries = isRecord(value) && Array.isArray(value.methodConfig) ? value.methodConfig : [];
+  const entries = isJsonObject(value) && Array.isArray(value.methodConfig) ? value.methodConfig : [];
   entries.forEach((entry: unknown, i) => {
-    const list = isRecord(entry) && Array.isArray(entry.name) ? entry.name : [];
+    const list = isJsonObject(entry) && Array.isArray(entry.name) ? entry.name : [];
     list.forEach((name: unknown, j) => {
-      if (!isRecord(name) || typeof name.service !== 'string' || name.service === '') {
+      if (!isJsonObject(name) || typeof name.service !== 'string' || name.service === '') {
         return;
       }
       if (name.method !== undefined && name.method !== null && typeof name.method !== 'string') {
@@ -370,10 +370,6 @@ function wellFormedNames(value: unknown): PlacedName[] {
     });
   });
   return names;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function locatedDiagnostic(

@@ -117,10 +117,7 @@ async function loadScriptFile(file: string): Promise<Record<string, AttemptScrip
  * A call-id key that is a served method's bare name (`"GetItem"`) was most likely meant to script the method: say
  * how to write that, once per such key. It still scripts the calls with that `x-flaky-call-id`.
  */
-export function callIdsNamedLikeMethods(
-  callIds: readonly string[],
-  servedMethods: readonly string[],
-): string[] {
+function callIdsNamedLikeMethods(callIds: readonly string[], servedMethods: readonly string[]): string[] {
   const warnings: string[] = [];
   for (const callId of callIds) {
     const matches = servedMethods.filter(

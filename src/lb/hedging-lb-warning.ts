@@ -15,7 +15,8 @@ export interface HedgingLbWarning {
 
 /**
  * One warning per methodConfig entry with a `hedgingPolicy`, when the policy grpc-js runs for the config is
- * `pick_first` (no `loadBalancingConfig`, `pick_first` first, or no policy it knows). Nothing for a config that is not an object (the validator reports those).
+ * `pick_first` (no `loadBalancingConfig`, `pick_first` first, or no policy it knows). Nothing for a config that is
+ * not an object (the validator reports those).
  * @internal
  */
 export function findHedgingBehindPickFirst(

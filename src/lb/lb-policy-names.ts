@@ -48,8 +48,9 @@ export function unknownPoliciesWarning(
   if (names.length === 0 || names.some(isKnown)) {
     return undefined;
   }
+  const candidates = COMMON_POLICIES.filter(isKnown);
   const described = names.map((name) => {
-    const near = closestName(name, COMMON_POLICIES.filter(isKnown));
+    const near = closestName(name, candidates);
     return near === undefined ? `"${name}"` : `"${name}" (did you mean ${near}?)`;
   });
   return {
