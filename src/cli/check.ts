@@ -94,7 +94,8 @@ interface CheckOptions extends ReportInput {
  *   2 usage error.
  */
 export async function runCheck(argv: readonly string[], io: CommandIo): Promise<number> {
-  const wantsJson = argv.includes('--json');
+  // Read before parsing, so that a usage error is JSON too when --json (or a mistaken --json=1) was asked for.
+  const wantsJson = argv.some((arg) => arg === '--json' || arg.startsWith('--json='));
   let args: CommandArgs;
   let options: CheckOptions;
   try {
@@ -108,7 +109,8 @@ export async function runCheck(argv: readonly string[], io: CommandIo): Promise<
       throw error;
     }
     if (wantsJson) {
-      const input = { file: null, maxAttemptsLimit: DEFAULT_MAX_ATTEMPTS_LIMIT, jitter: 'a6' as const };
+      const file = argv.find((arg) => !arg.startsWith('-') && arg.endsWith('.json')) ?? null;
+      const input = { file, maxAttemptsLimit: DEFAULT_MAX_ATTEMPTS_LIMIT, jitter: 'a6' as const };
       io.stdout(toJson(failedReport(input, 'usage-error', error.message)));
       io.stderr(`error: ${error.message}\n`);
     } else {
@@ -154,10 +156,15 @@ function checkOptions(args: CommandArgs): CheckOptions {
   if (jitter === undefined) {
     throw new UsageError(`--jitter must be one of ${JITTER_STRATEGIES.join(', ')}, got ${jitterText}`);
   }
+  const protoFiles = stringListOption(args, 'proto');
+  const includePaths = stringListOption(args, 'proto-path');
+  if (includePaths.length > 0 && protoFiles.length === 0) {
+    throw new UsageError('-I/--proto-path is used only with --proto (it says where to find the protos)');
+  }
   return {
     file,
-    protoFiles: stringListOption(args, 'proto'),
-    includePaths: stringListOption(args, 'proto-path'),
+    protoFiles,
+    includePaths,
     json: flagOption(args, 'json'),
     maxAttemptsLimit,
     jitter,

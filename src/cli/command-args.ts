@@ -5,6 +5,7 @@ import { packageVersion } from './package-version.js';
  */
 
 import { type ParseArgsConfig, parseArgs } from 'node:util';
+import { closestName } from '../util/closest-name.js';
 import { errorMessage } from '../util/error-message.js';
 
 /** A command-line mistake: the command prints it with its usage and exits 2. */
@@ -36,9 +37,14 @@ export function parseCommandArgs(
 ): CommandArgs {
   let parsed: CommandArgs;
   try {
-    parsed = parseArgs({ args: [...argv], options, strict: true, allowPositionals: true });
+    parsed = parseArgs({
+      args: joinNegativeValues(argv, options),
+      options,
+      strict: true,
+      allowPositionals: true,
+    });
   } catch (error) {
-    throw new UsageError(describeParseError(error));
+    throw new UsageError(describeParseError(error, options));
   }
   const extra = parsed.positionals[maxPositionals];
   if (extra !== undefined) {
@@ -90,14 +96,48 @@ export function printedHelpOrVersion(args: CommandArgs, usage: string, io: Comma
   return false;
 }
 
-function describeParseError(error: unknown): string {
+/**
+ * `--port -1` as `--port=-1`: parseArgs takes an argument that starts with a dash for an option, so a negative
+ * number after an option that takes a value would read as a missing value, not as the value the range check
+ * should name.
+ */
+function joinNegativeValues(argv: readonly string[], options: OptionSpec): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    const next = argv[i + 1];
+    if (next !== undefined && /^-\d/.test(next) && takesValue(arg, options)) {
+      // A long option takes `--name=value`; a short one its value attached (`-p-1`).
+      out.push(arg.startsWith('--') ? `${arg}=${next}` : `${arg}${next}`);
+      i += 1;
+    } else {
+      out.push(arg);
+    }
+  }
+  return out;
+}
+
+function takesValue(arg: string, options: OptionSpec): boolean {
+  if (arg.startsWith('--') && !arg.includes('=')) {
+    return options[arg.slice(2)]?.type === 'string';
+  }
+  if (/^-[A-Za-z]$/.test(arg)) {
+    return Object.values(options).some((spec) => spec.short === arg.slice(1) && spec.type === 'string');
+  }
+  return false;
+}
+
+function describeParseError(error: unknown, options: OptionSpec): string {
   const code = (error as { code?: unknown } | null)?.code;
   const message = errorMessage(error);
   const option = /'(-[^' ,]*)(?:, (--[^' ]+))?/.exec(message);
   const name = option?.[2] ?? option?.[1] ?? '';
   switch (code) {
-    case 'ERR_PARSE_ARGS_UNKNOWN_OPTION':
-      return `unknown option ${name}`;
+    case 'ERR_PARSE_ARGS_UNKNOWN_OPTION': {
+      const known = Object.keys(options).map((key) => `--${key}`);
+      const match = name.startsWith('--') ? closestName(name.split('=')[0] as string, known) : undefined;
+      return `unknown option ${name}${match === undefined ? '' : `; did you mean ${match}?`}`;
+    }
     case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE':
       return /does not take an argument/.test(message) ? `${name} takes no value` : `${name} needs a value`;
     case 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL':

@@ -6,11 +6,14 @@
 
 import { readFile } from 'node:fs/promises';
 import * as grpc from '@grpc/grpc-js';
+import type { JsonPath } from '../config/json-path.js';
+import { parseJsonSource } from '../config/json-source.js';
 import { statusCodeName } from '../config/status-codes.js';
 import {
   type AttemptScript,
   FlakyServer,
   type RecordedAttempt,
+  validateAttemptScript,
   validateAttemptScripts,
 } from '../testing/index.js';
 import { errorMessage } from '../util/error-message.js';
@@ -74,16 +77,26 @@ function serverArgs(args: CommandArgs): FlakyServerArgs {
   if (!(port >= 0 && port <= 65535)) {
     throw new UsageError(`--port must be an integer 0..65535, got "${portText}"`);
   }
+  const protoFiles = stringListOption(args, 'proto');
+  const includeDirs = stringListOption(args, 'proto-path');
+  if (includeDirs.length > 0 && protoFiles.length === 0) {
+    throw new UsageError('-I/--proto-path is used only with --proto (it says where to find the protos)');
+  }
   return {
     port,
     host: stringOption(args, 'host') ?? '127.0.0.1',
     scriptFile: stringOption(args, 'script'),
-    protoFiles: stringListOption(args, 'proto'),
-    includeDirs: stringListOption(args, 'proto-path'),
+    protoFiles,
+    includeDirs,
     quiet: flagOption(args, 'quiet'),
   };
 }
 
+/**
+ * Reads and checks the script file, reporting every problem at once, each as `file:line:col: problem` (as `check`
+ * does for a config): a syntax error, or each entry that is not a valid script. A leading byte-order mark is
+ * ignored.
+ */
 async function loadScriptFile(file: string): Promise<Record<string, AttemptScript[]>> {
   let text: string;
   try {
@@ -91,26 +104,67 @@ async function loadScriptFile(file: string): Promise<Record<string, AttemptScrip
   } catch (error) {
     throw new ScriptFileError(`cannot read script file ${file}: ${errorMessage(error)}`);
   }
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    throw new ScriptFileError(`${file}: not valid JSON (${errorMessage(error)})`);
+  const source = parseJsonSource(text);
+  if (!source.ok) {
+    throw new ScriptFileError(`${file}:${source.position.line}:${source.position.column}: ${source.problem}`);
   }
+  const at = (path: JsonPath): string => {
+    const { line, column } = source.locate(path);
+    return `${file}:${line}:${column}`;
+  };
+  const value = source.value;
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new ScriptFileError(
-      `${file}: must be a JSON object mapping call ids (or methods, "pkg.Service/Method") to arrays of attempt scripts`,
+      `${at([])}: must be a JSON object mapping call ids (or methods, "pkg.Service/Method") to arrays of attempt scripts`,
     );
   }
   const scripts: Record<string, AttemptScript[]> = {};
+  const problems: string[] = [];
   for (const [callId, script] of Object.entries(value)) {
-    try {
-      scripts[callId] = validateAttemptScripts(script, `${file}: "${callId}"`);
-    } catch (error) {
-      throw new ScriptFileError(errorMessage(error));
+    const where = `"${callId}"`;
+    if (!Array.isArray(script) || script.length === 0) {
+      try {
+        validateAttemptScripts(script, where);
+      } catch (error) {
+        problems.push(`${at([callId])}: ${errorMessage(error)}`);
+      }
+      continue;
     }
+    const checked: AttemptScript[] = [];
+    script.forEach((entry: unknown, i) => {
+      try {
+        checked.push(validateAttemptScript(entry, `${where}[${i}]`));
+      } catch (error) {
+        problems.push(`${at([callId, i])}: ${errorMessage(error)}`);
+      }
+    });
+    scripts[callId] = checked;
+  }
+  if (problems.length > 0) {
+    throw new ScriptFileError(problems.join('\nflaky-server: '));
   }
   return scripts;
+}
+
+/**
+ * The library's error for a server that did not start, in the command's words: without the `FlakyServer...:`
+ * prefix (the command prints its own), with a method-script problem placed in the script file, and with the likely
+ * cause of an address that cannot be bound.
+ * @internal exported for tests
+ */
+export function startErrorMessage(
+  message: string,
+  args: Pick<FlakyServerArgs, 'scriptFile' | 'port'>,
+): string {
+  const methodScripts = /^FlakyServer\.start: methodScripts: /;
+  if (methodScripts.test(message) && args.scriptFile !== undefined) {
+    return message.replace(methodScripts, `${args.scriptFile}: `);
+  }
+  const text = message.replace(/^FlakyServer(\.\w+)?: /, '');
+  if (/^cannot bind /.test(text) && args.port !== 0 && !/EADDRINUSE/.test(text)) {
+    return `${text} (is another process listening on port ${args.port}?)`;
+  }
+  return text;
 }
 
 /**
@@ -133,13 +187,16 @@ function callIdsNamedLikeMethods(callIds: readonly string[], servedMethods: read
   return warnings;
 }
 
-/** One log line for a finished (ended or cancelled) attempt. */
-export function formatAttemptLine(attempt: RecordedAttempt): string {
+/**
+ * One log line for a finished (ended or cancelled) attempt. `stopping`: the server is shutting down, so an attempt
+ * cancelled now was cut off by the shutdown, not by its client.
+ */
+export function formatAttemptLine(attempt: RecordedAttempt, stopping = false): string {
   const method = attempt.method.slice(attempt.method.lastIndexOf('/') + 1);
   const previous = attempt.previousRpcAttempts === undefined ? '-' : String(attempt.previousRpcAttempts);
   let outcome: string;
   if (attempt.cancelled) {
-    outcome = 'CANCELLED by client';
+    outcome = stopping ? 'cut off by the server stopping' : 'CANCELLED by client';
   } else if (attempt.endedWith === undefined) {
     outcome = 'running';
   } else if (attempt.endedWith === grpc.status.OK) {
@@ -190,6 +247,13 @@ export async function runFlakyServerCommand(argv: readonly string[], io: Command
     (/^\/?[\w.]+\/\w+$/.test(key) ? byMethod : byCallId)[key] = script;
   }
   let server: FlakyServer;
+  // grpc-js logs its own line for an address it cannot bind ("E No address added ..."), before the error this
+  // command prints; unless GRPC_VERBOSITY asks for its logs, keep them quiet while binding.
+  const quietBinding = process.env.GRPC_VERBOSITY === undefined;
+  let stopping = false;
+  if (quietBinding) {
+    grpc.setLogVerbosity(grpc.logVerbosity.NONE);
+  }
   try {
     server = await FlakyServer.start({
       port: args.port,
@@ -198,11 +262,15 @@ export async function runFlakyServerCommand(argv: readonly string[], io: Command
       methodScripts: byMethod,
       proto: args.protoFiles,
       includeDirs: args.includeDirs,
-      onAttemptEnd: args.quiet ? undefined : (attempt) => io.stdout(formatAttemptLine(attempt)),
+      onAttemptEnd: args.quiet ? undefined : (attempt) => io.stdout(formatAttemptLine(attempt, stopping)),
     });
   } catch (error) {
-    io.stderr(`flaky-server: ${errorMessage(error)}\n`);
+    io.stderr(`flaky-server: ${startErrorMessage(errorMessage(error), args)}\n`);
     return EXIT_CODE.failure;
+  } finally {
+    if (quietBinding) {
+      grpc.setLogVerbosity(grpc.logVerbosity.ERROR);
+    }
   }
   io.stdout(`flaky server listening on ${server.address}\n`);
   for (const warning of callIdsNamedLikeMethods(Object.keys(byCallId), server.servedMethods())) {
@@ -228,6 +296,7 @@ export async function runFlakyServerCommand(argv: readonly string[], io: Command
       io.signal?.addEventListener('abort', stop, { once: true });
     }
   });
+  stopping = true;
   await server.stop();
   if (!args.quiet) {
     io.stdout('flaky server stopped\n');

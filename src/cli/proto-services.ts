@@ -2,12 +2,12 @@
  * Loading the services of .proto files for `check --proto`, with include paths as protoc takes them.
  */
 
-import { existsSync } from 'node:fs';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { loadSync, type PackageDefinition } from '@grpc/proto-loader';
 import type { ProtoMethod } from '../config/idempotency.js';
 import { listMethodIdempotency } from '../idempotency/idempotency-level.js';
 import { errorMessage } from '../util/error-message.js';
+import { locateProtoFile, missingIncludeDir } from '../util/proto-files.js';
 import { loadWithWarningsFolded } from '../util/proto-load-warnings.js';
 
 /** Services found in the protos: fully qualified name → method names. */
@@ -36,12 +36,11 @@ export class ProtoLoadError extends Error {
  *   of the include paths") are folded into that message instead of being printed.
  */
 export function loadProtos(files: readonly string[], includePaths: readonly string[]): LoadedProtos {
-  const includeDirs = includePaths.map((dir) => resolve(dir));
-  for (const dir of includePaths) {
-    if (!existsSync(dir)) {
-      throw new ProtoLoadError(`include path ${dir} does not exist`);
-    }
+  const missing = missingIncludeDir(includePaths);
+  if (missing !== undefined) {
+    throw new ProtoLoadError(`include path ${missing} does not exist or is not a directory`);
   }
+  const includeDirs = includePaths.map((dir) => resolve(dir));
   const services = new Map<string, Set<string>>();
   const methods: ProtoMethod[] = [];
   for (const file of files) {
@@ -62,21 +61,11 @@ export function loadProtos(files: readonly string[], includePaths: readonly stri
 }
 
 function locateProto(file: string, includeDirs: readonly string[]): string {
-  if (isAbsolute(file) || existsSync(file)) {
-    if (!existsSync(file)) {
-      throw new ProtoLoadError(`cannot read the proto file ${file}: no such file`);
-    }
-    return resolve(file);
+  const found = locateProtoFile(file, includeDirs);
+  if ('problem' in found) {
+    throw new ProtoLoadError(`cannot read the proto file ${file}: ${found.problem}`);
   }
-  for (const dir of includeDirs) {
-    const candidate = join(dir, file);
-    if (existsSync(candidate)) {
-      return candidate;
-    }
-  }
-  const where =
-    includeDirs.length === 0 ? 'the working directory' : `the working directory or ${includeDirs.join(', ')}`;
-  throw new ProtoLoadError(`cannot read the proto file ${file}: not found in ${where}`);
+  return found.path;
 }
 
 /** Runs `load` with process warnings captured; a failure becomes one ProtoLoadError naming them. */

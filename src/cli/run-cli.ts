@@ -15,12 +15,12 @@ Commands:
   check <config.json> [--proto file.proto ...] [-I dir ...] [--json] [--max-attempts-limit N] [--jitter S]
       Validate a gRPC service config, report every error with its line and column, and show the effective
       retry/hedging policy, timeouts and worst-case time of every entry.
-  flaky-server [--port N] [--host 127.0.0.1] [--script file.json] [--proto file.proto ...] [-I dir ...] [--quiet]
+  flaky-server [--port N] [--host 127.0.0.1] [--script file.json] [--proto file.proto ...] [-I dir ...] [-q]
       Run the scripted flaky test server (FlakyTest, and the services of your protos), to exercise your own
       client's retry configuration.
 
 Options:
-  -h, --help     show this help (or a command's: grpc-retry-hedging check --help)
+  -h, --help     show this help (or a command's: grpc-retry-hedging check --help, or help check)
   --version      print the package version
 
 Exit codes: 0 ok, 1 invalid input or unreadable file, 2 usage error.
@@ -41,19 +41,47 @@ export async function runCli(argv: readonly string[], io: CommandIo): Promise<nu
     case 'flaky-server':
       return runFlakyServerCommand(rest, io);
     case '--version':
+      if (rest.length > 0) {
+        return usageError(`unexpected argument ${JSON.stringify(rest[0])} after --version`, io);
+      }
       io.stdout(`${packageVersion()}\n`);
       return EXIT_CODE.ok;
     case undefined:
     case '--help':
     case '-h':
-    case 'help':
-      io.stdout(CLI_USAGE);
-      return EXIT_CODE.ok;
-    default: {
-      const match = closestName(command, COMMANDS);
-      const hint = match === undefined ? '' : `; did you mean "${match}"?`;
-      io.stderr(`grpc-retry-hedging: unknown command ${JSON.stringify(command)}${hint}\n\n${CLI_USAGE}`);
-      return EXIT_CODE.usage;
+    case 'help': {
+      // `help check` (or `--help check`) is the command's own help.
+      const [topic, ...extra] = rest;
+      if (topic === undefined) {
+        io.stdout(CLI_USAGE);
+        return EXIT_CODE.ok;
+      }
+      if (extra.length === 0 && isCommand(topic)) {
+        return runCli([topic, '--help'], io);
+      }
+      return usageError(`no help for ${JSON.stringify(rest.join(' '))}${commandHint(topic)}`, io);
     }
+    default:
+      if (command.startsWith('-')) {
+        return usageError(
+          `unknown option ${command} (options go after the command: <command> [options])`,
+          io,
+        );
+      }
+      return usageError(`unknown command ${JSON.stringify(command)}${commandHint(command)}`, io);
   }
+}
+
+function isCommand(name: string): name is (typeof COMMANDS)[number] {
+  return (COMMANDS as readonly string[]).includes(name);
+}
+
+function commandHint(name: string): string {
+  const match = closestName(name, COMMANDS);
+  return match === undefined ? '' : `; did you mean "${match}"?`;
+}
+
+function usageError(message: string, io: CommandIo): number {
+  io.stderr(`grpc-retry-hedging: ${message}\n\n${CLI_USAGE}`);
+  return EXIT_CODE.usage;
 }

@@ -5,6 +5,7 @@
 
 import { parseStatusCode } from '../config/status-codes.js';
 import { errorMessage } from '../util/error-message.js';
+import { didYouMean } from '../util/option-checks.js';
 import type { AttemptScript, AttemptScriptInput } from './flaky-script.js';
 
 const MAX_DELAY_MS = 2_147_483_647; // largest delay setTimeout honours
@@ -85,7 +86,10 @@ export function validateAttemptScript(value: unknown, where = 'attempt script'):
   const out: AttemptScript = {};
   for (const [field, v] of Object.entries(value)) {
     if (!SCRIPT_FIELDS.has(field)) {
-      throw new Error(`${where}: unknown field "${field}" (known: ${[...SCRIPT_FIELDS].join(', ')})`);
+      const known = [...SCRIPT_FIELDS];
+      throw new Error(
+        `${where}: unknown field "${field}"${didYouMean(field, known)} (known: ${known.join(', ')})`,
+      );
     }
     if (v === undefined) {
       continue;

@@ -3,12 +3,12 @@
  * or as grpc-js service definitions (what @grpc/proto-loader, `grpc.loadPackageDefinition` or generated code give).
  */
 
-import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { errorMessage } from '../util/error-message.js';
 import { didYouMean } from '../util/option-checks.js';
+import { locateProtoFile, missingIncludeDir } from '../util/proto-files.js';
 import { loadWithWarningsFolded } from '../util/proto-load-warnings.js';
 
 /**
@@ -136,17 +136,20 @@ export function servicesIn(source: unknown, where: string): ServedService[] {
  * @throws Error naming the file when it cannot be found or parsed.
  */
 export function servicesInProtos(files: readonly string[], includeDirs: readonly string[]): ServedService[] {
+  const missing = missingIncludeDir(includeDirs);
+  if (missing !== undefined) {
+    throw new Error(`FlakyServer: include directory ${missing} does not exist or is not a directory`);
+  }
   const services: ServedService[] = [];
   for (const file of files) {
     if (typeof file !== 'string' || file === '') {
       throw new TypeError('FlakyServer: option "proto" must be a .proto file path or an array of them');
     }
-    const absolute = [resolve(file), ...includeDirs.map((dir) => resolve(dir, file))].find((candidate) =>
-      existsSync(candidate),
-    );
-    if (absolute === undefined) {
-      throw new Error(`FlakyServer: cannot read the proto file ${file}: no such file`);
+    const found = locateProtoFile(file, includeDirs);
+    if ('problem' in found) {
+      throw new Error(`FlakyServer: cannot read the proto file ${file}: ${found.problem}`);
     }
+    const absolute = found.path;
     let definition: protoLoader.PackageDefinition;
     try {
       definition = loadWithWarningsFolded(
@@ -178,8 +181,15 @@ export function resolveMethodPath(name: string, served: ReadonlySet<string>, whe
   const path = name.startsWith('/') ? name : `/${name}`;
   if (!served.has(path)) {
     const known = [...served].map((p) => p.slice(1));
+    const name = path.slice(1);
+    // "Greeter/SayHello" for "helloworld.Greeter/SayHello": the package left out, too far apart for a misspelling.
+    const qualified = known.filter((candidate) => candidate.endsWith(`.${name}`));
+    const hint =
+      qualified.length === 1
+        ? `; did you mean "${qualified[0]}" (with its package)?`
+        : didYouMean(name, known);
     throw new TypeError(
-      `FlakyServer.${where}: no served method "${path.slice(1)}"${didYouMean(path.slice(1), known)} (served: ${known.join(', ')})`,
+      `FlakyServer.${where}: no served method "${name}"${hint} (served: ${known.join(', ')})`,
     );
   }
   return path;

@@ -289,7 +289,6 @@ describe('check: usage errors', () => {
     ['no config file', [], 'missing the service config file'],
     ['an unknown flag', ['examples/service-config.json', '--verbose'], 'unknown option --verbose'],
     ['two config files', ['a.json', 'b.json'], 'unexpected argument "b.json"'],
-    ['--json with a value', ['a.json', '--json=yes'], '--json takes no value'],
     ['an empty --proto', ['a.json', '--proto='], '--proto needs a value'],
     [
       'an unknown --jitter',
@@ -351,6 +350,20 @@ describe('check: file-system errors', () => {
     expect(report).toMatchObject({ valid: false, status: 'usage-error', file: null });
     expect(report.errors).toEqual([{ path: '', message: 'unknown option --bogus' }]);
     expect(run.stderr).toBe('error: unknown option --bogus\n');
+  });
+
+  it('answers in JSON for a mistaken --json=1 too, naming the file it was given', async () => {
+    const run = await check('examples/service-config.json', '--json=1');
+    expect(run.code).toBe(2);
+    const report = JSON.parse(run.stdout) as CheckReport;
+    expect(report).toMatchObject({ status: 'usage-error', file: 'examples/service-config.json' });
+    expect(report.errors).toEqual([{ path: '', message: '--json takes no value' }]);
+  });
+
+  it('names the range a negative --max-attempts-limit breaks, given as a separate argument', async () => {
+    const run = await check('examples/service-config.json', '--max-attempts-limit', '-1');
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/^error: --max-attempts-limit must be an integer >= 1, got -1\n/);
   });
 });
 
@@ -431,7 +444,13 @@ describe('check: proto include paths', () => {
   it('exits 1 for an include path that does not exist', async () => {
     const run = await check('examples/service-config.json', '-I', 'no/such/dir', '--proto', PROTO);
     expect(run.code).toBe(1);
-    expect(run.stderr).toBe('error: include path no/such/dir does not exist\n');
+    expect(run.stderr).toBe('error: include path no/such/dir does not exist or is not a directory\n');
+  });
+
+  it('refuses -I without --proto as a usage error (an include path says where protos are)', async () => {
+    const run = await check('examples/service-config.json', '-I', 'examples');
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/^error: -I\/--proto-path is used only with --proto/);
   });
 });
 

@@ -43,15 +43,27 @@ describe('parseCommandArgs', () => {
   });
 
   it.each<[string[], string]>([
-    [['--nope'], 'unknown option --nope'],
+    [['--nope'], 'unknown option --nope; did you mean --name?'],
+    [['--verbose'], 'unknown option --verbose'],
     [['-x'], 'unknown option -x'],
     [['--name'], '--name needs a value'],
     [['--name', '--json'], '--name needs a value'],
     [['-p'], '--port needs a value'],
     [['--json=1'], '--json takes no value'],
     [['a', 'b'], 'unexpected argument "b"'],
+    [['--jsn'], 'unknown option --jsn; did you mean --json?'],
+    [['--prot=8'], 'unknown option --prot; did you mean --port?'],
   ])('%j: %s', (argv, message) => {
     expect(usageMessage(argv)).toBe(message);
+  });
+
+  it('reads a negative number after an option that takes a value as its value (for the range check to name)', () => {
+    expect(stringOption(parseCommandArgs(['--port', '-1'], OPTIONS, 0), 'port')).toBe('-1');
+    expect(stringOption(parseCommandArgs(['-p', '-2.5'], OPTIONS, 0), 'port')).toBe('-2.5');
+    expect(stringListOption(parseCommandArgs(['-I', '-3'], OPTIONS, 0), 'include')).toEqual(['-3']);
+    // Not after a flag, nor an option-looking word.
+    expect(usageMessage(['--json', '-1'])).toBe('unknown option -1');
+    expect(usageMessage(['--name', '-x'])).toBe('--name needs a value');
   });
 
   it('rejects empty values', () => {

@@ -4,8 +4,12 @@ import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { runFlakyServerCommand } from '../../src/cli/flaky-server-command.js';
-import { CALL_ID_METADATA_KEY, loadFlakyTestService } from '../../src/testing/index.js';
+import {
+  formatAttemptLine,
+  runFlakyServerCommand,
+  startErrorMessage,
+} from '../../src/cli/flaky-server-command.js';
+import { CALL_ID_METADATA_KEY, loadFlakyTestService, type RecordedAttempt } from '../../src/testing/index.js';
 
 interface TestResponse {
   payload: string;
@@ -177,6 +181,7 @@ describe('flaky-server command', () => {
     [['extra'], /unexpected argument "extra"/],
     [['--quiet=yes'], /--quiet takes no value/],
     [['--host='], /--host needs a value/],
+    [['-I', 'examples'], /-I\/--proto-path is used only with --proto/],
   ])('exits with 2 on usage error %j', async (argv, message) => {
     const { io, exit } = start(argv);
     expect(await exit).toBe(2);
@@ -186,17 +191,50 @@ describe('flaky-server command', () => {
   });
 
   it.each([
-    ['not json', /not valid JSON/],
-    ['[]', /must be a JSON object/],
-    ['{"c": [{"stauts": 14}]}', /"c"\[0\]: unknown field "stauts"/],
-    ['{"c": []}', /"c": must contain at least one/],
-  ])('exits with 1 and one line on an invalid script file %j', async (content, message) => {
-    const file = join(dir, 'bad.json');
-    writeFileSync(file, content);
+    ['not json', ':1:1: expected a JSON value, found "not"'],
+    ['{"c": [{"status": 14},]}', ':1:23: expected a value, found "]"'],
+    ['\uFEFF{"c": [{"stauts": 14}]}', ':1:8: "c"[0]: unknown field "stauts"; did you mean "status"?'],
+    ['[]', ':1:1: must be a JSON object'],
+    ['{"c": []}', ':1:7: "c": must contain at least one'],
+  ])(
+    'exits with 1 and one line naming file:line:col on an invalid script file %j',
+    async (content, message) => {
+      const file = join(dir, 'bad.json');
+      writeFileSync(file, content);
+      const { io, exit } = start(['--script', file]);
+      expect(await exit).toBe(1);
+      expect(io.err).toContain(`flaky-server: ${file}${message}`);
+      expect(io.err).toMatch(/^flaky-server: [^\n]*\n$/);
+    },
+  );
+
+  it('reports every invalid script of the file at once, one line each', async () => {
+    const file = join(dir, 'many-bad.json');
+    writeFileSync(
+      file,
+      '{\n  "a": [{"status": 14}, {"delayMs": -1}],\n  "b": {},\n  "c": [{"status": "NOPE"}]\n}\n',
+    );
     const { io, exit } = start(['--script', file]);
     expect(await exit).toBe(1);
-    expect(io.err).toMatch(message);
-    expect(io.err).toMatch(/^flaky-server: [^\n]*\n$/);
+    const lines = io.err.trimEnd().split('\n');
+    expect(lines).toEqual([
+      `flaky-server: ${file}:2:25: "a"[1]: "delayMs" must be a number between 0 and 2147483647`,
+      `flaky-server: ${file}:3:8: "b": must be an array of attempt scripts`,
+      expect.stringMatching(new RegExp(`^flaky-server: ${file}:4:9: "c"\\[0\\]: "status" must be`)),
+    ]);
+  });
+
+  it('places a method script that names no served method in the script file, with the qualified name', async () => {
+    const file = join(dir, 'unqualified.json');
+    writeFileSync(file, '{"Greeter/SayHello": [{"status": "UNAVAILABLE"}]}');
+    const { io, exit } = start(['--proto', 'helloworld.proto', '-I', 'examples', '--script', file]);
+    expect(await exit).toBe(1);
+    expect(io.err).toMatch(
+      new RegExp(
+        `^flaky-server: ${file}: no served method "Greeter/SayHello"; did you mean "helloworld\\.Greeter/SayHello" \\(with its package\\)\\?`,
+      ),
+    );
+    expect(io.err.split('\n')).toHaveLength(2);
   });
 
   it('exits with 1 and one line when the script file cannot be read', async () => {
@@ -220,12 +258,62 @@ describe('flaky-server command', () => {
     const [, port] = await first.io.waitForOut(/listening on 127\.0\.0\.1:(\d+)/);
     const { io, exit } = start(['--port', port!]);
     expect(await exit).toBe(1);
-    expect(io.err).toMatch(/cannot bind/);
+    // One line in the command's words: no library prefix, no grpc-js log line, and the likely cause.
+    // (grpc-js 1.14 names EADDRINUSE itself; older versions say only "No address added".)
+    expect(io.err).toMatch(
+      new RegExp(
+        `^flaky-server: cannot bind 127\\.0\\.0\\.1:${port}: No address added .*(EADDRINUSE|listening on port ${port}\\?)`,
+      ),
+    );
+    expect(io.err.split('\n')).toHaveLength(2);
   });
 
   it('stops at once when the signal is already aborted', async () => {
     const io = new CapturedIo();
     io.controller.abort();
     expect(await runFlakyServerCommand(['--quiet'], io)).toBe(0);
+  });
+});
+
+describe('startErrorMessage', () => {
+  it('drops the library prefix, places method-script problems in the script file, and names a likely cause', () => {
+    expect(
+      startErrorMessage('FlakyServer: cannot read the proto file a.proto: no such file', {
+        port: 0,
+        scriptFile: undefined,
+      }),
+    ).toBe('cannot read the proto file a.proto: no such file');
+    expect(
+      startErrorMessage('FlakyServer.start: methodScripts: no served method "x/y"', {
+        port: 0,
+        scriptFile: 's.json',
+      }),
+    ).toBe('s.json: no served method "x/y"');
+    expect(
+      startErrorMessage(
+        'FlakyServer: cannot bind 127.0.0.1:50051: No address added out of total 1 resolved',
+        {
+          port: 50051,
+          scriptFile: undefined,
+        },
+      ),
+    ).toBe(
+      'cannot bind 127.0.0.1:50051: No address added out of total 1 resolved (is another process listening on port 50051?)',
+    );
+  });
+});
+
+describe('formatAttemptLine', () => {
+  const attempt = {
+    method: '/helloworld.Greeter/SayHello',
+    callId: 'c',
+    attempt: 1,
+    arrivedAt: Date.UTC(2026, 0, 1),
+    cancelled: true,
+  } as unknown as RecordedAttempt;
+
+  it('says an attempt cancelled while the server stops was cut off by the shutdown, not by its client', () => {
+    expect(formatAttemptLine(attempt)).toContain('-> CANCELLED by client');
+    expect(formatAttemptLine(attempt, true)).toContain('-> cut off by the server stopping');
   });
 });

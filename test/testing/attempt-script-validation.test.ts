@@ -45,7 +45,7 @@ describe('attempt script status', () => {
 describe('attempt script fields', () => {
   it('rejects unknown fields, listing the known ones', () => {
     expect(() => validateAttemptScript({ stauts: 14 }, 'here')).toThrow(
-      /^here: unknown field "stauts" \(known: status,/,
+      /^here: unknown field "stauts"; did you mean "status"\? \(known: status,/,
     );
   });
 

@@ -175,7 +175,15 @@ describe('FlakyServer serves any service', () => {
       'FlakyServer: option "services"[0] holds no service',
     );
     await expect(FlakyServer.start({ proto: 'nope.proto' })).rejects.toThrow(
-      'FlakyServer: cannot read the proto file nope.proto: no such file',
+      'FlakyServer: cannot read the proto file nope.proto: not found in the working directory',
+    );
+    await expect(FlakyServer.start({ proto: PROTO, includeDirs: ['no/such/dir'] })).rejects.toThrow(
+      'FlakyServer: include directory no/such/dir does not exist or is not a directory',
+    );
+    await expect(
+      FlakyServer.start({ proto: PROTO, methodScripts: { 'Greeter/SayHello': [{ status: 14 }] } }),
+    ).rejects.toThrow(
+      'FlakyServer.start: methodScripts: no served method "Greeter/SayHello"; did you mean "helloworld.Greeter/SayHello" (with its package)?',
     );
     await expect(
       FlakyServer.start({
