@@ -9,6 +9,7 @@ import { cancelOrLeaveRunning } from './cancel-attempt.js';
 import type { AttemptCancelReason, AttemptKind } from './events.js';
 import { feedAttempt } from './feed-attempt.js';
 import type { ReplayBuffer } from './replay-buffer.js';
+import { applyConfigWaitForReady } from './wait-for-ready.js';
 
 /**
  * The attempts of one call: making and starting them, handing them the replay buffer and the half-close, their
@@ -61,7 +62,7 @@ export class AttemptSet {
       metadata.set(PREVIOUS_ATTEMPTS_METADATA_KEY, String(attempt.number - 1));
     }
     if (this.waitForReady !== undefined) {
-      metadata.setOptions({ waitForReady: this.waitForReady });
+      applyConfigWaitForReady(metadata, this.waitForReady);
     }
     if (replicaAvoidanceInUse()) {
       this.triedReplicas ??= new TriedReplicas();

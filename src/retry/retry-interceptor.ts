@@ -19,6 +19,7 @@ export type { RetryInterceptorOptions };
 
 import { RetryThrottle } from './retry-throttle.js';
 import { RetryingCall } from './retrying-call.js';
+import { applyConfigWaitForReady } from './wait-for-ready.js';
 
 let callCount = 0;
 /** Call numbers are unique within the module instance, so one listener can serve several interceptors. */
@@ -113,7 +114,7 @@ export function createRetryInterceptor(
       }
       return new InterceptingCall(call, {
         start(metadata, listener, next) {
-          metadata.setOptions({ waitForReady });
+          applyConfigWaitForReady(metadata, waitForReady);
           next(metadata, listener);
         },
       });

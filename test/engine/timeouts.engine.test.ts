@@ -1,3 +1,4 @@
+import { Metadata } from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
 import { engineCall, eventsOfType, hedgingPolicy, retryPolicy, Status, T0 } from '../helpers/engine.js';
 
@@ -46,6 +47,15 @@ describe('engine: waitForReady', () => {
     expect(retry.attempts.map((a) => a.metadata?.getOptions().waitForReady)).toEqual([true, true]);
     const hedge = engineCall(hedgingPolicy({ hedgingDelay: '0s' }, { waitForReady: false }));
     expect(hedge.attempts.map((a) => a.metadata?.getOptions().waitForReady)).toEqual([false, false, false]);
+  });
+
+  it("yields to the application's own per-call value, and keeps its other metadata options", () => {
+    for (const config of [retryPolicy({}, { waitForReady: false }), timeoutOnlyConfig(false)]) {
+      const h = engineCall(config, { metadata: new Metadata({ waitForReady: true, corked: true }) });
+      expect(h.attempt(0).metadata?.getOptions()).toMatchObject({ waitForReady: true, corked: true });
+      const unset = engineCall(config, { metadata: new Metadata({ corked: true }) });
+      expect(unset.attempt(0).metadata?.getOptions()).toMatchObject({ waitForReady: false, corked: true });
+    }
   });
 
   it('is left as grpc-js has it when the config does not say', () => {
@@ -144,3 +154,7 @@ describe('engine: perAttemptRecvTimeout', () => {
     }
   });
 });
+
+function timeoutOnlyConfig(waitForReady: boolean) {
+  return { methodConfig: [{ name: [{ service: 'test.Svc' }], waitForReady }] };
+}
