@@ -3,53 +3,81 @@
  * current delay estimator, and prints, phase by phase, how the recorded delays and the replayed ones read the same
  * outcomes. See bench/lib/adaptive-trace.ts for what a replay shows and what it cannot.
  *
- *   npm run replay:adaptive [-- --learn-outcomes=300 bench/traces/seed-7.csv ...]   (default: every trace in
- *                                                                                  bench/traces/ and below)
+ *   npm run replay:adaptive [-- --learn-outcomes=300 bench/traces/seed-7.csv bench/traces/in-bench ...]
+ *                                                            (default: every trace in bench/traces/ and below)
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
-import { BENCH_SLOW_MS, type PhaseReading, parseTrace, replayTrace } from './lib/adaptive-trace.js';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import {
+  BENCH_SLOW_MS,
+  type PhaseReading,
+  parseTrace,
+  replayTrace,
+  TraceFormatError,
+} from './lib/adaptive-trace.js';
+import { COUNT, type Script, scriptArgs, usageExit, userPath } from './lib/args.js';
 import { PACKAGE_ROOT } from './lib/child-server.js';
 import { fmt, markdownTable } from './lib/table.js';
 
-const USAGE = `usage: npm run replay:adaptive [-- --learn-outcomes=300] [trace.csv ...]
-  --learn-outcomes=N  outcomes at the start of each phase left out as its learning (default 300)
-  trace.csv ...       traces recorded by npm run trace:adaptive or bench:adaptive -- --trace=FILE
-                      (default: every .csv under bench/traces/)`;
-/** A mistake in the command line: said in one line with the usage, exit code 2. */
-function fail(message: string): never {
-  process.stderr.write(`replay:adaptive: ${message}\n${USAGE}\n`);
-  process.exit(2);
+const SCRIPT: Script = {
+  name: 'replay:adaptive',
+  about:
+    'Replays recorded traces of adaptive hedging through the current delay estimator, phase by phase. Writes no file.',
+  operands: '[trace.csv|directory ...]',
+  footer:
+    'Traces: files recorded by npm run trace:adaptive or bench:adaptive -- --trace=FILE, or directories of them\n' +
+    '(default: every .csv under bench/traces/). A relative path is read from where npm run was started.',
+};
+const args = scriptArgs(
+  SCRIPT,
+  {
+    /** Outcomes at the start of each phase left out as its learning (the traces' learning calls). */
+    learnOutcomes: 300,
+  },
+  {
+    operands: true,
+    limits: { learnOutcomes: COUNT },
+    notes: { learnOutcomes: 'outcomes at the start of each phase left out as its learning' },
+  },
+);
+const { learnOutcomes } = args.options;
+const argv = process.argv.slice(2);
+
+/** Every .csv file under `dir`, sorted. */
+const tracesIn = (dir: string): string[] =>
+  readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    .filter((f) => f.endsWith('.csv'))
+    .sort()
+    .map((f) => join(dir, f));
+
+/** The trace files an argument names: a file, or every .csv under a directory. */
+function tracesOf(arg: string): string[] {
+  const path = userPath(arg);
+  if (!existsSync(path)) usageExit(SCRIPT, `no trace at ${path} (the argument ${JSON.stringify(arg)})`);
+  if (!statSync(path).isDirectory()) return [path];
+  const files = tracesIn(path);
+  if (files.length === 0)
+    usageExit(SCRIPT, `no .csv trace under ${path} (the argument ${JSON.stringify(arg)})`);
+  return files;
 }
-const args = process.argv.slice(2);
-if (args.includes('--help') || args.includes('-h')) {
-  process.stdout.write(`${USAGE}\n`);
-  process.exit(0);
-}
-const unknownOption = args.find((a) => a.startsWith('-') && !a.startsWith('--learn-outcomes='));
-if (unknownOption !== undefined) {
-  fail(`unknown option ${unknownOption}`);
-}
-const learnArg = args.find((a) => a.startsWith('--learn-outcomes='));
-/** Outcomes at the start of each phase left out as its learning (the traces' learning calls). */
-const learnOutcomes = learnArg === undefined ? 300 : Number(learnArg.slice('--learn-outcomes='.length));
-if (!Number.isInteger(learnOutcomes) || learnOutcomes < 0) {
-  fail(`--learn-outcomes must be a whole number of outcomes, 0 or more (got ${learnArg})`);
-}
-const traceArgs = args.filter((a) => a !== learnArg);
-const dir = join(PACKAGE_ROOT, 'bench', 'traces');
+
 const files =
-  traceArgs.length > 0
-    ? traceArgs.map((a) => {
-        const file = resolve(a);
-        if (!existsSync(file)) fail(`no trace at ${file} (the argument ${JSON.stringify(a)})`);
-        return file;
-      })
-    : readdirSync(dir, { recursive: true, encoding: 'utf8' })
-        .filter((f) => f.endsWith('.csv'))
-        .sort()
-        .map((f) => join(dir, f));
-if (files.length === 0) fail('no trace to replay: record one with npm run trace:adaptive');
+  args.operands.length > 0
+    ? args.operands.flatMap(tracesOf)
+    : tracesIn(join(PACKAGE_ROOT, 'bench', 'traces'));
+if (files.length === 0) usageExit(SCRIPT, 'no trace to replay: record one with npm run trace:adaptive');
+
+/** The outcomes of the trace in `file`; a usage error if it is not one. */
+function readTrace(file: string, name: string): ReturnType<typeof parseTrace> {
+  try {
+    const outcomes = parseTrace(readFileSync(file, 'utf8'), name);
+    if (outcomes.length === 0) usageExit(SCRIPT, `${name}: a trace with no outcome`);
+    return outcomes;
+  } catch (error) {
+    if (error instanceof TraceFormatError) usageExit(SCRIPT, `not a trace: ${error.message}`);
+    throw error;
+  }
+}
 
 const both = (recorded: number, replayed: number, decimals: number): string =>
   `${fmt(recorded, decimals)} → ${fmt(replayed, decimals)}`;
@@ -57,7 +85,7 @@ const rows: string[][] = [];
 const totals = new Map<string, { recorded: PhaseReading[]; replayed: PhaseReading[] }>();
 for (const file of files) {
   const name = relative(PACKAGE_ROOT, file);
-  const replay = replayTrace(parseTrace(readFileSync(file, 'utf8'), name), {
+  const replay = replayTrace(readTrace(file, name), {
     slowMs: BENCH_SLOW_MS,
     learnOutcomes,
   });
@@ -95,7 +123,7 @@ process.stdout.write(
   `${[
     '# Adaptive hedging traces, replayed',
     '',
-    `Command: \`npm run replay:adaptive${args.length > 0 ? ` -- ${args.join(' ')}` : ''}\``,
+    `Command: \`npm run replay:adaptive${argv.length > 0 ? ` -- ${argv.join(' ')}` : ''}\``,
     '',
     'Each cell: as recorded → as the current estimator reads the same outcomes (open loop: the trace keeps its own ' +
       `delays and hedges). Measured outcomes only (the first ${learnOutcomes} of each phase are its learning). Above the delay: ` +

@@ -13,7 +13,8 @@
 import { PerformanceObserver, performance } from 'node:perf_hooks';
 import { FlakyServer, type RecordedAttempt } from 'grpc-retry-hedging/testing';
 import { REGIME_METADATA_KEY } from './lib/adaptive-phases.js';
-import { numericArgs, serveControl } from './lib/child-server.js';
+import { numericArgs } from './lib/args.js';
+import { serveControl } from './lib/child-server.js';
 import { VARIANT_METADATA_KEY } from './lib/grpc-calls.js';
 import { parseScriptCall, SCRIPT_CALL_METADATA_KEY, scriptedAttempt } from './lib/latency-script.js';
 import { collectGarbage } from './lib/short-gc-pauses.js';

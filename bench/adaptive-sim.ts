@@ -8,6 +8,8 @@
  *                                 --noise-burst-calls=0 --hold-in-stalls=1 --whole-ms=1 --superseded-exact=0
  *                                 --static-delays=5,10,20,30,40,50,150 --json=0]
  *
+ * Its options are in bench/sim/adaptive-sim-options.ts.
+ *
  * Model: calls arrive every 1/rate s; an attempt takes the regime's fast path × U[0.5, 1.5] plus 0.5 ms (gRPC),
  * or, with probability slowFraction, its slow time; `noiseMs` adds an exponential tail to 3% of the fast attempts
  * (with `noiseBurstCalls`, to 30% of the fast attempts in one block of that many calls in ten: the same share, in
@@ -34,76 +36,35 @@
  */
 import { AdaptiveHedging } from '../src/hedging/adaptive-hedging-delay.js';
 import { FakeClock } from '../src/testing/fake-clock.js';
-import { numericArgs } from './lib/child-server.js';
+import { orUsageExit, type Script, scriptArgs } from './lib/args.js';
 import { STATIC_LOAD_LIMIT, withinLoadLimit } from './lib/extra-load.js';
 import { blockDraw, scriptedAttempt } from './lib/latency-script.js';
 import { pairedTimeToAdapt } from './lib/paired-time-to-adapt.js';
 import { slidingTimeToAdapt } from './lib/sliding-time-to-adapt.js';
 import { summarize } from './lib/stats.js';
 import { fmt, markdownTable } from './lib/table.js';
+import { ADAPTIVE_SIM_DEFAULTS, ADAPTIVE_SIM_SETTINGS, staticDelays } from './sim/adaptive-sim-options.js';
 import type { SimulatedPhase } from './sim/adaptive-sweep-tally.js';
 import { EventQueue } from './sim/event-queue.js';
 
 /** As the engine's: a hedge timer this late (ms) lets pending I/O run first (src/retry/hedge-scheduler.ts). */
 const LATE_TIMER_MS = 1;
 
-const opts = numericArgs(
-  {
-    rate: 200,
-    learnCalls: 300,
-    measuredCalls: 1200,
-    seed: 1,
-    noiseMs: 0,
-    /**
-     * With noiseMs: the noisy attempts come in bursts, blocks of this many calls (a tenth of the blocks, drawn from the
-     * seed, and 30% of the fast attempts in each); 0: any attempt, 3% of them.
-     */
-    noiseBurstCalls: 0,
-    slowFraction: 0.05,
-    maxExtraLoad: 0.05,
-    budgetMinPerSecond: 3,
-    /** The delay's window in calls (0: the default, 20 / maxExtraLoad). */
-    recentCalls: 0,
-    /** A client stall (a GC pause, a busy event loop) every this many ms (0: none). */
-    stallEveryMs: 0,
-    /** How long each stall lasts: every answer and timer due during it runs at its end. */
-    stallMs: 25,
-    /** 1: the stalls are the server's (every attempt in progress during one answers at its end at the soonest). */
-    serverStall: 0,
-    /** 0: adaptive hedging sends every hedge at its delay (`holdInStalls: false`), even while nothing answers. */
-    holdInStalls: 1,
-    /** 1: adaptive hedging learns latencies in whole ms, as the engine reads them off `Date.now()`; 0: exact. */
-    wholeMs: 1,
-    /**
-     * 1 (a diagnostic): a first attempt a hedge superseded is learned with the latency the script gave it (unless it
-     * was slow), which the engine cannot know; 0: as the engine, only that it outlived its delay.
-     */
-    supersededExact: 0,
-    /** 1: print the summary as one JSON line. */
-    json: 0,
-  },
-  { others: ['static-delays'] },
-);
+const SCRIPT: Script = {
+  name: 'simulate:adaptive',
+  about:
+    'Adaptive hedging vs static delays through latency shifts, in virtual time (deterministic for a seed). ' +
+    'Writes no file.',
+};
+const args = scriptArgs(SCRIPT, ADAPTIVE_SIM_DEFAULTS, ADAPTIVE_SIM_SETTINGS);
+const opts = args.options;
 
 const PHASES = [
   { key: 'a1', title: 'Regime A', fastMs: 2, slowMs: 200 },
   { key: 'b', title: 'Regime B, after the shift up', fastMs: 20, slowMs: 400 },
   { key: 'a2', title: 'Regime A again, after the shift down', fastMs: 2, slowMs: 200 },
 ] as const;
-const STATIC_DELAYS_MS = staticDelays(process.argv.slice(2), [5, 10, 20, 30, 40, 50, 150]);
-
-/** The static delays of `--static-delays=a,b,...` (ms, each a positive number), or `defaults`. */
-function staticDelays(argv: readonly string[], defaults: number[]): number[] {
-  const arg = argv.find((a) => a.startsWith('--static-delays='));
-  if (arg === undefined) return defaults;
-  const text = arg.slice('--static-delays='.length);
-  const values = text.split(',').map(Number);
-  if (text === '' || values.some((v) => !Number.isFinite(v) || v <= 0))
-    throw new Error(
-      `--static-delays must be a comma-separated list of positive ms, got ${JSON.stringify(text)}`,
-    );
-  return values;
-}
+const STATIC_DELAYS_MS = orUsageExit(SCRIPT, () => staticDelays(args.values.get('static-delays')));
 const METHOD = '/sim.Service/Unary';
 const GOLDEN = (Math.sqrt(5) - 1) / 2;
 
@@ -352,7 +313,7 @@ PHASES.forEach((phase, p) => {
   if (ad) {
     jsonPhases.push({
       phase: SHORT_TITLES[p] as string,
-      args: process.argv.slice(2).filter((a) => !a.startsWith('--json=')),
+      args: args.given.filter((option) => option.name !== 'json').map((option) => option.arg),
       adaptiveP99Ms: ad.s.p99,
       bestStaticMs: best?.v.ms ?? null,
       bestStaticP99Ms: best?.s.p99 ?? null,

@@ -12,12 +12,28 @@ import { DDSketch } from '@datadog/sketches-js';
 import { AdaptiveHedging } from 'grpc-retry-hedging';
 import { seededRandom } from 'grpc-retry-hedging/testing';
 import * as hdr from 'hdr-histogram-js';
-import { numericArgs } from './lib/child-server.js';
+import { POSITIVE_COUNT, scriptArgs } from './lib/args.js';
 import { exposedGc } from './lib/short-gc-pauses.js';
 import { percentile, sorted } from './lib/stats.js';
 import { fmt, markdownTable } from './lib/table.js';
 
-const opts = numericArgs({ values: 1_000_000, windowValues: 30_000, rounds: 5, recomputes: 2_000 });
+const opts = scriptArgs(
+  {
+    name: 'adaptive-sketch',
+    command: 'node --expose-gc --import tsx bench/adaptive-sketch.ts',
+    about:
+      'Compares the quantile sketches behind adaptive hedging (hdr-histogram-js, DDSketch): error, memory, cost. Writes no file.',
+  },
+  { values: 1_000_000, windowValues: 30_000, rounds: 5, recomputes: 2_000 },
+  {
+    limits: {
+      values: POSITIVE_COUNT,
+      windowValues: POSITIVE_COUNT,
+      rounds: POSITIVE_COUNT,
+      recomputes: POSITIVE_COUNT,
+    },
+  },
+).options;
 
 interface Candidate {
   name: string;

@@ -4,60 +4,73 @@
  *
  *   npm run simulate:adaptive:sweep [-- --sweep=main --jobs=2 --list=0 --json=0 <simulate:adaptive options>]
  *
- * `--sweep` is one of main, burst, client-stalls, server-stalls, long-server-stalls. Other options go to every run
- * (after the sweep's own, so they override them): `-- --sweep=burst --superseded-exact=1` runs the burst sweep with
- * that diagnostic. `--list=1` lists the phases that missed a target; `--json=1` prints the tally as one JSON line.
+ * `--sweep` is one of main, burst, client-stalls, server-stalls, long-server-stalls. The simulator's options go to
+ * every run (checked here first, and after the run's own, so they override them): `-- --sweep=burst
+ * --superseded-exact=1` runs the burst sweep with that diagnostic. `--list=1` lists the phases that missed a
+ * target; `--json=1` prints the tally as one JSON line.
  */
 import { execFile } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { orUsageExit, POSITIVE_COUNT, type Script, scriptArgs, usageExit } from './lib/args.js';
 import { fmt, markdownTable } from './lib/table.js';
+import { ADAPTIVE_SIM_DEFAULTS, ADAPTIVE_SIM_SETTINGS, staticDelays } from './sim/adaptive-sim-options.js';
 import { type SimulatedPhase, SWEEPS, tallySweep } from './sim/adaptive-sweep-tally.js';
 
 const run = promisify(execFile);
 const SIMULATOR = fileURLToPath(new URL('./adaptive-sim.ts', import.meta.url));
 
+const SCRIPT: Script = {
+  name: 'simulate:adaptive:sweep',
+  about:
+    "Runs every simulate:adaptive run of a named sweep and tallies its phases against issue 22's targets. " +
+    'Writes no file.',
+  footer:
+    'Options but --sweep, --jobs, --list and --json go to every run, after its own (npm run simulate:adaptive -- --help).',
+};
+/** The sweep's own options; the simulator's go on to every run. */
 const OWN = ['sweep', 'jobs', 'list', 'json'];
-const argv = process.argv.slice(2);
-if (argv.includes('--help') || argv.includes('-h')) {
-  process.stdout.write(
-    `usage: npm run simulate:adaptive:sweep [-- --sweep=main --jobs=2 --list=0 --json=0 <simulate:adaptive options>]
-  --sweep=NAME  one of ${Object.keys(SWEEPS).join(', ')}
-  --jobs=N      runs of the simulator at once
-  --list=1      list the phases that missed a target
-  --json=1      print the tally as one JSON line
-Other options go to every run, after the sweep's own: see npm run simulate:adaptive -- --help.
-`,
-  );
-  process.exit(0);
-}
-const own = new Map<string, string>();
-const passed: string[] = [];
-for (const arg of argv) {
-  const match = /^--([\w-]+)=(.*)$/.exec(arg);
-  if (match && OWN.includes(match[1] as string)) own.set(match[1] as string, match[2] as string);
-  else passed.push(arg);
-}
-const name = own.get('sweep') ?? 'main';
+const args = scriptArgs(
+  SCRIPT,
+  {
+    ...ADAPTIVE_SIM_DEFAULTS,
+    /** Runs of the simulator at once. */
+    jobs: Math.max(1, Math.min(2, availableParallelism())),
+    /** 1: list the phases that missed a target. */
+    list: 0,
+    /** 1: print the tally as one JSON line (the runs always print theirs). */
+    json: 0,
+  },
+  {
+    ...ADAPTIVE_SIM_SETTINGS,
+    others: ['sweep', ...ADAPTIVE_SIM_SETTINGS.others],
+    switches: [...ADAPTIVE_SIM_SETTINGS.switches, 'list'],
+    limits: { ...ADAPTIVE_SIM_SETTINGS.limits, jobs: POSITIVE_COUNT },
+    notes: {
+      ...ADAPTIVE_SIM_SETTINGS.notes,
+      sweep: `one of ${Object.keys(SWEEPS).join(', ')} (default main)`,
+      jobs: 'runs of the simulator at once',
+      list: 'list the phases that missed a target',
+      json: 'print the tally as one JSON line',
+    },
+  },
+);
+const name = args.values.get('sweep') ?? 'main';
 const sweep = SWEEPS[name];
 if (sweep === undefined) {
-  throw new Error(`unknown sweep --sweep=${name} (known: ${Object.keys(SWEEPS).join(', ')})`);
+  usageExit(SCRIPT, `no sweep ${JSON.stringify(name)}: --sweep is one of ${Object.keys(SWEEPS).join(', ')}`);
 }
-const jobs = Number(own.get('jobs') ?? Math.max(1, Math.min(2, availableParallelism())));
-if (!Number.isInteger(jobs) || jobs < 1)
-  throw new Error(`--jobs must be a whole number, 1 or more, got ${jobs}`);
-for (const flag of ['list', 'json']) {
-  const value = own.get(flag);
-  if (value !== undefined && value !== '0' && value !== '1')
-    throw new Error(`--${flag} must be 0 or 1, got ${value}`);
-}
+orUsageExit(SCRIPT, () => staticDelays(args.values.get('static-delays')));
+const { jobs } = args.options;
+/** The simulator's options given, each as one `--name=value` argument, for every run. */
+const passed = args.given.filter((option) => !OWN.includes(option.name)).map((option) => option.arg);
 
 /** One run of the simulator: its phases. */
-async function simulate(args: string[]): Promise<SimulatedPhase[]> {
+async function simulate(runArgs: string[]): Promise<SimulatedPhase[]> {
   const { stdout } = await run(
     process.execPath,
-    ['--import', 'tsx', SIMULATOR, ...args, ...passed, '--json=1'],
+    ['--import', 'tsx', SIMULATOR, ...runArgs, ...passed, '--json=1'],
     {
       maxBuffer: 16 * 1024 * 1024,
     },
@@ -77,14 +90,17 @@ await Promise.all(
 );
 const tally = tallySweep(results.flat());
 
-if (own.get('json') === '1') {
+if (args.options.json === 1) {
   const { missed, ...counts } = tally;
   console.log(JSON.stringify({ sweep: name, args: passed, ...counts }));
 } else {
   const lines = [
     `# simulate:adaptive, ${name} sweep`,
     '',
-    `Command: \`npm run simulate:adaptive:sweep -- ${argv.join(' ')}\``.replace(' -- `', '`'),
+    `Command: \`npm run simulate:adaptive:sweep -- ${process.argv.slice(2).join(' ')}\``.replace(
+      ' -- `',
+      '`',
+    ),
     '',
     `${sweep.description}: ${sweep.runs.length} runs, ${tally.phases} phases.`,
     '',
@@ -113,7 +129,7 @@ if (own.get('json') === '1') {
       ],
     ),
   ];
-  if (own.get('list') === '1') {
+  if (args.options.list === 1) {
     lines.push(
       '',
       markdownTable(

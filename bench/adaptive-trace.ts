@@ -12,14 +12,33 @@
 import { relative, resolve } from 'node:path';
 import { createRetryInterceptor } from 'grpc-retry-hedging';
 import { ADAPTIVE_PHASES, adaptiveBenchConfig, adaptiveCallMetadata } from './lib/adaptive-phases.js';
-import { numericArgs, PACKAGE_ROOT, pathArg, spawnBenchServer } from './lib/child-server.js';
+import {
+  COUNT,
+  failure,
+  NON_NEGATIVE,
+  orUsageExit,
+  POSITIVE,
+  POSITIVE_COUNT,
+  type Script,
+  scriptArgs,
+  userOutputPath,
+} from './lib/args.js';
+import { PACKAGE_ROOT, spawnBenchServer } from './lib/child-server.js';
 import { machineInfo, machineLine } from './lib/env.js';
 import { createClient, unary, waitForReady } from './lib/grpc-calls.js';
 import { scriptSeed } from './lib/latency-script.js';
 import { openLoop } from './lib/load.js';
 import { RecordingAdaptiveHedging } from './lib/recording-adaptive-hedging.js';
 
-const opts = numericArgs(
+const SCRIPT: Script = {
+  name: 'trace:adaptive',
+  about:
+    "Records every outcome an adaptive client learns against bench:adaptive's server, through its three phases. " +
+    'Writes a trace, by default bench/traces/seed-<seed>.csv.',
+};
+
+const args = scriptArgs(
+  SCRIPT,
   {
     rate: 200,
     learnCalls: 300,
@@ -29,10 +48,29 @@ const opts = numericArgs(
     /** The latency script's seed; 0 picks one at random. */
     seed: 0,
   },
-  { others: ['out'] },
+  {
+    others: ['out'],
+    limits: {
+      rate: POSITIVE,
+      learnCalls: COUNT,
+      measuredCalls: POSITIVE_COUNT,
+      maxExtraLoad: { above: 0, max: 1 },
+      budgetMinPerSecond: NON_NEGATIVE,
+      seed: COUNT,
+    },
+    notes: {
+      seed: "the latency script's seed; 0 picks one at random",
+      out: 'the trace file (default bench/traces/seed-<seed>.csv)',
+    },
+  },
 );
+const opts = args.options;
 const seed = scriptSeed(opts.seed);
-const out = pathArg('out') ?? resolve(PACKAGE_ROOT, `bench/traces/seed-${seed}.csv`);
+const outArg = args.values.get('out');
+const out =
+  outArg === undefined
+    ? resolve(PACKAGE_ROOT, `bench/traces/seed-${seed}.csv`)
+    : orUsageExit(SCRIPT, () => userOutputPath('--out', outArg));
 
 async function main(): Promise<void> {
   const info = machineInfo();
@@ -81,7 +119,4 @@ async function main(): Promise<void> {
   );
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exitCode = 1;
-});
+main().catch(failure(SCRIPT));

@@ -34,7 +34,19 @@ import {
   adaptiveCallMetadata,
   ADAPTIVE_PHASES as PHASES,
 } from './lib/adaptive-phases.js';
-import { numericArgs, PACKAGE_ROOT, pathArg, spawnBenchServer } from './lib/child-server.js';
+import {
+  COUNT,
+  FRACTION,
+  failure,
+  NON_NEGATIVE,
+  orUsageExit,
+  POSITIVE,
+  POSITIVE_COUNT,
+  type Script,
+  scriptArgs,
+  userOutputPath,
+} from './lib/args.js';
+import { PACKAGE_ROOT, spawnBenchServer } from './lib/child-server.js';
 import { CpuWatch, machineInfo, machineLine } from './lib/env.js';
 import { extraLoad, STATIC_LOAD_LIMIT, withinLoadLimit } from './lib/extra-load.js';
 import { type BenchClient, createClient, unary, waitForReady } from './lib/grpc-calls.js';
@@ -54,7 +66,15 @@ import { type SlidingTimeToAdapt, slidingTimeToAdapt } from './lib/sliding-time-
 import { summarize } from './lib/stats.js';
 import { fmt, markdownTable } from './lib/table.js';
 
-const opts = numericArgs(
+const SCRIPT: Script = {
+  name: 'bench:adaptive',
+  about:
+    'Adaptive hedging through latency shifts vs no hedging, static delays and grpc-js built-in, against a real ' +
+    'server. Writes bench/results/adaptive.md (--write=0: does not), and with --trace=FILE a trace.',
+};
+
+const args = scriptArgs(
+  SCRIPT,
   {
     /** Calls started per second (open loop). */
     rate: 200,
@@ -94,11 +114,38 @@ const opts = numericArgs(
      */
     pinCores: 1,
   },
-  { others: ['trace'] },
+  {
+    others: ['trace'],
+    switches: ['control', 'write', 'shortGcPauses', 'pinCores'],
+    limits: {
+      rate: POSITIVE,
+      learnCalls: COUNT,
+      measuredCalls: POSITIVE_COUNT,
+      warmUpCalls: COUNT,
+      fastAMs: NON_NEGATIVE,
+      slowAMs: NON_NEGATIVE,
+      fastBMs: NON_NEGATIVE,
+      slowBMs: NON_NEGATIVE,
+      slowFraction: FRACTION,
+      maxExtraLoad: { above: 0, max: 1 },
+      budgetMinPerSecond: NON_NEGATIVE,
+      recentCalls: COUNT,
+      deadlineMs: POSITIVE,
+      seed: COUNT,
+    },
+    notes: {
+      seed: "the latency script's seed; 0 picks one at random",
+      recentCalls: "the delay's window in calls; 0: its default",
+      trace: "also write the adaptive variant's outcomes to this file, as a trace",
+    },
+  },
 );
+const opts = args.options;
 const seed = scriptSeed(opts.seed);
 /** `--trace=FILE`: also write the adaptive variant's outcomes as a trace (see bench/adaptive-trace.ts). */
-const traceOut = pathArg('trace');
+const traceArg = args.values.get('trace');
+const traceOut =
+  traceArg === undefined ? undefined : orUsageExit(SCRIPT, () => userOutputPath('--trace', traceArg));
 
 type Phase = (typeof PHASES)[number];
 type PhaseKey = Phase['key'];
@@ -740,7 +787,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exitCode = 1;
-});
+main().catch(failure(SCRIPT));

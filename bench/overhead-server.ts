@@ -7,7 +7,8 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import { loadFlakyTestService } from 'grpc-retry-hedging/testing';
-import { numericArgs, serveControl } from './lib/child-server.js';
+import { numericArgs } from './lib/args.js';
+import { serveControl } from './lib/child-server.js';
 import type { TestRequest, TestResponse } from './lib/grpc-calls.js';
 
 const opts = numericArgs({ streamMessages: 20, port: 0 });

@@ -13,7 +13,16 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createRetryInterceptor } from 'grpc-retry-hedging';
 import { FLAKY_TEST_SERVICE } from 'grpc-retry-hedging/testing';
-import { numericArgs, PACKAGE_ROOT, spawnBenchServer } from './lib/child-server.js';
+import {
+  failure,
+  NON_NEGATIVE,
+  POSITIVE,
+  POSITIVE_COUNT,
+  type Script,
+  scriptArgs,
+  usageExit,
+} from './lib/args.js';
+import { PACKAGE_ROOT, spawnBenchServer } from './lib/child-server.js';
 import { CpuWatch, machineInfo, machineLine } from './lib/env.js';
 import { type BenchClient, createClient, serverStream, unary, waitForReady } from './lib/grpc-calls.js';
 import { roundOrder, runClosedLoop, sleep } from './lib/load.js';
@@ -21,7 +30,23 @@ import { roundsToUse, waitForQuiet } from './lib/quiet.js';
 import { median, summarize } from './lib/stats.js';
 import { fmt, fmtInt, markdownTable } from './lib/table.js';
 
-const opts = numericArgs(
+const SCRIPT: Script = {
+  name: 'bench:overhead',
+  about:
+    "Per-call overhead when every call succeeds: bare grpc-js vs its built-in retries vs this package's interceptor. " +
+    'Writes bench/results/overhead.md (not with --write=0 or --variants).',
+};
+/** The variants, by key (`--variants=bare,ours-retry` runs some of them). */
+const VARIANT_KEYS: readonly string[] = [
+  'bare',
+  'builtin-retry',
+  'ours-retry',
+  'ours-no-policy',
+] satisfies VariantKey[];
+type VariantKey = 'bare' | 'builtin-retry' | 'ours-retry' | 'ours-no-policy';
+
+const args = scriptArgs(
+  SCRIPT,
   {
     /** Uncontended rounds wanted (see bench/lib/quiet.ts); contended ones are rerun while the budget lasts. */
     rounds: 12,
@@ -39,10 +64,33 @@ const opts = numericArgs(
     /** Write bench/results/overhead.md (0 for profiling runs). */
     write: 1,
   },
-  { others: ['variants'] },
+  {
+    others: ['variants'],
+    switches: ['write'],
+    limits: {
+      rounds: POSITIVE_COUNT,
+      budgetS: POSITIVE,
+      contendedCores: NON_NEGATIVE,
+      throughputMs: POSITIVE,
+      latencyMs: POSITIVE,
+      streamMs: POSITIVE,
+      warmupMs: NON_NEGATIVE,
+      throughputConcurrency: POSITIVE_COUNT,
+      streamConcurrency: POSITIVE_COUNT,
+      streamMessages: POSITIVE_COUNT,
+    },
+    notes: { variants: `a subset, comma-separated, of ${VARIANT_KEYS.join(', ')} (default: all)` },
+  },
 );
-const onlyArg = process.argv.find((a) => a.startsWith('--variants='));
-const only = onlyArg ? onlyArg.slice('--variants='.length).split(',') : undefined;
+const opts = args.options;
+const only = args.values.get('variants')?.split(',');
+const unknownVariant = only?.find((key) => !VARIANT_KEYS.includes(key));
+if (unknownVariant !== undefined) {
+  usageExit(
+    SCRIPT,
+    `--variants: no variant ${JSON.stringify(unknownVariant)} (known: ${VARIANT_KEYS.join(', ')})`,
+  );
+}
 /** Which build the interceptor comes from: `npm run bench:overhead` resolves the package to dist/ (bench/tsconfig.json). */
 const impl = import.meta.resolve('grpc-retry-hedging').includes('/dist/') ? 'dist' : 'src';
 
@@ -117,7 +165,7 @@ async function main(): Promise<void> {
   const server = await spawnBenchServer('bench/overhead-server.ts', [
     `--stream-messages=${opts.streamMessages}`,
   ]);
-  const make = (key: string, name: string, client: BenchClient): Variant => ({
+  const make = (key: VariantKey, name: string, client: BenchClient): Variant => ({
     key,
     name,
     client,
@@ -150,8 +198,6 @@ async function main(): Promise<void> {
     ),
   ];
   const variants = only ? all.filter((v) => only.includes(v.key)) : all;
-  if (variants.length === 0)
-    throw new Error(`--variants matched none of ${all.map((v) => v.key).join(', ')}`);
   for (const v of all) if (!variants.includes(v)) v.client.close();
 
   const watch = await CpuWatch.begin(() => server.request<number>('cpu'));
@@ -343,7 +389,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exitCode = 1;
-});
+main().catch(failure(SCRIPT));

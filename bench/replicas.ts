@@ -18,7 +18,8 @@ import { performance } from 'node:perf_hooks';
 import type * as grpc from '@grpc/grpc-js';
 import { createChannelOptions, createRetryInterceptor } from 'grpc-retry-hedging';
 import { FLAKY_TEST_SERVICE, type ReplicaScript } from 'grpc-retry-hedging/testing';
-import { numericArgs, PACKAGE_ROOT, spawnBenchServer } from './lib/child-server.js';
+import { NON_NEGATIVE, POSITIVE, POSITIVE_COUNT, type Script, scriptArgs, usageExit } from './lib/args.js';
+import { PACKAGE_ROOT, spawnBenchServer } from './lib/child-server.js';
 import { cpuSnapshot, machineInfo, machineLine } from './lib/env.js';
 import { type BenchClient, createClient, unary, waitForReady } from './lib/grpc-calls.js';
 import { roundOrder, sleep } from './lib/load.js';
@@ -26,7 +27,14 @@ import { waitForQuiet } from './lib/quiet.js';
 import { summarize } from './lib/stats.js';
 import { fmt, markdownTable } from './lib/table.js';
 
-const opts = numericArgs({
+const SCRIPT: Script = {
+  name: 'bench:replicas',
+  about:
+    'Hedges and retries across replicas: where attempts go under round_robin, with and without avoiding tried ' +
+    'replicas. Writes bench/results/replicas.md (--write=0: does not).',
+};
+
+const defaults = {
   calls: 1000,
   rate: 500,
   rounds: 2,
@@ -39,7 +47,25 @@ const opts = numericArgs({
   quietWaitMs: 5000,
   /** Write bench/results/replicas.md (0 for exploratory runs). */
   write: 1,
-});
+};
+const opts = scriptArgs(SCRIPT, defaults, {
+  switches: ['write'],
+  limits: {
+    calls: POSITIVE_COUNT,
+    rate: POSITIVE,
+    rounds: POSITIVE_COUNT,
+    hedgingDelayMs: NON_NEGATIVE,
+    maxAttempts: { integer: true, min: 2, max: 5 },
+    slowMs: NON_NEGATIVE,
+    fastMinMs: NON_NEGATIVE,
+    fastMaxMs: NON_NEGATIVE,
+    quietWaitMs: NON_NEGATIVE,
+  },
+  notes: { quietWaitMs: 'longest wait for a quiet machine before each measured run' },
+}).options;
+if (opts.fastMaxMs < opts.fastMinMs) {
+  usageExit(SCRIPT, `--fast-max-ms (${opts.fastMaxMs}) must not be below --fast-min-ms (${opts.fastMinMs})`);
+}
 
 type Kind = 'hedging' | 'retry';
 type VariantName = 'none' | 'builtin' | 'pickFirst' | 'ours' | 'avoid';

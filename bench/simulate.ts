@@ -4,6 +4,7 @@
  * for the model.
  *
  *   npm run simulate -- [--clients 1000] [--offered 8000] [--capacity 10000] [--outage 20] [--duration 90]
+ *                       (each option --name value or --name=value, as in every bench script: bench/lib/args.ts)
  *                       [--reject-cost-ms 0.5] [--queue-ms 2000] [--attempt-timeout-ms 500] [--seed 1]
  *                       [--policies none,a6,budget,adaptive,retries] [--all] [--write] [--json]
  *
@@ -17,6 +18,17 @@ import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import {
+  COUNT,
+  failure,
+  NON_NEGATIVE,
+  orUsageExit,
+  POSITIVE,
+  parseArgs,
+  type Script,
+  UsageError,
+  usageText,
+} from './lib/args.js';
+import {
   DEFAULT_FLEET_SIMULATION,
   type FleetSimulationConfig,
   runFleetSimulation,
@@ -25,35 +37,31 @@ import { summarizeFleetRun } from './sim/recovery.js';
 import { type FleetComparison, fleetTable } from './sim/report.js';
 import { SIM_POLICIES, simPolicy } from './sim/sim-policies.js';
 
-const USAGE = `npm run simulate -- [flags]
-  --clients N            clients in the fleet, 1 to 100,000 (default ${DEFAULT_FLEET_SIMULATION.clients})
-  --offered N            calls/s offered by the whole fleet (default ${DEFAULT_FLEET_SIMULATION.offeredRps})
-  --capacity N           requests/s the pool serves (default ${DEFAULT_FLEET_SIMULATION.capacityRps})
-  --outage S             seconds the pool is down (default ${DEFAULT_FLEET_SIMULATION.outageMs / 1000}; 0: none)
-  --outage-start S       when the outage starts (default ${DEFAULT_FLEET_SIMULATION.outageStartMs / 1000})
-  --duration S           virtual seconds simulated (default ${DEFAULT_FLEET_SIMULATION.durationMs / 1000})
-  --reject-cost-ms MS    worker time per refused request (default ${DEFAULT_FLEET_SIMULATION.rejectCostMs})
-  --queue-ms MS          queue length, in ms of work (default ${DEFAULT_FLEET_SIMULATION.queueMs})
-  --service-ms MS        mean service time (default ${DEFAULT_FLEET_SIMULATION.serviceMs})
-  --attempt-timeout-ms MS per-attempt timeout (default ${DEFAULT_FLEET_SIMULATION.attemptTimeoutMs})
-  --seed N               random seed (default ${DEFAULT_FLEET_SIMULATION.seed})
-  --policies a,b         among ${SIM_POLICIES.map((p) => p.key).join(', ')} (default none,a6,budget,adaptive,retries)
-  --all                  every policy
-  --write                also write bench/results/simulate.md
-  --json                 print one JSON line keyed by policy instead of the table`;
+const SCRIPT: Script = {
+  name: 'simulate',
+  about:
+    'Fleet simulation in virtual time: N clients, one retry policy each, through steady load, outage and recovery. ' +
+    'Writes bench/results/simulate.md with --write.',
+};
+const DEFAULT_POLICIES = ['none', 'a6', 'budget', 'adaptive', 'retries'];
+const D = DEFAULT_FLEET_SIMULATION;
 
-const FLAGS: Record<string, { key: keyof FleetSimulationConfig; scale: number }> = {
-  '--clients': { key: 'clients', scale: 1 },
-  '--offered': { key: 'offeredRps', scale: 1 },
-  '--capacity': { key: 'capacityRps', scale: 1 },
-  '--outage': { key: 'outageMs', scale: 1000 },
-  '--outage-start': { key: 'outageStartMs', scale: 1000 },
-  '--duration': { key: 'durationMs', scale: 1000 },
-  '--reject-cost-ms': { key: 'rejectCostMs', scale: 1 },
-  '--queue-ms': { key: 'queueMs', scale: 1 },
-  '--service-ms': { key: 'serviceMs', scale: 1 },
-  '--attempt-timeout-ms': { key: 'attemptTimeoutMs', scale: 1 },
-  '--seed': { key: 'seed', scale: 1 },
+/** The options: the scenario's (in the units the user gives them), then what to run and print. */
+const DEFAULTS = {
+  clients: D.clients,
+  offered: D.offeredRps,
+  capacity: D.capacityRps,
+  outage: D.outageMs / 1000,
+  outageStart: D.outageStartMs / 1000,
+  duration: D.durationMs / 1000,
+  rejectCostMs: D.rejectCostMs,
+  queueMs: D.queueMs,
+  serviceMs: D.serviceMs,
+  attemptTimeoutMs: D.attemptTimeoutMs,
+  seed: D.seed,
+  all: 0,
+  write: 0,
+  json: 0,
 };
 
 interface Args {
@@ -63,40 +71,78 @@ interface Args {
   json: boolean;
 }
 
-function parseArgs(argv: string[]): Args {
-  const config: Record<string, unknown> = { ...DEFAULT_FLEET_SIMULATION };
-  let policies = ['none', 'a6', 'budget', 'adaptive', 'retries'];
-  let write = false;
-  let json = false;
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    const [name, inline] = arg.includes('=')
-      ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)]
-      : [arg];
-    const value = () => {
-      const v = inline ?? argv[++i];
-      if (v === undefined) throw new Error(`${name} needs a value`);
-      return v;
-    };
-    if (name === '--help') {
-      console.log(USAGE);
-      process.exit(0);
-    } else if (name === '--write') write = true;
-    else if (name === '--json') json = true;
-    else if (name === '--all') policies = SIM_POLICIES.map((p) => p.key);
-    else if (name === '--policies') policies = value().split(',');
-    else if (name !== undefined && FLAGS[name]) {
-      const raw = value();
-      const n = Number(raw);
-      if (!Number.isFinite(n)) throw new Error(`${name} must be a number, got ${raw}`);
-      config[FLAGS[name].key] = n * FLAGS[name].scale;
-    } else
-      throw new Error(
-        `unknown argument ${arg} (known: ${[...Object.keys(FLAGS), '--policies', '--all', '--write', '--json'].join(', ')})`,
-      );
+/** The command line (`argv`) as a scenario and what to do with it; a {@link UsageError} at the first mistake. */
+function parseSimulateArgs(argv: readonly string[], help?: (options: string) => void): Args {
+  const { options: o, values } = parseArgs(DEFAULTS, {
+    argv,
+    others: ['policies'],
+    switches: ['all', 'write', 'json'],
+    limits: {
+      clients: { integer: true, min: 1, max: 100_000 },
+      offered: POSITIVE,
+      capacity: POSITIVE,
+      outage: NON_NEGATIVE,
+      outageStart: NON_NEGATIVE,
+      duration: POSITIVE,
+      rejectCostMs: NON_NEGATIVE,
+      queueMs: NON_NEGATIVE,
+      serviceMs: POSITIVE,
+      attemptTimeoutMs: POSITIVE,
+      seed: COUNT,
+    },
+    notes: {
+      clients: 'clients in the fleet',
+      offered: 'calls/s offered by the whole fleet',
+      capacity: 'requests/s the pool serves',
+      outage: 'seconds the pool is down (0: no outage)',
+      outageStart: 'when the outage starts, s',
+      duration: 'virtual seconds simulated',
+      rejectCostMs: 'worker time per refused request, ms',
+      queueMs: 'queue length, in ms of work',
+      serviceMs: 'mean service time, ms',
+      attemptTimeoutMs: 'per-attempt timeout, ms',
+      seed: 'random seed',
+      all: 'every policy',
+      write: 'also write bench/results/simulate.md',
+      json: 'print one JSON line keyed by policy instead of the table',
+      policies: `among ${SIM_POLICIES.map((p) => p.key).join(', ')} (default ${DEFAULT_POLICIES.join(',')})`,
+    },
+    ...(help === undefined ? {} : { help }),
+  });
+  if (o.outage > 0 && o.outageStart + o.outage >= o.duration) {
+    throw new UsageError(
+      `the outage (--outage-start ${o.outageStart} s, --outage ${o.outage} s) does not end before the run does ` +
+        `(--duration ${o.duration} s): there would be no recovery to measure`,
+    );
   }
-  for (const p of policies) simPolicy(p);
-  return { config: config as unknown as FleetSimulationConfig, policies, write, json };
+  if (Math.round((o.capacity * o.serviceMs) / 1000) < 1) {
+    throw new UsageError(
+      `--capacity ${o.capacity} × --service-ms ${o.serviceMs} makes no worker: their product (in s) must be 0.5 or more`,
+    );
+  }
+  const given = values.get('policies');
+  const policies = o.all ? SIM_POLICIES.map((p) => p.key) : (given?.split(',') ?? DEFAULT_POLICIES);
+  const unknown = policies.find((key) => !SIM_POLICIES.some((p) => p.key === key));
+  if (unknown !== undefined) {
+    throw new UsageError(
+      `--policies: no policy ${JSON.stringify(unknown)} (known: ${SIM_POLICIES.map((p) => p.key).join(', ')})`,
+    );
+  }
+  const config: FleetSimulationConfig = {
+    ...D,
+    clients: o.clients,
+    offeredRps: o.offered,
+    capacityRps: o.capacity,
+    outageMs: o.outage * 1000,
+    outageStartMs: o.outageStart * 1000,
+    durationMs: o.duration * 1000,
+    rejectCostMs: o.rejectCostMs,
+    queueMs: o.queueMs,
+    serviceMs: o.serviceMs,
+    attemptTimeoutMs: o.attemptTimeoutMs,
+    seed: o.seed,
+  };
+  return { config, policies, write: o.write === 1, json: o.json === 1 };
 }
 
 /** What `--json` prints for one policy. */
@@ -119,7 +165,12 @@ function jsonResult(rows: FleetComparison[]): Record<string, PolicyResult> {
 }
 
 function main(): void {
-  const { config, policies, write, json } = parseArgs(process.argv.slice(2));
+  const { config, policies, write, json } = orUsageExit(SCRIPT, () =>
+    parseSimulateArgs(process.argv.slice(2), (options) => {
+      process.stdout.write(usageText(SCRIPT, options));
+      process.exit(0);
+    }),
+  );
   const started = performance.now();
   const rows: FleetComparison[] = [];
   const speed: string[] = [];
@@ -179,6 +230,5 @@ ${speed.map((s) => `- ${s}`).join('\n')}
 try {
   main();
 } catch (error) {
-  console.error(error instanceof Error ? error.message : error);
-  process.exitCode = 2;
+  failure(SCRIPT)(error);
 }

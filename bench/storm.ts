@@ -13,7 +13,10 @@
  * open-loop arrival of new calls at a fixed rate (requests that keep coming whatever happens to earlier ones).
  * Variants are interleaved: two rounds, the second in reverse order.
  *
- * Writes bench/results/storm.md.
+ *   npm run bench:storm [-- --parts=classic --rounds=4 --work-ms=40 ...]     (npm run bench:storm -- --help: all)
+ *
+ * Every option can be set by a STORM_* environment variable too (STORM_PARTS=overload, STORM_ROUNDS=4), as
+ * BENCHMARKS.md's command lines do. Writes bench/results/storm.md (--write=0: prints it only).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -25,45 +28,152 @@ import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import { createAdaptiveThrottle, createRetryInterceptor, RetryBudget } from 'grpc-retry-hedging';
 import { loadFlakyTestService } from 'grpc-retry-hedging/testing';
+import {
+  failure,
+  type Limit,
+  NON_NEGATIVE,
+  orUsageExit,
+  POSITIVE,
+  POSITIVE_COUNT,
+  readNumber,
+  readNumberList,
+  type Script,
+  scriptArgs,
+  UsageError,
+} from './lib/args.js';
 import type { StormControlMessage, StormServerMessage, StormServerStats } from './storm-server.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..');
 
-// ---- parameters (STORM_* environment variables override them, for exploring) ----
-function envNumber(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value < 0)
-    throw new Error(`${name} must be a non-negative number, got ${raw}`);
-  return value;
-}
+// ---- parameters: options, or STORM_* environment variables (for exploring; an option wins over its variable) ----
+const SCRIPT: Script = {
+  name: 'bench:storm',
+  about:
+    'Retry storms against a load-shedding server: no retries vs retries vs retryThrottling, then overload and ' +
+    'recovery. Writes bench/results/storm.md (--write=0: does not).',
+  footer:
+    'Each option can also be set by an environment variable: STORM_ and its name in capitals, - as _\n' +
+    '(STORM_PARTS=overload, STORM_WORK_MS=5); an option given wins over its variable.',
+};
+const STORM_DEFAULTS = {
+  capacity: 8,
+  workMs: 40,
+  callers: 64,
+  thinkMs: 60,
+  runMs: 4000,
+  openRate: 0,
+  openRunMs: 2000,
+  rounds: 2,
+  warmupMs: 1500,
+  overloadCapacity: 10,
+  overloadWorkMs: 40,
+  overloadRate: 500,
+  overloadMs: 2500,
+  recoveryRate: 125,
+  recoveryMs: 2000,
+  overloadRounds: 2,
+  write: 1,
+};
+const STORM_LIMITS: { readonly [K in keyof typeof STORM_DEFAULTS]: Limit } = {
+  capacity: POSITIVE_COUNT,
+  workMs: POSITIVE,
+  callers: POSITIVE_COUNT,
+  thinkMs: NON_NEGATIVE,
+  runMs: POSITIVE,
+  openRate: NON_NEGATIVE,
+  openRunMs: POSITIVE,
+  rounds: POSITIVE_COUNT,
+  warmupMs: NON_NEGATIVE,
+  overloadCapacity: POSITIVE_COUNT,
+  overloadWorkMs: POSITIVE,
+  overloadRate: POSITIVE,
+  overloadMs: POSITIVE,
+  recoveryRate: POSITIVE,
+  recoveryMs: POSITIVE,
+  overloadRounds: POSITIVE_COUNT,
+  write: { integer: true, min: 0, max: 1 },
+};
+/** The options read elsewhere: which parts to run, and the CPU the overloaded server spends per shed call. */
+const STORM_OTHERS = ['parts', 'reject-cpu-ms'];
+const PART_NAMES = ['all', 'classic', 'overload'];
+
+/** `STORM_WORK_MS` for `workMs`. */
+const envName = (key: string): string =>
+  `STORM_${key
+    .replace(/[A-Z]/g, (c) => `_${c}`)
+    .replace(/-/g, '_')
+    .toUpperCase()}`;
+const stormArgs = orUsageExit(SCRIPT, () => {
+  /** The defaults, with the environment's values over them. */
+  const defaults = { ...STORM_DEFAULTS };
+  for (const key of Object.keys(STORM_DEFAULTS) as (keyof typeof STORM_DEFAULTS)[]) {
+    const raw = process.env[envName(key)];
+    if (raw !== undefined && raw !== '') defaults[key] = readNumber(envName(key), raw, STORM_LIMITS[key]);
+  }
+  const { options, values } = scriptArgs(SCRIPT, defaults, {
+    others: STORM_OTHERS,
+    switches: ['write'],
+    limits: STORM_LIMITS,
+    notes: {
+      openRate: 'new calls per second in the open loop; 0: twice the ideal capacity',
+      parts: `${PART_NAMES.join(', ')} (default all)`,
+      'reject-cpu-ms':
+        'CPU ms the overloaded server spends per shed call: one server per value (default 0,0.5,2)',
+    },
+  });
+  const known = [...Object.keys(STORM_DEFAULTS), ...STORM_OTHERS].map(envName);
+  const unknown = Object.keys(process.env).find((name) => name.startsWith('STORM_') && !known.includes(name));
+  if (unknown !== undefined) {
+    throw new UsageError(`unknown environment variable ${unknown} (known: ${known.join(', ')})`);
+  }
+  const parts = values.get('parts') ?? (process.env.STORM_PARTS || 'all');
+  if (!PART_NAMES.includes(parts)) {
+    throw new UsageError(
+      `--parts (or STORM_PARTS) must be one of ${PART_NAMES.join(', ')}, got ${JSON.stringify(parts)}`,
+    );
+  }
+  const rejectCpuMs = values.has('reject-cpu-ms')
+    ? readNumberList('--reject-cpu-ms', values.get('reject-cpu-ms') ?? '', NON_NEGATIVE)
+    : readNumberList('STORM_REJECT_CPU_MS', process.env.STORM_REJECT_CPU_MS || '0,0.5,2', NON_NEGATIVE);
+  return { options, parts, rejectCpuMs };
+});
+const opts = stormArgs.options;
+/** How this run was started, for the results: its STORM_* variables and options. */
+const COMMAND = [
+  ...Object.keys(process.env)
+    .filter((name) => name.startsWith('STORM_'))
+    .sort()
+    .map((name) => `${name}=${process.env[name]}`),
+  'npm run bench:storm',
+  ...(process.argv.length > 2 ? ['--', ...process.argv.slice(2)] : []),
+].join(' ');
+
 /** Calls the server works on at once; more are shed with UNAVAILABLE. */
-const CAPACITY = envNumber('STORM_CAPACITY', 8);
+const CAPACITY = opts.capacity;
 /**
  * Simulated work per call. 40 ms (ideal capacity 200 OK/s) rather than a few ms: on the 2-core machine this was
  * written on, the two processes top out at roughly 1,000-1,500 gRPC attempts/s, so a faster server would be limited
  * by CPU (shedding is not free) instead of by its capacity, and the numbers would mostly measure CPU contention.
  */
-const WORK_MS = envNumber('STORM_WORK_MS', 40);
-const CALLERS = envNumber('STORM_CALLERS', 64);
+const WORK_MS = opts.workMs;
+const CALLERS = opts.callers;
 /** Pause of each caller between two calls (a client doing some work per request). */
-const THINK_MS = envNumber('STORM_THINK_MS', 60);
-const RUN_MS = envNumber('STORM_RUN_MS', 4000);
-/** Open loop: new calls per second (twice the ideal capacity) and how long each variant runs. */
-const OPEN_RATE = envNumber('STORM_OPEN_RATE', 2 * Math.round((CAPACITY * 1000) / WORK_MS));
-const OPEN_RUN_MS = envNumber('STORM_OPEN_RUN_MS', 2000);
+const THINK_MS = opts.thinkMs;
+const RUN_MS = opts.runMs;
+/** Open loop: new calls per second (by default twice the ideal capacity) and how long each variant runs. */
+const OPEN_RATE = opts.openRate > 0 ? opts.openRate : 2 * Math.round((CAPACITY * 1000) / WORK_MS);
+const OPEN_RUN_MS = opts.openRunMs;
 /**
  * Rounds per load shape, odd ones in one order and even ones in the other. Four short rounds rather than two long
  * ones: other work on a shared machine drifts over minutes, and more interleaving spreads that drift evenly.
  */
-const ROUNDS = envNumber('STORM_ROUNDS', 2);
+const ROUNDS = opts.rounds;
 const CALL_DEADLINE_MS = 5000;
 /** Sequential calls on each new client before its run, so that the run starts on a connected channel. */
 const WARMUP_CALLS = 5;
 /** Unrecorded load per variant at the start, to JIT-compile both processes on every code path. */
-const WARMUP_RUN_MS = envNumber('STORM_WARMUP_MS', 1500);
+const WARMUP_RUN_MS = opts.warmupMs;
 const SERVICE = 'grpc_retry_hedging.testing.v1.FlakyTest';
 const RETRY_POLICY = {
   maxAttempts: 5,
@@ -423,17 +533,17 @@ function reading(summaries: Summary[]): string {
  * processes' own overhead out of the way; the 2 ms setting then spends as much CPU per second of overload on
  * shedding (250 × 2 ms) as 0.5 ms does at the issue's rate (1,000 × 0.5 ms).
  */
-const OVERLOAD_CAPACITY = envNumber('STORM_OVERLOAD_CAPACITY', 10);
-const OVERLOAD_WORK_MS = envNumber('STORM_OVERLOAD_WORK_MS', 40);
+const OVERLOAD_CAPACITY = opts.overloadCapacity;
+const OVERLOAD_WORK_MS = opts.overloadWorkMs;
 /** New calls per second while overloaded (twice the ideal capacity), and for how long. */
-const OVERLOAD_RATE = envNumber('STORM_OVERLOAD_RATE', 500);
-const OVERLOAD_MS = envNumber('STORM_OVERLOAD_MS', 2500);
+const OVERLOAD_RATE = opts.overloadRate;
+const OVERLOAD_MS = opts.overloadMs;
 /** New calls per second once the overload is over (half the ideal capacity), and for how long. */
-const RECOVERY_RATE = envNumber('STORM_RECOVERY_RATE', 125);
-const RECOVERY_MS = envNumber('STORM_RECOVERY_MS', 2000);
-const OVERLOAD_ROUNDS = envNumber('STORM_OVERLOAD_ROUNDS', 2);
+const RECOVERY_RATE = opts.recoveryRate;
+const RECOVERY_MS = opts.recoveryMs;
+const OVERLOAD_ROUNDS = opts.overloadRounds;
 /** CPU the server spends on each call it sheds, in ms: one server process per setting. */
-const REJECT_CPU_SETTINGS = (process.env.STORM_REJECT_CPU_MS ?? '0,0.5,2').split(',').map(Number);
+const REJECT_CPU_SETTINGS = stormArgs.rejectCpuMs;
 /** Calls are grouped by start time into buckets of this width to find when they succeed again. */
 const RECOVERY_BUCKET_MS = 100;
 const RECOVERED_SUCCESS_RATE = 0.95;
@@ -625,7 +735,7 @@ async function runOverloadPart(): Promise<{ markdown: string; seconds: number }>
   const ideal = (OVERLOAD_CAPACITY * 1000) / OVERLOAD_WORK_MS;
   const markdown = `## Overload and recovery: retry budget and adaptive throttling
 
-This part alone: \`STORM_PARTS=overload npm run bench:storm\`, ${seconds} s.
+This part alone: \`npm run bench:storm -- --parts=overload\`, ${seconds} s.
 
 - Server (\`bench/storm-server.ts\`, its own process, one per setting): works on at most ${OVERLOAD_CAPACITY} calls at once,
   ${OVERLOAD_WORK_MS} ms each (ideal capacity ${ideal} OK calls/s), and sheds every call beyond that with UNAVAILABLE after
@@ -677,7 +787,7 @@ ${reading(summaries)}
 }
 
 /** Which parts to run: `all` (default), `classic` (retry storm, closed and open loop) or `overload`. */
-const PARTS = process.env.STORM_PARTS ?? 'all';
+const PARTS = stormArgs.parts;
 
 async function runClassicPart(): Promise<string> {
   const server = await ServerProcess.start();
@@ -730,7 +840,7 @@ async function runClassicPart(): Promise<string> {
 
   return `## Retry storm: closed and open loop
 
-This part alone: \`STORM_PARTS=classic npm run bench:storm\`, ${totalSeconds} s.
+This part alone: \`npm run bench:storm -- --parts=classic\`, ${totalSeconds} s.
 
 ### Setup
 
@@ -775,9 +885,6 @@ ${section('### Open loop', open)}
 }
 
 async function main(): Promise<void> {
-  if (!['all', 'classic', 'overload'].includes(PARTS)) {
-    throw new Error(`STORM_PARTS must be all, classic or overload, got ${PARTS}`);
-  }
   const startedAt = Date.now();
   const parts: string[] = [];
   if (PARTS !== 'overload') parts.push(await runClassicPart());
@@ -785,18 +892,19 @@ async function main(): Promise<void> {
   const totalSeconds = Math.round((Date.now() - startedAt) / 1000);
   const md = `# Retry storm
 
-Command: \`npm run bench:storm\`${PARTS === 'all' ? '' : ` with \`STORM_PARTS=${PARTS}\``}, ${new Date().toISOString().slice(0, 10)}, ${totalSeconds} s in all.
+Command: \`${COMMAND}\`, ${new Date().toISOString().slice(0, 10)}, ${totalSeconds} s in all.
 
 ${parts.join('\n')}
 ## Machine
 
 ${machineNotes()}
 `;
-  writeFileSync(join(root, 'bench', 'results', 'storm.md'), md);
-  console.error(`wrote bench/results/storm.md (${totalSeconds} s)`);
+  if (opts.write) {
+    writeFileSync(join(root, 'bench', 'results', 'storm.md'), md);
+    console.error(`wrote bench/results/storm.md (${totalSeconds} s)`);
+  } else {
+    console.log(md);
+  }
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exitCode = 1;
-});
+main().catch(failure(SCRIPT));

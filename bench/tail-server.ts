@@ -8,7 +8,8 @@
  * included).
  */
 import { FlakyServer, type RecordedAttempt } from 'grpc-retry-hedging/testing';
-import { numericArgs, serveControl } from './lib/child-server.js';
+import { numericArgs } from './lib/args.js';
+import { serveControl } from './lib/child-server.js';
 import { VARIANT_METADATA_KEY } from './lib/grpc-calls.js';
 
 const opts = numericArgs({ fastMs: 2, slowExtraMs: 200, slowFraction: 0.05, port: 0 });

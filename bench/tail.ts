@@ -10,7 +10,17 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createRetryInterceptor } from 'grpc-retry-hedging';
 import { FLAKY_TEST_SERVICE } from 'grpc-retry-hedging/testing';
-import { numericArgs, PACKAGE_ROOT, spawnBenchServer } from './lib/child-server.js';
+import {
+  COUNT,
+  FRACTION,
+  failure,
+  NON_NEGATIVE,
+  POSITIVE,
+  POSITIVE_COUNT,
+  type Script,
+  scriptArgs,
+} from './lib/args.js';
+import { PACKAGE_ROOT, spawnBenchServer } from './lib/child-server.js';
 import { CpuWatch, machineInfo, machineLine } from './lib/env.js';
 import { type BenchClient, createClient, unary, variantMetadata, waitForReady } from './lib/grpc-calls.js';
 import { roundOrder, runClosedLoop, sleep } from './lib/load.js';
@@ -18,7 +28,14 @@ import { roundsToUse, waitForQuiet } from './lib/quiet.js';
 import { bootstrapPercentileDiff, summarize } from './lib/stats.js';
 import { fmt, markdownTable } from './lib/table.js';
 
-const opts = numericArgs({
+const SCRIPT: Script = {
+  name: 'bench:tail',
+  about:
+    "Tail latency: no hedging vs grpc-js's built-in hedging vs this package's, against a long-tail server. " +
+    'Writes bench/results/tail.md (--write=0: does not).',
+};
+
+const defaults = {
   /** Uncontended rounds wanted (see bench/lib/quiet.ts); contended ones are rerun while the budget lasts. */
   rounds: 10,
   /** Seconds for the measured rounds, waiting for a quiet machine included. */
@@ -35,7 +52,24 @@ const opts = numericArgs({
   slowFraction: 0.05,
   /** Write bench/results/tail.md (0 for exploratory runs). */
   write: 1,
-});
+};
+const opts = scriptArgs(SCRIPT, defaults, {
+  switches: ['write'],
+  limits: {
+    rounds: POSITIVE_COUNT,
+    budgetS: POSITIVE,
+    contendedCores: NON_NEGATIVE,
+    callsPerRound: POSITIVE_COUNT,
+    concurrency: POSITIVE_COUNT,
+    warmup: COUNT,
+    hedgingDelayMs: NON_NEGATIVE,
+    maxAttempts: { integer: true, min: 2, max: 5 },
+    fastMs: NON_NEGATIVE,
+    slowExtraMs: NON_NEGATIVE,
+    slowFraction: FRACTION,
+  },
+  notes: { rounds: 'uncontended rounds wanted', budgetS: 'seconds for the measured rounds' },
+}).options;
 
 const hedgingConfig = {
   methodConfig: [
@@ -291,7 +325,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exitCode = 1;
-});
+main().catch(failure(SCRIPT));

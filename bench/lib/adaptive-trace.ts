@@ -36,14 +36,20 @@ export function formatTrace(outcomes: readonly TraceOutcome[], comments: readonl
   return `${lines.join('\n')}\n`;
 }
 
-/** Reads a trace written by {@link formatTrace}; `source` names it in errors. */
+/** What {@link parseTrace} throws when its text is not a trace. */
+export class TraceFormatError extends Error {
+  override name = 'TraceFormatError';
+}
+
+/** Reads a trace written by {@link formatTrace}; `source` names it in errors ({@link TraceFormatError}). */
 export function parseTrace(text: string, source: string): TraceOutcome[] {
   const out: TraceOutcome[] = [];
   let header = false;
   for (const [i, line] of text.split('\n').entries()) {
     if (line === '' || line.startsWith('#')) continue;
     if (!header) {
-      if (line !== TRACE_HEADER) throw new Error(`${source}:${i + 1}: expected the header "${TRACE_HEADER}"`);
+      if (line !== TRACE_HEADER)
+        throw new TraceFormatError(`${source}:${i + 1}: expected the header "${TRACE_HEADER}"`);
       header = true;
       continue;
     }
@@ -55,7 +61,7 @@ export function parseTrace(text: string, source: string): TraceOutcome[] {
       numbers.some((n) => !Number.isFinite(n)) ||
       (superseded !== '0' && superseded !== '1')
     ) {
-      throw new Error(`${source}:${i + 1}: not an outcome: "${line}"`);
+      throw new TraceFormatError(`${source}:${i + 1}: not an outcome: "${line}"`);
     }
     out.push({
       ms: numbers[0] as number,
@@ -65,7 +71,7 @@ export function parseTrace(text: string, source: string): TraceOutcome[] {
       superseded: superseded === '1',
     });
   }
-  if (!header) throw new Error(`${source}: no header "${TRACE_HEADER}"`);
+  if (!header) throw new TraceFormatError(`${source}: no header "${TRACE_HEADER}"`);
   return out;
 }
 

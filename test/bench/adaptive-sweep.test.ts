@@ -2,6 +2,8 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { parseArgs } from '../../bench/lib/args.js';
+import { ADAPTIVE_SIM_DEFAULTS, ADAPTIVE_SIM_SETTINGS } from '../../bench/sim/adaptive-sim-options.js';
 import { type SimulatedPhase, SWEEPS, tallySweep } from '../../bench/sim/adaptive-sweep-tally.js';
 
 const run = promisify(execFile);
@@ -78,6 +80,12 @@ describe('the tally of a simulate:adaptive sweep', () => {
     });
     for (const sweep of Object.values(SWEEPS)) {
       expect(new Set(sweep.runs.map((r) => r.join(' '))).size).toBe(sweep.runs.length);
+    }
+    for (const argv of Object.values(SWEEPS).flatMap((sweep) => sweep.runs)) {
+      // Each run, a command line simulate:adaptive takes, given as it passes its options on (--name=value).
+      expect(
+        parseArgs(ADAPTIVE_SIM_DEFAULTS, { ...ADAPTIVE_SIM_SETTINGS, argv }).given.map((o) => o.arg),
+      ).toEqual(argv);
     }
     expect(SWEEPS['server-stalls']?.runs.every((r) => r.includes('--server-stall=1'))).toBe(true);
     expect(SWEEPS['client-stalls']?.runs.some((r) => r.includes('--server-stall=1'))).toBe(false);

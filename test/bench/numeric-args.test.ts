@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { numericArgs } from '../../bench/lib/child-server.js';
+import { numericArgs } from '../../bench/lib/args.js';
 
 const DEFAULTS = { rate: 200, learnCalls: 300, noiseMs: 0 };
 
@@ -19,10 +19,8 @@ describe("the benchmarks' numeric options", () => {
     );
   });
 
-  it('lets through the options read elsewhere, and arguments without --name=', () => {
-    expect(
-      numericArgs(DEFAULTS, { argv: ['--trace=/tmp/t.csv', 'file.csv', '--json'], others: ['trace'] }),
-    ).toEqual(DEFAULTS);
+  it('lets through the options read elsewhere, and refuses other unknown ones', () => {
+    expect(numericArgs(DEFAULTS, { argv: ['--trace=/tmp/t.csv'], others: ['trace'] })).toEqual(DEFAULTS);
     expect(() => numericArgs(DEFAULTS, { argv: ['--out=x'], others: ['trace'] })).toThrow(
       'unknown option --out (known: --rate, --learn-calls, --noise-ms, --trace)',
     );
@@ -35,10 +33,8 @@ describe("the benchmarks' numeric options", () => {
     expect(() => numericArgs(DEFAULTS, { argv: ['--rate='] })).toThrow('--rate must be a number, got ""');
   });
 
-  it('refuses one of its options given without =value, which would leave the default in force', () => {
-    expect(() => numericArgs(DEFAULTS, { argv: ['--rate', '50'] })).toThrow(
-      '--rate needs a value: --rate=…, in one argument',
-    );
+  it('refuses one of its options given with no value at all, which would leave the default in force', () => {
+    expect(() => numericArgs(DEFAULTS, { argv: ['--rate'] })).toThrow('--rate needs a value');
     expect(() => numericArgs(DEFAULTS, { argv: ['--trace'], others: ['trace'] })).toThrow(
       '--trace needs a value',
     );

@@ -1,0 +1,95 @@
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const run = promisify(execFile);
+
+/** Every npm script of bench/, its file, and one mistake it must refuse before it starts its run. */
+const SCRIPTS: readonly { name: string; file: string; mistake: string[]; says: string }[] = [
+  {
+    name: 'bench:tail',
+    file: 'tail.ts',
+    mistake: ['--rounds=abc'],
+    says: '--rounds must be a number, got "abc"',
+  },
+  {
+    name: 'bench:overhead',
+    file: 'overhead.ts',
+    mistake: ['--variants=bare,bogus'],
+    says: 'no variant "bogus"',
+  },
+  { name: 'bench:storm', file: 'storm.ts', mistake: ['--quick'], says: 'unknown option --quick' },
+  {
+    name: 'bench:hot-path',
+    file: 'hot-path.ts',
+    mistake: ['--baseline=/nonexistent/index.js'],
+    says: 'no file',
+  },
+  { name: 'bench:adaptive', file: 'adaptive.ts', mistake: ['-n', '5'], says: 'unknown option -n' },
+  { name: 'bench:replicas', file: 'replicas.ts', mistake: ['200'], says: 'unexpected argument "200"' },
+  { name: 'trace:adaptive', file: 'adaptive-trace.ts', mistake: ['--out='], says: '--out needs a value' },
+  {
+    name: 'simulate',
+    file: 'simulate.ts',
+    mistake: ['--duration', '-1'],
+    says: '--duration must be above 0',
+  },
+  {
+    name: 'simulate:adaptive',
+    file: 'adaptive-sim.ts',
+    mistake: ['--rate=0'],
+    says: '--rate must be above 0',
+  },
+  {
+    name: 'simulate:adaptive:sweep',
+    file: 'adaptive-sweep.ts',
+    mistake: ['--sweep', 'nope'],
+    says: 'no sweep "nope"',
+  },
+  {
+    name: 'replay:adaptive',
+    file: 'adaptive-replay.ts',
+    mistake: ['--quick'],
+    says: 'unknown option --quick',
+  },
+];
+
+/** Runs a bench script as its npm script does, and answers with its exit code and output. */
+async function script(file: string, args: string[]) {
+  try {
+    const { stdout, stderr } = await run(
+      process.execPath,
+      ['--import', 'tsx', join('bench', file), ...args],
+      {
+        cwd: ROOT,
+        env: { ...process.env, TSX_TSCONFIG_PATH: 'bench/tsconfig.json' },
+        timeout: 30_000,
+      },
+    );
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code: number; stdout: string; stderr: string };
+    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
+  }
+}
+
+describe.concurrent("the bench scripts' command lines", () => {
+  for (const { name, file, mistake, says } of SCRIPTS) {
+    it(`${name}: --help says its usage and exits 0; ${mistake.join(' ')} exits 2 in one line`, async () => {
+      const help = await script(file, ['--help']);
+      expect(help.code).toBe(0);
+      expect(help.stdout.split('\n')[0]).toBe(
+        `Usage: npm run ${name} -- [options]${name === 'replay:adaptive' ? ' [trace.csv|directory ...]' : ''}`,
+      );
+      const wrong = await script(file, mistake);
+      expect(wrong.code).toBe(2);
+      const [line, hint, rest] = wrong.stderr.split('\n');
+      expect(line).toMatch(new RegExp(`^${name}: `));
+      expect(line).toContain(says);
+      expect(hint).toBe(`Run \`npm run ${name} -- --help\` for its usage.`);
+      expect(rest).toBe('');
+    }, 60_000);
+  }
+});
