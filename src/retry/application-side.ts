@@ -70,10 +70,7 @@ export class ApplicationSide implements AttemptOwner {
     if (committed !== undefined) {
       host.attempts.feed(committed);
     } else if (verdict === 'kept') {
-      // Safe in the replay buffer: the writer may go on at once.
-      if (context.callback) {
-        process.nextTick(context.callback);
-      }
+      // The writer goes on once an attempt has written the message (the buffer holds its callback till then).
       host.attempts.feedAll(undefined);
     } else {
       host.commitMostAdvanced();

@@ -31,4 +31,9 @@ export interface RetryingCallContext {
    * retry layer runs outside this one (the interceptor reports it once).
    */
   onNestedRetries(): void;
+  /**
+   * Told when a retry or hedge was not sent because a request message changed after it was written (the
+   * interceptor reports it once).
+   */
+  onRequestChanged(): void;
 }

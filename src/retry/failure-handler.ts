@@ -48,7 +48,7 @@ export class FailureHandler {
     private readonly host: FailureHost,
     /** Read, and a timed-out attempt cancelled. */
     private readonly attempts: Pick<AttemptSet, 'count' | 'cancel'>,
-    private readonly replay: Pick<ReplayBuffer, 'reserveAll'>,
+    private readonly replay: Pick<ReplayBuffer, 'replayable'>,
     private readonly events: CallEvents | undefined,
   ) {}
 
@@ -81,7 +81,7 @@ export class FailureHandler {
       now: ctx.clock.now(),
       deadline: this.deadline,
       deadlineAware: ctx.deadlineAware,
-      replayFits: () => this.replay.reserveAll(),
+      replay: () => this.replay.replayable(),
       gate: () => this.askGate('retry'),
     });
     if (!host.inFlight) {
@@ -91,6 +91,8 @@ export class FailureHandler {
       case 'finish':
         if (decision.reason === 'replay-buffer') {
           this.events?.committed(attempt.number, 'buffer-overflow');
+        } else if (decision.reason === 'request-changed') {
+          ctx.onRequestChanged();
         }
         host.finish(finishStatus(status, decision.reason, attempt.cancelReason));
         return;

@@ -69,7 +69,7 @@ export class HedgeScheduler {
     private readonly host: HedgeHost,
     /** Read only: how many attempts went and how many are in flight. */
     private readonly attempts: Pick<AttemptSet, 'count' | 'live'>,
-    private readonly replay: Pick<ReplayBuffer, 'reserveAll'>,
+    private readonly replay: Pick<ReplayBuffer, 'replayable'>,
     private readonly events: CallEvents | undefined,
   ) {
     const adaptive = ctx.adaptive;
@@ -272,7 +272,7 @@ export class HedgeScheduler {
       maxAttempts: this.policy.maxAttempts,
       attemptsStarted: this.attempts.count,
       liveAttempts: this.attempts.live.length,
-      replayFits: () => this.replay.reserveAll(),
+      replay: () => this.replay.replayable(),
       gate: () => this.askGates(),
     });
     switch (verdict.type) {
@@ -285,6 +285,9 @@ export class HedgeScheduler {
         this.setTimer(this.delayMs);
         return false;
       case 'stop':
+        if (verdict.reason === 'request-changed') {
+          this.ctx.onRequestChanged();
+        }
         if (verdict.reason === 'replay-buffer' && this.attempts.live.length > 0) {
           host.commitMostAdvanced();
         } else {

@@ -13,21 +13,41 @@ export const FRAME_HEADER_BYTES = 5;
 export const ENTRY_OVERHEAD_BYTES = 48;
 
 /**
+ * Whether a further attempt can resend what the application sent: `fits`; `full`, the limits do not hold it;
+ * `changed`, a message is no longer what it was when written (the application changed the object after its write
+ * callback, or a single request after making the call), so a resend would carry other data; `unserializable`, a
+ * message cannot be serialized, so every attempt fails alike.
+ * @internal
+ */
+export type ReplayVerdict = 'fits' | 'full' | 'changed' | 'unserializable';
+
+/**
  * The messages the application sent that some attempt may still need, in order, with the bytes they hold in the
  * shared {@link BufferPool}. Messages have absolute indexes (0, 1, ...); each attempt keeps its own position.
  *
  * Before the call commits, every message is accounted for; a message that does not fit is still kept (so the
  * attempt that commits can send it) but `append` says the buffer overflowed. Once committed, accounting stops and
  * the buffer only holds what the committed attempt has not written yet.
+ *
+ * The buffer keeps the application's message objects, as grpc-js's interceptor API passes them down (only the
+ * bottom of the chain serializes). Each message is also serialized as it comes, before the commit: that is its
+ * size, and the snapshot a resend is checked against (see {@link replayable}). A writer is called back once an
+ * attempt has written its message, as without the interceptor: until then the application must leave the object
+ * alone, and afterwards it may reuse it.
  * @internal
  */
 export class ReplayBuffer {
   private messages: unknown[] = [];
+  /**
+   * Each message's serialized bytes as written (null: it did not serialize), by position, while the call is
+   * uncommitted; dropped at the commit, when nothing is resent any more.
+   */
+  private snapshots: (Uint8Array | null)[] | undefined = [];
   /** Write flags by position, created only when a message has some. */
   private flags: (number | undefined)[] | undefined;
   /** Absolute index of the first message not yet charged to the pool (lazy buffers charge on `reserveAll`). */
   private charged = 0;
-  /** Application write callbacks still waiting, by absolute index (only messages not safely buffered). */
+  /** Application write callbacks still waiting, by absolute index, until an attempt has written the message. */
   private pendingCallbacks: Map<number, () => void> | undefined;
   /** Absolute index of `messages[0]`. */
   private base = 0;
@@ -38,10 +58,10 @@ export class ReplayBuffer {
   constructor(
     private readonly pool: BufferPool,
     /** The method's request serializer: a message is charged its serialized length. */
-    private readonly serialize: (message: unknown) => { readonly length: number },
+    private readonly serialize: (message: unknown) => Uint8Array,
     /**
-     * Measure messages only when a further attempt needs them (`reserveAll`), not as they come: for a single
-     * request, which most calls never resend, serializing it twice would be the largest cost of the interceptor.
+     * Reserve room in the pool only when a further attempt needs it ({@link replayable}), not as messages come:
+     * for a single request, which most calls never resend, the pool's bookkeeping is saved.
      */
     private readonly lazy = false,
   ) {}
@@ -71,58 +91,69 @@ export class ReplayBuffer {
   }
 
   /**
-   * Keep a message. Returns `'kept'` when it fits the limits (or is not measured yet, in a lazy buffer): the writer
-   * may go on at once. Returns `'overflow'` when it does not fit: it is kept anyway, with its `callback` held until
-   * an attempt has written it, and the call must commit.
+   * Keep a message; its `callback` waits until an attempt has written it. Returns `'kept'` when it fits the
+   * limits (or is not reserved yet, in a lazy buffer). Returns `'overflow'` when it does not fit: it is kept anyway,
+   * and the call must commit.
    */
   append(
     message: unknown,
     flags: number | undefined,
     callback: (() => void) | undefined,
   ): 'kept' | 'overflow' {
+    this.push(message, flags, callback);
     if (!this.accounting) {
-      this.push(message, flags, callback);
       return 'kept';
     }
+    const snapshot = this.snapshotOf(message);
+    this.snapshots?.push(snapshot);
     if (this.lazy) {
-      this.push(message, flags, undefined);
       return 'kept';
     }
-    const bytes = this.charge(message);
+    const bytes = chargeOf(snapshot);
+    this.charged = this.end;
     if (this.pool.tryReserve(this.reserved, bytes)) {
       this.reserved += bytes;
-      this.push(message, flags, undefined);
-      this.charged = this.end;
       return 'kept';
     }
-    this.push(message, flags, callback);
-    this.charged = this.end;
     return 'overflow';
   }
 
   /**
-   * Make sure every message is accounted for, measuring those kept lazily: what a further attempt must resend has
-   * to fit. False when it does not (the call may then make no further attempt).
+   * Whether a further attempt may resend every message held (asked before each retry and hedge): each serialized
+   * when written, is accounted for in the pool (reserving what a lazy buffer has not), and serializes as it did
+   * then. Reading each message again is the price of never resending other data than the application wrote; it is
+   * paid only when an attempt is about to be added.
    */
-  reserveAll(): boolean {
-    if (!this.accounting) {
-      return false;
+  replayable(): ReplayVerdict {
+    const snapshots = this.snapshots;
+    if (!this.accounting || snapshots === undefined) {
+      return 'full';
+    }
+    if (snapshots.includes(null)) {
+      return 'unserializable';
     }
     const end = this.end;
     while (this.charged < end) {
-      const bytes = this.charge(this.messageAt(this.charged));
+      const bytes = chargeOf(snapshots[this.charged - this.base] ?? null);
       if (!this.pool.tryReserve(this.reserved, bytes)) {
-        return false;
+        return 'full';
       }
       this.reserved += bytes;
       this.charged += 1;
     }
-    return true;
+    for (let i = 0; i < snapshots.length; i++) {
+      const now = this.snapshotOf(this.messages[i]);
+      if (now === null || !sameBytes(now, snapshots[i] as Uint8Array)) {
+        return 'changed';
+      }
+    }
+    return 'fits';
   }
 
   /** The call committed: give the bytes back and stop accounting. */
   release(): void {
     this.accounting = false;
+    this.snapshots = undefined;
     if (this.reserved > 0) {
       this.pool.release(this.reserved);
     }
@@ -174,14 +205,17 @@ export class ReplayBuffer {
     return [...pending.values()];
   }
 
-  private charge(message: unknown): number {
-    let length = 0;
+  /** The message's bytes, or null when it does not serialize (its attempts fail with the serializer's error). */
+  private snapshotOf(message: unknown): Uint8Array | null {
+    let bytes: Uint8Array;
     try {
-      length = this.serialize(message).length;
+      bytes = this.serialize(message);
     } catch {
-      // A message that cannot be serialized counts only its overhead: its attempt fails with the error anyway.
+      return null;
     }
-    return length + FRAME_HEADER_BYTES + ENTRY_OVERHEAD_BYTES;
+    // A serializer of raw bytes may hand back the application's own memory: copy it, or a change to the message
+    // would change its snapshot too.
+    return ArrayBuffer.isView(message) && bytes.buffer === message.buffer ? Uint8Array.from(bytes) : bytes;
   }
 
   private push(message: unknown, flags: number | undefined, callback: (() => void) | undefined): void {
@@ -195,4 +229,13 @@ export class ReplayBuffer {
     }
     this.messages.push(message);
   }
+}
+
+/** What a message is charged in the pool: its bytes (none when it does not serialize), frame and overhead. */
+function chargeOf(snapshot: Uint8Array | null): number {
+  return (snapshot?.length ?? 0) + FRAME_HEADER_BYTES + ENTRY_OVERHEAD_BYTES;
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  return a.length === b.length && Buffer.compare(a, b) === 0;
 }

@@ -7,6 +7,7 @@ import type { CallPolicy } from '../config/types.js';
 import type { GateVerdict } from '../shared/retry-gate.js';
 import { type BackoffState, initialBackoffState, type JitterStrategy, nextBackoff } from './backoff.js';
 import type { AttemptCancelReason } from './events.js';
+import type { ReplayVerdict } from './replay-buffer.js';
 import type { ServerHint } from './server-hint.js';
 
 /** One failed attempt of a call that has not committed. */
@@ -34,10 +35,10 @@ export interface FailureDecisionInput {
   /** Opt-in: end at once rather than start a backoff that would end after the deadline. */
   readonly deadlineAware: boolean;
   /**
-   * Whether the replay buffer can hold what a further attempt must resend; asked only once every other rule
-   * allows a retry.
+   * Whether a further attempt can resend what the application sent (the replay buffer holds it, and it is still
+   * what was written); asked only once every other rule allows a retry.
    */
-  readonly replayFits: () => boolean;
+  readonly replay: () => ReplayVerdict;
   /** The retry gate's verdict; asked last, and only when the retry would otherwise go (a budget spends here). */
   readonly gate: () => GateVerdict;
 }
@@ -49,6 +50,8 @@ export type FinishReason =
   | 'do-not-retry'
   | 'attempts-exhausted'
   | 'replay-buffer'
+  | 'request-changed'
+  | 'request-unserializable'
   | 'deadline-aware'
   | 'throttled';
 
@@ -136,8 +139,9 @@ export function decideAfterFailure(input: FailureDecisionInput): FailureDecision
   if (input.deadlineAware && input.now + delayMs >= input.deadline) {
     return finish('deadline-aware');
   }
-  if (!input.replayFits()) {
-    return finish('replay-buffer');
+  const replay = input.replay();
+  if (replay !== 'fits') {
+    return finish(REPLAY_FINISH[replay]);
   }
   if (input.gate() !== 'allow') {
     return finish('throttled');
@@ -165,7 +169,7 @@ export interface HedgeSendInput {
   readonly attemptsStarted: number;
   /** Attempts in flight: while one is, a hedge the hedge budget refuses is asked for again later. */
   readonly liveAttempts: number;
-  readonly replayFits: () => boolean;
+  readonly replay: () => ReplayVerdict;
   /** The gates' verdict, naming who refused; asked last (a budget spends when it allows). */
   readonly gate: () => GateVerdict;
 }
@@ -174,15 +178,24 @@ export type HedgeSendDecision =
   | { readonly type: 'send' }
   /** The hedge budget is empty for now and an attempt is still in flight: ask again one hedging delay later. */
   | { readonly type: 'wait-for-budget' }
-  | { readonly type: 'stop'; readonly reason: 'attempts-exhausted' | 'replay-buffer' | 'throttled' };
+  | {
+      readonly type: 'stop';
+      readonly reason:
+        | 'attempts-exhausted'
+        | 'replay-buffer'
+        | 'request-changed'
+        | 'request-unserializable'
+        | 'throttled';
+    };
 
 /** The rules for sending the next hedge: attempts left, room in the replay buffer, then the gates. */
 export function decideHedgeSend(input: HedgeSendInput): HedgeSendDecision {
   if (input.attemptsStarted >= input.maxAttempts) {
     return { type: 'stop', reason: 'attempts-exhausted' };
   }
-  if (!input.replayFits()) {
-    return { type: 'stop', reason: 'replay-buffer' };
+  const replay = input.replay();
+  if (replay !== 'fits') {
+    return { type: 'stop', reason: REPLAY_FINISH[replay] };
   }
   const verdict = input.gate();
   if (verdict === 'allow') {
@@ -194,12 +207,21 @@ export function decideHedgeSend(input: HedgeSendInput): HedgeSendDecision {
   return { type: 'stop', reason: 'throttled' };
 }
 
+/** Why no further attempt can resend the request, as a finish or stop reason. */
+const REPLAY_FINISH = {
+  full: 'replay-buffer',
+  changed: 'request-changed',
+  unserializable: 'request-unserializable',
+} as const satisfies Record<Exclude<ReplayVerdict, 'fits'>, FinishReason>;
+
 const FINISH_TEXT: Readonly<Record<FinishReason, string>> = {
   'fatal-status': 'its status is not retryable',
   deadline: 'the call deadline passed',
   'do-not-retry': 'the server said not to retry',
   'attempts-exhausted': 'no attempt left',
   'replay-buffer': 'the replay buffer is full',
+  'request-changed': 'a request message changed after it was written, so a resend would carry other data',
+  'request-unserializable': 'a request message cannot be serialized',
   'deadline-aware': 'the next backoff would outlast the deadline',
   throttled: 'the retry gate refused a retry',
 };

@@ -3,7 +3,7 @@ import { BufferPool } from '../../src/retry/buffer-pool.js';
 import { ENTRY_OVERHEAD_BYTES, FRAME_HEADER_BYTES, ReplayBuffer } from '../../src/retry/replay-buffer.js';
 
 const PER_MESSAGE = FRAME_HEADER_BYTES + ENTRY_OVERHEAD_BYTES;
-const size = (m: unknown) => ({ length: String(m).length });
+const size = (m: unknown) => Buffer.from(String(m));
 
 describe('ReplayBuffer', () => {
   it('charges each message its serialized size, its frame and its overhead', () => {
@@ -25,9 +25,11 @@ describe('ReplayBuffer', () => {
     expect(buffer.append('x', 2, () => called++)).toBe('overflow');
     expect(buffer.end).toBe(2);
     expect(buffer.flagsAt(1)).toBe(2);
-    expect(buffer.takeCallback(0)).toBeUndefined(); // a kept message's writer went on at once
+    // Kept or not, a writer waits until an attempt has written its message.
+    expect(called).toBe(0);
     buffer.takeCallback(1)?.();
-    expect(called).toBe(1);
+    buffer.takeCallback(0)?.();
+    expect(called).toBe(2);
     expect(buffer.takeCallback(1)).toBeUndefined();
   });
 
@@ -42,7 +44,7 @@ describe('ReplayBuffer', () => {
     expect(b.append('', undefined, undefined)).toBe('kept');
   });
 
-  it('measures lazily kept messages only when a further attempt needs them', () => {
+  it('reserves room for lazily kept messages only when a further attempt needs them, serializing each once more then', () => {
     const pool = new BufferPool(PER_MESSAGE + 3, 10_000, true);
     let measured = 0;
     const buffer = new ReplayBuffer(
@@ -54,14 +56,18 @@ describe('ReplayBuffer', () => {
       true,
     );
     buffer.append('abc', undefined, undefined);
-    expect(measured).toBe(0);
-    expect(buffer.reserveAll()).toBe(true);
-    expect(buffer.reservedBytes).toBe(3 + PER_MESSAGE);
-    expect(buffer.reserveAll()).toBe(true);
+    // Serialized as it comes (the snapshot a resend is checked against), but no room reserved yet.
     expect(measured).toBe(1);
+    expect(buffer.reservedBytes).toBe(0);
+    expect(buffer.replayable()).toBe('fits');
+    expect(buffer.reservedBytes).toBe(3 + PER_MESSAGE);
+    // Each check reads the message again (has it changed?), but reserves nothing twice.
+    expect(buffer.replayable()).toBe('fits');
+    expect(measured).toBe(3);
+    expect(buffer.reservedBytes).toBe(3 + PER_MESSAGE);
     const tight = new ReplayBuffer(new BufferPool(4, 10_000, true), size, true);
     tight.append('abc', undefined, undefined);
-    expect(tight.reserveAll()).toBe(false);
+    expect(tight.replayable()).toBe('full');
   });
 
   it('after release, accounting stops and written messages can be dropped', () => {
@@ -71,7 +77,7 @@ describe('ReplayBuffer', () => {
     buffer.append('b', undefined, undefined);
     buffer.release();
     expect(pool.usedBytes).toBe(0);
-    expect(buffer.reserveAll()).toBe(false);
+    expect(buffer.replayable()).toBe('full');
     expect(buffer.append('c', undefined, () => {})).toBe('kept');
     expect(pool.usedBytes).toBe(0);
     buffer.dropBefore(2);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { HedgingPolicy, RetryPolicy } from '../../src/config/types.js';
 import { initialBackoffState } from '../../src/retry/backoff.js';
+import type { ReplayVerdict } from '../../src/retry/replay-buffer.js';
 import {
   countsAgainstServer,
   decideAfterFailure,
@@ -88,7 +89,17 @@ describe('decideAfterFailure: retry policy', () => {
       { deadline: 1050, deadlineAware: true },
       'deadline-aware',
     ],
-    ['a full replay buffer', { replayFits: () => false }, 'replay-buffer'],
+    ['a full replay buffer', { replay: (): ReplayVerdict => 'full' }, 'replay-buffer'],
+    [
+      'a request message that changed after it was written',
+      { replay: (): ReplayVerdict => 'changed' },
+      'request-changed',
+    ],
+    [
+      'a request message that does not serialize',
+      { replay: (): ReplayVerdict => 'unserializable' },
+      'request-unserializable',
+    ],
     ['the gate refuses', { gate: () => 'refused-by-gate' }, 'throttled'],
   ] as const)('finishes when %s', (_name, over, reason) => {
     expect(decideAfterFailure(input(over as Partial<FailureDecisionInput>))).toEqual({
@@ -121,7 +132,7 @@ describe('decideAfterFailure: retry policy', () => {
       return 'allow' as const;
     };
     decideAfterFailure(input({ attemptsStarted: 3, gate }));
-    decideAfterFailure(input({ replayFits: () => false, gate }));
+    decideAfterFailure(input({ replay: () => 'full', gate }));
     expect(asked).toBe(0);
     decideAfterFailure(input({ gate }));
     expect(asked).toBe(1);
@@ -161,7 +172,7 @@ describe('decideHedgeSend', () => {
     maxAttempts: 3,
     attemptsStarted: 1,
     liveAttempts: 1,
-    replayFits: () => true,
+    replay: () => 'fits',
     gate: () => 'allow',
   };
   it('sends while attempts are left, the buffer fits and the gate allows', () => {
@@ -170,9 +181,13 @@ describe('decideHedgeSend', () => {
       type: 'stop',
       reason: 'attempts-exhausted',
     });
-    expect(decideHedgeSend({ ...base, replayFits: () => false })).toEqual({
+    expect(decideHedgeSend({ ...base, replay: () => 'full' })).toEqual({
       type: 'stop',
       reason: 'replay-buffer',
+    });
+    expect(decideHedgeSend({ ...base, replay: () => 'changed' })).toEqual({
+      type: 'stop',
+      reason: 'request-changed',
     });
     expect(decideHedgeSend({ ...base, gate: () => 'refused-by-gate' })).toEqual({
       type: 'stop',
@@ -200,7 +215,7 @@ describe('decideHedgeSend', () => {
       return 'allow' as const;
     };
     decideHedgeSend({ ...base, attemptsStarted: 3, gate });
-    decideHedgeSend({ ...base, replayFits: () => false, gate });
+    decideHedgeSend({ ...base, replay: () => 'full', gate });
     expect(asked).toBe(0);
     decideHedgeSend({ ...base, gate });
     expect(asked).toBe(1);

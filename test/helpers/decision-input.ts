@@ -23,7 +23,7 @@ export function decisionInput(
     now: 1000,
     deadline: Number.POSITIVE_INFINITY,
     deadlineAware: false,
-    replayFits: () => true,
+    replay: () => 'fits',
     gate: () => 'allow',
     ...over,
   };

@@ -24,6 +24,7 @@ const SERVICE = {
   Echo: method('Echo', true, true),
   HeadersFirst: method('HeadersFirst', true, true),
   FailFirst: method('FailFirst', false, false),
+  Collect: method('Collect', true, false),
 };
 type Client = grpc.Client & {
   Up(
@@ -32,6 +33,10 @@ type Client = grpc.Client & {
   ): grpc.ClientWritableStream<Buffer>;
   Echo(options: grpc.CallOptions): grpc.ClientDuplexStream<Buffer, Buffer>;
   HeadersFirst(options: grpc.CallOptions): grpc.ClientDuplexStream<Buffer, Buffer>;
+  Collect(
+    options: grpc.CallOptions,
+    cb: (e: grpc.ServiceError | null, v?: Buffer) => void,
+  ): grpc.ClientWritableStream<Buffer>;
   FailFirst(
     request: Buffer,
     options: grpc.CallOptions,
@@ -91,6 +96,22 @@ beforeAll(async () => {
       call.sendMetadata(new grpc.Metadata());
       call.on('data', () => {});
       call.on('end', () => call.end());
+      call.on('error', () => {});
+    },
+    // The first byte of each message, in order; a call whose metadata says `fail-first` fails its first attempt
+    // once it has read everything.
+    Collect(call: grpc.ServerReadableStream<Buffer, Buffer>, cb: grpc.sendUnaryData<Buffer>) {
+      const seen: number[] = [];
+      call.on('data', (m: Buffer) => seen.push(m[0] ?? -1));
+      call.on('end', () => {
+        const key = call.metadata.get('fail-first')[0];
+        if (key !== undefined && !failed.has(String(key))) {
+          failed.add(String(key));
+          cb({ code: grpc.status.UNAVAILABLE, details: 'first attempt fails' });
+          return;
+        }
+        cb(null, Buffer.from(seen.join(',')));
+      });
       call.on('error', () => {});
     },
     FailFirst(call: grpc.ServerUnaryCall<Buffer, Buffer>, cb: grpc.sendUnaryData<Buffer>) {
@@ -159,6 +180,34 @@ async function upload(c: Client, chunks: number, chunkBytes: number, pauseMs = 0
   return result;
 }
 
+/**
+ * Writes 0, 1, ... n-1 as the first byte of each message, awaiting each write callback; `reuse`: one Buffer
+ * refilled after each callback, as the Node stream contract allows.
+ */
+async function collect(c: Client, n: number, reuse: boolean, failFirst?: string): Promise<string> {
+  const metadata = new grpc.Metadata();
+  if (failFirst) metadata.set('fail-first', failFirst);
+  let result: Promise<string> = Promise.resolve('');
+  const call = await new Promise<grpc.ClientWritableStream<Buffer>>((resolveCall) => {
+    result = new Promise((resolve) => {
+      const stream = (c.Collect as unknown as (...a: unknown[]) => grpc.ClientWritableStream<Buffer>)(
+        metadata,
+        deadline(),
+        (e: grpc.ServiceError | null, v?: Buffer) => resolve(e ? `error ${e.code}` : String(v)),
+      );
+      resolveCall(stream);
+    });
+  });
+  const shared = Buffer.alloc(16);
+  for (let i = 0; i < n; i++) {
+    const message = reuse ? shared : Buffer.alloc(16);
+    message.fill(i);
+    await new Promise<void>((r) => call.write(message, () => r()));
+  }
+  call.end();
+  return result;
+}
+
 const MODES: Record<string, { config: object | undefined; options?: RetryInterceptorOptions }> = {
   bare: { config: undefined },
   retry: { config: RETRY },
@@ -181,6 +230,12 @@ describe.each(Object.entries(MODES))('streams end as on a bare client: %s', (_mo
   it('an upload of 2 MiB in 64 KiB chunks, awaiting each write, past the 1 MiB replay limit: all bytes counted', async () => {
     const c = client(config);
     expect(await upload(c, 32, 65536)).toBe(String(2 * 1048576));
+    c.close();
+  });
+
+  it('an upload that refills one Buffer after each write callback, on a client not yet connected: every value arrives', async () => {
+    const c = client(config);
+    expect(await collect(c, 20, true)).toBe(Array.from({ length: 20 }, (_, i) => i).join(','));
     c.close();
   });
 
@@ -219,5 +274,27 @@ describe('a cancel from an event listener', () => {
     c.close();
     expect(outcomes).toEqual(new Array(10).fill(grpc.status.CANCELLED));
     expect(uncaught).toEqual([]);
+  });
+});
+
+describe('a retry after the first attempt read every message', () => {
+  const values = Array.from({ length: 10 }, (_, i) => i).join(',');
+
+  it('resends what was written when each write was a new Buffer', async () => {
+    const c = client(RETRY);
+    expect(await collect(c, 10, false, 'fresh')).toBe(values);
+    c.close();
+  });
+
+  it('is not sent when the Buffer was refilled after its callbacks: the call fails rather than send other data', async () => {
+    const warnings: string[] = [];
+    const onWarning = (w: Error & { code?: string }) => warnings.push(w.code ?? '');
+    process.on('warning', onWarning);
+    const c = client(RETRY);
+    expect(await collect(c, 10, true, 'reused')).toBe(`error ${grpc.status.UNAVAILABLE}`);
+    c.close();
+    await new Promise((r) => setImmediate(r));
+    process.off('warning', onWarning);
+    expect(warnings).toContain('GRPC_RETRY_HEDGING_REQUEST_CHANGED');
   });
 });
