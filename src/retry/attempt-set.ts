@@ -86,7 +86,7 @@ export class AttemptSet {
 
   /** Hands `attempt` its next message, or the half-close, if it may take one now. */
   feed(attempt: Attempt): void {
-    feedAttempt(attempt, this.replay, this.owner.halfClosed, this.singleRequest);
+    feedAttempt(attempt, this.replay, this.owner, this.singleRequest);
   }
 
   /**

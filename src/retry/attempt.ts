@@ -35,6 +35,8 @@ export class Attempt implements InterceptingListener {
   /** A message was handed over and its write has not completed: grpc-js takes one at a time. */
   writing = false;
   halfCloseSent = false;
+  /** `feedAttempt` is handing this attempt messages (a write completing meanwhile leaves the next to its loop). */
+  feeding = false;
   /** grpc-js's `start` was called on the attempt's call: until then nothing may be written to it or read. */
   started = false;
   /**

@@ -8,32 +8,41 @@ import type { ReplayBuffer } from './replay-buffer.js';
  * The half-close goes right behind the last message for a single request, as grpc-js's own unary path sends it;
  * for a request stream only once the last write completed, as grpc-js's writable stream does (older grpc-js
  * versions can lose a streamed message that a half-close overtakes).
+ *
+ * A layer below that completes a write before `sendMessageWithContext` returns (an in-memory transport, a test
+ * double) has the next message handed over by the loop here, not from inside its callback: a replay of thousands
+ * of messages would otherwise recurse once per message and overflow the stack.
  * @internal
  */
 export function feedAttempt(
   attempt: Attempt,
   replay: ReplayBuffer,
-  halfClosed: boolean,
+  owner: { readonly halfClosed: boolean },
   singleRequest: boolean,
 ): void {
-  if (attempt.state !== 'live' || !attempt.started) {
+  if (attempt.state !== 'live' || !attempt.started || attempt.feeding) {
     return;
   }
-  const end = replay.end;
-  if (!attempt.writing && attempt.sent < end) {
-    const index = attempt.sent;
-    attempt.sent += 1;
-    attempt.writing = true;
-    attempt.call.sendMessageWithContext(
-      { flags: replay.flagsAt(index), callback: attempt.onWriteDone },
-      replay.messageAt(index),
-    );
+  attempt.feeding = true;
+  try {
+    while (attempt.state === 'live' && !attempt.writing && attempt.sent < replay.end) {
+      const index = attempt.sent;
+      attempt.sent += 1;
+      attempt.writing = true;
+      attempt.call.sendMessageWithContext(
+        { flags: replay.flagsAt(index), callback: attempt.onWriteDone },
+        replay.messageAt(index),
+      );
+    }
+  } finally {
+    attempt.feeding = false;
   }
+  // Read after the writes: a callback run during them may have half-closed.
   if (
-    halfClosed &&
+    owner.halfClosed &&
     !attempt.halfCloseSent &&
     attempt.state === 'live' &&
-    attempt.sent >= end &&
+    attempt.sent >= replay.end &&
     (!attempt.writing || singleRequest)
   ) {
     attempt.halfCloseSent = true;

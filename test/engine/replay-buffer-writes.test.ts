@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { BufferPool } from '../../src/retry/buffer-pool.js';
 import { ENTRY_OVERHEAD_BYTES, FRAME_HEADER_BYTES, ReplayBuffer } from '../../src/retry/replay-buffer.js';
+import { engineCall, retryPolicy, Status } from '../helpers/engine.js';
 
 const PER_MESSAGE = FRAME_HEADER_BYTES + ENTRY_OVERHEAD_BYTES;
 const size = (m: unknown) => Buffer.from(String(m));
@@ -147,5 +148,31 @@ describe('accounting', () => {
     buffer.release();
     buffer.clear();
     expect([pool.usedBytes, buffer.reservedBytes]).toEqual([0, 0]);
+  });
+});
+
+describe('a layer below that completes writes synchronously', () => {
+  it('has a replay of 20,000 messages handed over in a loop, not by recursion (no stack overflow)', () => {
+    const h = engineCall(retryPolicy(), {
+      type: 'client-stream',
+      interceptor: { perRpcBufferBytes: 16 << 20, totalBufferBytes: 16 << 20 },
+    });
+    for (let i = 0; i < 20_000; i++) h.call.sendMessageWithContext({ callback: () => {} }, `m${i}`);
+    h.call.halfClose();
+    h.attempt(0).fail();
+    h.clock.runNext();
+    const retry = h.attempt(1);
+    expect(retry.messages).toHaveLength(20_000);
+    expect(retry.messages[19_999]).toBe('m19999');
+    expect(retry.halfClosed).toBe(true);
+    retry.succeed();
+    expect(h.status.code).toBe(Status.OK);
+  });
+
+  it('sends the half-close that a write callback makes while the loop hands over messages', () => {
+    const h = engineCall(retryPolicy(), { type: 'client-stream' });
+    h.call.sendMessageWithContext({ callback: () => h.call.halfClose() }, 'last');
+    expect(h.attempt(0).messages).toEqual(['last']);
+    expect(h.attempt(0).halfClosed).toBe(true);
   });
 });
