@@ -1,4 +1,4 @@
-// Mutation testing of the retry, hedging and throttle engines: `npm run mutate` (see TESTING.md, "Mutation").
+// Mutation testing of the retry, hedging and throttle engines and of the config parsing: `npm run mutate` (see TESTING.md, "Mutation").
 // A scoped run: `npm run mutate -- --mutate src/retry/backoff.ts`. Runs are incremental: the results of the last
 // run live in reports/stryker-incremental.json (ignored by git), and only mutants whose code or tests changed are
 // run again. `npm run mutate -- --force` reruns everything.
@@ -7,9 +7,18 @@ export default {
   testRunner: 'vitest',
   vitest: { configFile: 'vitest.stryker.config.ts', related: false },
   plugins: ['@stryker-mutator/vitest-runner'],
-  mutate: ['src/retry/**/*.ts', 'src/hedging/**/*.ts', 'src/throttle/**/*.ts', '!src/**/*.d.ts'],
-  // Only the sources and tests go to the sandbox; not the benches, examples or build output.
-  ignorePatterns: ['dist', 'coverage', 'bench', 'examples', 'reports', '.ci', '.stryker-tmp*'],
+  mutate: [
+    'src/retry/**/*.ts',
+    'src/hedging/**/*.ts',
+    'src/throttle/**/*.ts',
+    'src/config/**/*.ts',
+    '!src/config/index.ts',
+    '!src/config/types.ts',
+    '!src/**/*.d.ts',
+  ],
+  // Only the sources, tests and examples (the config tests load its JSON) go to the sandbox; not the benches or build
+  // output.
+  ignorePatterns: ['dist', 'coverage', 'bench', 'reports', '.ci', '.stryker-tmp*'],
   checkers: [],
   coverageAnalysis: 'perTest',
   // The machine is shared: one worker, and the npm script runs it under `nice`.

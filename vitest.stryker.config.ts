@@ -3,7 +3,7 @@ import base from './vitest.config.js';
 
 /**
  * The tests Stryker runs against each mutant (see stryker.config.mjs): only the network-free suites that cover
- * src/retry, src/hedging and src/throttle, so a full mutation run stays affordable on a shared 2-core machine.
+ * src/retry, src/hedging, src/throttle and src/config, so a full mutation run stays affordable on a shared 2-core machine.
  * The end-to-end suites (servers on 127.0.0.1) are left out: they are slow and add little that the engine tests
  * under fake time do not already check.
  */
@@ -19,6 +19,8 @@ export default defineConfig({
       'test/adaptive/*.test.ts',
       'test/throttle/*.test.ts',
       'test/hints/retry-info*.test.ts',
+      'test/config/*.test.ts',
+      'test/hints/channel-options.test.ts',
     ],
     // The end-to-end suites start servers: not run against mutants.
     exclude: ['**/node_modules/**', 'test/**/*.e2e.test.ts'],
