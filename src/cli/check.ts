@@ -49,7 +49,7 @@ export const CHECK_EXIT = {
 } as const;
 
 /** Usage text of the check command. */
-export const CHECK_USAGE = `Usage: grpc-retry-hedging check <config.json> [options]
+export const CHECK_USAGE = `Usage: grpc-retry-hedging check <config.json | -> [options]
 
 Validates a gRPC service config (methodConfig retryPolicy / hedgingPolicy, timeout, waitForReady,
 retryThrottling; gRPC proposal A6), reports every error at once as file:line:col, warns about unknown fields,
@@ -118,7 +118,7 @@ export async function runCheck(argv: readonly string[], io: CommandIo): Promise<
     }
     return CHECK_EXIT.usage;
   }
-  const report = await buildReport(options);
+  const report = await buildReport(options, io);
   if (options.json) {
     io.stdout(toJson(report));
   }
@@ -138,11 +138,22 @@ export async function runCheck(argv: readonly string[], io: CommandIo): Promise<
   return CHECK_EXIT.valid;
 }
 
-function checkOptions(args: CommandArgs): CheckOptions {
-  const file = args.positionals[0];
-  if (file === undefined) {
-    throw new UsageError('missing the service config file argument');
+/** How a config read from standard input (`check -`) is named in the report and its diagnostics. */
+const STDIN_NAME = '<stdin>';
+
+function readStdin(io: CommandIo): Promise<string> {
+  if (io.readStdin === undefined) {
+    throw new Error('standard input is not available here');
   }
+  return io.readStdin();
+}
+
+function checkOptions(args: CommandArgs): CheckOptions {
+  const given = args.positionals[0];
+  if (given === undefined) {
+    throw new UsageError('missing the service config file argument (or - for standard input)');
+  }
+  const file = given === '-' ? STDIN_NAME : given;
   const limitText = stringOption(args, 'max-attempts-limit');
   let maxAttemptsLimit = DEFAULT_MAX_ATTEMPTS_LIMIT;
   if (limitText !== undefined) {
@@ -171,15 +182,15 @@ function checkOptions(args: CommandArgs): CheckOptions {
   };
 }
 
-async function buildReport(options: CheckOptions): Promise<CheckReport> {
+async function buildReport(options: CheckOptions, io: CommandIo): Promise<CheckReport> {
   let text: string;
   try {
-    text = await readFile(options.file, 'utf8');
+    text = options.file === STDIN_NAME ? await readStdin(io) : await readFile(options.file, 'utf8');
   } catch (error) {
     return failedReport(
       options,
       'io-error',
-      `cannot read the service config file ${options.file}: ${errorMessage(error)}`,
+      `cannot read the service config ${options.file === STDIN_NAME ? 'from standard input' : `file ${options.file}`}: ${errorMessage(error)}`,
     );
   }
   let protos: LoadedProtos | undefined;

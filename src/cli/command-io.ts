@@ -10,6 +10,8 @@ export interface CommandIo {
   stderr(text: string): void;
   /** Aborting it stops a long-running command (the flaky server) like SIGINT does. */
   readonly signal?: AbortSignal;
+  /** The whole of standard input, for a file argument of `-` (absent: such an argument cannot be read). */
+  readStdin?(): Promise<string>;
 }
 
 /** Exit codes of every command. */

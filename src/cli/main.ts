@@ -6,6 +6,13 @@ import { runCli } from './run-cli.js';
 const io: CommandIo = {
   stdout: (text: string) => process.stdout.write(text.endsWith('\n') ? text : `${text}\n`),
   stderr: (text: string) => process.stderr.write(text.endsWith('\n') ? text : `${text}\n`),
+  readStdin: async () => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of process.stdin) {
+      chunks.push(chunk as Buffer);
+    }
+    return Buffer.concat(chunks).toString('utf8');
+  },
 };
 
 runCli(process.argv.slice(2), io).then(

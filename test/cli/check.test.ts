@@ -644,3 +644,39 @@ describe('check: unknown fields in a valid config', () => {
     ]);
   });
 });
+
+describe('check: standard input', () => {
+  async function checkStdin(text: string | undefined, ...argv: string[]): Promise<Run> {
+    let stdout = '';
+    let stderr = '';
+    const code = await runCheck(['-', ...argv], {
+      stdout: (s) => {
+        stdout += s;
+      },
+      stderr: (s) => {
+        stderr += s;
+      },
+      ...(text === undefined ? {} : { readStdin: async () => text }),
+    });
+    return { code, stdout, stderr };
+  }
+
+  it('reads the config from - and names it <stdin> in the report and its diagnostics', async () => {
+    const valid = await checkStdin(readFileSync('examples/service-config.json', 'utf8'));
+    expect(valid.code).toBe(0);
+    expect(valid.stdout).toMatch(/^<stdin>: valid service config/);
+    const invalid = await checkStdin('{\n  "methodConfig": 5\n}\n');
+    expect(invalid.code).toBe(1);
+    expect(invalid.stderr).toMatch(/^<stdin>:2:19: methodConfig: must be/);
+    const json = JSON.parse((await checkStdin('{}', '--json')).stdout) as CheckReport;
+    expect(json).toMatchObject({ file: '<stdin>', valid: true });
+  });
+
+  it('says so, with exit 1, where standard input cannot be read', async () => {
+    const run = await checkStdin(undefined);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toBe(
+      'error: cannot read the service config from standard input: standard input is not available here\n',
+    );
+  });
+});
