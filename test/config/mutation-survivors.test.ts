@@ -4,6 +4,7 @@
  * a per-call policy's errors, and what counts as a normalized config.
  */
 import { describe, expect, it } from 'vitest';
+import { readDuration } from '../../src/config/duration.js';
 import { createMethodConfigLookup, findMethodPolicy } from '../../src/config/method-policy.js';
 import { deepFreeze, isNormalizedServiceConfig } from '../../src/config/normalized-config.js';
 import { parseCallPolicy, parseServiceConfig } from '../../src/config/parse-service-config.js';
@@ -96,6 +97,40 @@ describe('isNormalizedServiceConfig and deepFreeze', () => {
     expect(Object.isFrozen(value.a.b[1])).toBe(true);
     expect(deepFreeze(null)).toBeNull();
     expect(deepFreeze(3)).toBe(3);
+  });
+});
+
+describe('durations', () => {
+  it('read a fraction without whole seconds, and refuse text after the s, a lone s and non-strings', () => {
+    expect(readDuration('.5s')).toBe(500);
+    expect(readDuration('2s')).toBe(2000);
+    expect(readDuration('-.25s')).toBe(-250);
+    for (const value of ['1sx', 's', '-s', '1', 1, null, ['1s']]) {
+      expect(readDuration(value)).toMatch(/^must be a duration string/);
+    }
+  });
+});
+
+describe('service-config values at their bounds', () => {
+  const throttling = (tokenRatio: number) => ({ retryThrottling: { maxTokens: 10, tokenRatio } });
+  it('refuse a tokenRatio of 0 (a throttle that never refills), and take the smallest step above it', () => {
+    expect(errorOf(() => parseServiceConfig(throttling(0))).path).toBe('retryThrottling.tokenRatio');
+    expect(parseServiceConfig(throttling(0.001)).retryThrottling?.tokenRatio).toBe(0.001);
+  });
+
+  it.each([-1, 1.5, '1.5', '-1', 'x', true])('refuse a message-size limit of %j', (value) => {
+    const entry = { name: [{}], maxRequestMessageBytes: value };
+    expect(errorOf(() => parseServiceConfig({ methodConfig: [entry] })).path).toBe(
+      'methodConfig[0].maxRequestMessageBytes',
+    );
+  });
+
+  it('take 0 and decimal strings as message-size limits', () => {
+    for (const value of [0, '0', '1024']) {
+      expect(() =>
+        parseServiceConfig({ methodConfig: [{ name: [{}], maxRequestMessageBytes: value }] }),
+      ).not.toThrow();
+    }
   });
 });
 
