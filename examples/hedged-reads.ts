@@ -97,6 +97,12 @@ export async function main(
         attemptsPerCall: (server.allAttempts().length - before) / calls,
       };
     };
+    const row = (name: string, s: ReadStats) =>
+      `${name.padEnd(12)} p50 ${s.p50.toFixed(1).padStart(6)} ms   p99 ${s.p99.toFixed(1).padStart(6)} ms   attempts/call ${s.attemptsPerCall.toFixed(3)}`;
+    print(
+      `${calls} reads, ${slowFraction * 100}% of attempts 200 ms slower; hedgingDelay 20 ms, maxAttempts 2` +
+        ` (median of ${rounds} rounds, after a warm-up)`,
+    );
     // Warm up both connections and the code paths, then alternate the two clients round by round.
     await measure(plainClient, 100, concurrency);
     await measure(hedgedClient, 100, concurrency);
@@ -105,15 +111,13 @@ export async function main(
     for (let round = 0; round < rounds; round++) {
       plainRounds.push(await stats(plainClient));
       hedgedRounds.push(await stats(hedgedClient));
+      const [p, h] = [plainRounds.at(-1), hedgedRounds.at(-1)] as [ReadStats, ReadStats];
+      print(
+        `  round ${round + 1} of ${rounds}: p99 ${p.p99.toFixed(1)} ms without hedging, ${h.p99.toFixed(1)} ms with`,
+      );
     }
     const plain = medianStats(plainRounds);
     const hedged = medianStats(hedgedRounds);
-    const row = (name: string, s: ReadStats) =>
-      `${name.padEnd(12)} p50 ${s.p50.toFixed(1).padStart(6)} ms   p99 ${s.p99.toFixed(1).padStart(6)} ms   attempts/call ${s.attemptsPerCall.toFixed(3)}`;
-    print(
-      `${calls} reads, ${slowFraction * 100}% of attempts 200 ms slower; hedgingDelay 20 ms, maxAttempts 2` +
-        ` (median of ${rounds} rounds, after a warm-up)`,
-    );
     print(row('no hedging', plain));
     print(row('hedging', hedged));
     print(`extra load: +${((hedged.attemptsPerCall - 1) * 100).toFixed(1)}% attempts`);
