@@ -23,6 +23,8 @@ export interface ApplicationHost {
   commitMostAdvanced(): void;
   /** An attempt's status arrived (or an attempt never started). */
   onAttemptStatus(attempt: Attempt, status: StatusObject): void;
+  /** A message `attempt` had still to send changed after another attempt wrote it: end that attempt. */
+  onAttemptRequestChanged(attempt: Attempt, index: number): void;
 }
 
 /**
@@ -153,6 +155,10 @@ export class ApplicationSide implements AttemptOwner {
 
   onAttemptStatus(attempt: Attempt, status: StatusObject): void {
     this.host.onAttemptStatus(attempt, status);
+  }
+
+  onAttemptRequestChanged(attempt: Attempt, index: number): void {
+    this.host.onAttemptRequestChanged(attempt, index);
   }
 
   onAttemptWritten(attempt: Attempt): void {

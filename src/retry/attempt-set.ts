@@ -84,9 +84,12 @@ export class AttemptSet {
     return attempt;
   }
 
+  private readonly onChanged = (attempt: Attempt, index: number): void =>
+    this.owner.onAttemptRequestChanged(attempt, index);
+
   /** Hands `attempt` its next message, or the half-close, if it may take one now. */
   feed(attempt: Attempt): void {
-    feedAttempt(attempt, this.replay, this.owner, this.singleRequest);
+    feedAttempt(attempt, this.replay, this.owner, this.singleRequest, this.onChanged);
   }
 
   /**
@@ -94,8 +97,11 @@ export class AttemptSet {
    * lets go of what it wrote, and the attempt takes its next message.
    */
   written(attempt: Attempt, committed: boolean): void {
+    if (!attempt.writing) {
+      return; // a write given up when its attempt ended (see abandonWrite)
+    }
     attempt.writing = false;
-    const callback = this.replay.takeCallback(attempt.sent - 1);
+    const callback = this.replay.writeDone(attempt.sent - 1);
     if (callback) {
       callback();
     }
@@ -116,8 +122,15 @@ export class AttemptSet {
       this.feed(live[0] as Attempt);
       return;
     }
-    for (const attempt of live.slice()) {
-      this.feed(attempt);
+    this.replay.holdReleases();
+    try {
+      for (const attempt of live.slice()) {
+        this.feed(attempt);
+      }
+    } finally {
+      for (const callback of this.replay.releaseHeld()) {
+        callback();
+      }
     }
   }
 
@@ -162,6 +175,7 @@ export class AttemptSet {
     const was = attempt.state;
     attempt.state = 'done';
     this.stopTimer(attempt);
+    this.abandonWrite(attempt);
     if (was === 'live') {
       this.remove(attempt);
     }
@@ -176,6 +190,7 @@ export class AttemptSet {
     }
     this.stopTimer(attempt);
     this.remove(attempt);
+    this.abandonWrite(attempt);
     const left = cancelOrLeaveRunning(
       attempt,
       reason,
@@ -220,6 +235,21 @@ export class AttemptSet {
       }
     }
     return target;
+  }
+
+  /**
+   * An attempt ended with a write outstanding: it holds the message no more, so its writer may be called back (on
+   * the next tick: this runs inside the engine's own bookkeeping). A completion grpc-js reports later is ignored.
+   */
+  private abandonWrite(attempt: Attempt): void {
+    if (!attempt.writing) {
+      return;
+    }
+    attempt.writing = false;
+    const callback = this.replay.writeDone(attempt.sent - 1);
+    if (callback) {
+      process.nextTick(callback);
+    }
   }
 
   private remove(attempt: Attempt): void {

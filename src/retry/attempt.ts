@@ -14,6 +14,8 @@ export interface AttemptOwner {
   onAttemptMessage(attempt: Attempt, message: unknown): void;
   onAttemptStatus(attempt: Attempt, status: StatusObject): void;
   onAttemptWritten(attempt: Attempt): void;
+  /** A message `attempt` had still to send is no longer what was written: it must not be sent. */
+  onAttemptRequestChanged(attempt: Attempt, index: number): void;
 }
 
 /**
@@ -79,6 +81,7 @@ export const CANCEL_DETAILS: Readonly<Record<AttemptCancelReason, string>> = {
   'call-cancelled': 'call cancelled',
   'call-ended': 'call ended',
   'per-attempt-timeout': 'per-attempt receive timeout',
+  'request-changed': 'a request message changed before this attempt sent it',
 };
 
 /** Index one past the last message `attempt` has fully written. @internal */

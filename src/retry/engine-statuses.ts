@@ -26,6 +26,15 @@ export const engineStatus = {
   /** A broken invariant of the engine (production only; under vitest it throws). */
   internalError: (message: string): StatusObject =>
     made(Status.INTERNAL, `grpc-retry-hedging internal error: ${message}`),
+  /**
+   * The attempt the call depends on cannot send message `index` as it was written: the application changed the
+   * object after its write callback, which another attempt's write had brought.
+   */
+  requestChanged: (attempt: number, index: number): StatusObject =>
+    made(
+      Status.INTERNAL,
+      `grpc-retry-hedging: request message ${index} changed after its write callback, before attempt ${attempt} sent it; the call ends rather than send other data than was written`,
+    ),
   /** The application cancelled the call. */
   cancelled: (code: Status, details: string): StatusObject => made(code, details),
 };

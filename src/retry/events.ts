@@ -52,7 +52,12 @@ export type AttemptCancelReason =
   /** The call ended (deadline, a fatal status on another attempt, ...). */
   | 'call-ended'
   /** The attempt's per-attempt receive timeout fired. */
-  | 'per-attempt-timeout';
+  | 'per-attempt-timeout'
+  /**
+   * A message the attempt had still to send changed after its write callback (the application reused the object
+   * while this attempt lagged behind another): the attempt is ended rather than send other data than was written.
+   */
+  | 'request-changed';
 
 /** An attempt ended with a status (cancelled losers of a hedge race included, with the code they got). */
 export interface AttemptEndEvent extends EventBase {

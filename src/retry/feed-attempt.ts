@@ -9,6 +9,9 @@ import type { ReplayBuffer } from './replay-buffer.js';
  * for a request stream only once the last write completed, as grpc-js's writable stream does (older grpc-js
  * versions can lose a streamed message that a half-close overtakes).
  *
+ * A message another attempt has already written may have changed since (its writer was called back, and may reuse
+ * the object): it is checked against what was written, and not sent if it changed (`onChanged`).
+ *
  * A layer below that completes a write before `sendMessageWithContext` returns (an in-memory transport, a test
  * double) has the next message handed over by the loop here, not from inside its callback: a replay of thousands
  * of messages would otherwise recurse once per message and overflow the stack.
@@ -19,6 +22,7 @@ export function feedAttempt(
   replay: ReplayBuffer,
   owner: { readonly halfClosed: boolean },
   singleRequest: boolean,
+  onChanged: (attempt: Attempt, index: number) => void,
 ): void {
   if (attempt.state !== 'live' || !attempt.started || attempt.feeding) {
     return;
@@ -27,6 +31,11 @@ export function feedAttempt(
   try {
     while (attempt.state === 'live' && !attempt.writing && attempt.sent < replay.end) {
       const index = attempt.sent;
+      if (!replay.handOver(index)) {
+        // Its writer was called back when another attempt wrote it, and has changed it since.
+        onChanged(attempt, index);
+        return;
+      }
       attempt.sent += 1;
       attempt.writing = true;
       attempt.call.sendMessageWithContext(

@@ -39,15 +39,21 @@ export type ReplayVerdict = 'fits' | 'full' | 'changed' | 'unserializable';
 export class ReplayBuffer {
   private messages: unknown[] = [];
   /**
-   * Each message's serialized bytes as written (null: it did not serialize), by position, while the call is
-   * uncommitted; dropped at the commit, when nothing is resent any more.
+   * Each message's serialized bytes as written, by position (null: it did not serialize; undefined: written after
+   * the commit, when only the committed attempt sends it, first).
    */
-  private snapshots: (Uint8Array | null)[] | undefined = [];
+  private snapshots: (Uint8Array | null | undefined)[] = [];
+  /** Absolute index one past the last message an attempt has been handed: the messages some attempt has sent. */
+  private handedOut = 0;
+  /** How many attempts hold each message handed to them, by absolute index, until their write completes. */
+  private readonly outstanding = new Map<number, number>();
+  /** Messages whose writer may be called back once the attempts have all been handed them (see holdReleases). */
+  private held: number[] | undefined;
   /** Write flags by position, created only when a message has some. */
   private flags: (number | undefined)[] | undefined;
   /** Absolute index of the first message not yet charged to the pool (lazy buffers charge on `reserveAll`). */
   private charged = 0;
-  /** Application write callbacks still waiting, by absolute index, until an attempt has written the message. */
+  /** Application write callbacks still waiting, by absolute index, until no attempt holds the message. */
   private pendingCallbacks: Map<number, () => void> | undefined;
   /** Absolute index of `messages[0]`. */
   private base = 0;
@@ -102,10 +108,11 @@ export class ReplayBuffer {
   ): 'kept' | 'overflow' {
     this.push(message, flags, callback);
     if (!this.accounting) {
+      this.snapshots.push(undefined);
       return 'kept';
     }
     const snapshot = this.snapshotOf(message);
-    this.snapshots?.push(snapshot);
+    this.snapshots.push(snapshot);
     if (this.lazy) {
       return 'kept';
     }
@@ -126,7 +133,7 @@ export class ReplayBuffer {
    */
   replayable(): ReplayVerdict {
     const snapshots = this.snapshots;
-    if (!this.accounting || snapshots === undefined) {
+    if (!this.accounting) {
       return 'full';
     }
     if (snapshots.includes(null)) {
@@ -150,10 +157,82 @@ export class ReplayBuffer {
     return 'fits';
   }
 
+  /**
+   * An attempt is about to send the message at `index`: false when it must not, because another attempt has
+   * written it already, its writer was called back then (and may reuse the object), and it no longer serializes
+   * as it did when written. The first attempt to be handed a message sends it as it is, as does any attempt while
+   * its writer still waits.
+   */
+  handOver(index: number): boolean {
+    if (!this.unchangedFor(index)) {
+      return false;
+    }
+    this.outstanding.set(index, (this.outstanding.get(index) ?? 0) + 1);
+    return true;
+  }
+
+  /**
+   * An attempt's write of the message at `index` completed, or the attempt ended before it did. Returns the
+   * writer's callback once no attempt holds the message any more (a layer below an attempt may keep the object
+   * until its write completes, serializing it late: an interceptor that waits for a token before sending), so the
+   * writer reuses it only when nothing will read it again unchecked.
+   */
+  writeDone(index: number): (() => void) | undefined {
+    const left = (this.outstanding.get(index) ?? 1) - 1;
+    if (left > 0) {
+      this.outstanding.set(index, left);
+      return undefined;
+    }
+    this.outstanding.delete(index);
+    if (this.held !== undefined) {
+      this.held.push(index);
+      return undefined;
+    }
+    return this.takeCallback(index);
+  }
+
+  /**
+   * While a message is handed to each live attempt in turn, a write that completes at once (a layer below that
+   * calls back before returning) must not call the writer back before the other attempts were handed the message
+   * too: such releases are held until {@link releaseHeld}.
+   */
+  holdReleases(): void {
+    this.held = [];
+  }
+
+  /** The callbacks held since {@link holdReleases} whose message no attempt holds any more, in order. */
+  releaseHeld(): (() => void)[] {
+    const held = this.held ?? [];
+    this.held = undefined;
+    const callbacks: (() => void)[] = [];
+    for (const index of held) {
+      const callback = this.outstanding.has(index) ? undefined : this.takeCallback(index);
+      if (callback !== undefined) {
+        callbacks.push(callback);
+      }
+    }
+    return callbacks;
+  }
+
+  private unchangedFor(index: number): boolean {
+    if (index >= this.handedOut) {
+      this.handedOut = index + 1;
+      return true;
+    }
+    if (this.pendingCallbacks?.has(index)) {
+      return true;
+    }
+    const snapshot = this.snapshots[index - this.base];
+    if (snapshot === undefined || snapshot === null) {
+      return true;
+    }
+    const now = this.snapshotOf(this.messageAt(index));
+    return now !== null && sameBytes(now, snapshot);
+  }
+
   /** The call committed: give the bytes back and stop accounting. */
   release(): void {
     this.accounting = false;
-    this.snapshots = undefined;
     if (this.reserved > 0) {
       this.pool.release(this.reserved);
     }
@@ -181,11 +260,13 @@ export class ReplayBuffer {
     }
     if (count >= this.messages.length) {
       this.messages.length = 0;
+      this.snapshots.length = 0;
       if (this.flags) {
         this.flags.length = 0;
       }
     } else {
       this.messages.splice(0, count);
+      this.snapshots.splice(0, count);
       this.flags?.splice(0, count);
     }
     this.base = index;
@@ -196,6 +277,8 @@ export class ReplayBuffer {
     this.release();
     this.base = this.end;
     this.messages.length = 0;
+    this.snapshots.length = 0;
+    this.outstanding.clear();
     this.flags = undefined;
     const pending = this.pendingCallbacks;
     if (pending === undefined || pending.size === 0) {

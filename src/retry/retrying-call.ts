@@ -154,6 +154,19 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
     }
   }
 
+  onAttemptRequestChanged(attempt: Attempt, index: number): void {
+    this.ctx.onRequestChanged();
+    const committed = this.committedTo === attempt;
+    this.attempts.cancel(attempt, 'request-changed');
+    const phase = this.phase;
+    if (committed) {
+      this.end(engineStatus.requestChanged(attempt.number, index), 'call-ended');
+    } else if (phase.tag === 'in-flight' && this.attempts.live.length === 0) {
+      // No attempt left to answer, and none may be added (a resend would meet the same change).
+      this.end(phase.lastFailure ?? engineStatus.requestChanged(attempt.number, index), 'call-ended');
+    }
+  }
+
   commitMostAdvanced(): void {
     const phase = this.phase;
     if (phase.tag === 'in-flight') {

@@ -120,3 +120,64 @@ describe('engine: a request that does not serialize', () => {
     expect(h.attempts).toHaveLength(1);
   });
 });
+
+describe('engine: a hedge that lags behind the attempt whose writes called the writer back', () => {
+  /**
+   * Two buffers used in turn, each refilled only once its write callback came. The hedge holds message 0 (its
+   * write has not completed), so the writer of buffer A waits; buffer B (message 1) went only to the leader, which
+   * wrote it, so its writer may refill it for message 2 before the hedge is handed message 1.
+   */
+  function lagging() {
+    vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
+    const h = engineCall(hedgingPolicy({ hedgingDelay: '0s', maxAttempts: 2 }), { type: 'client-stream' });
+    const lag = h.attempt(1);
+    lag.autoCompleteWrites = false;
+    const a = write(h.call, Buffer.from('0'));
+    const bufferB = Buffer.from('1');
+    const b = write(h.call, bufferB);
+    expect([a.called, b.called]).toEqual([false, true]);
+    bufferB.write('2');
+    write(h.call, bufferB);
+    return { h, lag, a };
+  }
+
+  it('holds a writer until every attempt handed its message has written it', async () => {
+    const { lag, a } = lagging();
+    await new Promise((r) => setImmediate(r));
+    expect(a.called).toBe(false);
+    lag.pendingWrites.shift()?.();
+    expect(a.called).toBe(true);
+  });
+
+  it('is not sent a message changed since it was written: it ends, and the leader carries the call', () => {
+    const { h, lag } = lagging();
+    expect(h.attempt(0).messages).toHaveLength(3); // (it keeps references: a real one serialized "1" at once)
+    lag.pendingWrites.shift()?.(); // its write of message 0 completes; message 1 now reads "2"
+    expect(lag.messages.map(String)).toEqual(['0']);
+    expect(lag.cancelled?.details).toBe('a request message changed before this attempt sent it');
+    h.call.halfClose();
+    h.attempt(0).succeed();
+    expect(h.status.code).toBe(Status.OK);
+    expect(h.attempts).toHaveLength(2);
+  });
+
+  it('ends the call with INTERNAL, naming the message, when the lagging hedge was the one committed', async () => {
+    const { h, lag } = lagging();
+    lag.headers(); // commits to the lagging hedge; the leader is cancelled
+    lag.pendingWrites.shift()?.();
+    await h.settle();
+    expect(h.status.code).toBe(Status.INTERNAL);
+    expect(h.status.details).toMatch(
+      /request message 1 changed after its write callback, before attempt 2 sent it/,
+    );
+    expect(lag.messages).toHaveLength(1);
+  });
+
+  it('calls a held writer back on the next tick when the attempt holding its message is cancelled', async () => {
+    const { h, a } = lagging();
+    h.attempt(0).headers(); // commits to the leader: the hedge is cancelled with message 0 outstanding
+    expect(a.called).toBe(false);
+    await new Promise((r) => process.nextTick(r));
+    expect(a.called).toBe(true);
+  });
+});
