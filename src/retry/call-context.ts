@@ -19,6 +19,8 @@ export interface RetryingCallContext {
   readonly jitter: JitterStrategy;
   /** End at once with the last status rather than start a backoff that would outlast the deadline. */
   readonly deadlineAware: boolean;
+  /** Resends are checked against what was written (see `ReplayBuffer`). */
+  readonly checkResends: boolean;
   /** How RetryInfo hints in status details are honoured; undefined: ignored. */
   readonly retryInfo: RetryInfoPolicy | undefined;
   /** Adaptive hedging delays and their budget; undefined: the config's hedgingDelay, no budget. */

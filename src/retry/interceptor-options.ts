@@ -57,6 +57,14 @@ export interface RetryInterceptorOptions {
    */
   readonly deadlineAwareBackoff?: boolean;
   /**
+   * Check, before a retry or hedge resends the request, that each message still serializes as it did when written
+   * (default true): a message the application changed after its write callback is not resent as changed (the call
+   * makes no further attempt). A serializer whose output is not the same from one call to the next (a random IV, a
+   * nonce) is recognized and its messages resent unchecked; set false for one that differs only sometimes (a
+   * timestamp at millisecond resolution), whose calls would otherwise not be retried.
+   */
+  readonly checkResentRequests?: boolean;
+  /**
    * How `google.rpc.RetryInfo` hints in a failed attempt's status details are honoured (default: honoured, capped
    * at 60 s). The delay acts like a pushback: the next retry or hedge goes after it and the backoff restarts; A6's
    * `grpc-retry-pushback-ms` trailer wins when both are present; it never makes a non-retryable code retryable; a
@@ -94,6 +102,7 @@ const KNOWN_OPTIONS: readonly (keyof RetryInterceptorOptions)[] = [
   'jitter',
   'onEvent',
   'deadlineAwareBackoff',
+  'checkResentRequests',
   'retryInfo',
   'adaptiveHedging',
   'cancelRateLimit',
@@ -110,6 +119,7 @@ export interface ResolvedInterceptorOptions {
   readonly jitter: JitterStrategy;
   readonly onEvent: ((event: RetryEvent) => void) | undefined;
   readonly deadlineAwareBackoff: boolean;
+  readonly checkResentRequests: boolean;
   readonly retryInfo: RetryInfoPolicy | undefined;
   readonly adaptiveHedging: AdaptiveHedging | undefined;
   readonly cancelLimiter: CancelRateLimiter | undefined;
@@ -167,6 +177,7 @@ export function resolveInterceptorOptions(options: unknown): ResolvedInterceptor
     jitter,
     onEvent: listenerOf(o.onEvent, `${PATH}.onEvent`),
     deadlineAwareBackoff: checkBoolean(PATH, 'deadlineAwareBackoff', o.deadlineAwareBackoff, false),
+    checkResentRequests: checkBoolean(PATH, 'checkResentRequests', o.checkResentRequests, true),
     retryInfo: retryInfoPolicy(o.retryInfo),
     adaptiveHedging: resolveAdaptiveHedging(withClock(o.adaptiveHedging, clock), `${PATH}.adaptiveHedging`),
     cancelLimiter: resolveCancelRateLimiter(

@@ -70,6 +70,8 @@ export class ReplayBuffer {
      * for a single request, which most calls never resend, the pool's bookkeeping is saved.
      */
     private readonly lazy = false,
+    /** Check resends against the snapshots (`checkResentRequests`); when false, every resend is taken as is. */
+    private readonly checkResends = true,
   ) {}
 
   /** Absolute index of the first message still held: where a new attempt starts. */
@@ -148,13 +150,32 @@ export class ReplayBuffer {
       this.reserved += bytes;
       this.charged += 1;
     }
+    if (!this.checkResends) {
+      return 'fits';
+    }
     for (let i = 0; i < snapshots.length; i++) {
-      const now = this.snapshotOf(this.messages[i]);
-      if (now === null || !sameBytes(now, snapshots[i] as Uint8Array)) {
+      if (!this.unchanged(this.messages[i], snapshots[i] as Uint8Array)) {
         return 'changed';
       }
     }
     return 'fits';
+  }
+
+  /**
+   * Whether `message` still serializes to `snapshot`. When it does not, it is serialized once more: a serializer
+   * that gives other bytes each time (a random IV, a nonce) cannot show a change, and its message is taken as
+   * unchanged (resent as it is, as without the check).
+   */
+  private unchanged(message: unknown, snapshot: Uint8Array): boolean {
+    const now = this.snapshotOf(message);
+    if (now === null) {
+      return false;
+    }
+    if (sameBytes(now, snapshot)) {
+      return true;
+    }
+    const again = this.snapshotOf(message);
+    return again !== null && !sameBytes(again, now);
   }
 
   /**
@@ -223,11 +244,10 @@ export class ReplayBuffer {
       return true;
     }
     const snapshot = this.snapshots[index - this.base];
-    if (snapshot === undefined || snapshot === null) {
+    if (!this.checkResends || snapshot === undefined || snapshot === null) {
       return true;
     }
-    const now = this.snapshotOf(this.messageAt(index));
-    return now !== null && sameBytes(now, snapshot);
+    return this.unchanged(this.messageAt(index), snapshot);
   }
 
   /** The call committed: give the bytes back and stop accounting. */

@@ -72,6 +72,7 @@ export function createRetryInterceptor(
     random: resolved.random,
     jitter: resolved.jitter,
     deadlineAware: resolved.deadlineAwareBackoff,
+    checkResends: resolved.checkResentRequests,
     retryInfo: resolved.retryInfo,
     adaptive: resolved.adaptiveHedging,
     cancelLimiter: resolved.cancelLimiter,
@@ -92,7 +93,7 @@ export function createRetryInterceptor(
       }
       warnedAboutChangedRequest = true;
       process.emitWarning(
-        'grpc-retry-hedging: a call was not retried or hedged because its request message had changed since it was written (a streamed message reused after its write callback, or a request object changed after the call was made): a resend would have carried other data than the first attempt. Write a new object for each message, or leave it unchanged until the call ends, for such calls to be retried.',
+        'grpc-retry-hedging: a call was not retried or hedged because its request message had changed since it was written (a streamed message reused after its write callback, or a request object changed after the call was made): a resend would have carried other data than the first attempt. Write a new object for each message, or leave it unchanged until the call ends, for such calls to be retried. (If the output of your serializer differs from one call to the next, as with a timestamp in it, set the option checkResentRequests: false.)',
         { code: 'GRPC_RETRY_HEDGING_REQUEST_CHANGED' },
       );
     },

@@ -60,7 +60,7 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
     // Call ids number the events; a call nobody observes needs none.
     const events = emit && new CallEvents(emit, definition.path, ctx.nextCallId(), ctx.clock);
     const singleRequest = !definition.requestStream;
-    const replay = new ReplayBuffer(ctx.pool, definition.requestSerialize, singleRequest);
+    const replay = new ReplayBuffer(ctx.pool, definition.requestSerialize, singleRequest, ctx.checkResends);
     const app = new ApplicationSide(this, replay, definition.responseStream);
     this.deadline = deadline;
     this.events = events;

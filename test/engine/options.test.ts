@@ -1,3 +1,4 @@
+import { Metadata } from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
 import { withRetryOptions } from '../../src/retry/call-options.js';
 import { createRetryInterceptor } from '../../src/retry/retry-interceptor.js';
@@ -71,5 +72,23 @@ describe('event delays', () => {
     const [scheduled] = eventsOfType(h.events, 'retry-scheduled');
     expect(scheduled?.delayMs).toBe(85); // 100 × (0.8 + 0.4 × 0.1234567) = 84.94
     expect(Number.isInteger(scheduled?.delayMs)).toBe(true);
+  });
+});
+
+describe('checkResentRequests', () => {
+  it('is a boolean; false resends a changed request as it is', () => {
+    expect(() => createRetryInterceptor(config, { checkResentRequests: 'no' as never })).toThrow(
+      /options\.checkResentRequests must be/,
+    );
+    const h = engineCall(config, { start: false, interceptor: { checkResentRequests: false } });
+    const request = { id: 1, toString: () => `id=${request.id}` };
+    h.call.start(new Metadata(), {});
+    h.call.sendMessageWithContext({}, request);
+    h.call.halfClose();
+    request.id = 2;
+    h.attempt(0).fail();
+    h.clock.runNext();
+    expect(h.attempts).toHaveLength(2);
+    expect(String(h.attempt(1).messages[0])).toBe('id=2');
   });
 });

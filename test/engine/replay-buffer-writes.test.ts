@@ -176,3 +176,26 @@ describe('a layer below that completes writes synchronously', () => {
     expect(h.attempt(0).halfClosed).toBe(true);
   });
 });
+
+describe('resends checked against what was written', () => {
+  const pool = () => new BufferPool(100_000, 100_000, true);
+
+  it('take a serializer that gives other bytes each time (a random IV) as unable to show a change', () => {
+    let nonce = 0;
+    const buffer = new ReplayBuffer(pool(), (m) => Buffer.from(`${String(m)}#${nonce++}`));
+    buffer.append('a', undefined, undefined);
+    expect(buffer.replayable()).toBe('fits');
+  });
+
+  it('see a change through a deterministic serializer, and not when told not to check', () => {
+    const message = { text: 'a', toString: () => message.text };
+    const checked = new ReplayBuffer(pool(), size);
+    checked.append(message, undefined, undefined);
+    message.text = 'b';
+    expect(checked.replayable()).toBe('changed');
+    const unchecked = new ReplayBuffer(pool(), size, false, false);
+    unchecked.append(message, undefined, undefined);
+    message.text = 'c';
+    expect(unchecked.replayable()).toBe('fits');
+  });
+});
