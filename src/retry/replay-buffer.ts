@@ -188,7 +188,10 @@ export class ReplayBuffer {
     if (!this.unchangedFor(index)) {
       return false;
     }
-    this.outstanding.set(index, (this.outstanding.get(index) ?? 0) + 1);
+    // Counted only while a writer waits on it (a single request has none): it is what the count releases.
+    if (this.pendingCallbacks?.has(index)) {
+      this.outstanding.set(index, (this.outstanding.get(index) ?? 0) + 1);
+    }
     return true;
   }
 
@@ -199,6 +202,9 @@ export class ReplayBuffer {
    * writer reuses it only when nothing will read it again unchecked.
    */
   writeDone(index: number): (() => void) | undefined {
+    if (this.pendingCallbacks?.has(index) !== true) {
+      return undefined;
+    }
     const left = (this.outstanding.get(index) ?? 1) - 1;
     if (left > 0) {
       this.outstanding.set(index, left);
