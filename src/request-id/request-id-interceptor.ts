@@ -14,6 +14,7 @@ import {
 /** Header the id goes to when no `field` is named. Envoy and many proxies propagate and log this one. */
 import { DEFAULT_REQUEST_ID_HEADER } from '../shared/headers.js';
 import { checkFunction, checkOptions as checkKeys } from '../util/option-checks.js';
+import { warnOnce } from '../util/warn-once.js';
 
 export { DEFAULT_REQUEST_ID_HEADER };
 
@@ -66,17 +67,10 @@ const OPTION_KEYS: ReadonlySet<string> = new Set(['header', 'field', 'methods', 
  */
 export function createRequestIdInterceptor(options: RequestIdInterceptorOptions = {}): Interceptor {
   const settings = checkOptions(options);
-  let warnedAboutOrder = false;
-  const warnAboutOrder = () => {
-    if (warnedAboutOrder) {
-      return;
-    }
-    warnedAboutOrder = true;
-    process.emitWarning(
-      'grpc-retry-hedging: the request-id interceptor runs inside a retry layer, so each attempt gets a new id; put createRequestIdInterceptor before createRetryInterceptor in `interceptors`',
-      { code: 'GRPC_RETRY_HEDGING_REQUEST_ID_ORDER' },
-    );
-  };
+  const warnAboutOrder = warnOnce(
+    'grpc-retry-hedging: the request-id interceptor runs inside a retry layer, so each attempt gets a new id; put createRequestIdInterceptor before createRetryInterceptor in `interceptors`',
+    'GRPC_RETRY_HEDGING_REQUEST_ID_ORDER',
+  );
 
   return (callOptions: InterceptorOptions, nextCall) => {
     const definition = callOptions.method_definition;

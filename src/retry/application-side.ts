@@ -72,7 +72,7 @@ export class ApplicationSide implements AttemptOwner {
     if (committed !== undefined) {
       host.attempts.feed(committed);
     } else if (verdict === 'kept') {
-      // The writer goes on once an attempt has written the message (the buffer holds its callback till then).
+      // The writer goes on once the attempts handed the message have written it (the buffer holds its callback).
       host.attempts.feedAll(undefined);
     } else {
       host.commitMostAdvanced();

@@ -100,11 +100,7 @@ export class AttemptSet {
     if (!attempt.writing) {
       return; // a write given up when its attempt ended (see abandonWrite)
     }
-    attempt.writing = false;
-    const callback = this.replay.writeDone(attempt.sent - 1);
-    if (callback) {
-      callback();
-    }
+    this.endWrite(attempt)?.();
     if (committed) {
       this.replay.dropBefore(writtenBy(attempt));
     }
@@ -245,11 +241,16 @@ export class AttemptSet {
     if (!attempt.writing) {
       return;
     }
-    attempt.writing = false;
-    const callback = this.replay.writeDone(attempt.sent - 1);
+    const callback = this.endWrite(attempt);
     if (callback) {
       process.nextTick(callback);
     }
+  }
+
+  /** The attempt's outstanding write is over: the writer's callback, once no attempt holds its message. */
+  private endWrite(attempt: Attempt): (() => void) | undefined {
+    attempt.writing = false;
+    return this.replay.writeDone(attempt.sent - 1);
   }
 
   private remove(attempt: Attempt): void {

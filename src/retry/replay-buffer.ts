@@ -31,9 +31,9 @@ export type ReplayVerdict = 'fits' | 'full' | 'changed' | 'unserializable';
  *
  * The buffer keeps the application's message objects, as grpc-js's interceptor API passes them down (only the
  * bottom of the chain serializes). Each message is also serialized as it comes, before the commit: that is its
- * size, and the snapshot a resend is checked against (see {@link replayable}). A writer is called back once an
- * attempt has written its message, as without the interceptor: until then the application must leave the object
- * alone, and afterwards it may reuse it.
+ * size, and the snapshot a resend is checked against (see {@link replayable} and {@link handOver}). A writer is
+ * called back once every attempt handed its message has written it or ended ({@link writeDone}), as without the
+ * interceptor: until then the application must leave the object alone, and afterwards it may reuse it.
  * @internal
  */
 export class ReplayBuffer {
@@ -51,7 +51,7 @@ export class ReplayBuffer {
   private held: number[] | undefined;
   /** Write flags by position, created only when a message has some. */
   private flags: (number | undefined)[] | undefined;
-  /** Absolute index of the first message not yet charged to the pool (lazy buffers charge on `reserveAll`). */
+  /** Absolute index of the first message not yet charged to the pool (lazy buffers charge on `replayable`). */
   private charged = 0;
   /** Application write callbacks still waiting, by absolute index, until no attempt holds the message. */
   private pendingCallbacks: Map<number, () => void> | undefined;
@@ -99,7 +99,7 @@ export class ReplayBuffer {
   }
 
   /**
-   * Keep a message; its `callback` waits until an attempt has written it. Returns `'kept'` when it fits the
+   * Keep a message; its `callback` waits until the attempts handed it have written it. Returns `'kept'` when it fits the
    * limits (or is not reserved yet, in a lazy buffer). Returns `'overflow'` when it does not fit: it is kept anyway,
    * and the call must commit.
    */

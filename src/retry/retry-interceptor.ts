@@ -17,6 +17,7 @@ import {
 
 export type { RetryInterceptorOptions };
 
+import { warnOnce } from '../util/warn-once.js';
 import { RetryThrottle } from './retry-throttle.js';
 import { RetryingCall } from './retrying-call.js';
 import { applyConfigWaitForReady } from './wait-for-ready.js';
@@ -61,8 +62,6 @@ export function createRetryInterceptor(
   }
   const { maxAttemptsLimit, clock } = resolved;
   const lookup = createMethodConfigLookup(serviceConfig, maxAttemptsLimit);
-  let warnedAboutNesting = false;
-  let warnedAboutChangedRequest = false;
   const context: RetryingCallContext = {
     pool: new BufferPool(resolved.perRpcBufferBytes, resolved.totalBufferBytes),
     gate:
@@ -77,26 +76,14 @@ export function createRetryInterceptor(
     adaptive: resolved.adaptiveHedging,
     cancelLimiter: resolved.cancelLimiter,
     nextCallId,
-    onNestedRetries: () => {
-      if (warnedAboutNesting) {
-        return;
-      }
-      warnedAboutNesting = true;
-      process.emitWarning(
-        'grpc-retry-hedging: a call reached the retry interceptor already carrying grpc-previous-rpc-attempts, so another retry layer runs outside this one (two retry interceptors on one client, or one on a client and one on the channel under it): every outer attempt is retried again, and the attempts multiply. Attach one retry interceptor per call path. (An application that copies this header from a call it received into a call it makes sees this too: do not forward it.)',
-        { code: 'GRPC_RETRY_HEDGING_NESTED_RETRIES' },
-      );
-    },
-    onRequestChanged: () => {
-      if (warnedAboutChangedRequest) {
-        return;
-      }
-      warnedAboutChangedRequest = true;
-      process.emitWarning(
-        'grpc-retry-hedging: a call was not retried or hedged because its request message had changed since it was written (a streamed message reused after its write callback, or a request object changed after the call was made): a resend would have carried other data than the first attempt. Write a new object for each message, or leave it unchanged until the call ends, for such calls to be retried. (If the output of your serializer differs from one call to the next, as with a timestamp in it, set the option checkResentRequests: false.)',
-        { code: 'GRPC_RETRY_HEDGING_REQUEST_CHANGED' },
-      );
-    },
+    onNestedRetries: warnOnce(
+      'grpc-retry-hedging: a call reached the retry interceptor already carrying grpc-previous-rpc-attempts, so another retry layer runs outside this one (two retry interceptors on one client, or one on a client and one on the channel under it): every outer attempt is retried again, and the attempts multiply. Attach one retry interceptor per call path. (An application that copies this header from a call it received into a call it makes sees this too: do not forward it.)',
+      'GRPC_RETRY_HEDGING_NESTED_RETRIES',
+    ),
+    onRequestChanged: warnOnce(
+      'grpc-retry-hedging: a call was not retried or hedged because its request message had changed since it was written (a streamed message reused after its write callback, or a request object changed after the call was made): a resend would have carried other data than the first attempt. Write a new object for each message, or leave it unchanged until the call ends, for such calls to be retried. (If the output of your serializer differs from one call to the next, as with a timestamp in it, set the option checkResentRequests: false.)',
+      'GRPC_RETRY_HEDGING_REQUEST_CHANGED',
+    ),
   };
   const emit = resolved.onEvent;
 
