@@ -112,9 +112,9 @@ export async function runCheck(argv: readonly string[], io: CommandIo): Promise<
       const file = argv.find((arg) => !arg.startsWith('-') && arg.endsWith('.json')) ?? null;
       const input = { file, maxAttemptsLimit: DEFAULT_MAX_ATTEMPTS_LIMIT, jitter: 'a6' as const };
       io.stdout(toJson(failedReport(input, 'usage-error', error.message)));
-      io.stderr(`error: ${error.message}\n`);
+      io.stderr(`check: ${error.message}\n`);
     } else {
-      io.stderr(`error: ${error.message}\n\n${CHECK_USAGE}`);
+      io.stderr(`check: ${error.message}\n\n${CHECK_USAGE}`);
     }
     return CHECK_EXIT.usage;
   }
@@ -123,7 +123,7 @@ export async function runCheck(argv: readonly string[], io: CommandIo): Promise<
     io.stdout(toJson(report));
   }
   if (report.status === 'io-error') {
-    io.stderr(`error: ${report.error?.message ?? 'cannot read the input'}\n`);
+    io.stderr(`check: ${report.error?.message ?? 'cannot read the input'}\n`);
     return EXIT_CODE.failure;
   }
   if (!report.valid) {

@@ -219,7 +219,7 @@ describe('check: --proto', () => {
     expect(run.code).toBe(1);
     expect(run.stdout).toBe('');
     expect(run.stderr).toBe(
-      'error: cannot read the proto file protos/missing.proto: not found in the working directory\n',
+      'check: cannot read the proto file protos/missing.proto: not found in the working directory\n',
     );
   });
 });
@@ -320,7 +320,7 @@ describe('check: file-system errors', () => {
     expect(run.stdout).toBe('');
     expect(run.stderr.split('\n')).toHaveLength(2);
     expect(run.stderr).toMatch(
-      /^error: cannot read the service config file test\/fixtures\/does-not-exist\.json: ENOENT/,
+      /^check: cannot read the service config file test\/fixtures\/does-not-exist\.json: ENOENT/,
     );
     const json = await check('test/fixtures/does-not-exist.json', '--json');
     expect(json.code).toBe(1);
@@ -349,7 +349,7 @@ describe('check: file-system errors', () => {
     const report = JSON.parse(run.stdout) as CheckReport;
     expect(report).toMatchObject({ valid: false, status: 'usage-error', file: null });
     expect(report.errors).toEqual([{ path: '', message: 'unknown option --bogus' }]);
-    expect(run.stderr).toBe('error: unknown option --bogus\n');
+    expect(run.stderr).toBe('check: unknown option --bogus\n');
   });
 
   it('answers in JSON for a mistaken --json=1 too, naming the file it was given', async () => {
@@ -363,7 +363,7 @@ describe('check: file-system errors', () => {
   it('names the range a negative --max-attempts-limit breaks, given as a separate argument', async () => {
     const run = await check('examples/service-config.json', '--max-attempts-limit', '-1');
     expect(run.code).toBe(2);
-    expect(run.stderr).toMatch(/^error: --max-attempts-limit must be an integer >= 1, got -1\n/);
+    expect(run.stderr).toMatch(/^check: --max-attempts-limit must be an integer >= 1, got -1\n/);
   });
 });
 
@@ -405,7 +405,7 @@ describe('check: proto include paths', () => {
       expect(run.code).toBe(1);
       expect(run.stdout).toBe('');
       expect(run.stderr).toMatch(
-        /^error: cannot load the proto file test\/cli\/fixtures\/protos\/api\/lookup\.proto: .*common\/ids\.proto.*add its directory with -I\)\n$/,
+        /^check: cannot load the proto file test\/cli\/fixtures\/protos\/api\/lookup\.proto: .*common\/ids\.proto.*add its directory with -I\)\n$/,
       );
       await new Promise((resolve) => setTimeout(resolve, 10));
       expect(warnings).toEqual([]);
@@ -437,20 +437,20 @@ describe('check: proto include paths', () => {
     writeFileSync(join(dir, 'broken.proto'), 'syntax = "proto3";\nservice S {\n  rpc M(\n}\n');
     const run = await check('examples/service-config.json', '--proto', join(dir, 'broken.proto'));
     expect(run.code).toBe(1);
-    expect(run.stderr).toMatch(/^error: cannot load the proto file .*broken\.proto: .+\n$/);
+    expect(run.stderr).toMatch(/^check: cannot load the proto file .*broken\.proto: .+\n$/);
     expect(run.stderr.split('\n')).toHaveLength(2);
   });
 
   it('exits 1 for an include path that does not exist', async () => {
     const run = await check('examples/service-config.json', '-I', 'no/such/dir', '--proto', PROTO);
     expect(run.code).toBe(1);
-    expect(run.stderr).toBe('error: include path no/such/dir does not exist or is not a directory\n');
+    expect(run.stderr).toBe('check: include path no/such/dir does not exist or is not a directory\n');
   });
 
   it('refuses -I without --proto as a usage error (an include path says where protos are)', async () => {
     const run = await check('examples/service-config.json', '-I', 'examples');
     expect(run.code).toBe(2);
-    expect(run.stderr).toMatch(/^error: -I\/--proto-path is used only with --proto/);
+    expect(run.stderr).toMatch(/^check: -I\/--proto-path is used only with --proto/);
   });
 });
 
@@ -676,7 +676,7 @@ describe('check: standard input', () => {
     const run = await checkStdin(undefined);
     expect(run.code).toBe(1);
     expect(run.stderr).toBe(
-      'error: cannot read the service config from standard input: standard input is not available here\n',
+      'check: cannot read the service config from standard input: standard input is not available here\n',
     );
   });
 });
