@@ -17,6 +17,7 @@ import {
 
 export type { RetryInterceptorOptions };
 
+import { hasThrottleAbove } from '../shared/throttle-order.js';
 import { warnOnce } from '../util/warn-once.js';
 import { RetryThrottle } from './retry-throttle.js';
 import { RetryingCall } from './retrying-call.js';
@@ -86,8 +87,15 @@ export function createRetryInterceptor(
     ),
   };
   const emit = resolved.onEvent;
+  const warnThrottleAbove = warnOnce(
+    'grpc-retry-hedging: an adaptive throttle runs outside the retry interceptor, so it sees each call once and none of its retries or hedges: it cannot hold them back in an overload, and it counts a call as accepted or refused by its last attempt only. Put the throttle after the retry interceptor: interceptors: [createRetryInterceptor(config), createAdaptiveThrottle()] (docs/overload.md).',
+    'GRPC_RETRY_HEDGING_THROTTLE_ORDER',
+  );
 
   return (callOptions, nextCall) => {
+    if (hasThrottleAbove(callOptions)) {
+      warnThrottleAbove();
+    }
     const entry = lookup(callOptions.method_definition.path);
     const perCall = readCallRetryOptions(callOptions);
     let policy: CallPolicy | undefined = entry?.policy;

@@ -11,6 +11,7 @@ import { parseStatusCode } from '../config/status-codes.js';
 import type { Clock } from '../shared/clock.js';
 import type { InterceptingCallInterface, MessageContext } from '../shared/grpc-types.js';
 import { PREVIOUS_ATTEMPTS_METADATA_KEY, PUSHBACK_METADATA_KEY } from '../shared/headers.js';
+import { markThrottleAbove } from '../shared/throttle-order.js';
 import { errorMessage } from '../util/error-message.js';
 import {
   checkBoolean,
@@ -205,7 +206,7 @@ export function createAdaptiveThrottle(options?: AdaptiveThrottleOptions): Adapt
       const retry = metadata.get(PREVIOUS_ATTEMPTS_METADATA_KEY).length > 0;
       const probability = throttleState.decide(now, random(), retry);
       if (probability < 0) {
-        return new CountingCall(nextCall(callOptions), report);
+        return new CountingCall(nextCall(markThrottleAbove(callOptions)), report);
       }
       counters.rejected += 1;
       emit?.({ type: 'adaptive-throttle-rejected', method, key, probability, requests, accepts, retry });
