@@ -72,6 +72,9 @@ export function createRequestIdInterceptor(options: RequestIdInterceptorOptions 
     'GRPC_RETRY_HEDGING_REQUEST_ID_ORDER',
   );
 
+  /** Methods whose serializer was asked, on their first filled request, whether it keeps the field. */
+  const checkedMethods = new Set<string>();
+
   return (callOptions: InterceptorOptions, nextCall) => {
     const definition = callOptions.method_definition;
     // grpc-js only uses the InterceptingCall interface of what an interceptor returns.
@@ -110,7 +113,12 @@ export function createRequestIdInterceptor(options: RequestIdInterceptorOptions 
         }
         const current = (message as Record<string, unknown>)[field];
         if (current === undefined || current === null || current === '') {
-          next(withField(message, field, settings.generate()));
+          const filled = withField(message, field, settings.generate());
+          if (!checkedMethods.has(definition.path)) {
+            checkedMethods.add(definition.path);
+            warnIfFieldDropped(definition, field, message, filled);
+          }
+          next(filled);
         } else if (typeof current === 'string') {
           next(message);
         } else {
@@ -177,6 +185,50 @@ function withHeader(metadata: Metadata, header: string, id: string): Metadata {
   const copy = metadata.clone();
   copy.set(header, id);
   return copy;
+}
+
+/**
+ * Warns when the method's serializer drops the field: the request serializes to the same bytes with the id as
+ * without it, so the field is not in the message type as the loader spells it (proto-loader turns `request_id` into
+ * `requestId` unless `keepCase: true`). Asked once per method; a serializer that throws, or whose output differs
+ * from one call to the next, is given the benefit of the doubt.
+ */
+function warnIfFieldDropped(
+  definition: InterceptorOptions['method_definition'],
+  field: string,
+  message: object,
+  filled: object,
+): void {
+  const serialize = definition.requestSerialize as (value: object) => Buffer;
+  const keeps = (value: object): boolean | undefined => {
+    try {
+      return !serialize(value).equals(serialize(message));
+    } catch {
+      return undefined;
+    }
+  };
+  if (keeps(filled) !== false) {
+    return;
+  }
+  const other = otherSpelling(field);
+  const hint =
+    other !== undefined && keeps(withField(message, other, 'x')) === true
+      ? `: did you mean ${other}? Spell it as your loader gives it to JavaScript`
+      : ": spell it as your loader gives it to JavaScript (requestId with @grpc/proto-loader's defaults, request_id with keepCase: true)";
+  process.emitWarning(
+    `grpc-retry-hedging: the request-id interceptor's field ${field} is not in the ${definition.path} request as it is serialized, so the id it fills in is dropped before it is sent${hint}`,
+    { code: 'GRPC_RETRY_HEDGING_REQUEST_ID_FIELD' },
+  );
+}
+
+/** `request_id` ↔ `requestId`; undefined when the name has neither form. */
+function otherSpelling(field: string): string | undefined {
+  if (field.includes('_')) {
+    const camel = field.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+    return camel === field ? undefined : camel;
+  }
+  const snake = field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+  return snake === field ? undefined : snake;
 }
 
 /** A shallow copy with the field set, keeping the prototype (protobufjs message instances keep their class). */

@@ -38,6 +38,7 @@ type Callback = (error: grpc.ServiceError | null, response?: { payload: string; 
 interface Client extends grpc.Client {
   Unary(request: object, metadata: grpc.Metadata, callback: Callback): grpc.ClientUnaryCall;
   ClientStream(metadata: grpc.Metadata, callback: Callback): grpc.ClientWritableStream<object>;
+  ServerStream(request: object, metadata: grpc.Metadata): grpc.ClientReadableStream<object>;
 }
 const _Service = loadFlakyTestService();
 
@@ -198,6 +199,57 @@ describe('request id in a request field', () => {
       call.end();
     });
     expect(server.attempts('cs')[0]!.messages).toEqual(['', 'b']);
+  });
+});
+
+describe('a field the serializer drops', () => {
+  function captureWarnings(): { message: string; code: string | undefined }[] {
+    const warnings: { message: string; code: string | undefined }[] = [];
+    vi.spyOn(process, 'emitWarning').mockImplementation(((
+      message: string | Error,
+      options?: { code?: string },
+    ) => {
+      warnings.push({ message: String(message), code: options?.code });
+    }) as typeof process.emitWarning);
+    return warnings;
+  }
+
+  it("request_id under proto-loader's defaults: warns once per method, with the loader's spelling", async () => {
+    const warnings = captureWarnings();
+    const c = client([
+      createRequestIdInterceptor({ field: 'request_id' }),
+      createRetryInterceptor(retryConfig),
+    ]);
+    await unary(c, {}, metadataFor('snake-1'));
+    await unary(c, {}, metadataFor('snake-2'));
+    expect(warnings.map((w) => w.code)).toEqual(['GRPC_RETRY_HEDGING_REQUEST_ID_FIELD']);
+    expect(warnings[0]?.message).toContain(
+      'field request_id is not in the /grpc_retry_hedging.testing.v1.FlakyTest/Unary request as it is serialized',
+    );
+    expect(warnings[0]?.message).toContain('did you mean requestId?');
+    await new Promise<void>((resolve) => {
+      c.ServerStream({}, metadataFor('snake-3'))
+        .on('status', () => resolve())
+        .resume();
+    });
+    expect(warnings).toHaveLength(2);
+    expect(warnings[1]?.message).toContain('/grpc_retry_hedging.testing.v1.FlakyTest/ServerStream request');
+  });
+
+  it("a name in neither spelling: the hint names the loader's two conventions", async () => {
+    const warnings = captureWarnings();
+    const c = client([createRequestIdInterceptor({ field: 'idempotencyKey' })]);
+    await unary(c, {}, metadataFor('none'));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]?.message).toContain("requestId with @grpc/proto-loader's defaults");
+  });
+
+  it('the spelling the loader uses: no warning', async () => {
+    const warnings = captureWarnings();
+    const c = client([createRequestIdInterceptor({ field: 'requestId', generate: () => 'the-id' })]);
+    const { error } = await unary(c, {}, metadataFor('camel'));
+    expect(error).toBeNull();
+    expect(warnings).toEqual([]);
   });
 });
 
