@@ -40,6 +40,8 @@ export class ApplicationSide implements AttemptOwner {
   readRequested = false;
   private listener: Partial<InterceptingListener> | undefined;
   private metadata: Metadata | undefined;
+  /** The attempt the call was committed to when it ended: its peer stays the call's. */
+  private decidedBy: Attempt | undefined;
 
   constructor(
     private readonly host: ApplicationHost,
@@ -50,7 +52,9 @@ export class ApplicationSide implements AttemptOwner {
 
   /** grpc-js's `start`: the application's headers and listener. */
   open(metadata: Metadata, listener: Partial<InterceptingListener> | undefined): void {
-    this.metadata = metadata;
+    // A copy, taken now as grpc-js takes one when a call without retries starts: an application that changes or
+    // reuses its Metadata object afterwards must not change what later attempts send.
+    this.metadata = metadata.clone();
     this.listener = listener;
   }
 
@@ -104,13 +108,17 @@ export class ApplicationSide implements AttemptOwner {
     }
   }
 
-  /** The committed attempt's peer, or the newest attempt's before a commit. */
+  /** The committed attempt's peer (after the end too), or the newest attempt's when none was committed. */
   peer(): string {
-    return (this.host.committedTo ?? this.host.attempts.newest)?.call.getPeer() ?? '';
+    return this.answering()?.call.getPeer() ?? '';
   }
 
   authContext(): ReturnType<InterceptingCallInterface['getAuthContext']> {
-    return (this.host.committedTo ?? this.host.attempts.newest)?.call.getAuthContext() ?? null;
+    return this.answering()?.call.getAuthContext() ?? null;
+  }
+
+  private answering(): Attempt | undefined {
+    return this.host.committedTo ?? this.decidedBy ?? this.host.attempts.newest;
   }
 
   // ---- what the attempts report (AttemptOwner) ----
@@ -178,11 +186,14 @@ export class ApplicationSide implements AttemptOwner {
   }
 
   /** The application's one status, now or on the next tick (after a cancel); nothing reaches it afterwards. */
-  close(status: StatusObject, deliverLater: boolean): void {
-    // The attempt count, visible to the caller in the trailers (as grpc-java does); absent means one attempt.
-    const count = this.host.attempts.count;
-    if (count > 1) {
-      status.metadata?.set(PREVIOUS_ATTEMPTS_METADATA_KEY, String(count - 1));
+  close(status: StatusObject, deliverLater: boolean, decidedBy: Attempt | undefined): void {
+    this.decidedBy = decidedBy;
+    // How many attempts came before the one whose answer the caller gets, in the trailers (as grpc-java does):
+    // the committed attempt's number less one (a first attempt that beat its hedges: absent), else the attempts
+    // made less one (the last failure's). Absent means none.
+    const previous = (decidedBy?.number ?? this.host.attempts.count) - 1;
+    if (previous > 0) {
+      status.metadata?.set(PREVIOUS_ATTEMPTS_METADATA_KEY, String(previous));
     }
     const listener = this.listener;
     this.listener = undefined;

@@ -21,7 +21,7 @@ import { hasThrottleAbove } from '../shared/throttle-order.js';
 import { warnOnce } from '../util/warn-once.js';
 import { RetryThrottle } from './retry-throttle.js';
 import { RetryingCall } from './retrying-call.js';
-import { applyConfigWaitForReady } from './wait-for-ready.js';
+import { withConfigWaitForReady } from './wait-for-ready.js';
 
 let callCount = 0;
 /** Call numbers are unique within the module instance, so one listener can serve several interceptors. */
@@ -121,8 +121,7 @@ export function createRetryInterceptor(
       }
       return new InterceptingCall(call, {
         start(metadata, listener, next) {
-          applyConfigWaitForReady(metadata, waitForReady);
-          next(metadata, listener);
+          next(withConfigWaitForReady(metadata, waitForReady), listener);
         },
       });
     }

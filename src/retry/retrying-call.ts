@@ -16,12 +16,13 @@ import { AttemptSet } from './attempt-set.js';
 import type { RetryingCallContext } from './call-context.js';
 import { CallEvents } from './call-events.js';
 import { type CallPhase, isLegalTransition } from './call-phase.js';
-import { deadlineToMs, timerBeforeDeadline } from './deadline.js';
+import { timerBeforeDeadline } from './deadline.js';
 import { engineChecks } from './engine-checks.js';
 import { engineStatus } from './engine-statuses.js';
 import type { AttemptCancelReason, AttemptKind, CommittedEvent, RetryEvent } from './events.js';
 import { FailureHandler, type FailureHost } from './failure-handler.js';
 import { type HedgeHost, HedgeScheduler } from './hedge-scheduler.js';
+import { callBounds } from './parent-call.js';
 import { ReplayBuffer } from './replay-buffer.js';
 import type { HedgeFailureDecision } from './retry-decision.js';
 
@@ -43,6 +44,10 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
   private hedges: HedgeScheduler | undefined;
   private failureHandler: FailureHandler | undefined;
   private readonly deadline: number;
+  /** The options each attempt is made with: a fixed deadline, no parent (see {@link callBounds}). */
+  private readonly attemptOptions: InterceptorOptions;
+  /** Stops listening for the parent call's cancellation. */
+  private leaveParent: (() => void) | undefined;
   /** The call's events; undefined when nobody listens, so that events cost nothing then. */
   private readonly events: CallEvents | undefined;
 
@@ -56,7 +61,9 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
     emit: ((event: RetryEvent) => void) | undefined,
   ) {
     const definition = options.method_definition;
-    const deadline = deadlineToMs(options.deadline);
+    const bounds = callBounds(options);
+    const deadline = bounds.deadline;
+    this.attemptOptions = bounds.attemptOptions;
     // Call ids number the events; a call nobody observes needs none.
     const events = emit && new CallEvents(emit, definition.path, ctx.nextCallId(), ctx.clock);
     const singleRequest = !definition.requestStream;
@@ -68,7 +75,13 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
     this.app = app;
     this.attempts = new AttemptSet(app, ctx, replay, singleRequest, deadline, waitForReady, events);
     // Created now, as grpc-js would without us, so that a closed channel throws where it always did.
-    this.phase = { tag: 'not-started', firstCall: nextCall(options) };
+    this.phase = { tag: 'not-started', firstCall: nextCall(this.attemptOptions) };
+    const parent = bounds.cancelledWith;
+    if (parent) {
+      const onParentCancelled = () => this.cancelWithStatus(Status.CANCELLED, 'Cancelled by parent call');
+      parent.on('cancelled', onParentCancelled);
+      this.leaveParent = () => parent.removeListener('cancelled', onParentCancelled);
+    }
   }
 
   // ---- what the application does (the application side does the plumbing) ----
@@ -191,7 +204,7 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
       call = from.firstCall;
     } else {
       try {
-        call = this.nextCall(this.options);
+        call = this.nextCall(this.attemptOptions);
       } catch (error) {
         this.end(engineStatus.startFailed(this.attempts.count + 1, error), 'call-ended');
         return;
@@ -355,7 +368,9 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
     if (this.phase.tag === 'ended') {
       return;
     }
+    const decidedBy = this.committedTo;
     this.transition(ENDED);
+    this.leaveParent?.();
     // A cancel tells the server the caller's status; otherwise the attempt's reason.
     this.attempts.cancelAll(cancelReason, cancelReason === 'call-cancelled' ? status : undefined);
     this.app.releaseWriters();
@@ -363,7 +378,7 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
       this.ctx.gate?.recordSuccess();
     }
     this.events?.callEnd(status, this.attempts.count);
-    this.app.close(status, deliverLater);
+    this.app.close(status, deliverLater, decidedBy);
   }
 
   // ---- helpers ----

@@ -12,3 +12,18 @@ export function applyConfigWaitForReady(metadata: Metadata, waitForReady: boolea
     metadata.setOptions({ ...options, waitForReady });
   }
 }
+
+/**
+ * {@link applyConfigWaitForReady} without touching the application's object: the same metadata when the call set
+ * `waitForReady` itself, else a copy with the config's. (An application may reuse its Metadata for other calls, of
+ * methods the config says nothing about.)
+ * @internal
+ */
+export function withConfigWaitForReady(metadata: Metadata, waitForReady: boolean): Metadata {
+  if (metadata.getOptions().waitForReady !== undefined) {
+    return metadata;
+  }
+  const copy = metadata.clone();
+  applyConfigWaitForReady(copy, waitForReady);
+  return copy;
+}

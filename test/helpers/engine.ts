@@ -122,6 +122,8 @@ export interface EngineCallOptions {
   clock?: FakeClock;
   /** No event listener at all (the engine then builds no events); `events` stays empty. */
   unobserved?: boolean;
+  /** More call options (a Date `deadline`, `parent`, `propagate_flags`, ...), over the harness's own. */
+  callOptions?: Record<string, unknown>;
   /** Runs before the scripted next call makes attempt `index` (0-based); a throw is the channel refusing it. */
   beforeAttempt?: (index: number) => void;
 }
@@ -173,6 +175,7 @@ export function engineCall(config: object, opts: EngineCallOptions = {}): Engine
       responseDeserialize: (b: Buffer) => b.toString(),
     },
     deadline: opts.deadlineMs === undefined ? undefined : clock.now() + opts.deadlineMs,
+    ...opts.callOptions,
   } as unknown as InterceptorOptions;
   const attempts: FakeAttempt[] = [];
   const nextCall = (o: InterceptorOptions) => {

@@ -1,0 +1,53 @@
+import { type InterceptorOptions, propagate } from '@grpc/grpc-js';
+import { deadlineToMs } from './deadline.js';
+
+/**
+ * What a call takes from its parent server call (the `parent` call option, with `propagate_flags`), read once when
+ * the call is made, as grpc-js reads it for a call without retries: the parent's deadline when it comes first, and
+ * its cancellation. The engine applies both to the whole call, across every attempt and backoff, and hands the
+ * attempts a fixed deadline and no parent: grpc-js ties an attempt to its parent only when the attempt is made, so
+ * a retry made after the parent was cancelled would never hear of it.
+ * @internal
+ */
+export interface CallBounds {
+  /** The call's deadline, ms since the epoch (`Infinity` for none): its own, or the parent's when earlier. */
+  readonly deadline: number;
+  /** The options each attempt is made with. */
+  readonly attemptOptions: InterceptorOptions;
+  /** The parent whose cancellation cancels the call, when the flags ask for it. */
+  readonly cancelledWith: ParentEvents | undefined;
+}
+
+/** The part of a grpc-js server call used here (it is an EventEmitter that emits `cancelled`). @internal */
+export interface ParentEvents {
+  on(event: 'cancelled', listener: () => void): unknown;
+  removeListener(event: 'cancelled', listener: () => void): unknown;
+}
+
+/**
+ * The call's deadline and its attempts' options. A Date deadline becomes a number, so that an application that
+ * moves its Date after making the call (reusing one options object) does not move the deadline of later attempts.
+ * @internal
+ */
+export function callBounds(options: InterceptorOptions): CallBounds {
+  const own = options.deadline;
+  const parent = options.parent;
+  if (!parent) {
+    if (own instanceof Date) {
+      const deadline = own.getTime();
+      return { deadline, attemptOptions: { ...options, deadline }, cancelledWith: undefined };
+    }
+    return { deadline: deadlineToMs(own), attemptOptions: options, cancelledWith: undefined };
+  }
+  const flags = options.propagate_flags ?? propagate.DEFAULTS;
+  let deadline = deadlineToMs(own);
+  if (flags & propagate.DEADLINE) {
+    deadline = Math.min(deadline, deadlineToMs(parent.getDeadline()));
+  }
+  const { parent: _parent, propagate_flags: _flags, ...rest } = options;
+  return {
+    deadline,
+    attemptOptions: { ...rest, deadline } as InterceptorOptions,
+    cancelledWith: flags & propagate.CANCELLATION ? (parent as unknown as ParentEvents) : undefined,
+  };
+}

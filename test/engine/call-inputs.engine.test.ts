@@ -1,0 +1,183 @@
+/**
+ * What a call is made with is read once, when it starts, as grpc-js reads it for a call without retries: the
+ * application's Metadata, a Date deadline, and the parent server call (`parent`, `propagate_flags`), whose
+ * cancellation and deadline then bound the whole call, across attempts and backoffs (src/retry/parent-call.ts).
+ * And what the application reads at the end names the attempt that answered: the peer and the trailers'
+ * `grpc-previous-rpc-attempts`.
+ */
+import { EventEmitter } from 'node:events';
+import { Metadata, propagate } from '@grpc/grpc-js';
+import { describe, expect, it } from 'vitest';
+import { engineCall, hedgingPolicy, retryPolicy, Status, T0 } from '../helpers/engine.js';
+
+/** A parent server call: an EventEmitter with the deadline grpc-js would give it. */
+function parentCall(deadlineMs: number = Number.POSITIVE_INFINITY) {
+  const parent = new EventEmitter() as EventEmitter & { cancelled: boolean; getDeadline(): number };
+  parent.cancelled = false;
+  parent.getDeadline = () => deadlineMs;
+  return parent;
+}
+
+describe("engine: the application's metadata", () => {
+  it('later attempts send the headers as they were when the call started, whatever the application does next', () => {
+    const metadata = new Metadata();
+    metadata.set('x-token', 'v1');
+    metadata.add('x-multi', 'a');
+    metadata.set('x-bin', Buffer.from([1, 2]));
+    const h = engineCall(retryPolicy(), { metadata });
+    // The application prepares its next call on the same object.
+    metadata.set('x-token', 'v2');
+    metadata.add('x-multi', 'b');
+    (metadata.get('x-bin')[0] as Buffer)[0] = 9;
+    metadata.set('x-added-later', 'yes');
+    h.attempt(0).fail();
+    h.clock.runNext();
+    for (const attempt of h.attempts) {
+      expect(attempt.metadata?.get('x-token')).toEqual(['v1']);
+      expect(attempt.metadata?.get('x-multi')).toEqual(['a']);
+      expect(attempt.metadata?.get('x-bin')).toEqual([Buffer.from([1, 2])]);
+      expect(attempt.metadata?.get('x-added-later')).toEqual([]);
+    }
+    expect(h.attempts).toHaveLength(2);
+  });
+
+  it("hedges too; and the application's object is never written to", () => {
+    const metadata = new Metadata({ corked: true });
+    metadata.set('x-token', 'v1');
+    const h = engineCall(hedgingPolicy({}, { waitForReady: true }), { metadata });
+    metadata.set('x-token', 'v2');
+    h.clock.advance(100);
+    expect(h.attempts.map((a) => a.header('x-token'))).toEqual(['v1', 'v1']);
+    expect(h.attempt(1).header('grpc-previous-rpc-attempts')).toBe('1');
+    expect(metadata.get('grpc-previous-rpc-attempts')).toEqual([]);
+    expect(metadata.getOptions()).toEqual({ corked: true });
+  });
+
+  it("a config's waitForReady on a method with no policy goes on a copy, not on the application's object", () => {
+    const config = { methodConfig: [{ name: [{ service: 'test.Svc' }], waitForReady: true }] };
+    const metadata = new Metadata();
+    const h = engineCall(config, { metadata });
+    expect(h.attempt(0).metadata?.getOptions().waitForReady).toBe(true);
+    expect(metadata.getOptions().waitForReady).toBeUndefined();
+    // The call's own value is kept, and then its object is handed on as it is.
+    const own = new Metadata({ waitForReady: false });
+    expect(engineCall(config, { metadata: own }).attempt(0).metadata).toBe(own);
+  });
+});
+
+describe('engine: a Date deadline', () => {
+  it('is read once: a Date the application moves after the call started moves neither the call nor its attempts', () => {
+    const deadline = new Date(T0 + 500);
+    const h = engineCall(retryPolicy({ initialBackoff: '0.3s', maxBackoff: '0.3s' }), {
+      callOptions: { deadline },
+    });
+    deadline.setTime(T0 + 10_000);
+    h.attempt(0).fail();
+    h.clock.advance(300);
+    expect(h.attempts).toHaveLength(2);
+    expect(h.attempt(1).options.deadline).toBe(T0 + 500);
+    expect(h.attempt(0).options.deadline).toBe(T0 + 500);
+    h.attempt(1).fail();
+    h.clock.advance(200);
+    expect(h.status.code).toBe(Status.DEADLINE_EXCEEDED);
+    expect(h.attempts).toHaveLength(2);
+  });
+});
+
+describe('engine: the parent call', () => {
+  it("its cancellation during a backoff ends the call with grpc-js's status, and no retry is made", async () => {
+    const parent = parentCall();
+    const h = engineCall(retryPolicy(), { callOptions: { parent } });
+    h.attempt(0).fail();
+    parent.cancelled = true;
+    parent.emit('cancelled', 'cancelled');
+    await h.settle();
+    h.clock.advance(10_000);
+    expect(h.status).toMatchObject({ code: Status.CANCELLED, details: 'Cancelled by parent call' });
+    expect(h.attempts).toHaveLength(1);
+    expect(parent.listenerCount('cancelled')).toBe(0);
+  });
+
+  it('its cancellation during an attempt cancels that attempt and every hedge', async () => {
+    const parent = parentCall();
+    const h = engineCall(hedgingPolicy(), { callOptions: { parent } });
+    h.clock.advance(100);
+    parent.emit('cancelled', 'cancelled');
+    await h.settle();
+    expect(h.status.details).toBe('Cancelled by parent call');
+    expect(h.attempts.map((a) => a.cancelled?.code)).toEqual([Status.CANCELLED, Status.CANCELLED]);
+  });
+
+  it('the attempts are made without a parent (the call listens once), with the earlier of the two deadlines', () => {
+    const parent = parentCall(T0 + 400);
+    const h = engineCall(retryPolicy({ initialBackoff: '0.3s', maxBackoff: '0.3s' }), {
+      deadlineMs: 1_000,
+      callOptions: { parent },
+    });
+    expect(parent.listenerCount('cancelled')).toBe(1);
+    expect(h.attempt(0).options.parent).toBeUndefined();
+    expect(h.attempt(0).options.propagate_flags).toBeUndefined();
+    expect(h.attempt(0).options.deadline).toBe(T0 + 400);
+    h.attempt(0).fail();
+    h.clock.advance(300);
+    h.attempt(1).fail();
+    h.clock.advance(100);
+    expect(h.status.code).toBe(Status.DEADLINE_EXCEEDED);
+    expect(h.attempts).toHaveLength(2);
+    expect(parent.listenerCount('cancelled')).toBe(0);
+  });
+
+  it('the listener goes when the call ends any other way', () => {
+    const parent = parentCall();
+    const h = engineCall(retryPolicy(), { callOptions: { parent } });
+    h.attempt(0).succeed();
+    expect(h.status.code).toBe(Status.OK);
+    expect(parent.listenerCount('cancelled')).toBe(0);
+  });
+
+  it('propagate_flags choose: without CANCELLATION nothing listens; without DEADLINE the call keeps its own', () => {
+    const parent = parentCall(T0 + 400);
+    const noCancel = engineCall(retryPolicy(), {
+      deadlineMs: 1_000,
+      callOptions: { parent, propagate_flags: propagate.DEADLINE },
+    });
+    expect(parent.listenerCount('cancelled')).toBe(0);
+    expect(noCancel.attempt(0).options.deadline).toBe(T0 + 400);
+    const noDeadline = engineCall(retryPolicy(), {
+      deadlineMs: 1_000,
+      callOptions: { parent, propagate_flags: propagate.CANCELLATION },
+    });
+    expect(parent.listenerCount('cancelled')).toBe(1);
+    expect(noDeadline.attempt(0).options.deadline).toBe(T0 + 1_000);
+  });
+});
+
+describe('engine: what the application reads at the end names the attempt that answered', () => {
+  it("grpc-previous-rpc-attempts in the trailers: the committed attempt's number less one", () => {
+    const firstWins = engineCall(hedgingPolicy());
+    firstWins.clock.advance(200);
+    expect(firstWins.attempts).toHaveLength(3);
+    firstWins.attempt(0).succeed();
+    expect(firstWins.status.metadata.get('grpc-previous-rpc-attempts')).toEqual([]);
+
+    const secondWins = engineCall(hedgingPolicy());
+    secondWins.clock.advance(200);
+    secondWins.attempt(1).succeed();
+    expect(secondWins.status.metadata.get('grpc-previous-rpc-attempts')).toEqual(['1']);
+
+    const exhausted = engineCall(retryPolicy({ maxAttempts: 3 }));
+    for (let i = 0; i < 3; i++) {
+      exhausted.attempt(i).fail();
+      exhausted.clock.runNext();
+    }
+    expect(exhausted.status.metadata.get('grpc-previous-rpc-attempts')).toEqual(['2']);
+  });
+
+  it("getPeer() after the end is the winner's, not the newest hedge's", () => {
+    const h = engineCall(hedgingPolicy());
+    h.clock.advance(200);
+    h.attempt(0).succeed();
+    expect(h.status.code).toBe(Status.OK);
+    expect(h.call.getPeer()).toBe('peer-0');
+  });
+});
