@@ -6,12 +6,14 @@
  */
 import { formatJsonPath } from './json-path.js';
 import { parseJsonSource } from './json-source.js';
+import { findPatternNames } from './pattern-names.js';
 import type { ServiceConfig } from './types.js';
 import { findUnknownFields } from './unknown-fields.js';
 
 /**
  * One line per likely mistake: an unknown field with a known one close to its name (a misspelling), and a config
- * that configures nothing the interceptor applies while holding unknown fields (not a service config at all, say).
+ * that configures nothing the interceptor applies while holding unknown fields (not a service config at all, say),
+ * and a method name that looks like a pattern or a path (`"pkg.*"`, `"/pkg.Service"`), which no call matches.
  * Empty when there is nothing to say.
  * @internal
  */
@@ -32,6 +34,9 @@ export function likelyConfigMistakes(input: string | object, parsed: ServiceConf
           `the service config's ${formatJsonPath(field.path)} is not a service-config field (did you mean "${field.suggestion}"?)`,
         ],
   );
+  for (const name of findPatternNames(root)) {
+    mistakes.push(`the service config's ${formatJsonPath(name.path)}: ${name.message}`);
+  }
   if (mistakes.length === 0 && unknown.length > 0 && parsed.methodConfig.length === 0) {
     const keys = unknown.map((field) => formatJsonPath(field.path)).join(', ');
     mistakes.push(

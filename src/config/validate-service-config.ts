@@ -5,6 +5,7 @@
 import { formatJsonPath, type JsonPath } from './json-path.js';
 import { type JsonSource, parseJsonSource } from './json-source.js';
 import { brandConfig } from './normalized-config.js';
+import { findPatternNames } from './pattern-names.js';
 import type { ServiceConfigIssue } from './service-config-error.js';
 import { ConfigProblems, readServiceConfig } from './service-config-rules.js';
 import type { ServiceConfig } from './types.js';
@@ -18,7 +19,8 @@ export interface ServiceConfigValidation {
   readonly errors: readonly ServiceConfigIssue[];
   /**
    * Findings that do not reject the config: unknown fields (ignored at run time, as the spec requires), with a
-   * "did you mean" for near misses.
+   * "did you mean" for near misses, and method names that look like patterns or paths (matched exactly, so by no
+   * call).
    */
   readonly warnings: readonly ServiceConfigIssue[];
 }
@@ -65,7 +67,12 @@ export function validate(input: string | object, withWarnings: boolean): Validat
   const config = readServiceConfig(root, problems);
   const errors = problems.list.map((p) => issue(p.path, p.message, source, 'value'));
   const warnings = withWarnings
-    ? findUnknownFields(root).map((field) => issue(field.path, describeUnknownField(field), source, 'key'))
+    ? [
+        ...findUnknownFields(root).map((field) =>
+          issue(field.path, describeUnknownField(field), source, 'key'),
+        ),
+        ...findPatternNames(root).map((name) => issue(name.path, name.message, source, 'value')),
+      ]
     : [];
   return {
     config: config === undefined || errors.length > 0 ? undefined : brandConfig(config),

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { likelyConfigMistakes } from '../../src/config/likely-config-mistakes.js';
 import { parseServiceConfig } from '../../src/config/parse-service-config.js';
+import { validateServiceConfig } from '../../src/config/validate-service-config.js';
 import { createRetryInterceptor } from '../../src/retry/retry-interceptor.js';
 import { RetryBudget } from '../../src/throttle/retry-budget.js';
 
@@ -13,6 +14,30 @@ describe('likely mistakes in a service config handed to the interceptor', () => 
     ]);
     expect(mistakes('{"methodConfig": [{"name": [{}], "retryPolcy": {}}]}')).toEqual([
       'the service config\'s methodConfig[0].retryPolcy is not a service-config field (did you mean "retryPolicy"?)',
+    ]);
+  });
+
+  it('names a service or method that looks like a pattern or a path, which no call matches', () => {
+    const config = {
+      methodConfig: [
+        {
+          name: [{ service: 'pkg.*' }, { service: 'pkg.Svc', method: '*' }, { service: '/pkg.Svc' }],
+          waitForReady: true,
+        },
+      ],
+    };
+    expect(mistakes(config)).toEqual([
+      'the service config\'s methodConfig[0].name[0].service: service "pkg.*" is matched exactly, as a name no call has: service-config names have no wildcards (name each service, and leave "method" out to cover all of its methods; {} covers every method)',
+      'the service config\'s methodConfig[0].name[1].method: method "*" is matched exactly, as a name no call has: service-config names have no wildcards (leave "method" out to cover the whole service)',
+      'the service config\'s methodConfig[0].name[2].service: service "/pkg.Svc" holds a "/", which no service name has: a name is {"service": "package.Service", "method": "Method"}, not a path',
+    ]);
+    expect(mistakes({ methodConfig: [{ name: [{ service: 'pkg.Svc', method: 'Get' }, {}] }] })).toEqual([]);
+    const validation = validateServiceConfig(JSON.stringify(config, null, 2));
+    expect(validation.errors).toEqual([]);
+    expect(validation.warnings.map((w) => [w.path, w.line])).toEqual([
+      ['methodConfig[0].name[0].service', 6],
+      ['methodConfig[0].name[1].method', 10],
+      ['methodConfig[0].name[2].service', 13],
     ]);
   });
 
