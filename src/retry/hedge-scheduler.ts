@@ -297,11 +297,22 @@ export class HedgeScheduler {
     }
   }
 
-  /** The interceptor's gate first (A6's throttle spends nothing when asked), then the hedge budget. */
+  /**
+   * The interceptor's gate first (A6's throttle spends nothing when asked), then the hedge budget. The budget holds
+   * the extra load of hedges sent while an attempt is in flight. A hedge with nothing in flight replaces attempts
+   * that failed with a non-fatal status: were it refused, the call would fail where fixed hedging recovers, so the
+   * budget spends on it if it can and lets it go in any case; `maxAttempts` and the interceptor's gate (A6's
+   * throttle, a retry budget) bound it, as they bound retries.
+   */
   private askGates(): GateVerdict {
     const verdict = this.host.askGate('hedge');
     const budget = this.budget;
-    if (verdict !== 'allow' || budget === undefined || budget.allowAttempt('hedge')) {
+    if (
+      verdict !== 'allow' ||
+      budget === undefined ||
+      budget.allowAttempt('hedge') ||
+      this.attempts.live.length === 0
+    ) {
       return verdict;
     }
     // Reported once per hedge, however often the call asks again for it.

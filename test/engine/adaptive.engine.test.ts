@@ -59,6 +59,36 @@ describe('engine: adaptive hedging delay', () => {
     expect(adaptive.delayOf(METHOD)).toBeUndefined();
   });
 
+  it('an empty budget does not fail a call whose only attempt failed non-fatally: the replacement goes, as with fixed hedging', () => {
+    const clock = new FakeClock(T0);
+    const adaptive = depositsOnlyHedging(clock); // one call's half a hedge: the budget cannot pay for one
+    const config = hedgingPolicy({ hedgingDelay: '0.1s', maxAttempts: 3 });
+    const h = engineCall(config, { clock, interceptor: { adaptiveHedging: adaptive } });
+    clock.advance(10);
+    h.attempt(0).fail(Status.UNAVAILABLE);
+    expect(h.attempts).toHaveLength(2);
+    expect(eventsOfType(h.events, 'throttled')).toEqual([]);
+    // With the replacement in flight, a latency hedge is the budget's again: refused, and asked for later.
+    clock.advance(100);
+    expect(h.attempts).toHaveLength(2);
+    expect(eventsOfType(h.events, 'throttled')).toEqual([
+      expect.objectContaining({ kind: 'hedge', gate: 'hedge-budget', attempt: 3 }),
+    ]);
+    h.attempt(1).succeed();
+    expect(h.status.code).toBe(Status.OK);
+  });
+
+  it("the interceptor's own gate still bounds a replacement: a throttle that refuses ends the call with its failure", () => {
+    const clock = new FakeClock(T0);
+    const adaptive = depositsOnlyHedging(clock);
+    const config = hedgingPolicy({ hedgingDelay: '0.1s', maxAttempts: 3 });
+    const refuse = { allowAttempt: () => false, recordCall() {}, recordFailure() {}, recordSuccess() {} };
+    const h = engineCall(config, { clock, interceptor: { adaptiveHedging: adaptive, gate: refuse } });
+    h.attempt(0).fail(Status.UNAVAILABLE);
+    expect(h.attempts).toHaveLength(1);
+    expect(h.status.code).toBe(Status.UNAVAILABLE);
+  });
+
   it('a hedge the budget refuses is asked for again one delay later, and reported once', () => {
     const clock = new FakeClock(T0);
     const adaptive = depositsOnlyHedging(clock);
