@@ -30,6 +30,8 @@ export class Attempt implements InterceptingListener {
    * arrived.
    */
   state: 'live' | 'cancelled' | 'left-running' | 'done' = 'live';
+  /** The call committed to this attempt (it stays so when the call ends before the attempt reports its status). */
+  committed = false;
 
   cancelReason: AttemptCancelReason | undefined;
   /** Absolute index of the next message of the replay buffer to hand to this attempt. */

@@ -145,8 +145,7 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
       return;
     }
     // The committed attempt's status, or an OK before a commit (which commits), is the call's.
-    const counts =
-      this.committedTo === attempt || (status.code === Status.OK && this.phase.tag === 'in-flight');
+    const counts = attempt.committed || (status.code === Status.OK && this.phase.tag === 'in-flight');
     if (this.attempts.settle(attempt, status, counts) !== 'live') {
       return;
     }
@@ -354,6 +353,7 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
       this.hedges?.recordLatencies(attempt, this.attempts.live);
     }
     this.transition({ tag: 'committed', attempt });
+    attempt.committed = true;
     this.attempts.cancelLosers(attempt);
     if (this.committedTo !== attempt) {
       return; // an attempt-left-running listener ended the call

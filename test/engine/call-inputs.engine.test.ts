@@ -8,7 +8,7 @@
 import { EventEmitter } from 'node:events';
 import { Metadata, propagate } from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
-import { engineCall, hedgingPolicy, retryPolicy, Status, T0 } from '../helpers/engine.js';
+import { engineCall, eventsOfType, hedgingPolicy, retryPolicy, Status, T0 } from '../helpers/engine.js';
 
 /** A parent server call: an EventEmitter with the deadline grpc-js would give it. */
 function parentCall(deadlineMs: number = Number.POSITIVE_INFINITY) {
@@ -179,5 +179,19 @@ describe('engine: what the application reads at the end names the attempt that a
     h.attempt(0).succeed();
     expect(h.status.code).toBe(Status.OK);
     expect(h.call.getPeer()).toBe('peer-0');
+  });
+});
+
+describe('engine: an attempt committed before the application cancels', () => {
+  it('is reported committed at its end, with the cancel as its reason', async () => {
+    const h = engineCall(retryPolicy(), { type: 'server-stream' });
+    h.attempt(0).headers();
+    h.call.cancelWithStatus(Status.CANCELLED, 'Cancelled on client');
+    await h.settle();
+    h.attempt(0).status(Status.CANCELLED, 'Cancelled on client');
+    expect(eventsOfType(h.events, 'committed')).toEqual([expect.objectContaining({ attempt: 1, reason: 'headers' })]);
+    expect(eventsOfType(h.events, 'attempt-end')).toEqual([
+      expect.objectContaining({ attempt: 1, committed: true, cancelReason: 'call-cancelled' }),
+    ]);
   });
 });
