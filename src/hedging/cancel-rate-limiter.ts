@@ -8,8 +8,16 @@ import { checkClock, checkNumber, checkOptions, describeValue } from '../util/op
  * for the cancellations this package does not limit (the application's own cancels, deadlines).
  */
 export const DEFAULT_CANCEL_RATE_PER_SECOND = 25;
-/** Default burst of cancellations: half the guard's 1,000, so that a burst of application cancels still fits. */
-export const DEFAULT_CANCEL_BURST = 500;
+/**
+ * The burst of RST_STREAMs Node.js's HTTP/2 server allows before its sustained rate applies (nghttp2 1.61 in
+ * Node 20). @internal
+ */
+export const NODE_RAPID_RESET_BURST = 1_000;
+/**
+ * Default burst of cancellations: a quarter of the guard's 1,000, so that a burst of up to 750 application cancels
+ * right after a burst of losers still fits (each of the application's cancels is a reset on the same connection).
+ */
+export const DEFAULT_CANCEL_BURST = 250;
 /**
  * Default cap on how long a loser that could not be cancelled may run, for calls without a deadline: 30 s, after
  * which it is cancelled whatever the rate.
@@ -20,7 +28,7 @@ export const DEFAULT_UNCANCELLED_LOSER_CAP_MS = 30_000;
 export interface CancelRateLimiterOptions {
   /** Sustained cancellations per second (default 25). */
   ratePerSecond?: number;
-  /** Cancellations allowed at once after a quiet period (default 500). */
+  /** Cancellations allowed at once after a quiet period (default 250). */
   burst?: number;
   /**
    * For calls without a deadline: a loser left running because the limiter refused to cancel it is cancelled
@@ -46,6 +54,8 @@ export class CancelRateLimiter implements CancelLimiter {
   readonly loserCapMs: number;
   private readonly clock: Clock;
   private available: number;
+  /** How far below zero the application's and the deadline's cancels can take {@link available}. */
+  private readonly floor: number;
   private refilledAt: number;
 
   /**
@@ -74,6 +84,7 @@ export class CancelRateLimiter implements CancelLimiter {
     this.loserCapMs = loserCapMs;
     this.clock = checkClock(where, 'clock', o.clock) ?? systemClock;
     this.available = burst;
+    this.floor = Math.min(0, burst - NODE_RAPID_RESET_BURST);
     this.refilledAt = this.clock.now();
   }
 
@@ -81,6 +92,17 @@ export class CancelRateLimiter implements CancelLimiter {
   get tokens(): number {
     this.refill();
     return this.available;
+  }
+
+  /**
+   * A cancel the engine made whatever the limit (the application cancelled the call, its deadline passed, a loser
+   * reached its cap): it is a reset on the same connection, so it spends from the limit too, down to the server's
+   * own floor (the guard's 1,000 less this limiter's burst below zero). After a burst of such cancels, losers are
+   * left running until the guard has had time to refill.
+   */
+  noteCancel(): void {
+    this.refill();
+    this.available = Math.max(this.floor, this.available - 1);
   }
 
   /** May a losing attempt be cancelled now? True spends one cancellation. */

@@ -14,7 +14,8 @@ export interface LeftRunning {
  * cancel is an HTTP/2 RST_STREAM, and servers tear down connections that reset streams too fast), let it run to
  * completion with its responses read and dropped. Only a losing hedge or a timed-out attempt whose request was
  * fully sent may be left running. Such an attempt still ends at the call's deadline (grpc-js applies it to every
- * attempt), or after the limiter's cap when the call has none.
+ * attempt), or after the limiter's cap when the call has none. Every other cancel of a started attempt (the
+ * application's, the end of the call) goes at once, and is counted against the limit: it is a reset too.
  * @returns What was left running, or undefined when the attempt was cancelled.
  * @internal
  */
@@ -27,23 +28,27 @@ export function cancelOrLeaveRunning(
   deadline: number,
 ): LeftRunning | undefined {
   const limiter = ctx.cancelLimiter;
-  if (
+  const limited =
     limiter !== undefined &&
     (reason === 'other-attempt-committed' || reason === 'per-attempt-timeout') &&
-    attempt.halfCloseSent &&
-    !limiter.tryCancel()
-  ) {
+    attempt.halfCloseSent;
+  if (limited && !limiter.tryCancel()) {
     attempt.state = 'left-running';
     const capped = !Number.isFinite(deadline);
     if (capped) {
       attempt.timer = ctx.clock.setTimer(() => {
         attempt.timer = undefined;
         if (attempt.state === 'left-running') {
+          limiter.noteCancel?.();
           attempt.call.cancelWithStatus(code, details);
         }
       }, limiter.loserCapMs);
     }
     return { reason, capMs: capped ? limiter.loserCapMs : undefined };
+  }
+  if (!limited && attempt.started) {
+    // Not the limiter's to refuse (the application cancelled, the call ended), but a reset all the same.
+    limiter?.noteCancel?.();
   }
   attempt.state = 'cancelled';
   attempt.cancelReason = reason;

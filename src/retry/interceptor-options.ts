@@ -80,7 +80,7 @@ export interface RetryInterceptorOptions {
   readonly adaptiveHedging?: boolean | AdaptiveHedgingOptions | AdaptiveHedging;
   /**
    * Limit on cancellations of losing attempts (each an HTTP/2 RST_STREAM), below Node's rapid-reset guard. On by
-   * default (burst 500, then 25/s); beyond it a losing hedge or a timed-out attempt runs to completion and its
+   * default (burst 250, then 25/s); beyond it a losing hedge or a timed-out attempt runs to completion and its
    * result is discarded (an `attempt-left-running` event says so). `false` cancels every loser at once; or options,
    * or a shared `CancelRateLimiter`.
    */

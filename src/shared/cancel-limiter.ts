@@ -5,6 +5,8 @@
 export interface CancelLimiter {
   /** May one more attempt be cancelled now? True spends from the limit. */
   tryCancel(): boolean;
+  /** A cancel made whatever the limit (the application's, the deadline's): it spends from the limit too. */
+  noteCancel?(): void;
   /** How long an attempt left running instead is allowed when its call has no deadline, ms. */
   readonly loserCapMs: number;
 }

@@ -7,6 +7,7 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
+import { DEFAULT_CANCEL_BURST } from '../../src/hedging/cancel-rate-limiter.js';
 import type { RetryEvent } from '../../src/retry/events.js';
 import { createRetryInterceptor } from '../../src/retry/retry-interceptor.js';
 import { PREVIOUS_ATTEMPTS_METADATA_KEY } from '../../src/shared/headers.js';
@@ -75,8 +76,8 @@ describe('cancel-rate limiter against a real grpc-js server', () => {
     const cancelled = events.filter(
       (e) => e.type === 'attempt-end' && e.cancelReason === 'other-attempt-committed',
     ).length;
-    // The default limiter: a burst of 500, then 25 a second.
-    expect(cancelled).toBeLessThanOrEqual(500 + Math.ceil(25 * seconds) + 1);
+    // The default limiter: a burst of 250, then 25 a second.
+    expect(cancelled).toBeLessThanOrEqual(DEFAULT_CANCEL_BURST + Math.ceil(25 * seconds) + 1);
     // Every loser ends, cancelled or run to completion (those may end after their call).
     const attemptEnds = () => events.filter((e) => e.type === 'attempt-end').length;
     for (let waited = 0; attemptEnds() < 2 * CALLS && waited < 5_000; waited += 50) {

@@ -56,6 +56,51 @@ describe('CancelRateLimiter', () => {
     expect(allowed).toBeLessThanOrEqual(DEFAULT_CANCEL_BURST + 25 * 60 + 1);
   });
 
+  it("counts the application's own cancels too: losers and the application's burst together stay under the guard", () => {
+    const clock = new FakeClock();
+    const limiter = new CancelRateLimiter({ clock });
+    // The server's guard, fed every reset the client sends on the connection.
+    let guard = GUARD_BURST;
+    const reset = () => {
+      guard -= 1;
+      expect(guard).toBeGreaterThanOrEqual(0);
+    };
+    // A burst of losers first: the limiter lets its burst through.
+    for (let i = 0; i < 600; i++) if (limiter.tryCancel()) reset();
+    // Then the application cancels 750 calls of its own at once, which nothing refuses.
+    for (let i = 0; i < 750; i++) {
+      limiter.noteCancel();
+      reset();
+    }
+    expect(limiter.tokens).toBe(-750);
+    expect(limiter.tryCancel()).toBe(false);
+    // The guard refills at 33/s and the limiter at 25/s: losers wait until it has room again, and never empty it.
+    let firstLaterMs: number | undefined;
+    let later = 0;
+    for (let ms = 10; ms <= 120_000; ms += 10) {
+      clock.advance(10);
+      guard = Math.min(GUARD_BURST, guard + (10 * GUARD_RATE) / 1000);
+      if (limiter.tryCancel()) {
+        reset();
+        later++;
+        firstLaterMs ??= ms;
+      }
+    }
+    // 751 tokens to win back at 25/s: about 30 s without a cancel of a loser, then 25 a second.
+    expect(firstLaterMs).toBeGreaterThanOrEqual(30_000);
+    expect(firstLaterMs).toBeLessThanOrEqual(30_100);
+    expect(later).toBeGreaterThanOrEqual(25 * 89);
+  });
+
+  it("the application's cancels take it no lower than the guard's burst less its own", () => {
+    const limiter = new CancelRateLimiter({ clock: new FakeClock(), burst: 100 });
+    for (let i = 0; i < 5_000; i++) limiter.noteCancel();
+    expect(limiter.tokens).toBe(-900);
+    const big = new CancelRateLimiter({ clock: new FakeClock(), burst: 2_000 });
+    for (let i = 0; i < 5_000; i++) big.noteCancel();
+    expect(big.tokens).toBe(0);
+  });
+
   it('does not refill or break when the clock goes back', () => {
     const clock = new FakeClock();
     const limiter = new CancelRateLimiter({ clock, burst: 1, ratePerSecond: 1 });

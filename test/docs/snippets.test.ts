@@ -283,7 +283,7 @@ describe('docs/hedging.md', () => {
 
   it('the cancel-rate limit', () => {
     createRetryInterceptor(config, {
-      cancelRateLimit: { ratePerSecond: 25, burst: 500, loserCapMs: 30_000 },
+      cancelRateLimit: { ratePerSecond: 25, burst: 250, loserCapMs: 30_000 },
     });
     createRetryInterceptor(config, { cancelRateLimit: false }); // cancel every loser at once
   });

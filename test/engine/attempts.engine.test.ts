@@ -8,7 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { CancelRateLimiter } from '../../src/hedging/cancel-rate-limiter.js';
 import type { RetryEvent } from '../../src/retry/events.js';
 import type { RetryGate } from '../../src/shared/retry-gate.js';
-import { engineCall, eventsOfType, hedgingPolicy, retryPolicy, Status } from '../helpers/engine.js';
+import { FakeClock } from '../../src/testing/fake-clock.js';
+import { engineCall, eventsOfType, hedgingPolicy, retryPolicy, Status, T0 } from '../helpers/engine.js';
 
 describe('engine: starting attempts', () => {
   it('a channel that refuses a retry ends the call with UNAVAILABLE, naming the attempt and the error', () => {
@@ -166,6 +167,21 @@ describe('engine: cancelling attempts', () => {
     await h.settle();
     expect(h.status).toMatchObject({ code: Status.DEADLINE_EXCEEDED, details: 'Deadline exceeded' });
     expect(h.attempt(0).cancelled).toEqual({ code: Status.CANCELLED, details: 'call ended' });
+  });
+
+  it("the application's cancel is not refused, but spends from the cancel limit: the next loser is left running", async () => {
+    const clock = new FakeClock(T0);
+    const limiter = new CancelRateLimiter({ clock, burst: 2, ratePerSecond: 0.001 });
+    const config = hedgingPolicy({ hedgingDelay: '0s', maxAttempts: 2 });
+    const cancelled = engineCall(config, { clock, interceptor: { cancelRateLimit: limiter } });
+    cancelled.call.cancelWithStatus(Status.CANCELLED, 'Cancelled on client');
+    await cancelled.settle();
+    expect(cancelled.attempts.map((a) => a.cancelled?.code)).toEqual([Status.CANCELLED, Status.CANCELLED]);
+    expect(limiter.tokens).toBe(0);
+    const hedged = engineCall(config, { clock, interceptor: { cancelRateLimit: limiter } });
+    hedged.attempt(1).succeed();
+    expect(hedged.attempt(0).cancelled).toBeUndefined();
+    expect(eventsOfType(hedged.events, 'attempt-left-running')).toHaveLength(1);
   });
 
   it('a loser left running is read to its end, its responses dropped, and its end says so', async () => {

@@ -189,7 +189,9 @@ describe('engine: an attempt committed before the application cancels', () => {
     h.call.cancelWithStatus(Status.CANCELLED, 'Cancelled on client');
     await h.settle();
     h.attempt(0).status(Status.CANCELLED, 'Cancelled on client');
-    expect(eventsOfType(h.events, 'committed')).toEqual([expect.objectContaining({ attempt: 1, reason: 'headers' })]);
+    expect(eventsOfType(h.events, 'committed')).toEqual([
+      expect.objectContaining({ attempt: 1, reason: 'headers' }),
+    ]);
     expect(eventsOfType(h.events, 'attempt-end')).toEqual([
       expect.objectContaining({ attempt: 1, committed: true, cancelReason: 'call-cancelled' }),
     ]);
