@@ -7,6 +7,7 @@ import type { BackoffState } from './backoff.js';
 import type { RetryingCallContext } from './call-context.js';
 import type { CallEvents } from './call-events.js';
 import { engineStatus } from './engine-statuses.js';
+import { isMessageSizeRejection } from './local-failure.js';
 import type { ReplayBuffer } from './replay-buffer.js';
 import {
   countsAgainstServer,
@@ -67,7 +68,7 @@ export class FailureHandler {
   afterFailure(attempt: Attempt, status: StatusObject, timedOut: boolean): void {
     const { policy, ctx, host } = this;
     const hint = timedOut ? NO_HINT : readServerHint(status.metadata, ctx.retryInfo);
-    const failure = { code: status.code, hint, timedOut };
+    const failure = { code: status.code, hint, timedOut, sizeRejected: isMessageSizeRejection(status) };
     if (countsAgainstServer(policy, failure)) {
       ctx.gate?.recordFailure();
     }
@@ -111,7 +112,13 @@ export class FailureHandler {
   /** A failure of the committed attempt: no further attempt, but it still counts against the server (A6). */
   afterCommittedFailure(status: StatusObject): void {
     const hint = readServerHint(status.metadata, this.ctx.retryInfo);
-    if (countsAgainstServer(this.policy, { code: status.code, hint, timedOut: false })) {
+    const failure = {
+      code: status.code,
+      hint,
+      timedOut: false,
+      sizeRejected: isMessageSizeRejection(status),
+    };
+    if (countsAgainstServer(this.policy, failure)) {
       this.ctx.gate?.recordFailure();
     }
   }

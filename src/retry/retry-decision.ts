@@ -16,6 +16,11 @@ export interface AttemptFailure {
   readonly hint: ServerHint;
   /** The attempt hit its per-attempt receive timeout: it counts as retryable whatever its code. */
   readonly timedOut: boolean;
+  /**
+   * The attempt hit a message-size limit (see `isMessageSizeRejection`): a resend fails alike, so it is fatal
+   * whatever its code, and it says nothing of the server's health.
+   */
+  readonly sizeRejected?: boolean;
 }
 
 /** Everything the decision after a failure depends on. */
@@ -89,6 +94,9 @@ export function isRetryableCode(policy: CallPolicy, code: number): boolean {
  * timeout, or a do-not-retry pushback trailer takes a token.
  */
 export function countsAgainstServer(policy: CallPolicy, failure: AttemptFailure): boolean {
+  if (failure.sizeRejected) {
+    return false;
+  }
   return (
     failure.timedOut ||
     isRetryableCode(policy, failure.code) ||
@@ -99,7 +107,7 @@ export function countsAgainstServer(policy: CallPolicy, failure: AttemptFailure)
 /** What to do after an attempt of an uncommitted call failed. */
 export function decideAfterFailure(input: FailureDecisionInput): FailureDecision {
   const { policy, failure } = input;
-  const retryable = failure.timedOut || isRetryableCode(policy, failure.code);
+  const retryable = !failure.sizeRejected && (failure.timedOut || isRetryableCode(policy, failure.code));
   if (!retryable) {
     return finish('fatal-status');
   }

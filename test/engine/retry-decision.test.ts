@@ -125,6 +125,19 @@ describe('decideAfterFailure: retry policy', () => {
     ).toBe('retry');
   });
 
+  it('a message-size rejection is fatal whatever the retryable codes, and does not count against the server', () => {
+    const RESOURCE_EXHAUSTED = 8;
+    const policy = { ...retry, retryableStatusCodes: [RESOURCE_EXHAUSTED] };
+    const failure = { code: RESOURCE_EXHAUSTED, hint: NO_HINT, timedOut: false, sizeRejected: true };
+    expect(decideAfterFailure(input({ policy, failure }))).toEqual({ type: 'finish', reason: 'fatal-status' });
+    expect(countsAgainstServer(policy, failure)).toBe(false);
+    expect(countsAgainstServer(policy, { ...failure, sizeRejected: false })).toBe(true);
+    const hedgingFailure = decideAfterFailure(
+      input({ policy: { ...hedging, nonFatalStatusCodes: [RESOURCE_EXHAUSTED] }, failure }),
+    );
+    expect(hedgingFailure).toEqual({ type: 'finish', reason: 'fatal-status' });
+  });
+
   it('asks the gate last, and only when everything else allows the retry', () => {
     let asked = 0;
     const gate = () => {
