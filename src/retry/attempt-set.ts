@@ -207,6 +207,14 @@ export class AttemptSet {
     }
     for (const attempt of this.live.slice()) {
       this.cancel(attempt, reason, status?.code, status?.details);
+      if (attempt.state === 'cancelled') {
+        // Its end is reported now, before the call's: grpc-js would report the status it was cancelled with,
+        // later, after the call had ended (a listener or span that closes per call would see it afterwards).
+        // A loser left running ends in its own time, as it is documented to.
+        const code = status?.code ?? Status.CANCELLED;
+        const details = status?.details ?? CANCEL_DETAILS[reason];
+        this.settle(attempt, { code, details, metadata: new Metadata() }, attempt.committed);
+      }
     }
   }
 

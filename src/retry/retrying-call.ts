@@ -46,6 +46,10 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
   private readonly deadline: number;
   /** The options each attempt is made with: a fixed deadline, no parent (see {@link callBounds}). */
   private readonly attemptOptions: InterceptorOptions;
+  /** The application called `start`. */
+  private started = false;
+  /** The status of a call ended before it started, kept for its start. */
+  private endedBeforeStart: StatusObject | undefined;
   /** Stops listening for the parent call's cancellation. */
   private leaveParent: (() => void) | undefined;
   /** The call's events; undefined when nobody listens, so that events cost nothing then. */
@@ -87,7 +91,18 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
   // ---- what the application does (the application side does the plumbing) ----
 
   start(metadata: Metadata, listener?: Partial<InterceptingListener>): void {
+    this.started = true;
     this.app.open(metadata, listener);
+    const early = this.endedBeforeStart;
+    if (early !== undefined) {
+      // Cancelled before it started (an interceptor above held the start back): the call still starts and ends
+      // once, in that order, and its listener gets the status.
+      this.endedBeforeStart = undefined;
+      this.events?.callStart(this.policy, this.deadline);
+      this.events?.callEnd(early, 0);
+      this.app.close(early, true, undefined);
+      return;
+    }
     this.ctx.gate?.recordCall?.();
     const { policy, ctx, attempts, replay, events } = this;
     if (policy.kind === 'hedging') {
@@ -369,8 +384,13 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
       return;
     }
     const decidedBy = this.committedTo;
+    const beforeStart = !this.started;
     this.transition(ENDED);
     this.leaveParent?.();
+    if (beforeStart) {
+      this.endedBeforeStart = status; // told when the call starts, to its listener
+      return;
+    }
     // A cancel tells the server the caller's status; otherwise the attempt's reason.
     this.attempts.cancelAll(cancelReason, cancelReason === 'call-cancelled' ? status : undefined);
     this.app.releaseWriters();

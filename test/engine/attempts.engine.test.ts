@@ -169,6 +169,49 @@ describe('engine: cancelling attempts', () => {
     expect(h.attempt(0).cancelled).toEqual({ code: Status.CANCELLED, details: 'call ended' });
   });
 
+  it('cancelled before it started (an interceptor above held the start): at its start, call-start, call-end, one status', async () => {
+    const h = engineCall(retryPolicy(), { start: false });
+    h.call.cancelWithStatus(Status.CANCELLED, 'Cancelled on client');
+    await h.settle();
+    expect(h.events).toEqual([]);
+    expect(h.received.statuses).toEqual([]);
+    h.call.start(new Metadata(), {
+      onReceiveStatus: (status) => h.received.statuses.push(status),
+    });
+    await h.settle();
+    expect(h.eventTypes()).toEqual(['call-start', 'call-end']);
+    expect(h.status).toMatchObject({ code: Status.CANCELLED, details: 'Cancelled on client' });
+    expect(h.attempt(0).cancelled).toEqual({ code: Status.CANCELLED, details: 'Cancelled on client' });
+    expect(h.attempt(0).started).toBe(false);
+  });
+
+  it("the attempts the call's end cancels report their end before the call's, once", async () => {
+    // A fatal status from one hedge ends the call with the other still out.
+    const fatal = engineCall(hedgingPolicy({ hedgingDelay: '0.1s', maxAttempts: 2 }));
+    fatal.clock.advance(100);
+    fatal.attempt(1).fail(Status.INVALID_ARGUMENT);
+    expect(fatal.eventTypes().slice(-3)).toEqual(['attempt-end', 'attempt-end', 'call-end']);
+    expect(eventsOfType(fatal.events, 'attempt-end').map((e) => [e.attempt, e.code, e.cancelReason])).toEqual(
+      [
+        [2, Status.INVALID_ARGUMENT, undefined],
+        [1, Status.CANCELLED, 'call-ended'],
+      ],
+    );
+    // The application cancels: the attempt ends with the application's status, then the call.
+    const cancelled = engineCall(retryPolicy());
+    cancelled.call.cancelWithStatus(Status.CANCELLED, 'Cancelled on client');
+    cancelled.attempt(0).status(Status.CANCELLED, 'Cancelled on client'); // grpc-js's own report comes later
+    await cancelled.settle();
+    expect(cancelled.eventTypes().slice(-2)).toEqual(['attempt-end', 'call-end']);
+    expect(eventsOfType(cancelled.events, 'attempt-end')).toEqual([
+      expect.objectContaining({
+        code: Status.CANCELLED,
+        details: 'Cancelled on client',
+        cancelReason: 'call-cancelled',
+      }),
+    ]);
+  });
+
   it("the application's cancel is not refused, but spends from the cancel limit: the next loser is left running", async () => {
     const clock = new FakeClock(T0);
     const limiter = new CancelRateLimiter({ clock, burst: 2, ratePerSecond: 0.001 });

@@ -129,7 +129,10 @@ describe('decideAfterFailure: retry policy', () => {
     const RESOURCE_EXHAUSTED = 8;
     const policy = { ...retry, retryableStatusCodes: [RESOURCE_EXHAUSTED] };
     const failure = { code: RESOURCE_EXHAUSTED, hint: NO_HINT, timedOut: false, sizeRejected: true };
-    expect(decideAfterFailure(input({ policy, failure }))).toEqual({ type: 'finish', reason: 'fatal-status' });
+    expect(decideAfterFailure(input({ policy, failure }))).toEqual({
+      type: 'finish',
+      reason: 'fatal-status',
+    });
     expect(countsAgainstServer(policy, failure)).toBe(false);
     expect(countsAgainstServer(policy, { ...failure, sizeRejected: false })).toBe(true);
     const hedgingFailure = decideAfterFailure(
