@@ -1,5 +1,5 @@
 import type { CancelLimiter } from '../shared/cancel-limiter.js';
-import { type Clock, systemClock } from '../shared/clock.js';
+import { type Clock, systemClock, type TimerHandle } from '../shared/clock.js';
 import { checkClock, checkNumber, checkOptions, describeValue } from '../util/option-checks.js';
 
 /**
@@ -54,6 +54,11 @@ export class CancelRateLimiter implements CancelLimiter {
   readonly loserCapMs: number;
   private readonly clock: Clock;
   private available: number;
+  /** Cancellations asked for with {@link whenAllowed}, oldest first (withdrawn ones are skipped). */
+  private readonly waiting: { readonly cancel: () => void; live: boolean }[] = [];
+  private timer: TimerHandle | undefined;
+  /** How many of {@link waiting} are not withdrawn. */
+  private live = 0;
   /** How far below zero the application's and the deadline's cancels can take {@link available}. */
   private readonly floor: number;
   private refilledAt: number;
@@ -103,6 +108,71 @@ export class CancelRateLimiter implements CancelLimiter {
   noteCancel(): void {
     this.refill();
     this.available = Math.max(this.floor, this.available - 1);
+  }
+
+  /**
+   * Runs `cancel` as soon as the limit allows one more cancellation (spending it), in the order asked: a loser left
+   * running is cancelled once the rate lets it, rather than only at its cap. Returns a function that withdraws the
+   * request (the loser ended meanwhile).
+   */
+  whenAllowed(cancel: () => void): () => void {
+    const entry = { cancel, live: true };
+    this.waiting.push(entry);
+    this.live += 1;
+    this.arm();
+    return () => {
+      if (!entry.live) {
+        return;
+      }
+      entry.live = false;
+      this.live -= 1;
+      if (this.live === 0) {
+        // Nothing left to cancel: no timer may hold the process up.
+        this.waiting.length = 0;
+        if (this.timer !== undefined) {
+          this.clock.clearTimer(this.timer);
+          this.timer = undefined;
+        }
+      }
+    };
+  }
+
+  /** Cancellations waiting for the limit to allow them. */
+  get queued(): number {
+    return this.live;
+  }
+
+  private arm(): void {
+    if (this.timer !== undefined || this.ratePerSecond <= 0) {
+      return;
+    }
+    while (this.waiting.length > 0 && !this.waiting[0]?.live) {
+      this.waiting.shift();
+    }
+    if (this.waiting.length === 0) {
+      return;
+    }
+    this.refill();
+    const missing = 1 - this.available;
+    const delayMs = missing <= 0 ? 0 : Math.ceil((missing * 1000) / this.ratePerSecond);
+    this.timer = this.clock.setTimer(() => {
+      this.timer = undefined;
+      this.drain();
+    }, delayMs);
+  }
+
+  private drain(): void {
+    this.refill();
+    while (this.waiting.length > 0 && this.available >= 1) {
+      const entry = this.waiting.shift();
+      if (entry?.live) {
+        entry.live = false;
+        this.live -= 1;
+        this.available -= 1;
+        entry.cancel();
+      }
+    }
+    this.arm();
   }
 
   /** May a losing attempt be cancelled now? True spends one cancellation. */

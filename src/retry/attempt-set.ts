@@ -156,6 +156,10 @@ export class AttemptSet {
   }
 
   stopTimer(attempt: Attempt): void {
+    if (attempt.withdrawCancel !== undefined) {
+      attempt.withdrawCancel();
+      attempt.withdrawCancel = undefined;
+    }
     if (attempt.timer === undefined) {
       return;
     }

@@ -48,6 +48,8 @@ export class Attempt implements InterceptingListener {
    * on a call without a deadline, the cap that cancels it.
    */
   timer: TimerHandle | undefined;
+  /** Left running: withdraws its place in the cancel limiter's queue (see `CancelRateLimiter.whenAllowed`). */
+  withdrawCancel: (() => void) | undefined;
   /** The replica-avoidance hint this attempt carries (src/lb), whose `picked` says where it went. */
   replica: ReplicaHint | undefined;
   /** Write-completion callback, one per attempt (only one write is in flight at a time). */

@@ -34,6 +34,13 @@ export function cancelOrLeaveRunning(
     attempt.halfCloseSent;
   if (limited && !limiter.tryCancel()) {
     attempt.state = 'left-running';
+    // Cancelled as soon as the rate allows; until then it runs, and its status ends it as usual.
+    attempt.withdrawCancel = limiter.whenAllowed?.(() => {
+      attempt.withdrawCancel = undefined;
+      if (attempt.state === 'left-running') {
+        attempt.call.cancelWithStatus(code, details);
+      }
+    });
     const capped = !Number.isFinite(deadline);
     if (capped) {
       attempt.timer = ctx.clock.setTimer(() => {

@@ -7,6 +7,8 @@ export interface CancelLimiter {
   tryCancel(): boolean;
   /** A cancel made whatever the limit (the application's, the deadline's): it spends from the limit too. */
   noteCancel?(): void;
+  /** Runs `cancel` once the limit allows it (spending it); returns a function that withdraws the request. */
+  whenAllowed?(cancel: () => void): () => void;
   /** How long an attempt left running instead is allowed when its call has no deadline, ms. */
   readonly loserCapMs: number;
 }

@@ -6,6 +6,7 @@ import {
   DEFAULT_UNCANCELLED_LOSER_CAP_MS,
   resolveCancelRateLimiter,
 } from '../../src/hedging/cancel-rate-limiter.js';
+import { FakeClock as TimerClock } from '../../src/testing/fake-clock.js';
 import { FakeClock } from './fake-clock.js';
 
 /** nghttp2's rapid-reset guard in Node 20: a burst of 1,000 RST_STREAMs, then 33 per second. */
@@ -99,6 +100,42 @@ describe('CancelRateLimiter', () => {
     const big = new CancelRateLimiter({ clock: new FakeClock(), burst: 2_000 });
     for (let i = 0; i < 5_000; i++) big.noteCancel();
     expect(big.tokens).toBe(0);
+  });
+
+  it('cancels what it refused as the rate allows, oldest first, skipping what was withdrawn', () => {
+    const clock = new TimerClock(0);
+    const limiter = new CancelRateLimiter({ clock, burst: 1, ratePerSecond: 10 });
+    expect(limiter.tryCancel()).toBe(true);
+    const done: string[] = [];
+    limiter.whenAllowed(() => done.push('a'));
+    const withdrawB = limiter.whenAllowed(() => done.push('b'));
+    limiter.whenAllowed(() => done.push('c'));
+    expect(limiter.queued).toBe(3);
+    withdrawB();
+    expect(limiter.queued).toBe(2);
+    clock.advance(99);
+    expect(done).toEqual([]);
+    clock.advance(1);
+    expect(done).toEqual(['a']);
+    clock.advance(100);
+    expect(done).toEqual(['a', 'c']);
+    expect(limiter.queued).toBe(0);
+    expect(clock.pendingTimers).toBe(0);
+    expect(limiter.tryCancel()).toBe(false); // each queued cancel spent its token
+  });
+
+  it('leaves no timer behind once everything queued was withdrawn', () => {
+    const clock = new TimerClock(0);
+    const limiter = new CancelRateLimiter({ clock, burst: 1, ratePerSecond: 0.01 });
+    limiter.tryCancel();
+    const withdraw = limiter.whenAllowed(() => {
+      throw new Error('withdrawn: never runs');
+    });
+    expect(clock.pendingTimers).toBe(1);
+    withdraw();
+    withdraw();
+    expect(clock.pendingTimers).toBe(0);
+    expect(limiter.queued).toBe(0);
   });
 
   it('does not refill or break when the clock goes back', () => {

@@ -258,6 +258,25 @@ describe('engine: cancel-rate limit', () => {
     expect(clock.pendingTimers).toBe(0);
   });
 
+  it('a loser left running is cancelled as soon as the rate allows, long before its cap', async () => {
+    const clock = new FakeClock(T0);
+    const { CancelRateLimiter } = await import('../../src/hedging/cancel-rate-limiter.js');
+    const limiter = new CancelRateLimiter({ burst: 1, ratePerSecond: 10, loserCapMs: 30_000, clock });
+    limiter.tryCancel(); // the burst is spent
+    const config = hedgingPolicy({ hedgingDelay: '0s', maxAttempts: 2 });
+    const h = engineCall(config, { clock, interceptor: { cancelRateLimit: limiter } });
+    h.attempt(1).succeed();
+    expect(h.attempt(0).cancelled).toBeUndefined();
+    clock.advance(100); // one token at 10/s
+    expect(h.attempt(0).cancelled).toMatchObject({
+      code: Status.CANCELLED,
+      details: 'another attempt committed',
+    });
+    h.attempt(0).status(Status.CANCELLED, 'another attempt committed');
+    await h.settle();
+    expect(clock.pendingTimers).toBe(0);
+  });
+
   it('with a deadline, a loser left running sets no cap timer (grpc-js ends it at the deadline)', () => {
     const clock = new FakeClock(T0);
     const interceptor = { cancelRateLimit: { burst: 1, ratePerSecond: 0.001, clock } };
