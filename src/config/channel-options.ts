@@ -8,6 +8,7 @@ import { withReplicaAvoidance } from '../lb/avoid-tried-config.js';
 import { isPolicyKnownToGrpcJs } from '../lb/known-to-grpc-js.js';
 import { unknownPoliciesWarning } from '../lb/lb-policy-names.js';
 import { checkOptions } from '../util/option-checks.js';
+import { configSourceOf } from './normalized-config.js';
 import { isNormalizedServiceConfig, parseServiceConfig } from './parse-service-config.js';
 import { describeValue, ServiceConfigError } from './service-config-error.js';
 import type { MethodName } from './types.js';
@@ -104,10 +105,10 @@ type JsonObject = Record<string, unknown>;
  *   methods no entry limits: no call is refused a message its own entry allows. A method whose entry sets a smaller
  *   limit is reported through `onWarning`, since that limit is not enforced.
  *
- * @param config Service-config JSON text or object, as written (raw, so that fields the retry parser drops reach
- *   the channel). It is validated by `parseServiceConfig`, with the same errors.
- * @throws ServiceConfigError naming the JSON path of an invalid value; TypeError for a config that
- *   `parseServiceConfig` already normalized (its raw fields are gone) or an invalid option.
+ * @param config Service-config JSON text or object, or what `parseServiceConfig`/`loadServiceConfig` returned
+ *   (it keeps the config as written, so that fields the retry parser drops reach the channel). It is validated by
+ *   `parseServiceConfig`, with the same errors.
+ * @throws ServiceConfigError naming the JSON path of an invalid value; TypeError for an invalid option.
  */
 export function createChannelOptions(
   config: string | object,
@@ -115,9 +116,14 @@ export function createChannelOptions(
 ): ChannelOptions {
   const { transparentRetries, avoidTriedReplicas, warn } = checkSettings(settings);
   if (isNormalizedServiceConfig(config)) {
-    throw new TypeError(
-      'createChannelOptions: pass the service config as written (JSON text or object), not the result of parseServiceConfig, whose fields beyond retries are gone',
-    );
+    // What parseServiceConfig / loadServiceConfig returned: it keeps the config as written.
+    const raw = configSourceOf(config)?.raw;
+    if (raw === undefined) {
+      throw new TypeError(
+        'createChannelOptions: this parsed config does not keep the service config as written (it came from another version of grpc-retry-hedging); pass the JSON text or object itself',
+      );
+    }
+    return createChannelOptions(raw as object, settings);
   }
   if (typeof config !== 'string' && (typeof config !== 'object' || config === null)) {
     throw new TypeError(

@@ -21,10 +21,33 @@ export function isNormalizedServiceConfig(value: unknown): value is ServiceConfi
   );
 }
 
-/** Brands and deeply freezes a freshly built config. @internal */
-export function brandConfig(config: ServiceConfig): ServiceConfig {
+/**
+ * What a normalized config keeps of its source, under a registered symbol (non-enumerable, so that the config
+ * reads and serializes as before): the service config as written, for `createChannelOptions` (which needs the
+ * fields the retry parser drops), and the likely mistakes found in it, for `createRetryInterceptor` to report.
+ */
+const CONFIG_SOURCE = Symbol.for('grpc-retry-hedging.service-config-source');
+
+/** The source a normalized config was parsed from. @internal */
+export interface ConfigSource {
+  /** The JSON value as written (a copy: the caller's object is not kept). */
+  readonly raw: unknown;
+  /** What most likely does not say what its author meant (see `likelyConfigMistakes`). */
+  readonly mistakes: readonly string[];
+}
+
+/** Brands and deeply freezes a freshly built config, keeping what it was parsed from. @internal */
+export function brandConfig(config: ServiceConfig, source?: ConfigSource): ServiceConfig {
   Object.defineProperty(config, NORMALIZED_SERVICE_CONFIG, { value: true, enumerable: false });
+  if (source !== undefined) {
+    Object.defineProperty(config, CONFIG_SOURCE, { value: deepFreeze(source), enumerable: false });
+  }
   return deepFreeze(config);
+}
+
+/** The source of a normalized config, when it was parsed by a copy of this package that keeps one. @internal */
+export function configSourceOf(config: ServiceConfig): ConfigSource | undefined {
+  return (config as ServiceConfig & { [CONFIG_SOURCE]?: ConfigSource })[CONFIG_SOURCE];
 }
 
 /** Freezes `value` and everything reachable from it. @internal */

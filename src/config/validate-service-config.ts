@@ -4,6 +4,7 @@
 
 import { formatJsonPath, type JsonPath } from './json-path.js';
 import { type JsonSource, parseJsonSource } from './json-source.js';
+import { likelyConfigMistakes } from './likely-config-mistakes.js';
 import { brandConfig } from './normalized-config.js';
 import { findPatternNames } from './pattern-names.js';
 import type { ServiceConfigIssue } from './service-config-error.js';
@@ -63,6 +64,12 @@ export function validate(input: string | object, withWarnings: boolean): Validat
     source = parsed;
     root = parsed.value;
   }
+  if (typeof (root as { then?: unknown } | null)?.then === 'function') {
+    // A forgotten `await`: a Promise has no fields, so it would read as a config that configures nothing.
+    const message =
+      'is a Promise, not a service config: await loadServiceConfigAsync(...) before passing its result';
+    return { config: undefined, errors: [{ path: '', message }], warnings: [] };
+  }
   const problems = new ConfigProblems();
   const config = readServiceConfig(root, problems);
   const errors = problems.list.map((p) => issue(p.path, p.message, source, 'value'));
@@ -75,7 +82,13 @@ export function validate(input: string | object, withWarnings: boolean): Validat
       ]
     : [];
   return {
-    config: config === undefined || errors.length > 0 ? undefined : brandConfig(config),
+    config:
+      config === undefined || errors.length > 0
+        ? undefined
+        : brandConfig(config, {
+            raw: source === undefined ? jsonCopy(root) : root,
+            mistakes: likelyConfigMistakes(root as object, config),
+          }),
     errors,
     warnings,
   };
@@ -92,4 +105,13 @@ function issue(
   }
   const { line, column } = source.locate(path, target);
   return { path: formatJsonPath(path), message, line, column };
+}
+
+/** A copy of a JSON value handed in as an object (the caller may change theirs later). */
+function jsonCopy(value: unknown): unknown {
+  try {
+    return JSON.parse(JSON.stringify(value)) as unknown;
+  } catch {
+    return undefined; // not JSON (a cycle, say): createChannelOptions then asks for the config as written
+  }
 }

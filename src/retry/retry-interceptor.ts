@@ -1,7 +1,6 @@
 import { type CallOptions, InterceptingCall, type Interceptor, type InterceptorOptions } from '@grpc/grpc-js';
-import { likelyConfigMistakes } from '../config/likely-config-mistakes.js';
 import { clampPolicy, createMethodConfigLookup } from '../config/method-policy.js';
-import { isNormalizedServiceConfig } from '../config/normalized-config.js';
+import { configSourceOf } from '../config/normalized-config.js';
 import { parseServiceConfig } from '../config/parse-service-config.js';
 import type { CallPolicy, ServiceConfig } from '../config/types.js';
 import { BufferPool } from './buffer-pool.js';
@@ -53,13 +52,12 @@ export function createRetryInterceptor(
 ): Interceptor {
   const serviceConfig = parseServiceConfig(config);
   const resolved = resolveInterceptorOptions(options);
-  if (!isNormalizedServiceConfig(config)) {
-    const mistakes = likelyConfigMistakes(config, serviceConfig);
-    if (mistakes.length > 0) {
-      process.emitWarning(`grpc-retry-hedging: createRetryInterceptor: ${mistakes.join('; ')}`, {
-        code: 'GRPC_RETRY_HEDGING_CONFIG_FIELD',
-      });
-    }
+  // Found when the config was parsed, here or by loadServiceConfig/parseServiceConfig earlier.
+  const mistakes = configSourceOf(serviceConfig)?.mistakes ?? [];
+  if (mistakes.length > 0) {
+    process.emitWarning(`grpc-retry-hedging: createRetryInterceptor: ${mistakes.join('; ')}`, {
+      code: 'GRPC_RETRY_HEDGING_CONFIG_FIELD',
+    });
   }
   const { maxAttemptsLimit, clock } = resolved;
   const lookup = createMethodConfigLookup(serviceConfig, maxAttemptsLimit);

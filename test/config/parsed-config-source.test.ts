@@ -1,0 +1,93 @@
+/**
+ * A parsed config (what `parseServiceConfig` and `loadServiceConfig` return) keeps its source: the config as
+ * written, so that `createChannelOptions` takes it as well as the JSON, and the likely mistakes found in it, so that
+ * `createRetryInterceptor` reports them whichever form it is handed. And a forgotten `await` is an error, not a
+ * config that configures nothing.
+ */
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { createChannelOptions } from '../../src/config/channel-options.js';
+import { loadServiceConfigAsync } from '../../src/config/load-service-config.js';
+import { parseServiceConfig } from '../../src/config/parse-service-config.js';
+import { validateServiceConfig } from '../../src/config/validate-service-config.js';
+import { createRetryInterceptor } from '../../src/retry/retry-interceptor.js';
+
+const config = {
+  loadBalancingConfig: [{ round_robin: {} }],
+  methodConfig: [
+    {
+      name: [{ service: 'helloworld.Greeter' }],
+      retryPolicy: {
+        maxAttempts: 3,
+        initialBackoff: '0.1s',
+        maxBackoff: '1s',
+        backoffMultiplier: 2,
+        retryableStatusCodes: ['UNAVAILABLE'],
+      },
+    },
+  ],
+};
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+function captureWarnings(): string[] {
+  const warnings: string[] = [];
+  vi.spyOn(process, 'emitWarning').mockImplementation(((message: string | Error) => {
+    warnings.push(String(message));
+  }) as typeof process.emitWarning);
+  return warnings;
+}
+
+describe('createChannelOptions with a parsed config', () => {
+  it('gives what the config as written gives, from an object or from JSON text', () => {
+    expect(createChannelOptions(parseServiceConfig(config))).toEqual(createChannelOptions(config));
+    const text = JSON.stringify(config);
+    expect(createChannelOptions(parseServiceConfig(text), { avoidTriedReplicas: true })).toEqual(
+      createChannelOptions(text, { avoidTriedReplicas: true }),
+    );
+  });
+
+  it("keeps a copy: the caller's object changed after parsing does not change the channel's config", () => {
+    const mine = structuredClone(config);
+    const parsed = parseServiceConfig(mine);
+    mine.loadBalancingConfig = [{ pick_first: {} } as never];
+    expect(JSON.parse(String(createChannelOptions(parsed)['grpc.service_config']))).toMatchObject({
+      loadBalancingConfig: [{ round_robin: {} }],
+    });
+  });
+
+  it('keeps the parsed config reading and serializing as before (the source is not an enumerable field)', () => {
+    const parsed = parseServiceConfig(config);
+    expect(Object.keys(parsed).sort()).toEqual(['methodConfig']);
+    expect(JSON.stringify(parsed)).not.toContain('round_robin');
+  });
+});
+
+describe('likely mistakes, whichever form the interceptor is handed', () => {
+  it('a misspelled field in a config parsed beforehand is still reported', () => {
+    const warnings = captureWarnings();
+    createRetryInterceptor(parseServiceConfig({ methodConfigs: [{ name: [{}] }] }));
+    expect(warnings).toEqual([expect.stringContaining('methodConfigs is not a service-config field')]);
+  });
+
+  it('a clean config says nothing', () => {
+    const warnings = captureWarnings();
+    createRetryInterceptor(parseServiceConfig(config));
+    expect(warnings).toEqual([]);
+  });
+});
+
+describe('a forgotten await', () => {
+  it('a Promise is not a config: every entry point says so', async () => {
+    const promise = loadServiceConfigAsync('examples/greeter-service-config.json');
+    expect(() => createRetryInterceptor(promise as never)).toThrow(
+      'is a Promise, not a service config: await loadServiceConfigAsync(...) before passing its result',
+    );
+    expect(() => parseServiceConfig(promise as never)).toThrow(/is a Promise/);
+    expect(validateServiceConfig(promise as never).errors).toEqual([
+      expect.objectContaining({ path: '', message: expect.stringMatching(/^is a Promise/) }),
+    ]);
+    await promise;
+  });
+});
