@@ -1,5 +1,6 @@
 import { type CallOptions, InterceptingCall, type Interceptor, type InterceptorOptions } from '@grpc/grpc-js';
 import { clampPolicy, createMethodConfigLookup } from '../config/method-policy.js';
+import { nearMissName } from '../config/name-near-miss.js';
 import { configSourceOf } from '../config/normalized-config.js';
 import { parseServiceConfig } from '../config/parse-service-config.js';
 import type { CallPolicy, ServiceConfig } from '../config/types.js';
@@ -90,11 +91,27 @@ export function createRetryInterceptor(
     'GRPC_RETRY_HEDGING_THROTTLE_ORDER',
   );
 
+  /** Paths already asked whether a name nearly matches them (calls no entry matches; bounded). */
+  const nearMissChecked = new Set<string>();
+
   return (callOptions, nextCall) => {
+    if (typeof nextCall !== 'function' || typeof callOptions?.method_definition?.path !== 'string') {
+      throw new TypeError(
+        "createRetryInterceptor(config) returns a grpc-js client interceptor: put it in the client options' `interceptors` (not in `interceptor_providers`, and not on a server)",
+      );
+    }
     if (hasThrottleAbove(callOptions)) {
       warnThrottleAbove();
     }
-    const entry = lookup(callOptions.method_definition.path);
+    const path = callOptions.method_definition.path;
+    const entry = lookup(path);
+    if (entry === undefined && !nearMissChecked.has(path) && nearMissChecked.size < MAX_NEAR_MISS_CHECKS) {
+      nearMissChecked.add(path);
+      const nearMiss = nearMissName(serviceConfig, path);
+      if (nearMiss !== undefined) {
+        process.emitWarning(`grpc-retry-hedging: ${nearMiss}`, { code: 'GRPC_RETRY_HEDGING_CONFIG_NAME' });
+      }
+    }
     const perCall = readCallRetryOptions(callOptions);
     let policy: CallPolicy | undefined = entry?.policy;
     let callEmit: ((event: RetryEvent) => void) | undefined = emit;
@@ -135,6 +152,9 @@ export function createRetryInterceptor(
     ) as unknown as InterceptingCall;
   };
 }
+
+/** How many distinct unmatched paths an interceptor asks about near-miss names (each at most once). */
+const MAX_NEAR_MISS_CHECKS = 1_000;
 
 /** The call options with the deadline moved up to `deadlineMs` when that comes first (or there was none). */
 function withDeadlineWithin(options: InterceptorOptions, deadlineMs: number): InterceptorOptions {
