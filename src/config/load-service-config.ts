@@ -4,6 +4,7 @@
 
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { isAbsolute, resolve } from 'node:path';
 import { errorMessage } from '../util/error-message.js';
 import { parseServiceConfig } from './parse-service-config.js';
 import { isServiceConfigError, ServiceConfigError } from './service-config-error.js';
@@ -62,7 +63,11 @@ function parseWithFile(text: string, file: string): ServiceConfig {
 }
 
 function readError(file: string, error: unknown): ServiceConfigError {
-  return new ServiceConfigError('', `cannot read the service config file: ${errorMessage(error)}`, {
+  // A relative path is read from the working directory, which is often not where the user thinks: name both.
+  const where = isAbsolute(file)
+    ? ''
+    : ` (looked for ${resolve(file)}, from the working directory ${process.cwd()})`;
+  return new ServiceConfigError('', `cannot read the service config file: ${errorMessage(error)}${where}`, {
     file,
     cause: error,
   });

@@ -49,6 +49,15 @@ describe.each(loaders)('%s', (_name, load) => {
     expect(error.message).toContain('cannot read');
   });
 
+  it('names where a missing relative path was looked for, and from which working directory', async () => {
+    const error = await errorOf(() => loadServiceConfig('no-such-dir/cfg.json'));
+    expect(error.message).toContain(
+      `(looked for ${join(process.cwd(), 'no-such-dir/cfg.json')}, from the working directory ${process.cwd()})`,
+    );
+    const absolute = await errorOf(() => loadServiceConfig(join(dir, 'missing.json')));
+    expect(absolute.message).not.toContain('looked for');
+  });
+
   it('names the file and the path of an invalid config', async () => {
     const error = await errorOf(() => load('test/fixtures/bad-service-config.json'));
     expect(error.file).toBe('test/fixtures/bad-service-config.json');
