@@ -72,7 +72,10 @@ export function validate(input: string | object, withWarnings: boolean): Validat
   }
   const problems = new ConfigProblems();
   const config = readServiceConfig(root, problems);
-  const errors = problems.list.map((p) => issue(p.path, p.message, source, 'value'));
+  const misspelled = problems.list.length > 0 ? misspellingsByPath(root) : undefined;
+  const errors = problems.list.map((p) =>
+    issue(p.path, withMisspelling(p.message, misspelled?.get(formatJsonPath(p.path))), source, 'value'),
+  );
   const warnings = withWarnings
     ? [
         ...findUnknownFields(root).map((field) =>
@@ -114,4 +117,31 @@ function jsonCopy(value: unknown): unknown {
   } catch {
     return undefined; // not JSON (a cycle, say): createChannelOptions then asks for the config as written
   }
+}
+
+/**
+ * Unknown fields close to a known one, keyed by the path the known one would have: an error about a missing
+ * `retryableStatusCodes` then also names the `retryableStatusCode` that was written instead.
+ */
+function misspellingsByPath(root: unknown): Map<string, string> {
+  const byPath = new Map<string, string>();
+  for (const field of findUnknownFields(root)) {
+    if (field.suggestion !== undefined && !hasField(root, field.path.slice(0, -1), field.suggestion)) {
+      byPath.set(formatJsonPath([...field.path.slice(0, -1), field.suggestion]), field.key);
+    }
+  }
+  return byPath;
+}
+
+function withMisspelling(message: string, written: string | undefined): string {
+  return written === undefined ? message : `${message} (the config has "${written}": a misspelling?)`;
+}
+
+/** Whether the object at `path` in `root` has its own field `key`. */
+function hasField(root: unknown, path: JsonPath, key: string): boolean {
+  let value = root;
+  for (const step of path) {
+    value = (value as Record<string | number, unknown> | null | undefined)?.[step];
+  }
+  return typeof value === 'object' && value !== null && Object.hasOwn(value, key);
 }

@@ -279,3 +279,38 @@ describe('unknown fields', () => {
     expect(result.warnings.map((w) => w.path)).toEqual(['["retry policy"]']);
   });
 });
+
+describe('a missing field written under a near name', () => {
+  it('the error names what was written, in parseServiceConfig and validateServiceConfig alike', () => {
+    const config = {
+      methodConfig: [
+        {
+          name: [{}],
+          retryPolicy: {
+            maxAttempts: 2,
+            initialBackoff: '1s',
+            maxBackoff: '1s',
+            backoffMultiplier: 2,
+            retryableStatusCode: ['UNAVAILABLE'],
+          },
+        },
+      ],
+    };
+    const hint = '(the config has "retryableStatusCode": a misspelling?)';
+    expect(validateServiceConfig(config).errors).toEqual([
+      expect.objectContaining({
+        path: 'methodConfig[0].retryPolicy.retryableStatusCodes',
+        message: expect.stringContaining(hint),
+      }),
+    ]);
+    expect(() => parseServiceConfig(config)).toThrow(hint);
+    // A field present and wrong gets no such hint.
+    const wrong = structuredClone(config) as unknown as {
+      methodConfig: { retryPolicy: Record<string, unknown> }[];
+    };
+    wrong.methodConfig[0]!.retryPolicy.retryableStatusCodes = [];
+    expect(validateServiceConfig(wrong).errors.map((e) => e.message)).toEqual([
+      expect.not.stringContaining('misspelling'),
+    ]);
+  });
+});
