@@ -89,6 +89,7 @@ export interface CheckDiagnostic extends ServiceConfigIssue {
   /** What a warning is about; absent for errors. */
   readonly kind?:
     | 'unknown-field'
+    | 'pattern-name'
     | 'unmatched-name'
     | 'not-idempotent'
     | 'hedging-one-connection'

@@ -4,7 +4,9 @@
  */
 
 import { readFile } from 'node:fs/promises';
+import { formatJsonPath } from '../config/json-path.js';
 import { parseJsonSource } from '../config/json-source.js';
+import { findPatternNames } from '../config/pattern-names.js';
 import { DEFAULT_MAX_ATTEMPTS_LIMIT } from '../config/types.js';
 import { validateServiceConfig } from '../config/validate-service-config.js';
 import { isPolicyKnownToGrpcJs } from '../lb/known-to-grpc-js.js';
@@ -41,7 +43,10 @@ export type {
   ThrottlingReport,
 } from './check-report.js';
 
-/** Exit codes of the check command: 0 valid (warnings allowed), 1 invalid config or unreadable file, 2 usage. */
+/**
+ * Exit codes of the check command: 0 valid (warnings allowed, unless `--strict`), 1 invalid config, unreadable
+ * file or (with `--strict`) a warning, 2 usage.
+ */
 export const CHECK_EXIT = {
   valid: EXIT_CODE.ok,
   invalid: EXIT_CODE.failure,
@@ -60,18 +65,21 @@ Options:
                                 retried or hedged methods it does not mark idempotent (repeatable)
   -I, --proto-path <dir>        directory in which to look for protos and their imports, as protoc (repeatable)
   --json                        print one JSON object (errors included) instead of the report
+  --strict                      exit 1 on warnings too (unknown fields, names that match nothing), for CI
   --max-attempts-limit <n>      client-side cap on maxAttempts, an integer >= 1 (default ${DEFAULT_MAX_ATTEMPTS_LIMIT})
   --jitter <strategy>           backoff jitter of your interceptor: ${JITTER_STRATEGIES.join(', ')} (default a6)
   -h, --help                    show this help
   --version                     print the package version
 
-Exit status: 0 valid (warnings allowed), 1 invalid config or unreadable file, 2 usage error.
+Exit status: 0 valid (warnings allowed unless --strict), 1 invalid config, unreadable file or (--strict) a
+warning, 2 usage error.
 `;
 
 const CHECK_OPTIONS = {
   proto: { type: 'string', multiple: true },
   'proto-path': { type: 'string', short: 'I', multiple: true },
   json: { type: 'boolean' },
+  strict: { type: 'boolean' },
   'max-attempts-limit': { type: 'string' },
   jitter: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
@@ -83,6 +91,8 @@ interface CheckOptions extends ReportInput {
   readonly protoFiles: readonly string[];
   readonly includePaths: readonly string[];
   readonly json: boolean;
+  /** Warnings fail the check too. */
+  readonly strict: boolean;
 }
 
 /**
@@ -135,6 +145,14 @@ export async function runCheck(argv: readonly string[], io: CommandIo): Promise<
   if (!options.json) {
     io.stdout(renderReport(report));
   }
+  if (options.strict && report.warnings.length > 0) {
+    if (!options.json) {
+      io.stderr(
+        `check: --strict: ${report.warnings.length === 1 ? '1 warning' : `${report.warnings.length} warnings`}\n`,
+      );
+    }
+    return CHECK_EXIT.invalid;
+  }
   return CHECK_EXIT.valid;
 }
 
@@ -177,6 +195,7 @@ function checkOptions(args: CommandArgs): CheckOptions {
     protoFiles,
     includePaths,
     json: flagOption(args, 'json'),
+    strict: flagOption(args, 'strict'),
     maxAttemptsLimit,
     jitter,
   };
@@ -205,8 +224,14 @@ async function buildReport(options: CheckOptions, io: CommandIo): Promise<CheckR
     }
   }
   const result = validateServiceConfig(text);
-  const warnings: CheckDiagnostic[] = result.warnings.map((w) => ({ ...w, kind: 'unknown-field' }));
   const source = parseJsonSource(text);
+  const patternPaths = new Set(
+    source.ok ? findPatternNames(source.value).map((name) => formatJsonPath(name.path)) : [],
+  );
+  const warnings: CheckDiagnostic[] = result.warnings.map((w) => ({
+    ...w,
+    kind: patternPaths.has(w.path) ? 'pattern-name' : 'unknown-field',
+  }));
   if (result.config === undefined) {
     return invalidReport(options, result.errors, warnings, protos, source.ok ? source : undefined);
   }

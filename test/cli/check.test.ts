@@ -680,3 +680,42 @@ describe('check: standard input', () => {
     );
   });
 });
+
+describe('check: --strict', () => {
+  it('fails a valid config that has warnings, and passes one without', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'grh-strict-'));
+    try {
+      const typo = join(dir, 'typo.json');
+      writeFileSync(typo, '{"methodConfigs": []}');
+      const lenient = await check(typo);
+      expect(lenient.code).toBe(0);
+      const strict = await check(typo, '--strict');
+      expect(strict.code).toBe(1);
+      expect(strict.stdout).toContain('valid service config');
+      expect(strict.stderr).toBe('check: --strict: 1 warning\n');
+      const json = await check(typo, '--strict', '--json');
+      expect(json.code).toBe(1);
+      expect(JSON.parse(json.stdout)).toMatchObject({ valid: true, warnings: [expect.anything()] });
+      expect((await check('examples/service-config.json', '--strict')).code).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('labels a name that looks like a pattern as such (kind pattern-name), not as an unknown field', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'grh-pattern-'));
+    try {
+      const file = join(dir, 'wild.json');
+      writeFileSync(
+        file,
+        JSON.stringify({ methodConfig: [{ name: [{ service: 'pkg.*' }], waitForReady: true }] }),
+      );
+      const run = await check(file, '--json');
+      expect(JSON.parse(run.stdout).warnings).toEqual([
+        expect.objectContaining({ kind: 'pattern-name', path: 'methodConfig[0].name[0].service' }),
+      ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
