@@ -40,7 +40,8 @@ export interface ConfigSource {
 export function brandConfig(config: ServiceConfig, source?: ConfigSource): ServiceConfig {
   Object.defineProperty(config, NORMALIZED_SERVICE_CONFIG, { value: true, enumerable: false });
   if (source !== undefined) {
-    Object.defineProperty(config, CONFIG_SOURCE, { value: deepFreeze(source), enumerable: false });
+    // Shallowly frozen: the raw JSON is this package's own copy, and may nest deeper than a recursive freeze goes.
+    Object.defineProperty(config, CONFIG_SOURCE, { value: Object.freeze(source), enumerable: false });
   }
   return deepFreeze(config);
 }

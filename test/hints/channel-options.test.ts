@@ -104,8 +104,10 @@ describe('createChannelOptions: what reaches grpc.service_config', () => {
     );
   });
 
-  it('refuses a normalized config and bad options with a TypeError naming them', () => {
-    expect(() => createChannelOptions(parseServiceConfig({}))).toThrow(TypeError);
+  it('takes a parsed config as its source, and refuses bad options with a TypeError naming them', () => {
+    expect(createChannelOptions(parseServiceConfig({ loadBalancingConfig: [{ round_robin: {} }] }))).toEqual(
+      createChannelOptions({ loadBalancingConfig: [{ round_robin: {} }] }),
+    );
     expect(() => createChannelOptions({}, { transparentRetries: 'no' as unknown as boolean })).toThrow(
       'options.transparentRetries must be true or false',
     );
