@@ -175,10 +175,11 @@ export class CancelRateLimiter implements CancelLimiter {
     this.arm();
   }
 
-  /** May a losing attempt be cancelled now? True spends one cancellation. */
+  /** May a losing attempt be cancelled now (none waits before it)? True spends one cancellation. */
   tryCancel(): boolean {
     this.refill();
-    if (this.available < 1) {
+    // Losers already waiting go first: a steady stream of new ones must not keep them waiting until their cap.
+    if (this.available < 1 || this.live > 0) {
       return false;
     }
     this.available -= 1;

@@ -124,6 +124,19 @@ describe('CancelRateLimiter', () => {
     expect(limiter.tryCancel()).toBe(false); // each queued cancel spent its token
   });
 
+  it('lets what waits go first: while a loser is queued, a new one is not cancelled ahead of it', () => {
+    let now = 0;
+    // A clock whose timers never fire: time passes, and the queue has not yet taken its token.
+    const clock = { now: () => now, setTimer: () => 0, clearTimer: () => {} };
+    const limiter = new CancelRateLimiter({ clock, burst: 1, ratePerSecond: 10 });
+    expect(limiter.tryCancel()).toBe(true);
+    const withdraw = limiter.whenAllowed(() => {});
+    now += 1_000; // ten tokens' worth
+    expect(limiter.tryCancel()).toBe(false);
+    withdraw();
+    expect(limiter.tryCancel()).toBe(true);
+  });
+
   it('leaves no timer behind once everything queued was withdrawn', () => {
     const clock = new TimerClock(0);
     const limiter = new CancelRateLimiter({ clock, burst: 1, ratePerSecond: 0.01 });

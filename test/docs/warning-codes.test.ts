@@ -14,7 +14,9 @@ function sourceFiles(dir: string): string[] {
 
 describe('warning codes', () => {
   it('docs/api.md lists exactly the codes src/ emits', () => {
-    const emitted = new Set(sourceFiles('src').flatMap((file) => readFileSync(file, 'utf8').match(CODE) ?? []));
+    const emitted = new Set(
+      sourceFiles('src').flatMap((file) => readFileSync(file, 'utf8').match(CODE) ?? []),
+    );
     const api = readFileSync('docs/api.md', 'utf8');
     const table = api.slice(api.indexOf('## Warnings'));
     const listed = new Set(table.match(CODE) ?? []);
