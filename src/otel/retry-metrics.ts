@@ -104,6 +104,13 @@ function checkOptions(options: RetryMetricsOptions): void {
   });
 }
 
+/** The histograms of one meter. */
+interface Instruments {
+  readonly retry: Histogram;
+  readonly hedge: Histogram;
+  readonly retryDelay: Histogram;
+}
+
 /**
  * Records the gRPC A96 per-call retry metrics from the retry interceptor's events, once per call that had a
  * retry or hedging policy (calls without one produce no events):
@@ -128,28 +135,6 @@ function checkOptions(options: RetryMetricsOptions): void {
  */
 export function createRetryMetrics(options: RetryMetricsOptions = {}): RetryMetrics {
   checkOptions(options);
-  const meter =
-    options.meter ?? (options.meterProvider ?? metrics.getMeterProvider()).getMeter(RETRY_METER_NAME);
-  const countAdvice = { explicitBucketBoundaries: [...COUNT_BUCKET_BOUNDARIES] };
-  const retries: Histogram = meter.createHistogram(RETRY_METRIC_NAMES.retries, {
-    description: 'Retries sent by a client call (recorded only for calls that retried).',
-    unit: '{retry}',
-    valueType: ValueType.INT,
-    advice: countAdvice,
-  });
-  const hedges: Histogram = meter.createHistogram(RETRY_METRIC_NAMES.hedges, {
-    description: 'Hedges sent by a client call (recorded only for calls that hedged).',
-    unit: '{hedge}',
-    valueType: ValueType.INT,
-    advice: countAdvice,
-  });
-  const retryDelay: Histogram = meter.createHistogram(RETRY_METRIC_NAMES.retryDelay, {
-    description: 'Time a client call spent waiting, with no attempt in flight, to send its next attempt.',
-    unit: 's',
-    valueType: ValueType.DOUBLE,
-    advice: { explicitBucketBoundaries: [...DELAY_BUCKET_BOUNDARIES] },
-  });
-
   const target = options.target;
   const methodAttribute = options.methodAttribute;
   const methodName = (method: string): string => {
@@ -157,26 +142,67 @@ export function createRetryMetrics(options: RetryMetricsOptions = {}): RetryMetr
     return methodAttribute ? methodAttribute(name) : name;
   };
   const adaptiveHedging = options.adaptiveHedging;
-  if (adaptiveHedging !== undefined) {
-    meter
-      .createObservableGauge(RETRY_METRIC_NAMES.hedgingDelay, {
-        description: 'Current adaptive hedging delay of a method (the observed latency percentile).',
+  const countAdvice = { explicitBucketBoundaries: [...COUNT_BUCKET_BOUNDARIES] };
+  const createInstruments = (meter: Meter): Instruments => {
+    if (adaptiveHedging !== undefined) {
+      meter
+        .createObservableGauge(RETRY_METRIC_NAMES.hedgingDelay, {
+          description: 'Current adaptive hedging delay of a method (the observed latency percentile).',
+          unit: 's',
+          valueType: ValueType.DOUBLE,
+        })
+        .addCallback((result) => {
+          for (const [method, delayMs] of adaptiveHedging.currentDelays()) {
+            const attributes: Attributes = { 'grpc.method': methodName(method) };
+            if (target !== undefined) {
+              attributes['grpc.target'] = target;
+            }
+            result.observe(delayMs / 1000, attributes);
+          }
+        });
+    }
+    return {
+      retry: meter.createHistogram(RETRY_METRIC_NAMES.retries, {
+        description: 'Retries sent by a client call (recorded only for calls that retried).',
+        unit: '{retry}',
+        valueType: ValueType.INT,
+        advice: countAdvice,
+      }),
+      hedge: meter.createHistogram(RETRY_METRIC_NAMES.hedges, {
+        description: 'Hedges sent by a client call (recorded only for calls that hedged).',
+        unit: '{hedge}',
+        valueType: ValueType.INT,
+        advice: countAdvice,
+      }),
+      retryDelay: meter.createHistogram(RETRY_METRIC_NAMES.retryDelay, {
+        description: 'Time a client call spent waiting, with no attempt in flight, to send its next attempt.',
         unit: 's',
         valueType: ValueType.DOUBLE,
-      })
-      .addCallback((result) => {
-        for (const [method, delayMs] of adaptiveHedging.currentDelays()) {
-          const attributes: Attributes = { 'grpc.method': methodName(method) };
-          if (target !== undefined) {
-            attributes['grpc.target'] = target;
-          }
-          result.observe(delayMs / 1000, attributes);
-        }
-      });
-  }
+        advice: { explicitBucketBoundaries: [...DELAY_BUCKET_BOUNDARIES] },
+      }),
+    };
+  };
+  // A meter or provider given is used for good. Otherwise the global provider is followed: one registered after
+  // this was created (the OpenTelemetry API has no proxy for metrics, unlike traces) is used from the next call on.
+  const fixedMeter = options.meter ?? options.meterProvider?.getMeter(RETRY_METER_NAME);
+  let globalProvider: MeterProvider | undefined;
+  let current: Instruments | undefined;
+  const instruments = (): Instruments => {
+    if (fixedMeter !== undefined) {
+      current ??= createInstruments(fixedMeter);
+      return current;
+    }
+    const provider = metrics.getMeterProvider();
+    if (current === undefined || provider !== globalProvider) {
+      globalProvider = provider;
+      current = createInstruments(provider.getMeter(RETRY_METER_NAME));
+    }
+    return current;
+  };
+  instruments();
   const maxTracked = options.maxTrackedCalls ?? DEFAULT_MAX_TRACKED_CALLS;
   /** callId → which histogram counts the call's extra attempts; set at its first retry or hedge. */
-  const tracked = new Map<number, Histogram>();
+  const tracked = new Map<number, 'retry' | 'hedge'>();
 
   const attributesOf = (event: CallEndEvent): Attributes => {
     const attributes: Attributes = {
@@ -200,18 +226,19 @@ export function createRetryMetrics(options: RetryMetricsOptions = {}): RetryMetr
           tracked.delete(oldest.value);
         }
       }
-      tracked.set(event.callId, event.kind === 'hedge' ? hedges : retries);
+      tracked.set(event.callId, event.kind === 'hedge' ? 'hedge' : 'retry');
     } else if (event.type === 'call-end') {
-      const histogram = tracked.get(event.callId);
-      if (histogram !== undefined) {
+      const kind = tracked.get(event.callId);
+      if (kind !== undefined) {
         tracked.delete(event.callId);
       }
       const attributes = attributesOf(event);
       const extraAttempts = event.attempts - 1;
-      if (histogram !== undefined && extraAttempts > 0) {
-        histogram.record(extraAttempts, attributes);
+      const recorded = instruments();
+      if (kind !== undefined && extraAttempts > 0) {
+        recorded[kind].record(extraAttempts, attributes);
       }
-      retryDelay.record(Math.max(0, event.retryDelayMs) / 1000, attributes);
+      recorded.retryDelay.record(Math.max(0, event.retryDelayMs) / 1000, attributes);
     }
   };
 

@@ -281,6 +281,30 @@ describe('createRetryMetrics: synthetic events', () => {
     }
   });
 
+  it('created before the global provider is registered, it records on it from the next call on', async () => {
+    const early = createRetryMetrics(); // no provider yet: the API's no-op one
+    early.onEvent(callEnd(1, 1));
+    const b = setup();
+    metrics.setGlobalMeterProvider(b.provider);
+    try {
+      early.onEvent(attemptStart(2, 1, 'original'));
+      early.onEvent(attemptStart(2, 2, 'retry'));
+      early.onEvent(callEnd(2, 2));
+      const collected = await b.reader.collect();
+      const names = collected.resourceMetrics.scopeMetrics.flatMap((scope) =>
+        scope.metrics.map((metric) => [scope.scope.name, metric.descriptor.name]),
+      );
+      expect(names).toEqual(
+        expect.arrayContaining([
+          [RETRY_METER_NAME, RETRIES],
+          [RETRY_METER_NAME, DELAY],
+        ]),
+      );
+    } finally {
+      metrics.disable();
+    }
+  });
+
   it('several RetryMetrics on one provider feed the same instruments', async () => {
     const { provider, retryMetrics, points } = setup();
     const other = createRetryMetrics({ meterProvider: provider });
