@@ -113,12 +113,6 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
     if (this.phase.tag === 'ended') {
       return;
     }
-    if (this.deadline !== Number.POSITIVE_INFINITY && ctx.clock.now() >= this.deadline) {
-      // An interceptor above held the start back past the deadline (an auth interceptor awaiting a token, say):
-      // grpc-js has already ended the call made for the first attempt, and would never report it. End it here.
-      this.cancelWithStatus(Status.DEADLINE_EXCEEDED, 'Deadline exceeded before the call started');
-      return;
-    }
     this.startAttempt('original');
     this.hedges?.begin();
   }

