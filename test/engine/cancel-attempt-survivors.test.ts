@@ -98,3 +98,69 @@ describe('engine: a loser left running under the limit', () => {
     expect(limiter.tokens).toBeCloseTo(tokens + 0.005, 6); // only the refill
   });
 });
+
+describe('engine: what each cancel spends from the limit', () => {
+  it('a loser cancelled within the burst spends one token, not two', async () => {
+    const clock = new FakeClock(T0);
+    const limiter = new CancelRateLimiter({ clock, burst: 5, ratePerSecond: 0.001 });
+    const h = engineCall(twoHedges, { clock, interceptor: { cancelRateLimit: limiter } });
+    h.attempt(1).succeed();
+    await h.settle();
+    expect(h.attempt(0).cancelled?.details).toBe('another attempt committed');
+    expect(limiter.tokens).toBeCloseTo(4, 6);
+  });
+
+  it('an attempt an attempt-start listener cancels before it started spends nothing (no reset was sent)', async () => {
+    const clock = new FakeClock(T0);
+    const limiter = new CancelRateLimiter({ clock, burst: 5, ratePerSecond: 0.001 });
+    const h = engineCall(twoHedges, {
+      clock,
+      interceptor: {
+        cancelRateLimit: limiter,
+        onEvent: (e) => {
+          if (e.type === 'attempt-start') h.call.cancelWithStatus(Status.CANCELLED, 'stop');
+        },
+      },
+      start: false,
+    });
+    h.start();
+    await h.settle();
+    expect(h.received.statuses.map((s) => s.code)).toEqual([Status.CANCELLED]);
+    expect(limiter.tokens).toBeCloseTo(5, 6);
+  });
+});
+
+describe('engine: a shared limiter of its own (only tryCancel and loserCapMs)', () => {
+  function minimal(allow: boolean) {
+    return {
+      loserCapMs: 5000,
+      asked: 0,
+      tryCancel(): boolean {
+        this.asked += 1;
+        return allow;
+      },
+    };
+  }
+
+  it("takes the application's cancel without noteCancel", async () => {
+    const limiter = minimal(false);
+    const h = engineCall(twoHedges, { interceptor: { cancelRateLimit: limiter as never } });
+    h.call.cancelWithStatus(Status.CANCELLED, 'stop');
+    await h.settle();
+    expect(h.attempts.map((a) => a.cancelled?.details)).toEqual(['stop', 'stop']);
+    expect(h.status.code).toBe(Status.CANCELLED);
+  });
+
+  it('leaves a refused loser running without whenAllowed, and cancels it at the cap without noteCancel', async () => {
+    const clock = new FakeClock(T0);
+    const limiter = minimal(false);
+    const h = engineCall(twoHedges, { clock, interceptor: { cancelRateLimit: limiter as never } });
+    h.attempt(1).succeed('winner');
+    expect(h.status.code).toBe(Status.OK);
+    expect(h.attempt(0).cancelled).toBeUndefined();
+    clock.advance(5000);
+    expect(h.attempt(0).cancelled?.details).toBe('another attempt committed');
+    await h.settle();
+    expect(clock.pendingTimers).toBe(0);
+  });
+});
