@@ -28,30 +28,39 @@ export function nearMissName(config: ServiceConfig, methodPath: string): string 
   return undefined;
 }
 
+/** How a configured name differs from a path's service and method; undefined when it is not a near miss. */
 function nearMiss(name: MethodName, service: string, method: string): string | undefined {
   if (name.service === undefined) {
     return undefined;
   }
-  const serviceClose =
-    name.service === service
-      ? 'same'
-      : name.service.toLowerCase() === service.toLowerCase()
-        ? 'the service differs in letter case'
-        : !name.service.includes('.') && service.endsWith(`.${name.service}`)
-          ? 'the service is named without its package'
-          : undefined;
-  if (serviceClose === undefined) {
+  const serviceDiff = difference(name.service, service, [
+    [(a, b) => a.toLowerCase() === b.toLowerCase(), 'the service differs in letter case'],
+    [(a, b) => !a.includes('.') && b.endsWith(`.${a}`), 'the service is named without its package'],
+  ]);
+  const methodDiff =
+    name.method === undefined
+      ? ''
+      : difference(name.method, method, [
+          [(a, b) => a.toLowerCase() === b.toLowerCase(), 'the method differs in letter case'],
+        ]);
+  if (serviceDiff === undefined || methodDiff === undefined || (serviceDiff === '' && methodDiff === '')) {
     return undefined;
   }
-  if (name.method === undefined || name.method === method) {
-    return serviceClose === 'same' ? undefined : serviceClose;
+  return [serviceDiff, methodDiff].filter((diff) => diff !== '').join(', and ');
+}
+
+/**
+ * '' when `configured` is `actual`; the description of the first rule under which it nearly is; else undefined.
+ */
+function difference(
+  configured: string,
+  actual: string,
+  rules: [near: (configured: string, actual: string) => boolean, description: string][],
+): string | undefined {
+  if (configured === actual) {
+    return '';
   }
-  if (name.method.toLowerCase() !== method.toLowerCase()) {
-    return undefined;
-  }
-  return serviceClose === 'same'
-    ? 'the method differs in letter case'
-    : `${serviceClose}, and the method differs in letter case`;
+  return rules.find(([near]) => near(configured, actual))?.[1];
 }
 
 function describe(name: MethodName): string {
