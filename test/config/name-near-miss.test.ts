@@ -7,17 +7,11 @@ import { nearMissName } from '../../src/config/name-near-miss.js';
 import { parseServiceConfig } from '../../src/config/parse-service-config.js';
 import { createRetryInterceptor } from '../../src/retry/retry-interceptor.js';
 import { engineCall } from '../helpers/engine.js';
+import { RETRY_UNAVAILABLE_POLICY } from '../helpers/service-configs.js';
+import { captureWarnings } from '../helpers/warnings.js';
 
-const policy = {
-  retryPolicy: {
-    maxAttempts: 2,
-    initialBackoff: '0.1s',
-    maxBackoff: '1s',
-    backoffMultiplier: 2,
-    retryableStatusCodes: ['UNAVAILABLE'],
-  },
-};
-const withNames = (...name: object[]) => parseServiceConfig({ methodConfig: [{ name, ...policy }] });
+const withNames = (...name: object[]) =>
+  parseServiceConfig({ methodConfig: [{ name, ...RETRY_UNAVAILABLE_POLICY }] });
 
 afterEach(() => {
   vi.restoreAllMocks();
@@ -54,10 +48,7 @@ describe('nearMissName', () => {
 
 describe('the interceptor', () => {
   it('warns once per method path when a call matches no name but one nearly', () => {
-    const warnings: { message: string; code: string | undefined }[] = [];
-    vi.spyOn(process, 'emitWarning').mockImplementation(((message: string, options?: { code?: string }) => {
-      warnings.push({ message, code: options?.code });
-    }) as typeof process.emitWarning);
+    const warnings = captureWarnings();
     const config = withNames({ service: 'test.svc' });
     const interceptor = { onEvent: () => {} };
     // engineCall makes a fresh interceptor per call: the warning comes once per interceptor and path.

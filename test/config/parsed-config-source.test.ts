@@ -10,34 +10,21 @@ import { loadServiceConfigAsync } from '../../src/config/load-service-config.js'
 import { parseServiceConfig } from '../../src/config/parse-service-config.js';
 import { validateServiceConfig } from '../../src/config/validate-service-config.js';
 import { createRetryInterceptor } from '../../src/retry/retry-interceptor.js';
+import { oneEntryConfig, RETRY_UNAVAILABLE_POLICY } from '../helpers/service-configs.js';
+import { captureWarnings } from '../helpers/warnings.js';
 
-const config = {
-  loadBalancingConfig: [{ round_robin: {} }],
-  methodConfig: [
-    {
-      name: [{ service: 'helloworld.Greeter' }],
-      retryPolicy: {
-        maxAttempts: 3,
-        initialBackoff: '0.1s',
-        maxBackoff: '1s',
-        backoffMultiplier: 2,
-        retryableStatusCodes: ['UNAVAILABLE'],
-      },
-    },
-  ],
-};
+const config = oneEntryConfig(
+  'helloworld.Greeter',
+  RETRY_UNAVAILABLE_POLICY,
+  {},
+  {
+    loadBalancingConfig: [{ round_robin: {} }],
+  },
+);
 
 afterEach(() => {
   vi.restoreAllMocks();
 });
-
-function captureWarnings(): string[] {
-  const warnings: string[] = [];
-  vi.spyOn(process, 'emitWarning').mockImplementation(((message: string | Error) => {
-    warnings.push(String(message));
-  }) as typeof process.emitWarning);
-  return warnings;
-}
 
 describe('createChannelOptions with a parsed config', () => {
   it('gives what the config as written gives, from an object or from JSON text', () => {
@@ -51,7 +38,7 @@ describe('createChannelOptions with a parsed config', () => {
   it("keeps a copy: the caller's object changed after parsing does not change the channel's config", () => {
     const mine = structuredClone(config);
     const parsed = parseServiceConfig(mine);
-    mine.loadBalancingConfig = [{ pick_first: {} } as never];
+    Object.assign(mine, { loadBalancingConfig: [{ pick_first: {} }] });
     expect(JSON.parse(String(createChannelOptions(parsed)['grpc.service_config']))).toMatchObject({
       loadBalancingConfig: [{ round_robin: {} }],
     });
@@ -68,7 +55,9 @@ describe('likely mistakes, whichever form the interceptor is handed', () => {
   it('a misspelled field in a config parsed beforehand is still reported', () => {
     const warnings = captureWarnings();
     createRetryInterceptor(parseServiceConfig({ methodConfigs: [{ name: [{}] }] }));
-    expect(warnings).toEqual([expect.stringContaining('methodConfigs is not a service-config field')]);
+    expect(warnings.map((w) => w.message)).toEqual([
+      expect.stringContaining('methodConfigs is not a service-config field'),
+    ]);
   });
 
   it('a clean config says nothing', () => {

@@ -8,8 +8,8 @@ export function oneEntryConfig(
   return { methodConfig: [{ name: [{ service }], ...policy, ...entry }], ...root };
 }
 
-/** A retry policy for test.Svc: 3 attempts on UNAVAILABLE, backoff 0.1 s doubling up to 1 s. */
-export const RETRY_UNAVAILABLE_CONFIG = oneEntryConfig('test.Svc', {
+/** 3 attempts on UNAVAILABLE, backoff 0.1 s doubling up to 1 s. */
+export const RETRY_UNAVAILABLE_POLICY = {
   retryPolicy: {
     maxAttempts: 3,
     initialBackoff: '0.1s',
@@ -17,4 +17,7 @@ export const RETRY_UNAVAILABLE_CONFIG = oneEntryConfig('test.Svc', {
     backoffMultiplier: 2,
     retryableStatusCodes: ['UNAVAILABLE'],
   },
-});
+};
+
+/** RETRY_UNAVAILABLE_POLICY for test.Svc. */
+export const RETRY_UNAVAILABLE_CONFIG = oneEntryConfig('test.Svc', RETRY_UNAVAILABLE_POLICY);

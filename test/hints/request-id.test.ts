@@ -12,6 +12,7 @@ import {
   type RecordedAttempt,
 } from '../../src/testing/index.js';
 import { testClient } from '../helpers/harness.js';
+import { captureWarnings } from '../helpers/warnings.js';
 
 const SERVICE = 'grpc_retry_hedging.testing.v1.FlakyTest';
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -203,17 +204,6 @@ describe('request id in a request field', () => {
 });
 
 describe('a field the serializer drops', () => {
-  function captureWarnings(): { message: string; code: string | undefined }[] {
-    const warnings: { message: string; code: string | undefined }[] = [];
-    vi.spyOn(process, 'emitWarning').mockImplementation(((
-      message: string | Error,
-      options?: { code?: string },
-    ) => {
-      warnings.push({ message: String(message), code: options?.code });
-    }) as typeof process.emitWarning);
-    return warnings;
-  }
-
   it("request_id under proto-loader's defaults: warns once per method, with the loader's spelling", async () => {
     const warnings = captureWarnings();
     const c = client([

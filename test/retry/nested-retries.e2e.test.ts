@@ -3,10 +3,11 @@
  * sees the outer one's `grpc-previous-rpc-attempts` on the metadata it is handed, and reports it once.
  */
 import { status } from '@grpc/grpc-js';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createRetryInterceptor } from '../../src/retry/retry-interceptor.js';
 import { FlakyServer } from '../../src/testing/index.js';
 import { retryConfig, testClient, unary } from '../helpers/harness.js';
+import { type CapturedWarning, captureWarnings } from '../helpers/warnings.js';
 
 let server: FlakyServer;
 beforeAll(async () => {
@@ -16,16 +17,9 @@ afterAll(async () => {
   await server.stop();
 });
 
-const emitted: { message: string; code: string | undefined }[] = [];
-const original = process.emitWarning;
-function captureWarnings(): void {
-  process.emitWarning = ((message: string | Error, options?: { code?: string }) => {
-    emitted.push({ message: String(message), code: options?.code });
-  }) as typeof process.emitWarning;
-}
+let emitted: CapturedWarning[] = [];
 afterEach(() => {
-  process.emitWarning = original;
-  emitted.length = 0;
+  vi.restoreAllMocks();
 });
 
 /** `n` failing attempts (a script's last entry repeats for later attempts). */
@@ -33,7 +27,7 @@ const down = (n: number) => Array.from({ length: n }, () => ({ status: 'UNAVAILA
 
 describe('nested retry layers', () => {
   it('two retry interceptors on one client: the attempts multiply, and the inner one says so once', async () => {
-    captureWarnings();
+    emitted = captureWarnings();
     const config = retryConfig({ maxAttempts: 2 });
     const client = testClient(server.address, [
       createRetryInterceptor(config),
@@ -53,7 +47,7 @@ describe('nested retry layers', () => {
   });
 
   it('one retry interceptor: no warning, however many attempts a call makes', async () => {
-    captureWarnings();
+    emitted = captureWarnings();
     const client = testClient(server.address, [createRetryInterceptor(retryConfig({ maxAttempts: 3 }))]);
     try {
       server.script('single', [...down(2), {}]);

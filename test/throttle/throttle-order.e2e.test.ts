@@ -4,11 +4,12 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import { status } from '@grpc/grpc-js';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createRetryInterceptor } from '../../src/retry/retry-interceptor.js';
 import { FlakyServer } from '../../src/testing/index.js';
 import { createAdaptiveThrottle } from '../../src/throttle/adaptive-throttle.js';
 import { retryConfig, testClient, unary } from '../helpers/harness.js';
+import { type CapturedWarning, captureWarnings } from '../helpers/warnings.js';
 
 let server: FlakyServer;
 beforeAll(async () => {
@@ -18,21 +19,14 @@ afterAll(async () => {
   await server.stop();
 });
 
-const emitted: { message: string; code: string | undefined }[] = [];
-const original = process.emitWarning;
-function captureWarnings(): void {
-  process.emitWarning = ((message: string | Error, options?: { code?: string }) => {
-    emitted.push({ message: String(message), code: options?.code });
-  }) as typeof process.emitWarning;
-}
+let emitted: CapturedWarning[] = [];
 afterEach(() => {
-  process.emitWarning = original;
-  emitted.length = 0;
+  vi.restoreAllMocks();
 });
 
 describe('the order of the adaptive throttle and the retry interceptor', () => {
   it('throttle first: the throttle sees one call for three attempts, and the retry interceptor says so once', async () => {
-    captureWarnings();
+    emitted = captureWarnings();
     const throttle = createAdaptiveThrottle();
     const client = testClient(server.address, [
       throttle,
@@ -53,7 +47,7 @@ describe('the order of the adaptive throttle and the retry interceptor', () => {
   });
 
   it('retry interceptor first: every attempt passes the throttle, and nothing is said', async () => {
-    captureWarnings();
+    emitted = captureWarnings();
     // UNAVAILABLE counts as accepted here, so that the throttle lets the retries through.
     const throttle = createAdaptiveThrottle({ rejectedStatusCodes: ['RESOURCE_EXHAUSTED'] });
     const client = testClient(server.address, [
