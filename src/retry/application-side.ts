@@ -71,8 +71,9 @@ export class ApplicationSide implements AttemptOwner {
       }
       return;
     }
-    const verdict = this.replay.append(message, context.flags, context.callback);
     const committed = host.committedTo;
+    const shared = committed === undefined && host.attempts.live.length > 1;
+    const verdict = this.replay.append(message, context.flags, context.callback, shared);
     if (committed !== undefined) {
       host.attempts.feed(committed);
     } else if (verdict === 'kept') {

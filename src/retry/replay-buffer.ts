@@ -102,11 +102,16 @@ export class ReplayBuffer {
    * Keep a message; its `callback` waits until the attempts handed it have written it. Returns `'kept'` when it fits the
    * limits (or is not reserved yet, in a lazy buffer). Returns `'overflow'` when it does not fit: it is kept anyway,
    * and the call must commit.
+   *
+   * `shared`: the message goes to more than one attempt at once (hedges started before the request was written, as
+   * with hedgingDelay "0s"). That is a resend like any other, so a lazy buffer reserves it now, and a message the
+   * limits do not hold overflows: it goes out once (A6).
    */
   append(
     message: unknown,
     flags: number | undefined,
     callback: (() => void) | undefined,
+    shared = false,
   ): 'kept' | 'overflow' {
     this.push(message, flags, callback);
     if (!this.accounting) {
@@ -116,7 +121,7 @@ export class ReplayBuffer {
     const snapshot = this.snapshotOf(message);
     this.snapshots.push(snapshot);
     if (this.lazy) {
-      return 'kept';
+      return !shared || this.reserveUncharged() ? 'kept' : 'overflow';
     }
     const bytes = chargeOf(snapshot);
     this.charged = this.end;
@@ -125,6 +130,20 @@ export class ReplayBuffer {
       return 'kept';
     }
     return 'overflow';
+  }
+
+  /** Reserves in the pool every message not charged yet; false when the limits do not hold them all. */
+  private reserveUncharged(): boolean {
+    const end = this.end;
+    while (this.charged < end) {
+      const bytes = chargeOf(this.snapshots[this.charged - this.base] ?? null);
+      if (!this.pool.tryReserve(this.reserved, bytes)) {
+        return false;
+      }
+      this.reserved += bytes;
+      this.charged += 1;
+    }
+    return true;
   }
 
   /**
@@ -141,14 +160,8 @@ export class ReplayBuffer {
     if (snapshots.includes(null)) {
       return 'unserializable';
     }
-    const end = this.end;
-    while (this.charged < end) {
-      const bytes = chargeOf(snapshots[this.charged - this.base] ?? null);
-      if (!this.pool.tryReserve(this.reserved, bytes)) {
-        return 'full';
-      }
-      this.reserved += bytes;
-      this.charged += 1;
+    if (!this.reserveUncharged()) {
+      return 'full';
     }
     if (!this.checkResends) {
       return 'fits';

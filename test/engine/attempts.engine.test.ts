@@ -306,6 +306,56 @@ describe('engine: the replay buffer overflows', () => {
   });
 });
 
+describe('engine: a single request written to hedges already started (hedgingDelay "0s")', () => {
+  const big = Buffer.alloc(1000);
+  const startWith = (request: unknown, interceptor: object, type: 'unary' | 'server-stream' = 'unary') => {
+    const h = engineCall(hedgingPolicy({ hedgingDelay: '0s', maxAttempts: 3 }), {
+      type,
+      interceptor,
+      start: false,
+    });
+    h.call.start(new Metadata(), {
+      onReceiveMetadata: (md) => h.received.headers.push(md),
+      onReceiveMessage: (m) => h.received.messages.push(m),
+      onReceiveStatus: (st) => h.received.statuses.push(st),
+    });
+    h.call.sendMessageWithContext({}, request);
+    h.call.halfClose();
+    return h;
+  };
+
+  it.each([
+    ['unary', { perRpcBufferBytes: 400 }],
+    ['server-stream', { perRpcBufferBytes: 400 }],
+    ['unary', { totalBufferBytes: 400 }],
+  ] as const)(
+    '%s, too large for %j: sent once, on the first attempt, and the others are cancelled',
+    async (type, limits) => {
+      const h = startWith(big, limits, type);
+      expect(h.attempts).toHaveLength(3);
+      expect(h.attempts.map((a) => a.messages.length)).toEqual([1, 0, 0]);
+      expect(eventsOfType(h.events, 'committed')).toEqual([
+        expect.objectContaining({ attempt: 1, reason: 'buffer-overflow' }),
+      ]);
+      await h.settle();
+      expect(h.attempts.map((a) => a.cancelled !== undefined)).toEqual([false, true, true]);
+      // The committed attempt's failure is the call's: the request is not sent again.
+      h.attempt(0).fail();
+      expect(h.status.code).toBe(Status.UNAVAILABLE);
+      expect(h.attempts).toHaveLength(3);
+    },
+  );
+
+  it('a request the limits hold goes to every attempt, and a failure leaves the others running', () => {
+    const h = startWith(Buffer.alloc(100), { perRpcBufferBytes: 400 });
+    expect(h.attempts.map((a) => a.messages.length)).toEqual([1, 1, 1]);
+    expect(eventsOfType(h.events, 'committed')).toEqual([]);
+    h.attempt(0).fail();
+    h.attempt(2).succeed();
+    expect(h.status.code).toBe(Status.OK);
+  });
+});
+
 describe('engine: what counts against the server', () => {
   const countingGate = () => {
     const calls: string[] = [];
