@@ -2,7 +2,7 @@
  * The retry and hedging rules of A6 (and what goes past it) as pure functions: what a call does after one of its
  * attempts failed, and whether a further hedge may go. The call state machine only carries their results out.
  */
-import type { StatusObject } from '@grpc/grpc-js';
+import { status as Status, type StatusObject } from '@grpc/grpc-js';
 import type { CallPolicy } from '../config/types.js';
 import type { GateVerdict } from '../shared/retry-gate.js';
 import { type BackoffState, initialBackoffState, type JitterStrategy, nextBackoff } from './backoff.js';
@@ -144,7 +144,10 @@ export function decideAfterFailure(input: FailureDecisionInput): FailureDecision
     reason = 'backoff';
     backoff = step.state;
   }
-  if (input.deadlineAware && input.now + delayMs >= input.deadline) {
+  // A DEADLINE_EXCEEDED the retry cannot outrun ends the call with it, whether or not the option asks for this:
+  // most often it is the call's own deadline, which grpc-js's timer reports a little before the clock reads it.
+  const outlasted = input.now + delayMs >= input.deadline;
+  if (outlasted && (input.deadlineAware || failure.code === Status.DEADLINE_EXCEEDED)) {
     return finish('deadline-aware');
   }
   const replay = input.replay();

@@ -9,10 +9,12 @@ import {
   decideAfterFailure,
   type FailureDecisionInput,
 } from '../../src/retry/retry-decision.js';
+import { NO_HINT } from '../../src/retry/server-hint.js';
 import { decisionInput, pushback } from '../helpers/decision-input.js';
 
 const UNAVAILABLE = 14;
 const INVALID_ARGUMENT = 3;
+const DEADLINE_EXCEEDED = 4;
 
 const retry: RetryPolicy = {
   kind: 'retry',
@@ -56,6 +58,28 @@ describe('a backoff that would outlast the deadline', () => {
       type: 'retry',
       delayMs: 500,
       reason: 'pushback',
+    });
+  });
+});
+
+describe('a DEADLINE_EXCEEDED whose retry could not start before the deadline', () => {
+  const deadlineRetry: RetryPolicy = { ...retry, retryableStatusCodes: [UNAVAILABLE, DEADLINE_EXCEEDED] };
+  const failure = { code: DEADLINE_EXCEEDED, hint: NO_HINT, timedOut: false };
+  const at = (over: Partial<FailureDecisionInput>) => decisionInput(deadlineRetry, { failure, ...over });
+
+  it("ends the call with it, without the option: grpc-js's timer reports the call's own deadline a little early", () => {
+    // The clock reads 1 ms before the deadline: a backoff of 100 ms would only wait for the deadline to end the call.
+    expect(decideAfterFailure(at({ deadline: 1001 }))).toEqual({ type: 'finish', reason: 'deadline-aware' });
+    expect(decideAfterFailure(at({ deadline: 1100 }))).toEqual({ type: 'finish', reason: 'deadline-aware' });
+  });
+
+  it("is retried when the backoff ends before the deadline (a server's own DEADLINE_EXCEEDED)", () => {
+    expect(decideAfterFailure(at({ deadline: 1101 }))).toMatchObject({ type: 'retry', delayMs: 100 });
+  });
+
+  it('other codes keep A6 behaviour: the retry is scheduled and the deadline ends the wait', () => {
+    expect(decideAfterFailure(decisionInput(deadlineRetry, { deadline: 1001 }))).toMatchObject({
+      type: 'retry',
     });
   });
 });
