@@ -186,13 +186,22 @@ export class ApplicationSide implements AttemptOwner {
     }
   }
 
-  /** The application's one status, now or on the next tick (after a cancel); nothing reaches it afterwards. */
-  close(status: StatusObject, deliverLater: boolean, decidedBy: Attempt | undefined): void {
+  /**
+   * The application's one status, now or on the next tick (after a cancel); nothing reaches it afterwards.
+   * `decidedBy`: the attempt whose status it is (the committed one, or the one whose failure ended the call).
+   */
+  close(
+    status: StatusObject,
+    deliverLater: boolean,
+    decidedBy: Attempt | undefined,
+    cancelled: boolean,
+  ): void {
     this.decidedBy = decidedBy;
     // How many attempts came before the one whose answer the caller gets, in the trailers (as grpc-java does):
-    // the committed attempt's number less one (a first attempt that beat its hedges: absent), else the attempts
-    // made less one (the last failure's). Absent means none.
-    const previous = (decidedBy?.number ?? this.host.attempts.count) - 1;
+    // the number of the attempt whose status it is, less one (a first attempt that beat its hedges: absent); for a
+    // status of the engine's own (the deadline during a backoff), the attempts made less one; for the caller's
+    // cancel of an uncommitted call, absent (no attempt answered). Absent means none.
+    const previous = decidedBy ? decidedBy.number - 1 : cancelled ? 0 : this.host.attempts.count - 1;
     if (previous > 0) {
       status.metadata?.set(PREVIOUS_ATTEMPTS_METADATA_KEY, String(previous));
     }

@@ -21,8 +21,8 @@ import { NO_HINT, readServerHint } from './server-hint.js';
 export interface FailureHost {
   /** The call is in flight and uncommitted (a listener may end it inside any step). */
   readonly inFlight: boolean;
-  /** The call ends with `status`. */
-  finish(status: StatusObject): void;
+  /** The call ends with `status`, the failure of `from`. */
+  finish(status: StatusObject, from: Attempt): void;
   /** No attempt is in flight: wait `delayMs`, then retry; `lastFailure` is the result if the deadline comes first. */
   wait(next: 'retry', delayMs: number, lastFailure: StatusObject): void;
   /** Hedging: `status` is the call's last failure, and the hedge scheduler takes `decision`. */
@@ -95,7 +95,7 @@ export class FailureHandler {
         } else if (decision.reason === 'request-changed') {
           ctx.onRequestChanged();
         }
-        host.finish(finishStatus(status, decision.reason, attempt.cancelReason));
+        host.finish(finishStatus(status, decision.reason, attempt.cancelReason), attempt);
         return;
       case 'retry':
         this.backoff = decision.backoff;

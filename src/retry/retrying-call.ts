@@ -52,6 +52,8 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
   private endedBeforeStart: StatusObject | undefined;
   /** Stops listening for the parent call's cancellation. */
   private leaveParent: (() => void) | undefined;
+  /** The last failure of an uncommitted attempt, and whose it was: the attempt that answers if the call ends with it. */
+  private lastFailed: { readonly attempt: Attempt; readonly status: StatusObject } | undefined;
   /** The call's events; undefined when nobody listens, so that events cost nothing then. */
   private readonly events: CallEvents | undefined;
 
@@ -100,7 +102,7 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
       this.endedBeforeStart = undefined;
       this.events?.callStart(this.policy, this.deadline);
       this.events?.callEnd(early, 0);
-      this.app.close(early, true, undefined);
+      this.app.close(early, true, undefined, true);
       return;
     }
     this.ctx.gate?.recordCall?.();
@@ -176,6 +178,7 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
         this.commit(attempt, 'status');
         this.end(status, 'call-ended');
       } else {
+        this.lastFailed = { attempt, status };
         this.failures.afterFailure(attempt, status, false);
       }
     }
@@ -190,7 +193,9 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
       this.end(engineStatus.requestChanged(attempt.number, index), 'call-ended');
     } else if (phase.tag === 'in-flight' && this.attempts.live.length === 0) {
       // No attempt left to answer, and none may be added (a resend would meet the same change).
-      this.end(phase.lastFailure ?? engineStatus.requestChanged(attempt.number, index), 'call-ended');
+      const last = phase.lastFailure;
+      const status = last ?? engineStatus.requestChanged(attempt.number, index);
+      this.end(status, 'call-ended', false, this.failedAttempt(last));
     }
   }
 
@@ -261,8 +266,8 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
     return this.phase.tag === 'in-flight';
   }
 
-  finish(status: StatusObject): void {
-    this.end(status, 'call-ended');
+  finish(status: StatusObject, from: Attempt): void {
+    this.end(status, 'call-ended', false, from);
   }
 
   hedgeAfterFailure(status: StatusObject, decision: HedgeFailureDecision): void {
@@ -321,8 +326,14 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
   finishWithLastFailure(): void {
     const phase = this.phase;
     if (phase.tag === 'in-flight' || phase.tag === 'waiting') {
-      this.end(phase.lastFailure ?? engineStatus.noHedgeSent(), 'call-ended');
+      const last = phase.lastFailure;
+      this.end(last ?? engineStatus.noHedgeSent(), 'call-ended', false, this.failedAttempt(last));
     }
+  }
+
+  /** The attempt whose failure `status` is, when it is the last one. */
+  private failedAttempt(status: StatusObject | undefined): Attempt | undefined {
+    return status !== undefined && this.lastFailed?.status === status ? this.lastFailed.attempt : undefined;
   }
 
   // ---- phases ----
@@ -378,12 +389,20 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
     this.events?.committed(attempt.number, reason);
   }
 
-  /** The call's status is decided: stop everything, then tell the application (on the next tick for a cancel). */
-  private end(status: StatusObject, cancelReason: AttemptCancelReason, deliverLater = false): void {
+  /**
+   * The call's status is decided: stop everything, then tell the application (on the next tick for a cancel).
+   * `from`: the attempt whose failure `status` is, when the call ends uncommitted with one.
+   */
+  private end(
+    status: StatusObject,
+    cancelReason: AttemptCancelReason,
+    deliverLater = false,
+    from?: Attempt,
+  ): void {
     if (this.phase.tag === 'ended') {
       return;
     }
-    const decidedBy = this.committedTo;
+    const decidedBy = this.committedTo ?? from;
     const beforeStart = !this.started;
     this.transition(ENDED);
     this.leaveParent?.();
@@ -398,7 +417,7 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
       this.ctx.gate?.recordSuccess();
     }
     this.events?.callEnd(status, this.attempts.count);
-    this.app.close(status, deliverLater, decidedBy);
+    this.app.close(status, deliverLater, decidedBy, cancelReason === 'call-cancelled');
   }
 
   // ---- helpers ----

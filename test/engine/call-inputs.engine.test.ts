@@ -173,6 +173,45 @@ describe('engine: what the application reads at the end names the attempt that a
     expect(exhausted.status.metadata.get('grpc-previous-rpc-attempts')).toEqual(['2']);
   });
 
+  it('every hedge failed: the attempt whose status the call ends with (the last to fail) is the one named', () => {
+    const nonFatal = hedgingPolicy({ hedgingDelay: '0s', nonFatalStatusCodes: ['UNAVAILABLE'] });
+    const firstLast = engineCall(nonFatal);
+    firstLast.attempt(1).fail();
+    firstLast.attempt(2).fail();
+    firstLast.attempt(0).fail();
+    expect(firstLast.status.details).toBe('attempt 1 failed');
+    expect(firstLast.status.metadata.get('grpc-previous-rpc-attempts')).toEqual([]);
+    expect(firstLast.call.getPeer()).toBe('peer-0');
+
+    const secondLast = engineCall(nonFatal);
+    secondLast.attempt(0).fail();
+    secondLast.attempt(2).fail();
+    secondLast.attempt(1).fail();
+    expect(secondLast.status.details).toBe('attempt 2 failed');
+    expect(secondLast.status.metadata.get('grpc-previous-rpc-attempts')).toEqual(['1']);
+    expect(secondLast.call.getPeer()).toBe('peer-1');
+  });
+
+  it("the caller's cancel before any attempt answered: no attempt is named in the trailers", async () => {
+    const h = engineCall(hedgingPolicy({ hedgingDelay: '0s' }));
+    expect(h.attempts).toHaveLength(3);
+    h.call.cancelWithStatus(Status.CANCELLED, 'Cancelled on client');
+    await h.settle();
+    expect(h.status.code).toBe(Status.CANCELLED);
+    expect(h.status.metadata.get('grpc-previous-rpc-attempts')).toEqual([]);
+  });
+
+  it("the deadline during a backoff (the engine's own status): the attempts made less one", () => {
+    const h = engineCall(retryPolicy({ maxAttempts: 5 }), { deadlineMs: 250 });
+    h.attempt(0).fail();
+    h.clock.runNext();
+    h.attempt(1).fail();
+    h.clock.advance(250);
+    expect(h.status.code).toBe(Status.DEADLINE_EXCEEDED);
+    expect(h.status.details).toContain('while waiting to retry');
+    expect(h.status.metadata.get('grpc-previous-rpc-attempts')).toEqual(['1']);
+  });
+
   it("getPeer() after the end is the winner's, not the newest hedge's", () => {
     const h = engineCall(hedgingPolicy());
     h.clock.advance(200);
