@@ -191,12 +191,13 @@ export class ApplicationSide implements AttemptOwner {
    * `decidedBy`: the attempt whose status it is (the committed one, or the one whose failure ended the call).
    */
   close(
-    status: StatusObject,
+    given: StatusObject,
     deliverLater: boolean,
     decidedBy: Attempt | undefined,
     cancelled: boolean,
   ): void {
     this.decidedBy = decidedBy;
+    const status = inCallersMetadata(given, this.metadata);
     // How many attempts came before the one whose answer the caller gets, in the trailers (as grpc-java does):
     // the number of the attempt whose status it is, less one (a first attempt that beat its hedges: absent); for a
     // status of the engine's own (the deadline during a backoff), the attempts made less one; for the caller's
@@ -214,4 +215,26 @@ export class ApplicationSide implements AttemptOwner {
       listener?.onReceiveStatus?.(status);
     }
   }
+}
+
+/**
+ * `status` with its trailers in the caller's own Metadata class. A status the engine makes up carries this package's
+ * copy of grpc-js's Metadata; when the client runs on another copy (nice-grpc's own grpc-js under an application on
+ * an older one), code that checks `instanceof Metadata` with its copy (nice-grpc's `ClientError`) would not take
+ * it for trailers.
+ */
+function inCallersMetadata(status: StatusObject, callers: Metadata | undefined): StatusObject {
+  const Callers = callers?.constructor as (new () => Metadata) | undefined;
+  const trailers: Metadata | undefined = status.metadata;
+  if (Callers === undefined || trailers instanceof Callers) {
+    return status;
+  }
+  const metadata = new Callers();
+  const entries: Record<string, (string | Buffer)[]> = (trailers as Metadata | undefined)?.toJSON() ?? {};
+  for (const [key, values] of Object.entries(entries)) {
+    for (const value of values) {
+      metadata.add(key, value);
+    }
+  }
+  return { ...status, metadata };
 }

@@ -212,6 +212,30 @@ describe('engine: what the application reads at the end names the attempt that a
     expect(h.status.metadata.get('grpc-previous-rpc-attempts')).toEqual(['1']);
   });
 
+  it("a status the engine makes comes with trailers of the caller's Metadata class (another copy of grpc-js)", () => {
+    /** Stands for another copy's Metadata: its clone is of its own class, as each copy's is. */
+    class ForeignMetadata extends Metadata {
+      override clone(): Metadata {
+        const copy = new ForeignMetadata();
+        for (const [key, values] of Object.entries(this.toJSON())) {
+          for (const value of values) copy.add(key, value);
+        }
+        return copy;
+      }
+    }
+    const h = engineCall(retryPolicy({ maxAttempts: 5 }), {
+      deadlineMs: 250,
+      metadata: new ForeignMetadata(),
+    });
+    h.attempt(0).fail();
+    h.clock.runNext();
+    h.attempt(1).fail();
+    h.clock.advance(250);
+    expect(h.status.details).toContain('while waiting to retry');
+    expect(h.status.metadata).toBeInstanceOf(ForeignMetadata);
+    expect(h.status.metadata.get('grpc-previous-rpc-attempts')).toEqual(['1']);
+  });
+
   it("getPeer() after the end is the winner's, not the newest hedge's", () => {
     const h = engineCall(hedgingPolicy());
     h.clock.advance(200);
