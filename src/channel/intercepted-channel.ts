@@ -15,6 +15,7 @@ import type {
   NextCall,
   status,
 } from '@grpc/grpc-js';
+import { markChannelLevel } from '../shared/channel-level.js';
 import type { InterceptingCallInterface as AttemptCall, MessageContext } from '../shared/grpc-types.js';
 
 /** A call as a grpc-js channel creates it (grpc-js does not export the type by name). */
@@ -101,7 +102,7 @@ class InterceptedCall implements ChannelCall {
     if (this.top) {
       return this.top;
     }
-    const definition: MethodDefinition<Buffer, Buffer> = {
+    const definition: MethodDefinition<Buffer, Buffer> = markChannelLevel({
       path: this.method,
       requestStream: true,
       responseStream: true,
@@ -109,7 +110,7 @@ class InterceptedCall implements ChannelCall {
       requestDeserialize: identity,
       responseSerialize: identity,
       responseDeserialize: identity,
-    };
+    });
     const options: InterceptorOptions = {
       method_definition: definition,
       deadline: this.deadline,

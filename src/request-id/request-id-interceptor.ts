@@ -10,7 +10,7 @@ import {
   type Metadata,
   status,
 } from '@grpc/grpc-js';
-
+import { isChannelLevel } from '../shared/channel-level.js';
 /** Header the id goes to when no `field` is named. Envoy and many proxies propagate and log this one. */
 import { DEFAULT_REQUEST_ID_HEADER } from '../shared/headers.js';
 import { checkFunction, checkOptions as checkKeys } from '../util/option-checks.js';
@@ -72,6 +72,11 @@ export function createRequestIdInterceptor(options: RequestIdInterceptorOptions 
     'GRPC_RETRY_HEDGING_REQUEST_ID_ORDER',
   );
 
+  const warnFieldAtChannel = warnOnce(
+    `grpc-retry-hedging: the request-id interceptor's field mode cannot fill ${settings.field} at a channel (interceptChannel), where requests are already serialized, so no id is sent; leave out \`field\` to send the id in the ${settings.header} header, or give the interceptors to a grpc-js client`,
+    'GRPC_RETRY_HEDGING_REQUEST_ID_FIELD',
+  );
+
   /** Methods whose serializer was asked, on their first filled request, whether it keeps the field. */
   const checkedMethods = new Set<string>();
 
@@ -96,6 +101,9 @@ export function createRequestIdInterceptor(options: RequestIdInterceptorOptions 
       });
     }
     if (definition.requestStream) {
+      if (isChannelLevel(definition)) {
+        warnFieldAtChannel();
+      }
       return nextCall(callOptions) as InterceptingCall;
     }
     const field = settings.field;

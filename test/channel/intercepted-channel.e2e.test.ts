@@ -1,6 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { interceptChannel } from '../../src/channel/intercepted-channel.js';
+import { createRequestIdInterceptor } from '../../src/request-id/request-id-interceptor.js';
 import type { RetryEvent } from '../../src/retry/events.js';
 import { createRetryInterceptor, type RetryInterceptorOptions } from '../../src/retry/retry-interceptor.js';
 import { FlakyServer } from '../../src/testing/index.js';
@@ -17,6 +18,7 @@ import {
   unary,
 } from '../helpers/harness.js';
 import { oneEntryConfig } from '../helpers/service-configs.js';
+import { captureWarnings } from '../helpers/warnings.js';
 
 const { UNAVAILABLE, OK, DEADLINE_EXCEEDED } = grpc.status;
 const RETRY_ON_UNAVAILABLE = {
@@ -228,5 +230,41 @@ describe('interceptChannel: the chain', () => {
     } finally {
       channel.close();
     }
+  });
+});
+
+describe('interceptChannel: the request-id interceptor', () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  it('in field mode it cannot fill the field of a serialized request: it says so once, and sends no id', async () => {
+    const warnings = captureWarnings();
+    const { client } = channelClient([createRequestIdInterceptor({ field: 'requestId' })]);
+    try {
+      const [a, b] = [id(), id()];
+      expect((await unary(client, a)).code).toBe(OK);
+      expect((await unary(client, b)).code).toBe(OK);
+      expect(server.attempts(a)[0]?.requestId).toBeUndefined();
+    } finally {
+      client.close();
+    }
+    expect(warnings.map((w) => w.code)).toEqual(['GRPC_RETRY_HEDGING_REQUEST_ID_FIELD']);
+    expect(warnings[0]?.message).toContain(
+      'field mode cannot fill requestId at a channel (interceptChannel), where requests are already serialized',
+    );
+  });
+
+  it('in header mode the id goes out, and nothing is said', async () => {
+    const warnings = captureWarnings();
+    const { client } = channelClient([createRequestIdInterceptor({ header: 'x-request-id' })]);
+    try {
+      const c = id();
+      expect((await unary(client, c)).code).toBe(OK);
+      expect(server.attempts(c)[0]?.requestId).toMatch(/^[0-9a-f-]{36}$/);
+    } finally {
+      client.close();
+    }
+    expect(warnings).toEqual([]);
   });
 });
