@@ -1,8 +1,13 @@
 /**
  * The ways the interop cases are run: a bare client, and the retry interceptor under each kind of policy and
  * with the package's other interceptors around it. Every policy names both interop services, and uses only
- * UNAVAILABLE as its retryable (or non-fatal) code: no case produces UNAVAILABLE, so the statuses the cases
- * expect (UNKNOWN, CANCELLED, DEADLINE_EXCEEDED, UNIMPLEMENTED) pass through unretried, as A6 says they must.
+ * UNAVAILABLE as its retryable (or non-fatal) code, so the statuses the cases expect (UNKNOWN, CANCELLED,
+ * DEADLINE_EXCEEDED, UNIMPLEMENTED) pass through unretried, as A6 says they must.
+ *
+ * Some modes send a header that makes the server misbehave on the first attempt of every call (interop-service.ts):
+ * it fails with UNAVAILABLE once the request is in (so each call is retried, and what was written is replayed), or
+ * keeps silent far longer than the hedging delay (so a later hedge, replaying what was written, wins). The cases
+ * must pass unchanged all the same, answered by the attempt the mode expects.
  */
 import * as grpc from '@grpc/grpc-js';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
@@ -23,25 +28,34 @@ import type { RetryInterceptorOptions } from '../../src/retry/interceptor-option
 import { createRetryInterceptor } from '../../src/retry/retry-interceptor.js';
 import { createAdaptiveThrottle } from '../../src/throttle/adaptive-throttle.js';
 import { RetryBudget } from '../../src/throttle/retry-budget.js';
-import type { CaseContext } from './interop-cases.js';
+import type { AttemptRange, CaseContext } from './interop-cases.js';
 import type { HandledCall } from './interop-server.js';
 import {
+  FIRST_ATTEMPT_KEY,
+  type FirstAttemptRule,
   TEST_SERVICE,
   TestServiceClientConstructor,
   UNIMPLEMENTED_SERVICE,
   UnimplementedServiceClientConstructor,
 } from './interop-service.js';
 
+/** The clients of a mode. */
+export type Clients = Pick<CaseContext, 'client' | 'unimplemented'>;
+
 /** One mode, started against a server. */
 export interface ModeRun {
-  readonly ctx: CaseContext;
+  readonly clients: Clients;
+  /** Headers every call carries: the first-attempt rule the server applies, if any. */
+  readonly callHeaders: Readonly<Record<string, string>>;
+  /** The attempts that may answer a call (0-based). */
+  readonly answeringAttempts: AttemptRange;
   /** Before each case. */
   beforeCase(): void;
   /**
-   * After each case, given the status codes of the calls the case made and the calls the server's handlers ran
-   * meanwhile: checks that the mode's machinery took part as it should.
+   * After each case, given its name, the status codes of the calls it made and every attempt of them the server's
+   * handlers ran (each ended by now): checks that the mode's machinery took part as it should.
    */
-  afterCase(codes: number[], handled: readonly HandledCall[]): void;
+  afterCase(caseName: string, codes: number[], handled: readonly HandledCall[]): void;
   /** After every case: checks over the whole run. */
   afterAll(): Promise<void>;
   close(): void;
@@ -49,6 +63,8 @@ export interface ModeRun {
 
 export interface InteropMode {
   readonly name: string;
+  /** rpc_soak runs in this mode too. */
+  readonly soak?: boolean;
   start(address: string): ModeRun;
 }
 
@@ -59,6 +75,9 @@ const RETRY_POLICY = {
   backoffMultiplier: 2,
   retryableStatusCodes: ['UNAVAILABLE'],
 };
+
+/** A hedge 20 ms in and another 40 ms in, when nothing has answered by then. */
+const LATE_HEDGING_POLICY = { maxAttempts: 3, hedgingDelay: '0.02s', nonFatalStatusCodes: ['UNAVAILABLE'] };
 
 /** Three attempts at once (hedgingDelay 0). */
 const LIVE_HEDGING_POLICY = { maxAttempts: 3, hedgingDelay: '0s', nonFatalStatusCodes: ['UNAVAILABLE'] };
@@ -73,7 +92,7 @@ function serviceConfig(
   };
 }
 
-function clients(address: string, interceptors: grpc.Interceptor[]): CaseContext {
+function clients(address: string, interceptors: grpc.Interceptor[]): Clients {
   // grpc-js's own retries off: only the interceptor under test retries.
   const options: grpc.ClientOptions = { interceptors, 'grpc.enable_retries': 0 };
   return {
@@ -86,13 +105,39 @@ function clients(address: string, interceptors: grpc.Interceptor[]): CaseContext
   };
 }
 
-function closeClients(ctx: CaseContext): void {
+function closeClients(ctx: Clients): void {
   ctx.client.close();
   ctx.unimplemented.close();
 }
 
 /** Attempts each call may make: an exact count, or a range. */
 type AttemptCount = number | { min: number; max: number };
+
+/** Attempts each call of a case may make: one count for every case, or one by case name. */
+type AttemptsByCase = AttemptCount | ((caseName: string) => AttemptCount);
+
+/** Counts by case name, `otherwise` for the cases not named. */
+function byCase(
+  otherwise: AttemptCount,
+  named: Record<string, AttemptCount>,
+): (name: string) => AttemptCount {
+  return (name) => named[name] ?? otherwise;
+}
+
+/** Only the first attempt answers (no retry or hedge happens). */
+const FIRST_ONLY: AttemptRange = { min: 0, max: 0 };
+
+/**
+ * With the first attempt failing at once: two attempts each, but for a call cancelled before its first attempt
+ * ended, one cut short by its 1 ms deadline before or after the first attempt failed, and the UNIMPLEMENTED calls
+ * (no handler runs them, so no rule applies).
+ */
+const FAIL_FIRST_ATTEMPTS = byCase(2, {
+  cancel_after_begin: 1,
+  timeout_on_sleeping_server: { min: 1, max: 2 },
+  unimplemented_method: 1,
+  unimplemented_service: 1,
+});
 
 /**
  * The engine ran every call of the case: one `call-start` per call, and one `call-end` each whose code is the one
@@ -122,21 +167,42 @@ function expectEngineRan(events: readonly RetryEvent[], codes: number[], attempt
 }
 
 /** A mode made of the retry interceptor (with `config` and `options`) and, optionally, interceptors around it. */
+interface RetryModeParts {
+  options?: RetryInterceptorOptions;
+  before?: grpc.Interceptor[];
+  after?: grpc.Interceptor[];
+  beforeCase?: () => void;
+  afterCase?: (
+    caseName: string,
+    codes: number[],
+    handled: readonly HandledCall[],
+    events: readonly RetryEvent[],
+  ) => void;
+  afterAll?: (allEvents: readonly RetryEvent[]) => void | Promise<void>;
+}
+
+function headersOf(rule: FirstAttemptRule | undefined): Record<string, string> {
+  return rule ? { [FIRST_ATTEMPT_KEY]: rule } : {};
+}
+
+interface RetryModeSettings {
+  /** What the server does with first attempts. */
+  firstAttempt?: FirstAttemptRule;
+  /** Default: only the first attempt (0). */
+  answeringAttempts?: AttemptRange;
+  soak?: boolean;
+}
+
 function retryMode(
   name: string,
   config: object,
-  attempts: AttemptCount,
-  setup: () => {
-    options?: RetryInterceptorOptions;
-    before?: grpc.Interceptor[];
-    after?: grpc.Interceptor[];
-    beforeCase?: () => void;
-    afterCase?: (codes: number[], handled: readonly HandledCall[]) => void;
-    afterAll?: (allEvents: readonly RetryEvent[]) => void | Promise<void>;
-  } = () => ({}),
+  attempts: AttemptsByCase,
+  setup: () => RetryModeParts = () => ({}),
+  settings: RetryModeSettings = {},
 ): InteropMode {
   return {
     name,
+    soak: settings.soak ?? false,
     start(address) {
       const parts = setup();
       const events: RetryEvent[] = [];
@@ -151,14 +217,19 @@ function retryMode(
       const retry = createRetryInterceptor(config, { ...parts.options, onEvent });
       const ctx = clients(address, [...(parts.before ?? []), retry, ...(parts.after ?? [])]);
       return {
-        ctx,
+        clients: ctx,
+        callHeaders: headersOf(settings.firstAttempt),
+        answeringAttempts: settings.answeringAttempts ?? FIRST_ONLY,
         beforeCase: () => {
           events.length = 0;
           parts.beforeCase?.();
         },
-        afterCase(codes, handled) {
-          expectEngineRan(events, codes, attempts);
-          parts.afterCase?.(codes, handled);
+        afterCase(caseName, codes, handled) {
+          expectEngineRan(events, codes, typeof attempts === 'function' ? attempts(caseName) : attempts);
+          if (settings.firstAttempt) {
+            expectFirstAttemptsEnded(settings.firstAttempt, handled);
+          }
+          parts.afterCase?.(caseName, codes, handled, events);
         },
         afterAll: async () => {
           await parts.afterAll?.(allEvents);
@@ -170,6 +241,89 @@ function retryMode(
 }
 
 /**
+ * The server's side of a first-attempt rule: `unavailable` first attempts ended with the UNAVAILABLE the server
+ * sent (or, in the cancel and timeout cases, cancelled before their request was in); `slow` first attempts never
+ * answered: each was cancelled (a hedge won and the engine cancelled it, or the application cancelled the call).
+ */
+function expectFirstAttemptsEnded(rule: FirstAttemptRule, handled: readonly HandledCall[]): void {
+  const firsts = handled.filter((h) => h.rule !== undefined);
+  expect(
+    firsts.filter((h) => h.rule !== rule || h.attempt !== 0),
+    'attempts the first-attempt rule applied to',
+  ).toEqual([]);
+  const wrong = firsts.filter((h) =>
+    rule === 'slow'
+      ? h.end?.kind !== 'cancelled'
+      : h.end?.kind !== 'cancelled' && !(h.end?.kind === 'status' && h.end.code === grpc.status.UNAVAILABLE),
+  );
+  expect(
+    wrong.map((h) => `${h.method} ${h.callTag}: ${JSON.stringify(h.end)}`),
+    `first attempts (${rule}) that ended otherwise`,
+  ).toEqual([]);
+}
+
+/** Calls of a case that end with a status of the server's own making. */
+const SERVER_ANSWERED = new Set([
+  'empty_unary',
+  'large_unary',
+  'client_streaming',
+  'server_streaming',
+  'ping_pong',
+  'empty_stream',
+  'custom_metadata',
+  'status_code_and_message',
+  'special_status_message',
+  'rpc_soak',
+]);
+
+/**
+ * With the first attempt slow, every call the server answered was answered by a hedge: the engine sent one, and
+ * committed to it when it answered OK (never to the slow first attempt), cancelling the other attempts then; every
+ * first attempt the server saw was cancelled
+ * ({@link expectFirstAttemptsEnded}). For cancel_after_first_response, the first response came from a hedge.
+ */
+function expectHedgesWon(caseName: string, codes: number[], events: readonly RetryEvent[]): void {
+  if (!SERVER_ANSWERED.has(caseName) && caseName !== 'cancel_after_first_response') {
+    return;
+  }
+  const ended = events.filter((e) => e.type === 'call-end');
+  expect(ended, 'calls').toHaveLength(codes.length);
+  for (const end of ended) {
+    const own = events.filter((e) => e.callId === end.callId);
+    expect(
+      own.filter((e) => e.type === 'hedge-sent').length,
+      `hedges sent for ${end.method}`,
+    ).toBeGreaterThanOrEqual(1);
+    const committed = own.filter(
+      (e): e is Extract<RetryEvent, { type: 'committed' }> => e.type === 'committed',
+    );
+    // A call that ends with a fatal status from a hedge ends without a commit.
+    expect(committed.length, `commits of ${end.method}`).toBeLessThanOrEqual(1);
+    if (end.code === grpc.status.OK) {
+      expect(committed, `commits of ${end.method}`).toHaveLength(1);
+    }
+    for (const commit of committed) {
+      expect(commit.attempt, `attempt ${end.method} committed to`).toBeGreaterThanOrEqual(2);
+      // The losers, the slow first attempt among them, were cancelled at the commit, not left to the call's end.
+      const losers = own.filter(
+        (e): e is Extract<RetryEvent, { type: 'attempt-end' }> =>
+          e.type === 'attempt-end' && e.attempt !== commit.attempt,
+      );
+      // (A commit on the winner's status, Trailers-Only, ends the call at once: its losers end with it.)
+      const reasons =
+        commit.reason === 'status' ? ['other-attempt-committed', 'call-ended'] : ['other-attempt-committed'];
+      expect(losers.map((e) => e.attempt)).toContain(1);
+      expect(
+        losers
+          .filter((e) => !reasons.includes(e.cancelReason ?? 'none'))
+          .map((e) => `${e.attempt}: ${e.cancelReason}`),
+        `losing attempts of ${end.method} ended otherwise than ${reasons.join(' or ')}`,
+      ).toEqual([]);
+    }
+  }
+}
+
+/**
  * Request ids go before the retry interceptor (one id per call); the tracing listens to its events and puts a
  * traceparent on each attempt. After each case: every attempt the server saw carries one request id and one
  * traceparent, and the attempts of one call (one request id) share its trace but each has its own span; after
@@ -178,7 +332,8 @@ function retryMode(
 function stackedMode(
   name: string,
   policy: { retryPolicy: object } | { hedgingPolicy: object },
-  attempts: AttemptCount,
+  attempts: AttemptsByCase,
+  settings: RetryModeSettings = {},
 ): InteropMode {
   let exporter: InMemorySpanExporter;
   let provider: BasicTracerProvider;
@@ -186,47 +341,53 @@ function stackedMode(
   // Ids name their case, so that an attempt the server sees only after its case ended is not counted in the next.
   let caseNumber = 0;
   let callNumber = 0;
-  return retryMode(name, serviceConfig(policy), attempts, () => {
-    exporter = new InMemorySpanExporter();
-    provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
-    const tracing = createRetryTracing({
-      tracerProvider: provider,
-      propagator: new W3CTraceContextPropagator(),
-    });
-    return {
-      options: { onEvent: tracing.onEvent },
-      before: [createRequestIdInterceptor({ generate: () => `case-${caseNumber}-call-${++callNumber}` })],
-      beforeCase: () => {
-        caseNumber += 1;
-      },
-      afterCase(codes, handled) {
-        const byRequestId = new Map<string, Array<{ traceId: string; spanId: string }>>();
-        for (const call of handled) {
-          const requestId = call.metadata.get(DEFAULT_REQUEST_ID_HEADER);
-          expect(requestId, `request id of ${call.method}`).toHaveLength(1);
-          const traceparent = call.metadata.get('traceparent');
-          expect(traceparent, `traceparent of ${call.method}`).toHaveLength(1);
-          const [, traceId = '', spanId = ''] = String(traceparent[0]).split('-');
-          traceIds.add(traceId);
-          const id = String(requestId[0]);
-          if (id.startsWith(`case-${caseNumber}-`)) {
-            byRequestId.set(id, [...(byRequestId.get(id) ?? []), { traceId, spanId }]);
+  return retryMode(
+    name,
+    serviceConfig(policy),
+    attempts,
+    () => {
+      exporter = new InMemorySpanExporter();
+      provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+      const tracing = createRetryTracing({
+        tracerProvider: provider,
+        propagator: new W3CTraceContextPropagator(),
+      });
+      return {
+        options: { onEvent: tracing.onEvent },
+        before: [createRequestIdInterceptor({ generate: () => `case-${caseNumber}-call-${++callNumber}` })],
+        beforeCase: () => {
+          caseNumber += 1;
+        },
+        afterCase(_caseName, codes, handled) {
+          const byRequestId = new Map<string, Array<{ traceId: string; spanId: string }>>();
+          for (const call of handled) {
+            const requestId = call.metadata.get(DEFAULT_REQUEST_ID_HEADER);
+            expect(requestId, `request id of ${call.method}`).toHaveLength(1);
+            const traceparent = call.metadata.get('traceparent');
+            expect(traceparent, `traceparent of ${call.method}`).toHaveLength(1);
+            const [, traceId = '', spanId = ''] = String(traceparent[0]).split('-');
+            traceIds.add(traceId);
+            const id = String(requestId[0]);
+            if (id.startsWith(`case-${caseNumber}-`)) {
+              byRequestId.set(id, [...(byRequestId.get(id) ?? []), { traceId, spanId }]);
+            }
           }
-        }
-        expect(byRequestId.size, 'request ids (one per call)').toBeLessThanOrEqual(codes.length);
-        for (const group of byRequestId.values()) {
-          expect(new Set(group.map((a) => a.traceId)).size, 'traces of one call').toBe(1);
-          expect(new Set(group.map((a) => a.spanId)).size, 'attempt spans of one call').toBe(group.length);
-        }
-      },
-      async afterAll() {
-        const recorded = new Set(exporter.getFinishedSpans().map((s) => s.spanContext().traceId));
-        expect(traceIds.size).toBeGreaterThan(0);
-        expect([...traceIds].filter((id) => !recorded.has(id))).toEqual([]);
-        await provider.shutdown();
-      },
-    };
-  });
+          expect(byRequestId.size, 'request ids (one per call)').toBeLessThanOrEqual(codes.length);
+          for (const group of byRequestId.values()) {
+            expect(new Set(group.map((a) => a.traceId)).size, 'traces of one call').toBe(1);
+            expect(new Set(group.map((a) => a.spanId)).size, 'attempt spans of one call').toBe(group.length);
+          }
+        },
+        async afterAll() {
+          const recorded = new Set(exporter.getFinishedSpans().map((s) => s.spanContext().traceId));
+          expect(traceIds.size).toBeGreaterThan(0);
+          expect([...traceIds].filter((id) => !recorded.has(id))).toEqual([]);
+          await provider.shutdown();
+        },
+      };
+    },
+    settings,
+  );
 }
 
 const UNARY_CALL = `/${TEST_SERVICE}/UnaryCall`;
@@ -237,7 +398,9 @@ export const INTEROP_MODES: readonly InteropMode[] = [
     start(address) {
       const ctx = clients(address, []);
       return {
-        ctx,
+        clients: ctx,
+        callHeaders: {},
+        answeringAttempts: FIRST_ONLY,
         beforeCase: () => {},
         afterCase: () => {},
         afterAll: async () => {},
@@ -254,7 +417,9 @@ export const INTEROP_MODES: readonly InteropMode[] = [
       };
       const ctx = clients(address, [createRetryInterceptor(config, { onEvent: (e) => events.push(e) })]);
       return {
-        ctx,
+        clients: ctx,
+        callHeaders: {},
+        answeringAttempts: FIRST_ONLY,
         beforeCase: () => {},
         // The interceptor passed every call straight through: the engine never ran.
         afterCase: () => expect(events).toEqual([]),
@@ -264,10 +429,35 @@ export const INTEROP_MODES: readonly InteropMode[] = [
     },
   },
   retryMode('retry', serviceConfig({ retryPolicy: RETRY_POLICY }), 1),
+  // Every first attempt fails with UNAVAILABLE once its request is in: each call is retried once, the retry
+  // replaying what was written to the first attempt, and answers.
+  retryMode(
+    'retry, first attempt UNAVAILABLE',
+    serviceConfig({ retryPolicy: RETRY_POLICY }),
+    FAIL_FIRST_ATTEMPTS,
+    () => ({}),
+    {
+      firstAttempt: 'unavailable',
+      answeringAttempts: { min: 1, max: 1 },
+    },
+  ),
   retryMode(
     'retry with retryThrottling',
     serviceConfig({ retryPolicy: RETRY_POLICY }, { retryThrottling: { maxTokens: 10, tokenRatio: 0.1 } }),
     1,
+  ),
+  // A6 throttling with every call failing once: each failure takes a token and each success gives one back
+  // (tokenRatio 1), so the tokens stay above half of maxTokens and every retry goes. A throttle that lost count
+  // (a success not credited, a failure taken twice) would fall to 5 within a few cases and stop the retries.
+  retryMode(
+    'retry with retryThrottling, first attempt UNAVAILABLE',
+    serviceConfig({ retryPolicy: RETRY_POLICY }, { retryThrottling: { maxTokens: 10, tokenRatio: 1 } }),
+    FAIL_FIRST_ATTEMPTS,
+    () => ({
+      afterCase: (_caseName, _codes, _handled, events) =>
+        expect(events.filter((e) => e.type === 'throttled')).toEqual([]),
+    }),
+    { firstAttempt: 'unavailable', answeringAttempts: { min: 1, max: 1 } },
   ),
   // The hedge timer never fires: every call is its original attempt, and each ends with its timer cleared.
   retryMode(
@@ -276,6 +466,26 @@ export const INTEROP_MODES: readonly InteropMode[] = [
       hedgingPolicy: { maxAttempts: 3, hedgingDelay: '30s', nonFatalStatusCodes: ['UNAVAILABLE'] },
     }),
     1,
+    () => ({}),
+    { soak: true },
+  ),
+  // The first attempt keeps silent (SLOW_FIRST_ATTEMPT_MS, far beyond the 20 ms hedging delay): a hedge sent
+  // 20 ms in, replaying what the application had written, answers and wins; the first attempt is cancelled. A
+  // second hedge goes at 40 ms when the first has not answered by then.
+  retryMode(
+    'hedging, 20 ms delay, slow first attempt (late hedges win)',
+    serviceConfig({ hedgingPolicy: LATE_HEDGING_POLICY }),
+    byCase(
+      { min: 2, max: 3 },
+      {
+        cancel_after_begin: 1,
+        timeout_on_sleeping_server: { min: 1, max: 2 },
+        unimplemented_method: { min: 1, max: 2 },
+        unimplemented_service: { min: 1, max: 2 },
+      },
+    ),
+    () => ({ afterCase: (caseName, codes, _handled, events) => expectHedgesWon(caseName, codes, events) }),
+    { firstAttempt: 'slow', answeringAttempts: { min: 1, max: 2 }, soak: true },
   ),
   // Three attempts go at once; the first to answer wins and the two others are cancelled.
   retryMode(
@@ -284,6 +494,8 @@ export const INTEROP_MODES: readonly InteropMode[] = [
       hedgingPolicy: { maxAttempts: 3, hedgingDelay: '0s', nonFatalStatusCodes: ['UNAVAILABLE'] },
     }),
     3,
+    () => ({}),
+    { answeringAttempts: { min: 0, max: 2 }, soak: true },
   ),
   // The configured delay (10 s) holds until a method's calls have answered 1 / maxExtraLoad times (2 here); then the
   // tracked one does.
@@ -306,6 +518,7 @@ export const INTEROP_MODES: readonly InteropMode[] = [
           },
         };
       },
+      { answeringAttempts: { min: 0, max: 1 }, soak: true },
     );
   })(),
   // The budget is the retry gate; the adaptive throttle sees every attempt (it sits after the retry interceptor).
@@ -322,7 +535,7 @@ export const INTEROP_MODES: readonly InteropMode[] = [
         return {
           options: { gate: new RetryBudget({ ratio: 0.2 }) },
           after: [throttle],
-          afterCase(codes) {
+          afterCase(_caseName, codes) {
             const counters = throttle.counters();
             const seen = counters.calls - before;
             before = counters.calls;
@@ -333,6 +546,14 @@ export const INTEROP_MODES: readonly InteropMode[] = [
       },
     );
   })(),
-  stackedMode('request-id + retry + tracing', { retryPolicy: RETRY_POLICY }, 1),
-  stackedMode('request-id + hedging (3 live attempts) + tracing', { hedgingPolicy: LIVE_HEDGING_POLICY }, 3),
+  // Every first attempt fails: each call's two attempts share its request id and trace, each with its own span.
+  stackedMode(
+    'request-id + retry (first attempt UNAVAILABLE) + tracing',
+    { retryPolicy: RETRY_POLICY },
+    FAIL_FIRST_ATTEMPTS,
+    { firstAttempt: 'unavailable', answeringAttempts: { min: 1, max: 1 } },
+  ),
+  stackedMode('request-id + hedging (3 live attempts) + tracing', { hedgingPolicy: LIVE_HEDGING_POLICY }, 3, {
+    answeringAttempts: { min: 0, max: 2 },
+  }),
 ];

@@ -1,12 +1,25 @@
 /**
  * The interop test server's own features that the interop cases do not reach: ResponseParameters.interval_us,
- * HalfDuplexCall, and Echo Status ending a FullDuplexCall before later messages. Bare client, 127.0.0.1.
+ * HalfDuplexCall, and Echo Status ending a FullDuplexCall before later messages; and the test harness's additions
+ * the modes rely on: the first-attempt rules, the attempt tags, and the record of how each attempt ended. Bare
+ * client, 127.0.0.1.
  */
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Duplex, readAll } from './interop-calls.js';
+import { Duplex, readAll, unary } from './interop-calls.js';
 import { type InteropServer, startInteropServer } from './interop-server.js';
-import { type TestServiceClient, TestServiceClientConstructor } from './interop-service.js';
+import {
+  ATTEMPT_TAG_KEY,
+  CALL_TAG_KEY,
+  FIRST_ATTEMPT_FAILURE,
+  FIRST_ATTEMPT_KEY,
+  PREVIOUS_ATTEMPTS_KEY,
+  type SimpleRequest,
+  type SimpleResponse,
+  SLOW_FIRST_ATTEMPT_MS,
+  type TestServiceClient,
+  TestServiceClientConstructor,
+} from './interop-service.js';
 
 let server: InteropServer;
 let client: TestServiceClient;
@@ -73,5 +86,99 @@ describe('interop test server', () => {
     const observed = await d.done;
     expect(observed.status).toMatchObject({ code: grpc.status.ABORTED, details: 'stop' });
     expect(observed.responses.map((r) => r.payload?.body.length)).toEqual([4]);
+  });
+});
+
+describe('interop test server: test harness additions', () => {
+  let tagNumber = 0;
+  /** Headers of a call with a fresh tag; `previous` sets grpc-previous-rpc-attempts (a retry's). */
+  function headers(rule: string | undefined, previous?: number): { metadata: grpc.Metadata; tag: string } {
+    const metadata = new grpc.Metadata();
+    const tag = `harness/${++tagNumber}`;
+    metadata.set(CALL_TAG_KEY, tag);
+    if (rule) {
+      metadata.set(FIRST_ATTEMPT_KEY, rule);
+    }
+    if (previous !== undefined) {
+      metadata.set(PREVIOUS_ATTEMPTS_KEY, String(previous));
+    }
+    return { metadata, tag };
+  }
+  const recordOf = (tag: string) => server.handled.filter((h) => h.callTag === tag);
+  async function ended(tag: string) {
+    const giveUpAt = Date.now() + 5_000;
+    while (recordOf(tag)[0]?.end === undefined && Date.now() < giveUpAt) {
+      await sleep(5);
+    }
+    return recordOf(tag);
+  }
+  const unaryCall = (metadata: grpc.Metadata) =>
+    unary<SimpleRequest, SimpleResponse>((r, cb) => client.UnaryCall(r, metadata, deadline(), cb), {
+      responseSize: 3,
+    });
+
+  it('`unavailable` fails a first attempt with UNAVAILABLE, Trailers-Only, and records it', async () => {
+    const { metadata, tag } = headers('unavailable');
+    const observed = await unaryCall(metadata);
+    expect(observed.status).toMatchObject({ code: grpc.status.UNAVAILABLE, details: FIRST_ATTEMPT_FAILURE });
+    // No headers of the server's (a retry policy may retry it), the tag in the trailers.
+    expect(observed.headers?.get(ATTEMPT_TAG_KEY) ?? []).toEqual([]);
+    expect(observed.status.metadata.get(ATTEMPT_TAG_KEY)).toEqual(['0']);
+    const [record] = await ended(tag);
+    expect(record).toMatchObject({ attempt: 0, rule: 'unavailable', end: { kind: 'status', code: 14 } });
+  });
+
+  it('a later attempt (grpc-previous-rpc-attempts) runs as usual, tagged with its number', async () => {
+    const { metadata, tag } = headers('unavailable', 2);
+    const observed = await unaryCall(metadata);
+    expect(observed.status.code).toBe(grpc.status.OK);
+    expect(observed.responses.map((r) => r.payload?.body.length)).toEqual([3]);
+    expect(observed.headers?.get(ATTEMPT_TAG_KEY)).toEqual(['2']);
+    expect(observed.status.metadata.get(ATTEMPT_TAG_KEY)).toEqual(['2']);
+    const [record] = await ended(tag);
+    expect(record).toMatchObject({ attempt: 2, rule: undefined, end: { kind: 'status', code: 0 } });
+  });
+
+  it('`unavailable` fails a bidi first attempt only once its first request arrives', async () => {
+    const { metadata, tag } = headers('unavailable');
+    const d = new Duplex(client.FullDuplexCall(metadata, deadline()));
+    const giveUpAt = Date.now() + 5_000;
+    while (recordOf(tag).length === 0 && Date.now() < giveUpAt) {
+      await sleep(5);
+    }
+    await sleep(30);
+    expect(recordOf(tag)[0]?.end, 'before any request').toBeUndefined();
+    d.call.write({ responseParameters: [{ size: 1 }] });
+    const observed = await d.done;
+    expect(observed.status.code).toBe(grpc.status.UNAVAILABLE);
+    expect(observed.responses).toEqual([]);
+  });
+
+  it('`slow` keeps a first attempt silent for SLOW_FIRST_ATTEMPT_MS, then answers', async () => {
+    const { metadata } = headers('slow');
+    const started = performance.now();
+    const observed = await unaryCall(metadata);
+    // A lower bound only (timers never fire early).
+    expect(performance.now() - started).toBeGreaterThanOrEqual(SLOW_FIRST_ATTEMPT_MS - 1);
+    expect(observed.status.code).toBe(grpc.status.OK);
+    expect(observed.status.metadata.get(ATTEMPT_TAG_KEY)).toEqual(['0']);
+  });
+
+  it('records a call the client cancelled as cancelled, and runs no handler for a cancelled `slow` attempt', async () => {
+    const { metadata, tag } = headers('slow');
+    const d = new Duplex(client.FullDuplexCall(metadata, deadline()));
+    d.call.write({ responseParameters: [{ size: 1 }] });
+    const giveUpAt = Date.now() + 5_000;
+    while (recordOf(tag).length === 0 && Date.now() < giveUpAt) {
+      await sleep(5);
+    }
+    d.call.cancel();
+    const observed = await d.done;
+    expect(observed.status.code).toBe(grpc.status.CANCELLED);
+    const [record] = await ended(tag);
+    expect(record?.end?.kind).toBe('cancelled');
+    await sleep(SLOW_FIRST_ATTEMPT_MS + 50);
+    expect(record?.end?.kind, 'still cancelled after the delay').toBe('cancelled');
+    expect(observed.responses).toEqual([]);
   });
 });
