@@ -1,7 +1,7 @@
 /**
  * `grpc-retry-hedging flaky-server [--port N] [--host HOST] [--script FILE] [--proto FILE ...] [-I DIR ...]
- * [--quiet]`: runs the scripted flaky test server (FlakyTest and the services of the given protos) and logs one
- * line per attempt.
+ * [--keep-case] [--max-receive-message-size BYTES] [--quiet]`: runs the scripted flaky test server (FlakyTest and
+ * the services of the given protos) and logs one line per attempt.
  */
 
 import { readFile } from 'node:fs/promises';
@@ -9,13 +9,18 @@ import * as grpc from '@grpc/grpc-js';
 import type { JsonPath } from '../config/json-path.js';
 import { parseJsonSource } from '../config/json-source.js';
 import { statusCodeName } from '../config/status-codes.js';
+import { servedServices } from '../testing/flaky-server.js';
 import {
   type AttemptScript,
+  FLAKY_TEST_SERVICE,
   FlakyServer,
   type RecordedAttempt,
   validateAttemptScript,
   validateAttemptScripts,
 } from '../testing/index.js';
+import { formatResponsePath, responseKeyProblems } from '../testing/response-fields.js';
+import { resolveMethodPath, type ServedMethod, type ServedService } from '../testing/served-services.js';
+import { closestName } from '../util/closest-name.js';
 import { errorMessage } from '../util/error-message.js';
 import {
   type CommandArgs,
@@ -30,17 +35,23 @@ import { type CommandIo, EXIT_CODE } from './command-io.js';
 
 /** Usage text of the flaky-server command. */
 export const FLAKY_SERVER_USAGE = `Usage: grpc-retry-hedging flaky-server [--port N] [--host HOST] [--script FILE]
-                                      [--proto FILE ...] [-I DIR ...] [--quiet]
+                                      [--proto FILE ...] [-I DIR ...] [--keep-case]
+                                      [--max-receive-message-size BYTES] [--quiet]
 
 Starts the scripted flaky test gRPC server (service grpc_retry_hedging.testing.v1.FlakyTest, protos/flaky_test.proto,
 and every service of the --proto files) and logs one line per attempt until SIGINT/SIGTERM.
 
   --port N                port to listen on (default 0: pick a free port)
   --host HOST             host to bind (default 127.0.0.1)
-  --script FILE           JSON object registered at start: {"<call id>": [AttemptScript, ...]} scripts the attempts
-                          of a call id; {"pkg.Service/Method": [AttemptScript, ...]} those of a method
+  --script FILE           JSON object registered at start: {"pkg.Service/Method": [AttemptScript, ...]} scripts the
+                          attempts of a served method; any other key is a call id, {"<call id>": [...]} scripts
+                          the attempts of calls sending it in x-flaky-call-id
   --proto FILE            serve the services of this proto too, every method scriptable (repeatable)
   -I, --proto-path DIR    directory in which to look for protos and their imports, as protoc (repeatable)
+  --keep-case             load --proto files with the proto's field names (order_id), as a client loaded with
+                          proto-loader's keepCase: true; default camelCase (orderId)
+  --max-receive-message-size BYTES
+                          largest request message the server accepts (default grpc-js's, 4 MiB)
   -q, --quiet             do not log attempts
   -h, --help              show this help
   --version               print the package version
@@ -54,6 +65,8 @@ const FLAKY_SERVER_OPTIONS = {
   script: { type: 'string' },
   proto: { type: 'string', multiple: true },
   'proto-path': { type: 'string', short: 'I', multiple: true },
+  'keep-case': { type: 'boolean' },
+  'max-receive-message-size': { type: 'string' },
   quiet: { type: 'boolean', short: 'q' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean' },
@@ -65,6 +78,8 @@ interface FlakyServerArgs {
   readonly scriptFile: string | undefined;
   readonly protoFiles: readonly string[];
   readonly includeDirs: readonly string[];
+  readonly keepCase: boolean;
+  readonly maxReceiveMessageSize: number | undefined;
   readonly quiet: boolean;
 }
 
@@ -82,22 +97,54 @@ function serverArgs(args: CommandArgs): FlakyServerArgs {
   if (includeDirs.length > 0 && protoFiles.length === 0) {
     throw new UsageError('-I/--proto-path is used only with --proto (it says where to find the protos)');
   }
+  const keepCase = flagOption(args, 'keep-case');
+  if (keepCase && protoFiles.length === 0) {
+    throw new UsageError('--keep-case is used only with --proto (it says how to load the protos)');
+  }
+  const sizeText = stringOption(args, 'max-receive-message-size');
+  const maxReceiveMessageSize =
+    sizeText === undefined ? undefined : /^\d+$/.test(sizeText) ? Number(sizeText) : -1;
+  if (
+    maxReceiveMessageSize !== undefined &&
+    !(maxReceiveMessageSize >= 0 && maxReceiveMessageSize <= 2 ** 31 - 1)
+  ) {
+    throw new UsageError(
+      `--max-receive-message-size must be a number of bytes 0..2147483647, got "${sizeText}"`,
+    );
+  }
   return {
     port,
     host: stringOption(args, 'host') ?? '127.0.0.1',
     scriptFile: stringOption(args, 'script'),
     protoFiles,
     includeDirs,
+    keepCase,
+    maxReceiveMessageSize,
     quiet: flagOption(args, 'quiet'),
   };
 }
 
+/** The script file's scripts, split into call ids and methods, and what looks like a mistake in it. */
+interface ScriptFile {
+  readonly byCallId: Record<string, AttemptScript[]>;
+  readonly byMethod: Record<string, AttemptScript[]>;
+  /** Call-id keys that look like a served method or service, each placed in the file. */
+  readonly warnings: readonly string[];
+}
+
+/** `pkg.Service/Method` (or `/pkg.Service/Method`, or `Service/Method`): a key written as a method is. */
+const METHOD_SHAPED = /^\/?([A-Za-z_]\w*\.)*[A-Za-z_]\w*\/[A-Za-z_]\w*$/;
+
 /**
  * Reads and checks the script file, reporting every problem at once, each as `file:line:col: problem` (as `check`
- * does for a config): a syntax error, or each entry that is not a valid script. A leading byte-order mark is
- * ignored.
+ * does for a config): a syntax error, each entry that is not a valid script, each method key no service serves,
+ * each `response` key that is not a field of its method's response message. A key is a method key when it names
+ * a served method (with or without the leading `/`); one written as a method of a package
+ * (`pkg.Service/Method`), or as a served service's method without its package, that no service serves is a
+ * problem; every other key is a call id, with a warning when it looks like a served method or service. A leading
+ * byte-order mark is ignored.
  */
-async function loadScriptFile(file: string): Promise<Record<string, AttemptScript[]>> {
+async function loadScriptFile(file: string, services: readonly ServedService[]): Promise<ScriptFile> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');
@@ -108,8 +155,8 @@ async function loadScriptFile(file: string): Promise<Record<string, AttemptScrip
   if (!source.ok) {
     throw new ScriptFileError(`${file}:${source.position.line}:${source.position.column}: ${source.problem}`);
   }
-  const at = (path: JsonPath): string => {
-    const { line, column } = source.locate(path);
+  const at = (path: JsonPath, target: 'value' | 'key' = 'value'): string => {
+    const { line, column } = source.locate(path, target);
     return `${file}:${line}:${column}`;
   };
   const value = source.value;
@@ -118,32 +165,131 @@ async function loadScriptFile(file: string): Promise<Record<string, AttemptScrip
       `${at([])}: must be a JSON object mapping call ids (or methods, "pkg.Service/Method") to arrays of attempt scripts`,
     );
   }
-  const scripts: Record<string, AttemptScript[]> = {};
+  const methods = new Map<string, ServedMethod>();
+  for (const service of services) {
+    for (const { method } of service.methods) {
+      methods.set(method.path, method);
+    }
+  }
+  const served = new Set(methods.keys());
+  const byCallId: Record<string, AttemptScript[]> = {};
+  const byMethod: Record<string, AttemptScript[]> = {};
   const problems: string[] = [];
-  for (const [callId, script] of Object.entries(value)) {
-    const where = `"${callId}"`;
+  const warnings: string[] = [];
+  for (const [key, script] of Object.entries(value)) {
+    const where = `"${key}"`;
+    const path = key.startsWith('/') ? key : `/${key}`;
+    const method = methods.get(path);
+    if (method === undefined) {
+      const problem = unservedMethodKey(key, served);
+      if (problem !== undefined) {
+        problems.push(`${at([key], 'key')}: ${problem}`);
+      }
+    }
     if (!Array.isArray(script) || script.length === 0) {
       try {
         validateAttemptScripts(script, where);
       } catch (error) {
-        problems.push(`${at([callId])}: ${errorMessage(error)}`);
+        problems.push(`${at([key])}: ${errorMessage(error)}`);
       }
       continue;
     }
     const checked: AttemptScript[] = [];
     script.forEach((entry: unknown, i) => {
       try {
-        checked.push(validateAttemptScript(entry, `${where}[${i}]`));
+        const attempt = validateAttemptScript(entry, `${where}[${i}]`);
+        checked.push(attempt);
+        if (method?.response !== undefined && attempt.response !== undefined) {
+          for (const problem of responseKeyProblems(attempt.response, method.response, method.path)) {
+            const place = at([key, i, 'response', ...problem.path], 'key');
+            problems.push(`${place}: ${where}[${i}].${formatResponsePath(problem.path)}: ${problem.message}`);
+          }
+        }
       } catch (error) {
-        problems.push(`${at([callId, i])}: ${errorMessage(error)}`);
+        problems.push(`${at([key, i])}: ${errorMessage(error)}`);
       }
     });
-    scripts[callId] = checked;
+    if (method !== undefined) {
+      byMethod[key] = checked;
+    } else {
+      byCallId[key] = checked;
+      const hint = methodLikeCallId(key, served);
+      if (hint !== undefined) {
+        warnings.push(
+          `${at([key], 'key')}: ${JSON.stringify(key)} scripts the calls whose x-flaky-call-id is ${JSON.stringify(key)}, not a method; ${hint}`,
+        );
+      }
+    }
   }
   if (problems.length > 0) {
     throw new ScriptFileError(problems.join('\nflaky-server: '));
   }
-  return scripts;
+  return { byCallId, byMethod, warnings };
+}
+
+/**
+ * What is wrong with a key that names no served method but is written as a method of a package
+ * (`pkg.Service/Method`), or as a served service's method without its package (`Service/Method`); undefined for
+ * any other key (a call id, `tenant/42` included).
+ */
+function unservedMethodKey(key: string, served: ReadonlySet<string>): string | undefined {
+  if (!METHOD_SHAPED.test(key)) {
+    return undefined;
+  }
+  const name = key.replace(/^\//, '');
+  const qualified = name.slice(0, name.indexOf('/')).includes('.');
+  const unqualified = [...served].some((path) => path.endsWith(`.${name}`));
+  if (!qualified && !unqualified) {
+    return undefined;
+  }
+  try {
+    resolveMethodPath(key, served, 'script');
+    return undefined;
+  } catch (error) {
+    const text = errorMessage(error).replace(/^FlakyServer\.script: /, '');
+    return /did you mean/.test(text)
+      ? text
+      : `${text}; a key written as a method must name a served method (serve its proto with --proto)`;
+  }
+}
+
+/**
+ * How to script the method or service a call-id key resembles (`GetOrder`, `pkg.Service.GetOrder`, a trailing `/`,
+ * a space, `Get-Order`, a service's name), or undefined when it resembles none.
+ */
+function methodLikeCallId(key: string, served: ReadonlySet<string>): string | undefined {
+  const normalized = key.trim().replace(/^\/+|\/+$/g, '');
+  const suggestions = new Map<string, string>();
+  const methodHint = (name: string): string => `to script the method, write ${JSON.stringify(name)}`;
+  for (const path of served) {
+    const name = path.slice(1);
+    const service = name.slice(0, name.lastIndexOf('/'));
+    const method = name.slice(name.lastIndexOf('/') + 1);
+    const shortService = service.slice(service.lastIndexOf('.') + 1);
+    for (const form of [name, `${service}.${method}`, method, `${shortService}/${method}`]) {
+      suggestions.set(form.toLowerCase(), methodHint(name));
+    }
+    for (const form of [service, shortService]) {
+      if (!suggestions.has(form.toLowerCase())) {
+        suggestions.set(
+          form.toLowerCase(),
+          `a key scripts one method: to script the methods of ${service}, write one key per method, such as ${JSON.stringify(name)}`,
+        );
+      }
+    }
+  }
+  const exact = suggestions.get(normalized.toLowerCase());
+  if (exact !== undefined) {
+    return exact;
+  }
+  // Misspellings are looked for among full names only: short call ids ("c1") are too close to short method names;
+  // a short key is only compared without its `-`, `_` and spaces (`Get-Order`).
+  if (!normalized.includes('.') && !normalized.includes('/')) {
+    const folded = normalized.replace(/[-_\s]/g, '').toLowerCase();
+    return folded === '' ? undefined : suggestions.get(folded);
+  }
+  const close = closestName(normalized.toLowerCase(), suggestions.keys());
+  return close === undefined ? undefined : suggestions.get(close);
 }
 
 /**
@@ -168,23 +314,13 @@ export function startErrorMessage(
 }
 
 /**
- * A call-id key that is a served method's bare name (`"GetItem"`) was most likely meant to script the method: say
- * how to write that, once per such key. It still scripts the calls with that `x-flaky-call-id`.
+ * Whether a cancelled attempt ended once its deadline (the client's `grpc-timeout`) had passed: grpc-js ended it
+ * then, not the client (the clock's 1 ms steps allowed for).
  */
-function callIdsNamedLikeMethods(callIds: readonly string[], servedMethods: readonly string[]): string[] {
-  const warnings: string[] = [];
-  for (const callId of callIds) {
-    const matches = servedMethods.filter(
-      (path) => path.slice(path.lastIndexOf('/') + 1).toLowerCase() === callId.toLowerCase(),
-    );
-    if (matches.length > 0) {
-      const written = matches.map((path) => JSON.stringify(path.slice(1))).join(' or ');
-      warnings.push(
-        `"${callId}" scripts the calls whose x-flaky-call-id is "${callId}", not a method; to script the method, write ${written}`,
-      );
-    }
-  }
-  return warnings;
+function deadlinePassed(attempt: RecordedAttempt): boolean {
+  return (
+    attempt.deadline !== undefined && attempt.endedAt !== undefined && attempt.endedAt >= attempt.deadline - 1
+  );
 }
 
 /**
@@ -196,7 +332,11 @@ export function formatAttemptLine(attempt: RecordedAttempt, stopping = false): s
   const previous = attempt.previousRpcAttempts === undefined ? '-' : String(attempt.previousRpcAttempts);
   let outcome: string;
   if (attempt.cancelled) {
-    outcome = stopping ? 'cut off by the server stopping' : 'CANCELLED by client';
+    outcome = stopping
+      ? 'cut off by the server stopping'
+      : deadlinePassed(attempt)
+        ? 'DEADLINE_EXCEEDED (its deadline passed)'
+        : 'CANCELLED by client';
   } else if (attempt.endedWith === undefined) {
     outcome = 'running';
   } else if (attempt.endedWith === grpc.status.OK) {
@@ -218,34 +358,46 @@ export function formatAttemptLine(attempt: RecordedAttempt, stopping = false): s
  */
 export async function runFlakyServerCommand(argv: readonly string[], io: CommandIo): Promise<number> {
   let args: FlakyServerArgs;
-  let scripts: Record<string, AttemptScript[]> = {};
   try {
     const parsed = parseCommandArgs(argv, FLAKY_SERVER_OPTIONS, 0);
     if (printedHelpOrVersion(parsed, FLAKY_SERVER_USAGE, io)) {
       return EXIT_CODE.ok;
     }
     args = serverArgs(parsed);
-    if (args.scriptFile !== undefined) {
-      scripts = await loadScriptFile(args.scriptFile);
-    }
   } catch (error) {
-    if (error instanceof ScriptFileError) {
-      io.stderr(`flaky-server: ${error.message}\n`);
-      return EXIT_CODE.failure;
-    }
     if (!(error instanceof UsageError)) {
       throw error;
     }
     io.stderr(`flaky-server: ${error.message}\n\n${FLAKY_SERVER_USAGE}`);
     return EXIT_CODE.usage;
   }
-
-  // Keys naming a method ("pkg.Service/Method") script that method; the others are call ids.
-  const byCallId: Record<string, AttemptScript[]> = {};
-  const byMethod: Record<string, AttemptScript[]> = {};
-  for (const [key, script] of Object.entries(scripts)) {
-    (/^\/?[\w.]+\/\w+$/.test(key) ? byMethod : byCallId)[key] = script;
+  // The protos are loaded once, before the script file, so that its method keys and responses are checked against
+  // the methods served, with their place in the file.
+  let services: ServedService[];
+  try {
+    services = servedServices({
+      proto: args.protoFiles,
+      includeDirs: args.includeDirs,
+      keepCase: args.keepCase,
+      services: [],
+    });
+  } catch (error) {
+    io.stderr(`flaky-server: ${startErrorMessage(errorMessage(error), args)}\n`);
+    return EXIT_CODE.failure;
   }
+  let scripts: ScriptFile = { byCallId: {}, byMethod: {}, warnings: [] };
+  if (args.scriptFile !== undefined) {
+    try {
+      scripts = await loadScriptFile(args.scriptFile, services);
+    } catch (error) {
+      if (!(error instanceof ScriptFileError)) {
+        throw error;
+      }
+      io.stderr(`flaky-server: ${error.message}\n`);
+      return EXIT_CODE.failure;
+    }
+  }
+
   let server: FlakyServer;
   // grpc-js logs its own line for an address it cannot bind ("E No address added ..."), before the error this
   // command prints; unless GRPC_VERBOSITY asks for its logs, keep them quiet while binding.
@@ -258,10 +410,16 @@ export async function runFlakyServerCommand(argv: readonly string[], io: Command
     server = await FlakyServer.start({
       port: args.port,
       host: args.host,
-      scripts: byCallId,
-      methodScripts: byMethod,
-      proto: args.protoFiles,
-      includeDirs: args.includeDirs,
+      scripts: scripts.byCallId,
+      methodScripts: scripts.byMethod,
+      // the services of the protos, as loaded above (FlakyTest is served anyway)
+      services: services
+        .filter((service) => service.name !== FLAKY_TEST_SERVICE)
+        .map((service) => service.definition),
+      serverOptions:
+        args.maxReceiveMessageSize === undefined
+          ? undefined
+          : { 'grpc.max_receive_message_length': args.maxReceiveMessageSize },
       onAttemptEnd: args.quiet ? undefined : (attempt) => io.stdout(formatAttemptLine(attempt, stopping)),
     });
   } catch (error) {
@@ -273,7 +431,7 @@ export async function runFlakyServerCommand(argv: readonly string[], io: Command
     }
   }
   io.stdout(`flaky server listening on ${server.address}\n`);
-  for (const warning of callIdsNamedLikeMethods(Object.keys(byCallId), server.servedMethods())) {
+  for (const warning of scripts.warnings) {
     io.stderr(`flaky-server: warning: ${warning}\n`);
   }
   if (args.protoFiles.length > 0 && !args.quiet) {

@@ -6,6 +6,7 @@
 import type * as grpc from '@grpc/grpc-js';
 import { PREVIOUS_ATTEMPTS_METADATA_KEY } from '../shared/headers.js';
 import type { RecordedAttempt } from './flaky-script.js';
+import { camelCaseField, snakeCaseField } from './response-fields.js';
 
 /** A {@link RecordedAttempt} the server may update while the attempt runs. */
 export type MutableAttempt = {
@@ -18,7 +19,10 @@ type MetadataRecord = Record<string, string | Buffer | Array<string | Buffer>>;
 export interface RequestIdSources {
   /** Lowercase request header, e.g. `x-request-id`. */
   readonly header: string | undefined;
-  /** Key of the field in a request message as the proto loader delivers it (camelCase), e.g. `requestId`. */
+  /**
+   * Name of the request field, as the user gave it (`request_id` or `requestId`): a message is read under that
+   * key, then under its other spelling, so that it matches requests loaded with camelCase names or `keepCase`.
+   */
   readonly field: string | undefined;
 }
 
@@ -74,15 +78,27 @@ export function recordMessage(record: MutableAttempt, message: unknown, sources:
   record.requests.push(message);
   record.blobBytes += blobBytes;
   if (sources.field !== undefined && record.requestIdSource !== 'field') {
-    const value =
-      typeof message === 'object' && message !== null
-        ? (message as Record<string, unknown>)[sources.field]
-        : undefined;
-    if (typeof value === 'string' && value !== '') {
+    const value = requestIdOf(message, sources.field);
+    if (value !== undefined) {
       record.requestId = value;
       record.requestIdSource = 'field';
     }
   }
+}
+
+/** The non-empty string under `field` in `message`, else under its other spelling (`request_id` / `requestId`). */
+function requestIdOf(message: unknown, field: string): string | undefined {
+  if (typeof message !== 'object' || message === null) {
+    return undefined;
+  }
+  const fields = message as Record<string, unknown>;
+  for (const key of new Set([field, camelCaseField(field), snakeCaseField(field)])) {
+    const value = fields[key];
+    if (typeof value === 'string' && value !== '') {
+      return value;
+    }
+  }
+  return undefined;
 }
 
 /**

@@ -62,10 +62,29 @@ export function streamEnder(call: ResponseStream): Ender {
   };
 }
 
+/** A response the attempt serialized already, so that grpc-js sends those bytes (see {@link passSerialized}). */
+export class SerializedResponse {
+  constructor(readonly bytes: unknown) {}
+}
+
+/**
+ * The serializer a service is added to the server with: a {@link SerializedResponse}'s bytes as they are, anything
+ * else through the method's own. Each response is serialized once, before the attempt's outcome is recorded.
+ */
+export function passSerialized(serialize: (value: unknown) => Buffer): (value: unknown) => Buffer {
+  return (value) => (value instanceof SerializedResponse ? (value.bytes as Buffer) : serialize(value));
+}
+
+/** A built response the method's serializer refuses; its message is the status details. */
+class ResponseNotSerializable extends Error {}
+
 function buildFailure(err: unknown): FinalStatus {
   return {
     code: grpc.status.INTERNAL,
-    details: `flaky server: cannot build the response: ${errorMessage(err)}`,
+    details:
+      err instanceof ResponseNotSerializable
+        ? err.message
+        : `flaky server: cannot build the response: ${errorMessage(err)}`,
     metadata: new grpc.Metadata(),
   };
 }
@@ -82,11 +101,34 @@ export class AttemptRun {
   private timer: NodeJS.Timeout | undefined;
   private finished = false;
 
+  /**
+   * @param serialize The method's response serializer: each response is run through it before it is sent, so that
+   *   one the server cannot serialize ends the attempt with INTERNAL, recorded as such (grpc-js would otherwise
+   *   end the call with its own INTERNAL after the attempt was recorded OK).
+   */
   constructor(
     record: MutableAttempt,
     private readonly onSettled: (run: AttemptRun) => void,
+    private readonly serialize?: (message: unknown) => unknown,
   ) {
     this.record = record;
+  }
+
+  /**
+   * The response, serialized (wrapped for {@link passSerialized}), or as it is when the method has no serializer.
+   * Throws, naming the method and the serializer's error, when it cannot be serialized.
+   */
+  private serialized(message: unknown): unknown {
+    if (this.serialize === undefined) {
+      return message;
+    }
+    try {
+      return new SerializedResponse(this.serialize(message));
+    } catch (err) {
+      throw new ResponseNotSerializable(
+        `flaky server: cannot serialize the response of ${this.record.method}: ${errorMessage(err)}`,
+      );
+    }
   }
 
   /** True once the attempt ended with a status or was cancelled: nothing more may be sent. */
@@ -168,7 +210,8 @@ export class AttemptRun {
 
   /**
    * Ends the attempt with its final status through `end` (at most once). `response` builds the message of an OK
-   * unary or client-streaming attempt; if it throws, the attempt ends with INTERNAL naming the error.
+   * unary or client-streaming attempt; if it throws or its message cannot be serialized, the attempt ends with
+   * INTERNAL naming the error.
    */
   finish(end: Ender, response?: () => unknown): void {
     if (this.done) {
@@ -178,7 +221,7 @@ export class AttemptRun {
     let message: unknown;
     if (status.code === grpc.status.OK && response) {
       try {
-        message = response();
+        message = this.serialized(response() ?? {});
       } catch (err) {
         status = buildFailure(err);
       }
@@ -200,8 +243,9 @@ export class AttemptRun {
   }
 
   /**
-   * Writes one response message, built by `message`, unless the attempt is over. If building it throws, nothing
-   * more is written and the attempt ends with INTERNAL naming the error.
+   * Writes one response message, built by `message`, unless the attempt is over. If building or serializing it
+   * throws, nothing more is written and the attempt ends with INTERNAL naming the error. The message is queued
+   * without waiting for the client to read it: `responsesSent` counts messages written, not received.
    */
   write(call: ResponseStream, message: () => unknown): void {
     if (this.done || this.failure) {
@@ -209,7 +253,7 @@ export class AttemptRun {
     }
     let built: unknown;
     try {
-      built = message();
+      built = this.serialized(message());
     } catch (err) {
       const { code, details } = buildFailure(err);
       this.failure = { code, details };

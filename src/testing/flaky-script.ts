@@ -14,7 +14,11 @@ import type * as grpc from '@grpc/grpc-js';
 
 /** Metadata key carrying the client-chosen call id. */
 export const CALL_ID_METADATA_KEY = 'x-flaky-call-id';
-/** Metadata key through which a client can ship its own script (JSON array of AttemptScript). */
+/**
+ * Metadata key through which a client can ship its own script (JSON array of AttemptScript). With a call id it is
+ * registered for that id (a different script shipped later under the same id is refused with INVALID_ARGUMENT);
+ * without one it scripts the attempt that carries it alone, by its attempt number.
+ */
 export const SCRIPT_METADATA_KEY = 'x-flaky-script';
 /** Response header carrying the attempt number, sent when an attempt's script has `sendHeaders`. */
 export const ATTEMPT_METADATA_KEY = 'x-flaky-attempt';
@@ -58,12 +62,19 @@ export interface AttemptScript {
   responses?: number;
   /** Client streaming and bidi: end with `status` as soon as the first client message arrives. */
   failOnFirstMessage?: boolean;
-  /** Bidi: answer every client message as it arrives (one TestResponse each) instead of after the half-close. */
+  /**
+   * Bidi: answer every client message as it arrives instead of after the half-close. FlakyTest answers with a
+   * TestResponse echoing it; a method of yours with `response`, the server's `respond` option, else an empty
+   * message (use `respond` to build an echo from the request).
+   */
   echo?: boolean;
   /**
    * The response message an OK attempt sends (every message, for streaming responses), as a plain object your
-   * proto loader serializes (proto-loader, ts-proto). Default: FlakyTest's echo (`payload`, `attempt`, ...); for
-   * other services the server's `respond` option, else `{}` (an empty message: every field at its default).
+   * proto loader serializes (proto-loader, ts-proto), with the field names the server loaded the proto with
+   * (camelCase, or the proto's own with `keepCase`). A key that is not a field of the method's response message is
+   * an error naming the field meant; a response the server cannot serialize ends the attempt with INTERNAL.
+   * Default: FlakyTest's echo (`payload`, `attempt`, ...); for other services the server's `respond` option, else
+   * `{}` (an empty message: every field at its default).
    */
   response?: Record<string, unknown>;
 }
@@ -103,8 +114,8 @@ export interface RecordedAttempt<Request = unknown> {
   /** Payloads of the client messages received (unary/server streaming: the single request). */
   readonly messages: string[];
   /**
-   * The request messages received, as the server's loader decoded them (for protos given by path and FlakyTest:
-   * proto-loader objects with camelCase fields).
+   * The request messages received, as the server's loader decoded them (for FlakyTest and protos given by path:
+   * proto-loader objects with camelCase fields, or the proto's own names with the server's `keepCase` option).
    */
   readonly requests: Request[];
   /** Total bytes of `blob` fields received. */
@@ -115,7 +126,10 @@ export interface RecordedAttempt<Request = unknown> {
   cancelled: boolean;
   /** The status the server ended the attempt with, or undefined while it runs or when cancelled. */
   endedWith: number | undefined;
-  /** How many response messages the server sent (1 for an OK unary or client-streaming attempt, 0 for a failed one). */
+  /**
+   * How many response messages the server sent (1 for an OK unary or client-streaming attempt, 0 for a failed one).
+   * Streamed messages are written without waiting for the client to read them: this counts messages queued.
+   */
   responsesSent: number;
   /** Status details the server ended the attempt with (set together with `endedWith`). */
   endedDetails?: string;

@@ -15,6 +15,7 @@ import {
   type RecordedAttempt,
 } from './flaky-script.js';
 import { flakyRequestStringFields } from './flaky-test-service.js';
+import { camelCaseField, snakeCaseField } from './response-fields.js';
 import type { FlakyServiceSource } from './served-services.js';
 
 /** What the `onAttempt` hook is told about an attempt that has no registered script. */
@@ -52,6 +53,13 @@ export interface FlakyServerOptions {
   proto?: string | readonly string[];
   /** Directories imports of `proto` resolve against (as protoc's `-I`). */
   includeDirs?: readonly string[];
+  /**
+   * Load `proto` as a client loaded with proto-loader's `keepCase: true` does (grpc.io's Node examples): messages
+   * keep the proto's field names (`order_id`), in scripted responses and in recorded requests alike. Default
+   * false: camelCase names (`orderId`), proto-loader's default. FlakyTest and `services` are not affected (a
+   * service definition carries the names it was loaded with).
+   */
+  keepCase?: boolean;
   /**
    * Services to serve too (beside FlakyTest), as grpc-js code holds them: a `grpc.ServiceDefinition` (generated
    * `GreeterService`), a client constructor (`grpc.loadPackageDefinition(def).helloworld.Greeter`, generated
@@ -91,8 +99,8 @@ export interface FlakyServerOptions {
   requestIdHeader?: string | false;
   /**
    * String field of the request message recorded as the attempt's `requestId`, by its proto name
-   * (`request_id`, the default) or its camelCase name (`requestId`); `false` reads no field. It takes precedence
-   * over the header.
+   * (`request_id`, the default) or its camelCase name (`requestId`): either spelling matches a request loaded
+   * with camelCase names or with `keepCase: true`. `false` reads no field. It takes precedence over the header.
    */
   requestIdField?: string | false;
   /** Passed to `new grpc.Server(...)`. */
@@ -120,6 +128,7 @@ export interface CheckedFlakyServerOptions {
   serverOptions: grpc.ServerOptions | undefined;
   proto: readonly string[];
   includeDirs: readonly string[];
+  keepCase: boolean;
   services: readonly unknown[];
   methodScripts: ReadonlyArray<readonly [string, AttemptScript[]]>;
   respond: FlakyServerOptions['respond'];
@@ -137,6 +146,7 @@ const OPTION_NAMES: ReadonlySet<string> = new Set([
   'serverOptions',
   'proto',
   'includeDirs',
+  'keepCase',
   'services',
   'methodScripts',
   'respond',
@@ -145,14 +155,6 @@ const OPTION_NAMES: ReadonlySet<string> = new Set([
 
 /** A legal lowercase metadata key for text values. */
 const TEXT_METADATA_KEY = /^[0-9a-z_.-]+$/;
-
-function camelCase(protoName: string): string {
-  return protoName.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
-}
-
-function snakeCase(camelName: string): string {
-  return camelName.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
-}
 
 function checkRequestIdHeader(value: unknown): string | undefined {
   if (value === false) {
@@ -173,8 +175,9 @@ function checkRequestIdHeader(value: unknown): string | undefined {
 const FIELD_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /**
- * The request field read as the request id, as the loader delivers it (camelCase). With only FlakyTest served it
- * must be a string field of TestRequest; with services of the user's too, any field name (of their messages).
+ * The request field read as the request id, as the user names it (the proto name or its camelCase spelling: the
+ * recording tries both, so that it matches requests loaded either way). With only FlakyTest served it must be a
+ * string field of TestRequest; with services of the user's too, any field name (of their messages).
  */
 function checkRequestIdField(value: unknown, userServices: boolean): string | undefined {
   if (value === false) {
@@ -182,16 +185,13 @@ function checkRequestIdField(value: unknown, userServices: boolean): string | un
   }
   const name = value === undefined ? DEFAULT_REQUEST_ID_FIELD : value;
   const fields = flakyRequestStringFields(); // as loaded: camelCase
-  let match = typeof name === 'string' ? fields.find((f) => f === camelCase(name)) : undefined;
-  if (match === undefined && userServices && typeof name === 'string' && FIELD_NAME.test(name)) {
-    match = camelCase(name);
+  const valid = typeof name === 'string' && FIELD_NAME.test(name);
+  if (valid && (userServices || fields.includes(camelCaseField(name)))) {
+    return name;
   }
-  if (match === undefined) {
-    throw new TypeError(
-      `FlakyServer: option "requestIdField" must name a string field of TestRequest (${fields.map(snakeCase).join(', ')}), or be false; got ${JSON.stringify(value)}`,
-    );
-  }
-  return match;
+  throw new TypeError(
+    `FlakyServer: option "requestIdField" must name a string field of TestRequest (${fields.map(snakeCaseField).join(', ')}), or be false; got ${JSON.stringify(value)}`,
+  );
 }
 
 function checkHook<T>(name: string, value: T): T {
@@ -229,6 +229,10 @@ export function checkFlakyServerOptions(options: unknown): CheckedFlakyServerOpt
   if (!Array.isArray(includeDirs) || !includeDirs.every((dir) => typeof dir === 'string' && dir !== '')) {
     throw new TypeError('FlakyServer: option "includeDirs" must be an array of directory paths');
   }
+  const keepCase = o.keepCase ?? false;
+  if (typeof keepCase !== 'boolean') {
+    throw new TypeError(`FlakyServer: option "keepCase" must be a boolean; got ${JSON.stringify(keepCase)}`);
+  }
   const services: readonly unknown[] =
     o.services === undefined ? [] : Array.isArray(o.services) ? o.services : [o.services];
   if (o.methodScripts !== undefined && (typeof o.methodScripts !== 'object' || o.methodScripts === null)) {
@@ -260,6 +264,7 @@ export function checkFlakyServerOptions(options: unknown): CheckedFlakyServerOpt
     serverOptions: o.serverOptions,
     proto,
     includeDirs,
+    keepCase,
     services,
     methodScripts,
     respond: checkHook('respond', o.respond),

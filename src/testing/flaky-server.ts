@@ -9,7 +9,14 @@ import * as grpc from '@grpc/grpc-js';
 import { errorMessage } from '../util/error-message.js';
 import { formatHostPort } from '../util/host-port.js';
 import { AttemptLog, firstString, readMessage } from './attempt-recording.js';
-import { AttemptRun, type Ender, type OutgoingResponse, streamEnder, unaryEnder } from './attempt-run.js';
+import {
+  AttemptRun,
+  type Ender,
+  type OutgoingResponse,
+  passSerialized,
+  streamEnder,
+  unaryEnder,
+} from './attempt-run.js';
 import {
   parseAttemptScriptsJson,
   validateAttemptScript,
@@ -29,6 +36,7 @@ import {
   type FlakyServerOptions,
 } from './flaky-server-options.js';
 import { FLAKY_TEST_SERVICE, loadFlakyTestService } from './flaky-test-service.js';
+import { checkScriptResponses, scriptResponseProblem } from './response-fields.js';
 import {
   resolveMethodPath,
   type ServedMethod,
@@ -69,6 +77,7 @@ export class FlakyServer {
   private readonly scripts = new Map<string, AttemptScript[]>();
   private readonly methodScripts = new Map<string, AttemptScript[]>();
   private readonly served = new Set<string>();
+  private readonly methods = new Map<string, ServedMethod>();
   private readonly log: AttemptLog;
   private readonly running = new Set<AttemptRun>();
   private stopping: Promise<void> | undefined;
@@ -112,7 +121,7 @@ export class FlakyServer {
         flaky.scripts.set(callId, script);
       }
       for (const [method, script] of checked.methodScripts) {
-        flaky.methodScripts.set(resolveMethodPath(method, flaky.served, 'start: methodScripts'), script);
+        flaky.setMethodScript(method, script, 'start: methodScripts', `methodScripts["${method}"]`);
       }
     } catch (err) {
       // A script naming no served method is found only once the services are added: nothing may stay bound (the
@@ -133,9 +142,19 @@ export class FlakyServer {
     const respond = service.name === FLAKY_TEST_SERVICE ? flakyEcho : this.respondFor();
     for (const { key, method } of service.methods) {
       this.served.add(method.path);
+      this.methods.set(method.path, method);
       handlers[key] = this.handlerFor(method, respond);
     }
-    this.server.addService(service.definition, handlers);
+    // Responses reach grpc-js serialized (each was checked before the attempt's outcome was recorded).
+    const definition = Object.fromEntries(
+      Object.entries(service.definition).map(([key, method]) => [
+        key,
+        typeof method.responseSerialize === 'function'
+          ? { ...method, responseSerialize: passSerialized(method.responseSerialize) }
+          : method,
+      ]),
+    ) as grpc.ServiceDefinition;
+    this.server.addService(definition, handlers);
   }
 
   private handlerFor(method: ServedMethod, respond: Respond): grpc.UntypedHandleCall {
@@ -178,11 +197,22 @@ export class FlakyServer {
    * Registers (or replaces) the script of `method` (`"helloworld.Greeter/SayHello"`, with or without the leading
    * `/`): what the attempts of that method play when their call id has no script. Attempt N (see
    * {@link RecordedAttempt.attempt}: per call id, else `grpc-previous-rpc-attempts` + 1) plays `attempts[N-1]`,
-   * later attempts repeat the last entry. Throws on an invalid script or a method the server does not serve.
+   * later attempts repeat the last entry. Throws on an invalid script, a method the server does not serve, or a
+   * `response` with a key that is not a field of the method's response message (when its type is known: protos
+   * and proto-loader definitions), naming the field it likely meant.
    */
   scriptMethod(method: string, attempts: AttemptScriptInput[]): void {
-    const path = resolveMethodPath(method, this.served, 'scriptMethod');
-    this.methodScripts.set(path, validateAttemptScripts(attempts, `scriptMethod("${method}")`));
+    const where = `scriptMethod("${method}")`;
+    this.setMethodScript(method, validateAttemptScripts(attempts, where), 'scriptMethod', where);
+  }
+
+  private setMethodScript(method: string, script: AttemptScript[], caller: string, where: string): void {
+    const path = resolveMethodPath(method, this.served, caller);
+    const served = this.methods.get(path);
+    if (served !== undefined) {
+      checkScriptResponses(script, served, where);
+    }
+    this.methodScripts.set(path, script);
   }
 
   /**
@@ -320,7 +350,11 @@ export class FlakyServer {
     if (Number.isFinite(deadlineMs)) {
       record.deadline = deadlineMs;
     }
-    const run = new AttemptRun(record, (settled) => this.settled(settled));
+    const run = new AttemptRun(
+      record,
+      (settled) => this.settled(settled),
+      this.methods.get(method)?.serialize,
+    );
     this.running.add(run);
     call.on('cancelled', () => run.cancel());
     if (call.cancelled) {
@@ -341,16 +375,49 @@ export class FlakyServer {
   }
 
   private resolveScript(run: AttemptRun, metadata: grpc.Metadata): void {
+    this.pickScript(run, metadata);
+    if (run.failure) {
+      return;
+    }
+    // A call-id script, a shipped one or the hook's is given before the method is known: its response is checked
+    // against the method's message here (a method script was checked when it was given).
+    const method = this.methods.get(run.record.method);
+    const problem = method === undefined ? undefined : scriptResponseProblem(run.script, method);
+    if (problem !== undefined) {
+      run.failure = {
+        code: grpc.status.INTERNAL,
+        details: `flaky server: script of attempt ${run.record.attempt}: ${problem}`,
+      };
+    }
+  }
+
+  private pickScript(run: AttemptRun, metadata: grpc.Metadata): void {
     const { callId, attempt, method } = run.record;
     const shipped = firstString(metadata, SCRIPT_METADATA_KEY);
     if (shipped !== undefined) {
+      let parsed: AttemptScript[];
       try {
-        const parsed = parseAttemptScriptsJson(shipped, `${SCRIPT_METADATA_KEY} metadata`);
-        if (!this.scripts.has(callId)) {
-          this.scripts.set(callId, parsed);
-        }
+        parsed = parseAttemptScriptsJson(shipped, `${SCRIPT_METADATA_KEY} metadata`);
       } catch (err) {
         run.failure = { code: grpc.status.INVALID_ARGUMENT, details: errorMessage(err) };
+        return;
+      }
+      if (callId === '') {
+        // Without a call id the script is this attempt's alone (numbered by grpc-previous-rpc-attempts, as every
+        // attempt of the call ships it again): kept nowhere, it cannot script another call.
+        run.script = parsed[Math.min(attempt, parsed.length) - 1]!;
+        return;
+      }
+      const existing = this.scripts.get(callId);
+      if (existing === undefined) {
+        this.scripts.set(callId, parsed);
+      } else if (JSON.stringify(existing) !== JSON.stringify(parsed)) {
+        run.failure = {
+          code: grpc.status.INVALID_ARGUMENT,
+          details:
+            `${SCRIPT_METADATA_KEY} metadata: call id "${callId}" already has a different script (the first one ` +
+            'shipped or registered stays until reset()); use a new call id for each call',
+        };
         return;
       }
     }
@@ -554,11 +621,16 @@ export class FlakyServer {
 /** FlakyTest's own answer: the script's `response` if it has one, else the echo. */
 const flakyEcho: Respond = (run, echo) => run.script.response ?? echo;
 
-/** FlakyTest first, then the user's services (a service named twice is served once, the first time). */
-function servedServices(options: CheckedFlakyServerOptions): ServedService[] {
+/**
+ * FlakyTest first, then the user's services (a service named twice is served once, the first time).
+ * @internal exported for the CLI, which checks a script file against them before it starts the server
+ */
+export function servedServices(
+  options: Pick<CheckedFlakyServerOptions, 'proto' | 'includeDirs' | 'keepCase' | 'services'>,
+): ServedService[] {
   const all = [
     ...servicesIn(loadFlakyTestService(), 'FlakyTest'),
-    ...servicesInProtos(options.proto, options.includeDirs),
+    ...servicesInProtos(options.proto, options.includeDirs, options.keepCase),
     ...options.services.flatMap((source, i) => servicesIn(source, `option "services"[${i}]`)),
   ];
   const byName = new Map<string, ServedService>();

@@ -10,6 +10,7 @@ import { errorMessage } from '../util/error-message.js';
 import { didYouMean } from '../util/option-checks.js';
 import { locateProtoFile, missingIncludeDir } from '../util/proto-files.js';
 import { loadWithWarningsFolded } from '../util/proto-load-warnings.js';
+import { type MessageFields, responseFieldsOf } from './response-fields.js';
 
 /**
  * A service (or a set of services) to serve, in any of the shapes grpc-js code holds one:
@@ -29,6 +30,10 @@ export interface ServedMethod {
   readonly path: string;
   readonly requestStream: boolean;
   readonly responseStream: boolean;
+  /** The definition's response serializer, run on each response before it is sent (undefined: not checked). */
+  readonly serialize?: (message: unknown) => unknown;
+  /** The response message's fields, when the definition carries its descriptor (proto-loader's). */
+  readonly response?: MessageFields;
 }
 
 /** One service: its fully qualified name, its definition (for `addService`) and the key of each method in it. */
@@ -38,7 +43,10 @@ export interface ServedService {
   readonly methods: ReadonlyArray<{ readonly key: string; readonly method: ServedMethod }>;
 }
 
-/** Loader options of `flaky_test.proto` and of protos given by path (camelCase fields, as clients of FlakyTest expect). */
+/**
+ * Loader options of `flaky_test.proto` and, by default, of protos given by path (camelCase fields, as clients of
+ * FlakyTest expect; the `keepCase` option of the server loads the user's protos with the proto's own names).
+ */
 export const FLAKY_LOADER_OPTIONS: protoLoader.Options = {
   keepCase: false,
   longs: String,
@@ -73,10 +81,20 @@ export function serviceOfPath(path: string): string {
 }
 
 function toServed(definition: grpc.ServiceDefinition, where: string): ServedService {
-  const methods = Object.entries(definition).map(([key, method]) => ({
-    key,
-    method: method as ServedMethod,
-  }));
+  const methods = Object.entries(definition).map(([key, method]) => {
+    const { path, requestStream, responseStream, responseSerialize } = method as grpc.MethodDefinition<
+      unknown,
+      unknown
+    >;
+    const served: ServedMethod = {
+      path,
+      requestStream,
+      responseStream,
+      serialize: typeof responseSerialize === 'function' ? responseSerialize : undefined,
+      response: responseFieldsOf(method),
+    };
+    return { key, method: served };
+  });
   const names = new Set(methods.map(({ method }) => serviceOfPath(method.path)));
   if (names.size !== 1) {
     throw new TypeError(`FlakyServer: ${where} mixes methods of several services (${[...names].join(', ')})`);
@@ -132,10 +150,14 @@ export function servicesIn(source: unknown, where: string): ServedService[] {
 /**
  * The services of .proto files, loaded with @grpc/proto-loader. A file is looked for as given (relative to the
  * working directory), then in each of `includeDirs`, as protoc does; imports resolve against `includeDirs`, then
- * the file's own directory.
+ * the file's own directory. Fields keep the proto's names with `keepCase`, else they are camelCase.
  * @throws Error naming the file when it cannot be found or parsed.
  */
-export function servicesInProtos(files: readonly string[], includeDirs: readonly string[]): ServedService[] {
+export function servicesInProtos(
+  files: readonly string[],
+  includeDirs: readonly string[],
+  keepCase = false,
+): ServedService[] {
   const missing = missingIncludeDir(includeDirs);
   if (missing !== undefined) {
     throw new Error(`FlakyServer: include directory ${missing} does not exist or is not a directory`);
@@ -156,6 +178,7 @@ export function servicesInProtos(files: readonly string[], includeDirs: readonly
         () =>
           protoLoader.loadSync(absolute, {
             ...FLAKY_LOADER_OPTIONS,
+            keepCase,
             includeDirs: [...includeDirs.map((dir) => resolve(dir)), dirname(absolute)],
           }),
         'add its directory to includeDirs, or with -I on the command line',

@@ -45,6 +45,7 @@ class CapturedIo {
   }
 }
 
+const ORDERS = 'test/testing/fixtures/orders.proto';
 let dir: string;
 const running: Array<{ io: CapturedIo; exit: Promise<number> }> = [];
 
@@ -151,7 +152,7 @@ describe('flaky-server command', () => {
     const { io, exit } = start(['--proto', 'helloworld.proto', '-I', 'examples', '--script', file]);
     await io.waitForOut(/^flaky server listening on/m);
     expect(io.err).toBe(
-      'flaky-server: warning: "sayhello" scripts the calls whose x-flaky-call-id is "sayhello", not a method; ' +
+      `flaky-server: warning: ${file}:1:2: "sayhello" scripts the calls whose x-flaky-call-id is "sayhello", not a method; ` +
         'to script the method, write "helloworld.Greeter/SayHello"\n',
     );
     io.controller.abort();
@@ -182,6 +183,8 @@ describe('flaky-server command', () => {
     [['--quiet=yes'], /--quiet takes no value/],
     [['--host='], /--host needs a value/],
     [['-I', 'examples'], /-I\/--proto-path is used only with --proto/],
+    [['--keep-case'], /--keep-case is used only with --proto/],
+    [['--max-receive-message-size', '1k'], /--max-receive-message-size must be a number of bytes/],
   ])('exits with 2 on usage error %j', async (argv, message) => {
     const { io, exit } = start(argv);
     expect(await exit).toBe(2);
@@ -231,10 +234,125 @@ describe('flaky-server command', () => {
     expect(await exit).toBe(1);
     expect(io.err).toMatch(
       new RegExp(
-        `^flaky-server: ${file}: no served method "Greeter/SayHello"; did you mean "helloworld\\.Greeter/SayHello" \\(with its package\\)\\?`,
+        `^flaky-server: ${file}:1:2: no served method "Greeter/SayHello"; did you mean "helloworld\\.Greeter/SayHello" \\(with its package\\)\\?`,
       ),
     );
     expect(io.err.split('\n')).toHaveLength(2);
+  });
+
+  it('reports every problem of the file at once, each placed: entries, method keys and response keys', async () => {
+    const file = join(dir, 'mixed.json');
+    writeFileSync(
+      file,
+      [
+        '{',
+        '  "OrderService/GetOrder": [{"status": 14}],',
+        '  "fixture.orders.v1.OrderService/ListOrder": [{"status": 14}],',
+        '  "fixture.orders.v1.OrderService/GetOrder": [{"statu": 14}, {"response": {"order_id": "o"}}],',
+        '  "helloworld.Greeter/SayHello": [{}]',
+        '}',
+      ].join('\n'),
+    );
+    const { io, exit } = start(['--proto', ORDERS, '--script', file]);
+    expect(await exit).toBe(1);
+    const lines = io.err.trimEnd().split('\n');
+    expect(lines).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^flaky-server: ${file}:2:3: no served method "OrderService/GetOrder"; did you mean "fixture\\.orders\\.v1\\.OrderService/GetOrder" \\(with its package\\)\\?`,
+        ),
+      ),
+      expect.stringMatching(
+        new RegExp(
+          `^flaky-server: ${file}:3:3: no served method "fixture.orders.v1.OrderService/ListOrder"; did you mean "fixture.orders.v1.OrderService/ListOrders"\\?`,
+        ),
+      ),
+      expect.stringMatching(
+        new RegExp(
+          `^flaky-server: ${file}:4:47: "fixture.orders.v1.OrderService/GetOrder"\\[0\\]: unknown field "statu"; did you mean "status"\\?`,
+        ),
+      ),
+      `flaky-server: ${file}:4:76: "fixture.orders.v1.OrderService/GetOrder"[1].response.order_id: "order_id" is not a field of Order (in the response of /fixture.orders.v1.OrderService/GetOrder); did you mean "orderId"? (the server loaded this proto with camelCase field names; load it with keepCase: true, or --keep-case, to use the proto's names, as a client loaded with keepCase: true does)`,
+      expect.stringMatching(
+        new RegExp(
+          `^flaky-server: ${file}:5:3: no served method "helloworld.Greeter/SayHello" \\(served: .*\\); a key written as a method must name a served method \\(serve its proto with --proto\\)$`,
+        ),
+      ),
+    ]);
+  });
+
+  it('with --keep-case, loads the protos with their field names: scripted responses and recorded requests', async () => {
+    const file = join(dir, 'keep-case.json');
+    writeFileSync(
+      file,
+      JSON.stringify({ 'fixture.orders.v1.OrderService/GetOrder': [{ response: { order_id: 'o-9' } }] }),
+    );
+    const { io, exit } = start(['--proto', ORDERS, '--keep-case', '--script', file]);
+    const [, address] = await io.waitForOut(/^flaky server listening on (127\.0\.0\.1:\d+)$/m);
+    const definition = protoLoader.loadSync(ORDERS, { keepCase: true });
+    const pkg = grpc.loadPackageDefinition(definition) as unknown as {
+      fixture: { orders: { v1: { OrderService: grpc.ServiceClientConstructor } } };
+    };
+    const client = new pkg.fixture.orders.v1.OrderService(address!, grpc.credentials.createInsecure());
+    const reply = await new Promise<Record<string, unknown> | undefined>((resolve) => {
+      client.GetOrder!({ order_id: 'asked' }, (_: unknown, res: Record<string, unknown>) => resolve(res));
+    });
+    client.close();
+    expect(reply?.order_id).toBe('o-9');
+    await io.waitForOut(/GetOrder previous-attempts=- -> OK responses=1/);
+    io.controller.abort();
+    expect(await exit).toBe(0);
+    expect(io.err).toBe('');
+  });
+
+  it('takes keys that name no served method as call ids, warning, placed, for those that look like one', async () => {
+    const file = join(dir, 'method-like.json');
+    const keys = [
+      'fixture.orders.v1.OrderService.GetOrder',
+      'GetOrder',
+      'fixture.orders.v1.OrderService/GetOrder/',
+      'fixture.orders.v1.OrderService',
+      ' fixture.orders.v1.OrderService/GetOrder',
+      'fixture.orders.v1.OrderService/Get-Order',
+      'tenant/42',
+      'c1',
+    ];
+    writeFileSync(
+      file,
+      `{\n${keys.map((k) => `  ${JSON.stringify(k)}: [{"status": 14}, {}]`).join(',\n')}\n}`,
+    );
+    const { io } = start(['--proto', ORDERS, '--script', file]);
+    const [, address] = await io.waitForOut(/^flaky server listening on (127\.0\.0\.1:\d+)$/m);
+    const warnings = io.err.trimEnd().split('\n');
+    const toScript = 'to script the method, write "fixture.orders.v1.OrderService/GetOrder"';
+    expect(warnings).toEqual([
+      `flaky-server: warning: ${file}:2:3: "fixture.orders.v1.OrderService.GetOrder" scripts the calls whose x-flaky-call-id is "fixture.orders.v1.OrderService.GetOrder", not a method; ${toScript}`,
+      `flaky-server: warning: ${file}:3:3: "GetOrder" scripts the calls whose x-flaky-call-id is "GetOrder", not a method; ${toScript}`,
+      expect.stringMatching(new RegExp(`^flaky-server: warning: ${file}:4:3: .*; ${toScript}$`)),
+      `flaky-server: warning: ${file}:5:3: "fixture.orders.v1.OrderService" scripts the calls whose x-flaky-call-id is "fixture.orders.v1.OrderService", not a method; a key scripts one method: to script the methods of fixture.orders.v1.OrderService, write one key per method, such as "fixture.orders.v1.OrderService/GetOrder"`,
+      expect.stringMatching(new RegExp(`^flaky-server: warning: ${file}:6:3: .*; ${toScript}$`)),
+      expect.stringMatching(new RegExp(`^flaky-server: warning: ${file}:7:3: .*; ${toScript}$`)),
+    ]);
+    // a call id with a slash is a call id: it scripts the calls that send it
+    expect((await unary(address!, 'tenant/42')).error?.code).toBe(grpc.status.UNAVAILABLE);
+    expect((await unary(address!, 'tenant/42')).res?.attempt).toBe(2);
+  });
+
+  it('limits the size of requests with --max-receive-message-size', async () => {
+    const { io } = start(['--max-receive-message-size', '100']);
+    const [, address] = await io.waitForOut(/^flaky server listening on (127\.0\.0\.1:\d+)$/m);
+    const Service = loadFlakyTestService();
+    const client = new Service(address!, grpc.credentials.createInsecure());
+    const error = await new Promise<grpc.ServiceError | null>((resolve) => {
+      (client as unknown as Record<string, UnaryMethod>).Unary!.call(
+        client,
+        { payload: 'x'.repeat(200) },
+        new grpc.Metadata(),
+        (err) => resolve(err),
+      );
+    });
+    client.close();
+    expect(error?.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
   });
 
   it('exits with 1 and one line when the script file cannot be read', async () => {
@@ -315,5 +433,13 @@ describe('formatAttemptLine', () => {
   it('says an attempt cancelled while the server stops was cut off by the shutdown, not by its client', () => {
     expect(formatAttemptLine(attempt)).toContain('-> CANCELLED by client');
     expect(formatAttemptLine(attempt, true)).toContain('-> cut off by the server stopping');
+  });
+
+  it('says an attempt that ended as its deadline passed exceeded its deadline', () => {
+    const at = attempt.arrivedAt;
+    const timedOut = { ...attempt, deadline: at + 50, endedAt: at + 50 } as RecordedAttempt;
+    expect(formatAttemptLine(timedOut)).toContain('-> DEADLINE_EXCEEDED (its deadline passed) 50ms');
+    const before = { ...attempt, deadline: at + 50, endedAt: at + 20 } as RecordedAttempt;
+    expect(formatAttemptLine(before)).toContain('-> CANCELLED by client 20ms');
   });
 });

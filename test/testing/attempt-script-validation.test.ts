@@ -34,6 +34,15 @@ describe('attempt script status', () => {
     },
   );
 
+  it.each([
+    ['UNAVAILBLE', 'UNAVAILABLE'],
+    ['deadline_exeeded', 'DEADLINE_EXCEEDED'],
+  ])('names the status meant by the misspelled name %j', (bad, meant) => {
+    expect(() => validateAttemptScript({ status: bad })).toThrow(
+      `attempt script: "status" must be a number (grpc status code) or a status name such as "UNAVAILABLE", got "${bad}"; did you mean "${meant}"?`,
+    );
+  });
+
   it('turns names into numbers in scripts shipped as JSON', () => {
     expect(parseAttemptScriptsJson('[{"status":"aborted","details":"x"},{}]')).toEqual([
       { status: grpc.status.ABORTED, details: 'x' },

@@ -387,10 +387,13 @@ describe('scripts shipped in metadata', () => {
     expect(third.response?.attempt).toBe(3);
   });
 
-  it('does not replace a script registered on the server', async () => {
+  it('does not replace a script registered on the server: a different one is refused', async () => {
     server.script('both', [{ status: grpc.status.ABORTED }]);
     const out = await unary(client, md('both', { [SCRIPT_METADATA_KEY]: '[{}]' })).done;
-    expect(out.error?.code).toBe(grpc.status.ABORTED);
+    expect(out.error?.code).toBe(grpc.status.INVALID_ARGUMENT);
+    expect(out.error?.details).toMatch(/call id "both" already has a different script/);
+    const same = await unary(client, md('both', { [SCRIPT_METADATA_KEY]: '[{"status": "ABORTED"}]' })).done;
+    expect(same.error?.code).toBe(grpc.status.ABORTED);
   });
 
   it.each([
