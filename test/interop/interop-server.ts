@@ -155,15 +155,46 @@ function serve<C extends AnyServerCall>(
   if (record.rule === 'unavailable') {
     fail(served, { code: grpc.status.UNAVAILABLE, message: FIRST_ATTEMPT_FAILURE });
   } else if (record.rule === 'slow') {
-    // Requests wait in the call's stream meanwhile (it is paused until the handler reads).
+    // A slow replica that reads its request but answers late: a request stream is read meanwhile and handed to the
+    // handler when it runs. Left unread, its data would hold the connection's HTTP/2 flow-control window (grpc-js
+    // 1.10's server does not widen it), and the hedges on the same connection would wait behind it.
+    const early = 'on' in call && 'read' in call ? readAhead(call as InputStream | DuplexStream) : undefined;
     setTimeout(() => {
       if (!call.cancelled) {
         handler(served);
+        early?.replay();
       }
     }, SLOW_FIRST_ATTEMPT_MS);
   } else {
     handler(served);
   }
+}
+
+/**
+ * Reads a request stream ahead of its handler: the messages (and the half-close) that arrive are kept, and
+ * `replay` emits them again, in order, to the listeners the handler has attached since.
+ */
+function readAhead(call: InputStream | DuplexStream): { replay: () => void } {
+  const messages: unknown[] = [];
+  let ended = false;
+  const keep = (message: unknown) => messages.push(message);
+  const end = () => {
+    ended = true;
+  };
+  call.on('data', keep);
+  call.on('end', end);
+  return {
+    replay() {
+      call.removeListener('data', keep);
+      call.removeListener('end', end);
+      for (const message of messages) {
+        call.emit('data', message);
+      }
+      if (ended) {
+        call.emit('end');
+      }
+    },
+  };
 }
 
 /**
