@@ -6,9 +6,16 @@
  */
 import { Metadata } from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
-import { CancelRateLimiter } from '../../src/hedging/cancel-rate-limiter.js';
 import { FakeClock } from '../../src/testing/fake-clock.js';
-import { engineCall, eventsOfType, hedgingPolicy, retryPolicy, Status, T0 } from '../helpers/engine.js';
+import {
+  engineCall,
+  eventsOfType,
+  hedgingPolicy,
+  retryPolicy,
+  Status,
+  spentLimiter,
+  T0,
+} from '../helpers/engine.js';
 
 function write(call: { sendMessageWithContext: (c: object, m: unknown) => void }, message: unknown) {
   const done = { called: 0 };
@@ -88,8 +95,7 @@ describe('engine: what reaches the application from an attempt', () => {
 
   it("a loser's headers that arrive while the losers are being cancelled (here from an attempt-left-running listener) do not reach it", async () => {
     const clock = new FakeClock(T0);
-    const limiter = new CancelRateLimiter({ clock, burst: 1, ratePerSecond: 0.001, loserCapMs: 5000 });
-    expect(limiter.tryCancel()).toBe(true); // spent: the losers are left running
+    const limiter = spentLimiter(clock); // the losers are left running
     let onLeftRunning = () => {};
     const h = engineCall(hedgingPolicy({ hedgingDelay: '0s', maxAttempts: 3 }), {
       clock,

@@ -6,7 +6,6 @@
  */
 import { Metadata } from '@grpc/grpc-js';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { CancelRateLimiter } from '../../src/hedging/cancel-rate-limiter.js';
 import { markReplicaAvoidanceRegistered, readReplicaHint } from '../../src/lb/tried-replicas.js';
 import type { Clock, TimerHandle } from '../../src/shared/clock.js';
 import { FakeClock } from '../../src/testing/fake-clock.js';
@@ -17,6 +16,7 @@ import {
   hedgingPolicy,
   retryPolicy,
   Status,
+  spentLimiter,
   T0,
 } from '../helpers/engine.js';
 import { captureWarnings } from '../helpers/warnings.js';
@@ -40,13 +40,6 @@ function failsOnWrite(attempt: FakeAttempt): void {
     attempt.messages.push(message);
     attempt.fail();
   };
-}
-
-/** A limiter whose burst is spent: the next loser it is asked about is left running. */
-function spentLimiter(clock: FakeClock): CancelRateLimiter {
-  const limiter = new CancelRateLimiter({ clock, burst: 1, ratePerSecond: 0.001, loserCapMs: 5000 });
-  expect(limiter.tryCancel()).toBe(true);
-  return limiter;
 }
 
 describe('engine: a call that already carries grpc-previous-rpc-attempts (a retry layer outside this one)', () => {

@@ -10,6 +10,7 @@ import {
   type StatusObject,
 } from '@grpc/grpc-js';
 import { AdaptiveHedging } from '../../src/hedging/adaptive-hedging-delay.js';
+import { CancelRateLimiter } from '../../src/hedging/cancel-rate-limiter.js';
 import type { RetryEvent } from '../../src/retry/events.js';
 import type { RetryInterceptorOptions } from '../../src/retry/interceptor-options.js';
 import { createRetryInterceptor } from '../../src/retry/retry-interceptor.js';
@@ -26,6 +27,15 @@ export const T0 = 1_700_000_000_000;
  */
 export function depositsOnlyHedging(clock: FakeClock): AdaptiveHedging {
   return new AdaptiveHedging({ clock, budget: { minPerSecond: 0, chanceSd: 0 }, maxExtraLoad: 0.5 });
+}
+
+/** A cancel-rate limiter whose burst is spent: the next loser it is asked about is left running. */
+export function spentLimiter(clock: FakeClock): CancelRateLimiter {
+  const limiter = new CancelRateLimiter({ clock, burst: 1, ratePerSecond: 0.001, loserCapMs: 5000 });
+  if (!limiter.tryCancel()) {
+    throw new Error('spentLimiter: a fresh limiter refused its one cancel');
+  }
+  return limiter;
 }
 
 /** One attempt, as the scripted next call made it: records what the engine did and lets the test answer. */

@@ -63,6 +63,13 @@ interface Mode {
 }
 
 const services = [{ service: TEST_SERVICE }];
+/** Quick retries on UNAVAILABLE; each mode sets its maxAttempts. */
+const RETRY_ON_UNAVAILABLE = {
+  initialBackoff: '0.01s',
+  maxBackoff: '0.05s',
+  backoffMultiplier: 2,
+  retryableStatusCodes: ['UNAVAILABLE'],
+};
 const MODES: readonly Mode[] = [
   { name: 'bare (no interceptor)', answering: { min: 0, max: 0 }, serverAttempts: { min: 1, max: 1 } },
   {
@@ -71,13 +78,7 @@ const MODES: readonly Mode[] = [
       methodConfig: [
         {
           name: [{ service: 'grpc.testing.OtherService' }],
-          retryPolicy: {
-            maxAttempts: 3,
-            initialBackoff: '0.01s',
-            maxBackoff: '0.05s',
-            backoffMultiplier: 2,
-            retryableStatusCodes: ['UNAVAILABLE'],
-          },
+          retryPolicy: { ...RETRY_ON_UNAVAILABLE, maxAttempts: 3 },
         },
       ],
     },
@@ -90,13 +91,7 @@ const MODES: readonly Mode[] = [
       methodConfig: [
         {
           name: services,
-          retryPolicy: {
-            maxAttempts: 4,
-            initialBackoff: '0.01s',
-            maxBackoff: '0.05s',
-            backoffMultiplier: 2,
-            retryableStatusCodes: ['UNAVAILABLE'],
-          },
+          retryPolicy: { ...RETRY_ON_UNAVAILABLE, maxAttempts: 4 },
         },
       ],
     },
