@@ -34,6 +34,11 @@ export interface RetryingCallContext {
    */
   onNestedRetries(): void;
   /**
+   * Told when a failed attempt's trailers show that a retry layer under this one retried it (see `retriedBelow`):
+   * the interceptor reports it once.
+   */
+  onChannelRetries(): void;
+  /**
    * Told when a retry or hedge was not sent because a request message changed after it was written (the
    * interceptor reports it once).
    */

@@ -80,6 +80,10 @@ export function createRetryInterceptor(
       'grpc-retry-hedging: a call reached the retry interceptor already carrying grpc-previous-rpc-attempts, so another retry layer runs outside this one (two retry interceptors on one client, or one on a client and one on the channel under it): every outer attempt is retried again, and the attempts multiply. Attach one retry interceptor per call path. (An application that copies this header from a call it received into a call it makes sees this too: do not forward it.)',
       'GRPC_RETRY_HEDGING_NESTED_RETRIES',
     ),
+    onChannelRetries: warnOnce(
+      "grpc-retry-hedging: a failed attempt came back with grpc-previous-rpc-attempts set under the retry interceptor, so another retry layer runs inside this one and retries each of its attempts again: the attempts multiply. Most often it is grpc-js's own retries (a retryPolicy or hedgingPolicy left in the channel's 'grpc.service_config'): build that with createChannelOptions(config), which leaves the retry and hedging policies to the interceptor, or turn the channel's retries off with 'grpc.enable_retries': 0. (Or a second retry interceptor after this one, which reports GRPC_RETRY_HEDGING_NESTED_RETRIES: attach one per call path.)",
+      'GRPC_RETRY_HEDGING_CHANNEL_RETRIES',
+    ),
     onRequestChanged: warnOnce(
       'grpc-retry-hedging: a call was not retried or hedged because its request message had changed since it was written (a streamed message reused after its write callback, or a request object changed after the call was made): a resend would have carried other data than the first attempt. Write a new object for each message, or leave it unchanged until the call ends, for such calls to be retried. (If the output of your serializer differs from one call to the next, as with a timestamp in it, set the option checkResentRequests: false.)',
       'GRPC_RETRY_HEDGING_REQUEST_CHANGED',

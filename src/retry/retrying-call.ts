@@ -16,6 +16,7 @@ import { AttemptSet } from './attempt-set.js';
 import type { RetryingCallContext } from './call-context.js';
 import { CallEvents } from './call-events.js';
 import { type CallPhase, isLegalTransition } from './call-phase.js';
+import { retriedBelow } from './channel-retries.js';
 import { timerBeforeDeadline } from './deadline.js';
 import { engineChecks } from './engine-checks.js';
 import { engineStatus } from './engine-statuses.js';
@@ -178,6 +179,9 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
         this.commit(attempt, 'status');
         this.end(status, 'call-ended');
       } else {
+        if (retriedBelow(attempt.number, status.metadata)) {
+          this.ctx.onChannelRetries();
+        }
         this.lastFailed = { attempt, status };
         this.failures.afterFailure(attempt, status, false);
       }

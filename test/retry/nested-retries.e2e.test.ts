@@ -26,7 +26,7 @@ afterEach(() => {
 const down = (n: number) => Array.from({ length: n }, () => ({ status: 'UNAVAILABLE' as const }));
 
 describe('nested retry layers', () => {
-  it('two retry interceptors on one client: the attempts multiply, and the inner one says so once', async () => {
+  it('two retry interceptors on one client: the attempts multiply, and each says so once (the outer one sees a layer inside it, the inner one a layer outside)', async () => {
     emitted = captureWarnings();
     const config = retryConfig({ maxAttempts: 2 });
     const client = testClient(server.address, [
@@ -42,8 +42,13 @@ describe('nested retry layers', () => {
       client.close();
     }
     expect(server.attempts('nested-1')).toHaveLength(4);
-    expect(emitted.map((w) => w.code)).toEqual(['GRPC_RETRY_HEDGING_NESTED_RETRIES']);
-    expect(emitted[0]?.message).toContain('another retry layer runs outside this one');
+    // The outer one's first attempt comes back with the inner one's count before the outer one retries.
+    expect(emitted.map((w) => w.code)).toEqual([
+      'GRPC_RETRY_HEDGING_CHANNEL_RETRIES',
+      'GRPC_RETRY_HEDGING_NESTED_RETRIES',
+    ]);
+    expect(emitted[0]?.message).toContain('another retry layer runs inside this one');
+    expect(emitted[1]?.message).toContain('another retry layer runs outside this one');
   });
 
   it('one retry interceptor: no warning, however many attempts a call makes', async () => {
