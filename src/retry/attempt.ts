@@ -2,6 +2,7 @@ import type { InterceptingListener, Metadata, StatusObject } from '@grpc/grpc-js
 import type { ReplicaHint } from '../lb/tried-replicas.js';
 import type { TimerHandle } from '../shared/clock.js';
 import type { InterceptingCallInterface } from '../shared/grpc-types.js';
+import { markTurn } from './event-loop-turn.js';
 import type { AttemptCancelReason, AttemptKind } from './events.js';
 
 /** What an attempt reports to the call that owns it. @internal */
@@ -52,6 +53,8 @@ export class Attempt implements InterceptingListener {
   withdrawCancel: (() => void) | undefined;
   /** The replica-avoidance hint this attempt carries (src/lb), whose `picked` says where it went. */
   replica: ReplicaHint | undefined;
+  /** The event-loop turn the attempt was made in (see `event-loop-turn.ts`: a cancel in it waits a turn). */
+  readonly turn = markTurn();
   /** Write-completion callback, one per attempt (only one write is in flight at a time). */
   readonly onWriteDone = (): void => this.owner.onAttemptWritten(this);
 

@@ -1,6 +1,7 @@
 import type { status as Status } from '@grpc/grpc-js';
 import type { Attempt } from './attempt.js';
 import type { RetryingCallContext } from './call-context.js';
+import { inTurn } from './event-loop-turn.js';
 import type { AttemptCancelReason } from './events.js';
 
 /** Why an attempt was left running rather than cancelled, and its cap (when the call has no deadline). */
@@ -34,6 +35,8 @@ export function cancelOrLeaveRunning(
     attempt.halfCloseSent;
   if (limited && !limiter.tryCancel()) {
     attempt.state = 'left-running';
+    // Why the call was done with it (its `attempt-end` says `leftRunning` too): it is no failure of its own.
+    attempt.cancelReason = reason;
     // Cancelled as soon as the rate allows; until then it runs, and its status ends it as usual.
     attempt.withdrawCancel = limiter.whenAllowed?.(() => {
       attempt.withdrawCancel = undefined;
@@ -59,6 +62,11 @@ export function cancelOrLeaveRunning(
   }
   attempt.state = 'cancelled';
   attempt.cancelReason = reason;
-  attempt.call.cancelWithStatus(code, details);
+  if (inTurn(attempt.turn)) {
+    // grpc-js has not made the call under this one yet: a cancel now would not reach it (event-loop-turn.ts).
+    setImmediate(() => attempt.call.cancelWithStatus(code, details));
+  } else {
+    attempt.call.cancelWithStatus(code, details);
+  }
   return undefined;
 }

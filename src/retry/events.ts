@@ -68,7 +68,10 @@ export interface AttemptEndEvent extends EventBase {
   readonly committed: boolean;
   /** Set when the call was done with this attempt but the cancel-rate limit let it run to completion. */
   readonly leftRunning?: true;
-  /** Set when the client cancelled this attempt, and why. */
+  /**
+   * Set when the client cancelled this attempt, and why; with `leftRunning`, why the call was done with it (it ran
+   * on, and was cancelled later if the rate allowed before it ended).
+   */
   readonly cancelReason?: AttemptCancelReason;
   readonly code: number;
   readonly details: string;

@@ -252,8 +252,10 @@ describe('engine: cancel-rate limit', () => {
     clock.advance(5000);
     expect(b.attempt(0).cancelled).toBeDefined();
     await b.settle();
+    // Its end says why the call was done with it: a loser, not a failure of its own.
     expect(eventsOfType(b.events, 'attempt-end').find((e) => e.attempt === 1)).toMatchObject({
       leftRunning: true,
+      cancelReason: 'other-attempt-committed',
     });
     expect(clock.pendingTimers).toBe(0);
   });

@@ -11,6 +11,7 @@ import {
 } from '@grpc/grpc-js';
 import { AdaptiveHedging } from '../../src/hedging/adaptive-hedging-delay.js';
 import { CancelRateLimiter } from '../../src/hedging/cancel-rate-limiter.js';
+import { turnGuard } from '../../src/retry/event-loop-turn.js';
 import type { RetryEvent } from '../../src/retry/events.js';
 import type { RetryInterceptorOptions } from '../../src/retry/interceptor-options.js';
 import { createRetryInterceptor } from '../../src/retry/retry-interceptor.js';
@@ -126,6 +127,11 @@ export interface EngineCallOptions {
   /** Deadline, in ms from the start (fake time). */
   deadlineMs?: number;
   interceptor?: RetryInterceptorOptions;
+  /**
+   * Keep production's rule that an attempt cancelled in the event-loop turn it was made in is cancelled on the next
+   * turn (default false: the scripted attempts are cancelled at once).
+   */
+  turnGuard?: boolean;
   metadata?: Metadata;
   /** Start the call (default true); when false, call `start()` yourself. */
   start?: boolean;
@@ -159,6 +165,8 @@ const serialize = (message: unknown): Buffer =>
   Buffer.isBuffer(message) ? message : Buffer.from(String(message ?? ''));
 
 export function engineCall(config: object, opts: EngineCallOptions = {}): EngineCall {
+  // Scripted attempts, all in one turn: a cancel reaches them at once (src/retry/event-loop-turn.ts).
+  turnGuard.enabled = opts.turnGuard ?? false;
   const clock = opts.clock ?? new FakeClock(T0);
   const events: RetryEvent[] = [];
   // The test's own listener, if any, runs after the event is recorded.

@@ -1,0 +1,74 @@
+/**
+ * An attempt cancelled in the event-loop turn it was made in is cancelled on the next turn: grpc-js makes the call
+ * under a started one a few microtasks later, and a cancel before that does not reach it (its stream would stay
+ * open on the server). src/retry/event-loop-turn.ts. Everything else about the cancel happens at once.
+ */
+import { Metadata } from '@grpc/grpc-js';
+import { describe, expect, it } from 'vitest';
+import { inTurn, markTurn } from '../../src/retry/event-loop-turn.js';
+import { engineCall, eventsOfType, hedgingPolicy, retryPolicy, Status } from '../helpers/engine.js';
+
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('event-loop turns', () => {
+  it('a mark is in its turn until the next one, and a later mark is in the later turn', async () => {
+    const first = markTurn();
+    expect(inTurn(first)).toBe(true);
+    await Promise.resolve(); // microtasks are the same turn
+    expect(inTurn(first)).toBe(true);
+    await nextTurn();
+    expect(inTurn(first)).toBe(false);
+    const second = markTurn();
+    expect(second).not.toBe(first);
+    expect(inTurn(second)).toBe(true);
+  });
+});
+
+describe('engine: an attempt cancelled in the turn it was made in', () => {
+  it('hedges made with an oversized request are cancelled on the next turn, and ended at once', async () => {
+    const h = engineCall(hedgingPolicy({ hedgingDelay: '0s', maxAttempts: 3 }), {
+      interceptor: { perRpcBufferBytes: 400 },
+      start: false,
+      turnGuard: true,
+    });
+    h.call.start(new Metadata(), {
+      onReceiveMetadata: (md) => h.received.headers.push(md),
+      onReceiveMessage: (m) => h.received.messages.push(m),
+      onReceiveStatus: (st) => h.received.statuses.push(st),
+    });
+    h.call.sendMessageWithContext({}, Buffer.alloc(1000));
+    h.call.halfClose();
+    // The engine is done with the hedges at once (committed to the first attempt)...
+    expect(eventsOfType(h.events, 'committed')).toEqual([expect.objectContaining({ attempt: 1 })]);
+    // ...but grpc-js is told on the next turn, once it has made the calls under them.
+    expect(h.attempts.map((a) => a.cancelled !== undefined)).toEqual([false, false, false]);
+    await nextTurn();
+    expect(h.attempts.map((a) => a.cancelled?.code)).toEqual([undefined, Status.CANCELLED, Status.CANCELLED]);
+    await h.settle();
+    expect(eventsOfType(h.events, 'attempt-end').map((e) => [e.attempt, e.cancelReason])).toEqual([
+      [2, 'other-attempt-committed'],
+      [3, 'other-attempt-committed'],
+    ]);
+    h.attempt(0).succeed();
+    expect(h.status.code).toBe(Status.OK);
+  });
+
+  it("the application's cancel in the turn the call was made: the status at once, grpc-js's cancel a turn later", async () => {
+    const h = engineCall(retryPolicy(), { turnGuard: true });
+    h.call.cancelWithStatus(Status.CANCELLED, 'by the app');
+    expect(h.attempt(0).cancelled).toBeUndefined();
+    await Promise.resolve();
+    expect(h.attempt(0).cancelled).toBeUndefined();
+    await nextTurn();
+    expect(h.attempt(0).cancelled?.code).toBe(Status.CANCELLED);
+    await h.settle();
+    expect(h.status.code).toBe(Status.CANCELLED);
+  });
+
+  it('an attempt cancelled in a later turn is cancelled at once', async () => {
+    const h = engineCall(retryPolicy(), { turnGuard: true });
+    await nextTurn();
+    h.call.cancelWithStatus(Status.CANCELLED, 'by the app');
+    expect(h.attempt(0).cancelled?.code).toBe(Status.CANCELLED);
+  });
+});
