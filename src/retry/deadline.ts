@@ -9,7 +9,11 @@ export function deadlineToMs(deadline: InterceptorOptions['deadline']): number {
   return deadline instanceof Date ? deadline.getTime() : deadline;
 }
 
-/** Runs `action` after `delayMs`, or `onDeadline` at the deadline when that comes first. @internal */
+/**
+ * Runs `action` after `delayMs`, or `onDeadline` at the deadline when that comes first. A timer that fires late (the
+ * event loop was held) runs `onDeadline` instead of `action` when the clock has reached the deadline meanwhile: no
+ * attempt goes out after the call's deadline. @internal
+ */
 export function timerBeforeDeadline(
   clock: Clock,
   deadline: number,
@@ -21,5 +25,5 @@ export function timerBeforeDeadline(
   if (remaining <= delayMs) {
     return clock.setTimer(onDeadline, Math.max(0, remaining));
   }
-  return clock.setTimer(action, delayMs);
+  return clock.setTimer(() => (clock.now() >= deadline ? onDeadline() : action()), delayMs);
 }

@@ -15,12 +15,15 @@ export const engineStatus = {
     made(Status.DEADLINE_EXCEEDED, `per-attempt receive timeout (${timeoutMs} ms) hit on attempt ${attempt}`),
   /** Hedging ended with nothing in flight and no failure to report. */
   noHedgeSent: (): StatusObject => made(Status.UNAVAILABLE, 'no hedge could be sent'),
-  /** The call's deadline passed with no attempt's status; `last` is the last failure, if any. */
-  deadlineExceeded: (last: StatusObject | undefined): StatusObject =>
+  /**
+   * The call's deadline passed with no attempt's status; `last` is the last failure, if any, and `hedging` whether
+   * the call was hedging (other attempts may still have been in flight) rather than waiting to retry.
+   */
+  deadlineExceeded: (last: StatusObject | undefined, hedging = false): StatusObject =>
     made(
       Status.DEADLINE_EXCEEDED,
       last
-        ? `Deadline exceeded while waiting to retry (last attempt: ${Status[last.code] ?? last.code} ${last.details})`
+        ? `Deadline exceeded while ${hedging ? 'hedging' : 'waiting to retry'} (last attempt: ${Status[last.code] ?? last.code} ${last.details})`
         : 'Deadline exceeded',
     ),
   /** A broken invariant of the engine (production only; under vitest it throws). */

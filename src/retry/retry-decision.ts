@@ -75,7 +75,10 @@ export type FailureDecision =
   /** Send the next hedge after the server's delay instead of the hedging delay. */
   | { readonly type: 'hedge-after'; readonly delayMs: number; readonly reason: 'pushback' | 'retry-info' }
   /** Send no further hedge; the call ends with the last failure once no attempt is in flight. */
-  | { readonly type: 'stop-hedging'; readonly reason: 'do-not-retry' | 'attempts-exhausted' };
+  | {
+      readonly type: 'stop-hedging';
+      readonly reason: 'do-not-retry' | 'attempts-exhausted' | 'deadline-aware';
+    };
 
 /** The decisions after a failure that only a hedging policy makes. */
 export type HedgeFailureDecision = Extract<
@@ -144,10 +147,7 @@ export function decideAfterFailure(input: FailureDecisionInput): FailureDecision
     reason = 'backoff';
     backoff = step.state;
   }
-  // A DEADLINE_EXCEEDED the retry cannot outrun ends the call with it, whether or not the option asks for this:
-  // most often it is the call's own deadline, which grpc-js's timer reports a little before the clock reads it.
-  const outlasted = input.now + delayMs >= input.deadline;
-  if (outlasted && (input.deadlineAware || failure.code === Status.DEADLINE_EXCEEDED)) {
+  if (deadlineOutruns(input, delayMs) || (input.deadlineAware && input.now + delayMs >= input.deadline)) {
     return finish('deadline-aware');
   }
   const replay = input.replay();
@@ -168,10 +168,35 @@ function decideHedging(input: FailureDecisionInput): FailureDecision {
   if (input.attemptsStarted >= input.policy.maxAttempts) {
     return { type: 'stop-hedging', reason: 'attempts-exhausted' };
   }
+  const delayMs = hint.kind === 'retry-after' ? hint.delayMs : 0;
+  if (deadlineOutruns(input, delayMs)) {
+    return { type: 'stop-hedging', reason: 'deadline-aware' };
+  }
   if (hint.kind === 'retry-after') {
     return { type: 'hedge-after', delayMs: hint.delayMs, reason: hint.source };
   }
   return { type: 'hedge-now' };
+}
+
+/**
+ * How long before `Date.now()` reads the call's deadline grpc-js may report it: its deadline timer runs on the event
+ * loop's clock, and that clock and `Date.now()` count whole milliseconds apart.
+ */
+const EARLY_DEADLINE_MS = 1;
+
+/**
+ * A DEADLINE_EXCEEDED that the next attempt, `delayMs` from now (a retry's backoff or pushback, a hedge's server
+ * delay, 0 for a hedge sent at once), cannot outrun: it would not start before the deadline, counting the deadline
+ * as reached up to {@link EARLY_DEADLINE_MS} early. Such a failure ends the call with it, whether or not
+ * `deadlineAware` asks for this: most often it is the call's own deadline, reported by grpc-js's timer a little
+ * before the clock reads it, and a further attempt would only go out at the deadline. A DEADLINE_EXCEEDED well
+ * before the deadline (the server's own, a per-attempt timeout) is retried or hedged like any listed code.
+ */
+function deadlineOutruns(input: FailureDecisionInput, delayMs: number): boolean {
+  return (
+    input.failure.code === Status.DEADLINE_EXCEEDED &&
+    input.now + Math.max(delayMs, EARLY_DEADLINE_MS) >= input.deadline
+  );
 }
 
 /** Whether a further hedge may be sent now. */

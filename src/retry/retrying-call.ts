@@ -431,7 +431,7 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
     return timerBeforeDeadline(this.ctx.clock, this.deadline, delayMs, action, () => {
       const phase = this.phase;
       const last = phase.tag === 'waiting' || phase.tag === 'in-flight' ? phase.lastFailure : undefined;
-      this.end(engineStatus.deadlineExceeded(last), 'call-ended');
+      this.end(engineStatus.deadlineExceeded(last, this.policy.kind === 'hedging'), 'call-ended');
     });
   }
 }

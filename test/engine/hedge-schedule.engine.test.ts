@@ -103,16 +103,14 @@ describe('engine: the hedging schedule', () => {
     atOnce.attempt(0).status(UNAVAILABLE, 'first');
     expect(atOnce.attempts).toHaveLength(2);
     atOnce.clock.advance(300);
-    expect(atOnce.status.details).toBe(
-      'Deadline exceeded while waiting to retry (last attempt: UNAVAILABLE first)',
-    );
+    expect(atOnce.status.details).toBe('Deadline exceeded while hedging (last attempt: UNAVAILABLE first)');
     const afterWait = engineCall(hedgingPolicy({ hedgingDelay: '1s' }), { deadlineMs: 300 });
     afterWait.attempt(0).status(UNAVAILABLE, 'pushed', { 'grpc-retry-pushback-ms': '50' });
     afterWait.clock.advance(50);
     expect(afterWait.attempts).toHaveLength(2);
     afterWait.clock.advance(250);
     expect(afterWait.status.details).toBe(
-      'Deadline exceeded while waiting to retry (last attempt: UNAVAILABLE pushed)',
+      'Deadline exceeded while hedging (last attempt: UNAVAILABLE pushed)',
     );
   });
 

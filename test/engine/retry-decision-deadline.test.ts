@@ -3,7 +3,7 @@
  * retry-decision.test.ts leaves out.
  */
 import { describe, expect, it } from 'vitest';
-import type { RetryPolicy } from '../../src/config/types.js';
+import type { HedgingPolicy, RetryPolicy } from '../../src/config/types.js';
 import {
   countsAgainstServer,
   decideAfterFailure,
@@ -81,6 +81,75 @@ describe('a DEADLINE_EXCEEDED whose retry could not start before the deadline', 
     expect(decideAfterFailure(decisionInput(deadlineRetry, { deadline: 1001 }))).toMatchObject({
       type: 'retry',
     });
+  });
+});
+
+describe('a DEADLINE_EXCEEDED reported a millisecond before the clock reads the deadline', () => {
+  const deadlineRetry: RetryPolicy = { ...retry, retryableStatusCodes: [UNAVAILABLE, DEADLINE_EXCEEDED] };
+  const failure = { code: DEADLINE_EXCEEDED, hint: pushback(0), timedOut: false };
+
+  it('ends the call even when the retry would go at once (a pushback of 0 ms)', () => {
+    expect(decideAfterFailure(decisionInput(deadlineRetry, { failure, deadline: 1001 }))).toEqual({
+      type: 'finish',
+      reason: 'deadline-aware',
+    });
+    expect(decideAfterFailure(decisionInput(deadlineRetry, { failure, deadline: 1002 }))).toMatchObject({
+      type: 'retry',
+      delayMs: 0,
+    });
+  });
+});
+
+describe('a DEADLINE_EXCEEDED whose next hedge could not go before the deadline', () => {
+  const hedging: HedgingPolicy = {
+    kind: 'hedging',
+    maxAttempts: 5,
+    hedgingDelayMs: 40,
+    nonFatalStatusCodes: [UNAVAILABLE, DEADLINE_EXCEEDED],
+  };
+  const failure = { code: DEADLINE_EXCEEDED, hint: NO_HINT, timedOut: false };
+  const at = (over: Partial<FailureDecisionInput>) =>
+    decideAfterFailure(decisionInput(retry, { policy: hedging, failure, attemptsStarted: 3, ...over }));
+
+  it("stops hedging: grpc-js's timer reports the call's own deadline up to a millisecond before the clock reads it", () => {
+    // Were the next hedge sent at once, it would go out at the deadline (the auditor's repro: 24 of 200 calls).
+    expect(at({ deadline: 1001 })).toEqual({ type: 'stop-hedging', reason: 'deadline-aware' });
+  });
+
+  it("weighs the server's delay for the next hedge, as a retry weighs its backoff", () => {
+    const delayed = { ...failure, hint: pushback(100) };
+    expect(at({ failure: delayed, deadline: 1100 })).toEqual({
+      type: 'stop-hedging',
+      reason: 'deadline-aware',
+    });
+    expect(at({ failure: delayed, deadline: 1101 })).toEqual({
+      type: 'hedge-after',
+      delayMs: 100,
+      reason: 'pushback',
+    });
+  });
+
+  it("hedges at once when the deadline is further ahead: a server's DEADLINE_EXCEEDED, a per-attempt timeout", () => {
+    expect(at({ deadline: 1002 })).toEqual({ type: 'hedge-now' });
+    expect(at({ deadline: 1050, failure: { ...failure, timedOut: true } })).toEqual({ type: 'hedge-now' });
+    expect(at({})).toEqual({ type: 'hedge-now' }); // no deadline
+  });
+
+  it('other codes keep A6 behaviour: a non-fatal status sends the next hedge at once', () => {
+    expect(at({ deadline: 1001, failure: { ...failure, code: UNAVAILABLE } })).toEqual({ type: 'hedge-now' });
+  });
+
+  it('a do-not-retry hint and exhaustion still name themselves; the clock at the deadline finishes', () => {
+    const stop = { kind: 'do-not-retry', reason: 'negative pushback -1', source: 'pushback' } as const;
+    expect(at({ deadline: 1001, failure: { ...failure, hint: stop } })).toEqual({
+      type: 'stop-hedging',
+      reason: 'do-not-retry',
+    });
+    expect(at({ deadline: 1001, attemptsStarted: 5 })).toEqual({
+      type: 'stop-hedging',
+      reason: 'attempts-exhausted',
+    });
+    expect(at({ deadline: 1000 })).toEqual({ type: 'finish', reason: 'deadline' });
   });
 });
 

@@ -1,0 +1,112 @@
+/**
+ * The call's deadline at its edges, under fake time: a DEADLINE_EXCEEDED that grpc-js reports a millisecond before the
+ * clock reads the deadline (hedging), and a retry or hedge timer that fires late, past the deadline, because the
+ * event loop was held.
+ */
+import { describe, expect, it } from 'vitest';
+import { FakeClock as LateTimersClock } from '../adaptive/fake-clock.js';
+import { engineCall, eventsOfType, hedgingPolicy, retryPolicy, Status, T0 } from '../helpers/engine.js';
+
+describe("engine: hedging, a DEADLINE_EXCEEDED 1 ms before the clock reads the call's deadline", () => {
+  const policy = hedgingPolicy({
+    maxAttempts: 5,
+    hedgingDelay: '0.04s',
+    nonFatalStatusCodes: ['UNAVAILABLE', 'DEADLINE_EXCEEDED'],
+  });
+
+  it('sends no further hedge: the call ends with that status once no attempt is live', () => {
+    const h = engineCall(policy, { deadlineMs: 100 });
+    h.clock.advance(80);
+    expect(h.attempts).toHaveLength(3);
+    // grpc-js's deadline timer of attempt 2 fires while Date.now() still reads 1 ms before the deadline.
+    h.clock.advance(19);
+    h.attempt(1).status(Status.DEADLINE_EXCEEDED, 'Deadline exceeded after 0.040s');
+    expect(h.attempts).toHaveLength(3);
+    expect(eventsOfType(h.events, 'hedge-scheduled').map((e) => e.reason)).not.toContain('non-fatal-status');
+    expect(h.received.statuses).toEqual([]); // attempts 1 and 3 are still live
+    h.attempt(0).status(Status.DEADLINE_EXCEEDED, 'Deadline exceeded after 0.099s');
+    h.attempt(2).status(Status.DEADLINE_EXCEEDED, 'Deadline exceeded after 0.019s');
+    expect(h.status).toMatchObject({
+      code: Status.DEADLINE_EXCEEDED,
+      details: 'Deadline exceeded after 0.019s',
+    });
+    expect(h.attempts).toHaveLength(3);
+    expect(eventsOfType(h.events, 'hedge-sent')).toHaveLength(2);
+    expect(h.clock.pendingTimers).toBe(0);
+  });
+
+  it('the live attempts may also end at the deadline, as grpc-js reports it then', () => {
+    const h = engineCall(policy, { deadlineMs: 100 });
+    h.clock.advance(99);
+    h.attempt(1).status(Status.DEADLINE_EXCEEDED, 'Deadline exceeded');
+    h.clock.advance(1);
+    h.attempt(0).status(Status.DEADLINE_EXCEEDED, 'Deadline exceeded');
+    h.attempt(2).status(Status.DEADLINE_EXCEEDED, 'Deadline exceeded');
+    expect(h.status.code).toBe(Status.DEADLINE_EXCEEDED);
+    expect(h.attempts).toHaveLength(3);
+  });
+
+  it('a DEADLINE_EXCEEDED well before the deadline still sends the next hedge at once (A6)', () => {
+    const h = engineCall(policy, { deadlineMs: 100 });
+    h.clock.advance(50);
+    h.attempt(0).status(Status.DEADLINE_EXCEEDED, 'the server gave up');
+    expect(h.attempts).toHaveLength(3);
+    expect(eventsOfType(h.events, 'hedge-scheduled').map((e) => e.reason)).toContain('non-fatal-status');
+  });
+});
+
+describe('engine: a timer that fires late, past the deadline (the event loop was held)', () => {
+  /** A call under a clock whose timers fire late once the test moves the time on without firing them. */
+  function lateCall(config: object) {
+    const clock = new LateTimersClock(T0);
+    const h = engineCall(config, { interceptor: { clock }, callOptions: { deadline: T0 + 60 } });
+    /** The event loop is held until `ms` after the start; then the timers due meanwhile fire, late. */
+    const holdUntil = (ms: number) => {
+      clock.set(T0 + ms);
+      clock.advance(0);
+    };
+    return { h, clock, holdUntil };
+  }
+
+  it('a retry whose backoff ends after the deadline is not sent: the call ends with DEADLINE_EXCEEDED', async () => {
+    const { h, holdUntil } = lateCall(retryPolicy({ initialBackoff: '0.02s', maxBackoff: '0.02s' }));
+    h.attempt(0).fail();
+    expect(eventsOfType(h.events, 'retry-scheduled')).toEqual([
+      expect.objectContaining({ attempt: 2, delayMs: 20 }),
+    ]);
+    holdUntil(90);
+    await h.settle();
+    expect(h.attempts).toHaveLength(1);
+    expect(h.status.code).toBe(Status.DEADLINE_EXCEEDED);
+    expect(h.status.details).toMatch(/^Deadline exceeded while waiting to retry \(last attempt: UNAVAILABLE/);
+  });
+
+  it('a hedge whose timer fires after the deadline is not sent: the call ends, its attempt cancelled', async () => {
+    const { h, holdUntil } = lateCall(hedgingPolicy({ hedgingDelay: '0.03s' }));
+    holdUntil(90);
+    await h.settle();
+    expect(h.attempts).toHaveLength(1);
+    expect(h.attempt(0).cancelled).toBeDefined();
+    expect(h.status).toMatchObject({ code: Status.DEADLINE_EXCEEDED, details: 'Deadline exceeded' });
+    expect(eventsOfType(h.events, 'hedge-sent')).toEqual([]);
+  });
+
+  it("a hedge waited for with nothing in flight (the server's delay) is not sent after the deadline", async () => {
+    const { h, holdUntil } = lateCall(hedgingPolicy({ hedgingDelay: '0.03s' }));
+    h.attempt(0).fail(Status.UNAVAILABLE, { 'grpc-retry-pushback-ms': '20' });
+    holdUntil(90);
+    await h.settle();
+    expect(h.attempts).toHaveLength(1);
+    expect(h.status.code).toBe(Status.DEADLINE_EXCEEDED);
+    expect(h.status.details).toMatch(/^Deadline exceeded while hedging \(last attempt: UNAVAILABLE/);
+  });
+
+  it('a timer that fires late but before the deadline still sends its attempt', async () => {
+    const { h, holdUntil } = lateCall(retryPolicy({ initialBackoff: '0.02s', maxBackoff: '0.02s' }));
+    h.attempt(0).fail();
+    holdUntil(59);
+    await h.settle();
+    expect(h.attempts).toHaveLength(2);
+    expect(h.received.statuses).toEqual([]);
+  });
+});
