@@ -1,7 +1,7 @@
 /**
- * `grpc-retry-hedging/otel`: OpenTelemetry metrics (gRPC A96) and tracing (gRPC A72: a span per call and per
- * attempt) for retries and hedging, recorded from the retry interceptor's events. Needs the optional peer
- * dependency `@opentelemetry/api`.
+ * `grpc-retry-hedging/otel`: OpenTelemetry metrics (gRPC A96's instruments, with A66's attributes and
+ * `grpc.status` added) and tracing (gRPC A72: a span per call and per attempt) for retries and hedging, recorded
+ * from the retry interceptor's events. Needs the optional peer dependency `@opentelemetry/api`.
  */
 
 export { DEFAULT_MAX_TRACKED_CALLS } from './max-tracked-calls.js';

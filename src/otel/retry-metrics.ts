@@ -1,6 +1,7 @@
 /**
- * OpenTelemetry metrics for retries and hedging (gRPC A96 per-call instruments), fed by the retry
- * interceptor's typed events. Only this module imports `@opentelemetry/api`; the package's main entry does not.
+ * OpenTelemetry metrics for retries and hedging: gRPC A96's per-call instruments, with A66's `grpc.method` and
+ * `grpc.target` and, this package's addition, A66's `grpc.status`; fed by the retry interceptor's typed events.
+ * Only this module imports `@opentelemetry/api`; the package's main entry does not.
  */
 
 import {
@@ -20,19 +21,19 @@ import { DEFAULT_MAX_TRACKED_CALLS } from './max-tracked-calls.js';
 /** Name of the meter the instruments are created on. */
 export const RETRY_METER_NAME = 'grpc-retry-hedging';
 
-/** Names of the instruments {@link createRetryMetrics} records (gRPC A96). */
+/** Names of the instruments {@link createRetryMetrics} records: gRFC A96's, and one of this package's own. */
 export const RETRY_METRIC_NAMES = Object.freeze({
   retries: 'grpc.client.call.retries',
   hedges: 'grpc.client.call.hedges',
   retryDelay: 'grpc.client.call.retry_delay',
-  /** Not an A96 instrument: the current adaptive hedging delay of each method (gauge, seconds). */
+  /** This package's own, in no gRFC: the current adaptive hedging delay of each method (gauge, seconds). */
   hedgingDelay: 'grpc_retry_hedging.client.hedging_delay',
 } as const);
 
-/** Bucket boundaries advised for the per-call retry and hedge counts. */
+/** Bucket boundaries advised for the per-call retry and hedge counts (A96's). */
 export const COUNT_BUCKET_BOUNDARIES: readonly number[] = Object.freeze([1, 2, 3, 4, 5]);
 
-/** Bucket boundaries advised for `grpc.client.call.retry_delay`, in seconds (gRPC's latency buckets). */
+/** Bucket boundaries advised for `grpc.client.call.retry_delay`, in seconds (A66's latency buckets, as A96 says). */
 export const DELAY_BUCKET_BOUNDARIES: readonly number[] = Object.freeze([
   0, 0.00001, 0.00005, 0.0001, 0.0003, 0.0006, 0.0008, 0.001, 0.002, 0.003, 0.004, 0.005, 0.006, 0.008, 0.01,
   0.013, 0.016, 0.02, 0.025, 0.03, 0.04, 0.05, 0.065, 0.08, 0.1, 0.13, 0.16, 0.2, 0.25, 0.3, 0.4, 0.5, 0.65,
@@ -112,15 +113,16 @@ interface Instruments {
 }
 
 /**
- * Records the gRPC A96 per-call retry metrics from the retry interceptor's events, once per call that had a
+ * Records gRFC A96's per-call retry metrics from the retry interceptor's events, once per call that had a
  * retry or hedging policy (calls without one produce no events):
  *
  * - `grpc.client.call.retries` (`{retry}`): retries sent; recorded only when > 0.
  * - `grpc.client.call.hedges` (`{hedge}`): hedges sent; recorded only when > 0.
  * - `grpc.client.call.retry_delay` (`s`): time spent with no attempt in flight; recorded for every call, 0 too.
  *
- * Attributes: `grpc.method` (`pkg.Service/Method`), `grpc.status` (code name, e.g. `UNAVAILABLE`) and, when
- * `target` is given, `grpc.target`.
+ * Attributes: `grpc.method` (`pkg.Service/Method`) and, when `target` is given, `grpc.target`, which A96 requires
+ * (as A66 defines them); and `grpc.status` (code name, e.g. `UNAVAILABLE`), which A96 does not list: this package
+ * adds it, with A66's name and values.
  *
  * `grpc.client.call.transparent_retries` is not recorded: grpc-js retries transparently below the interceptor
  * layer, where this package cannot see it, so any value would be made up.

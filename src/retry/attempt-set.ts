@@ -204,21 +204,40 @@ export class AttemptSet {
     }
   }
 
+  /**
+   * Ends a live attempt the call is done with, as {@link cancel} does (with `code` and `details`, by default
+   * CANCELLED and the reason's words), and when it was cancelled reports its end at once, with that status: grpc-js
+   * would report it later, after whatever the call does next (a retry's events, the call's own end), so a listener
+   * or a span that closes per call would see it afterwards. An attempt left running under the cancel-rate limit
+   * ends in its own time, as it is documented to. Returns what became of it.
+   */
+  cancelAndSettle(
+    attempt: Attempt,
+    reason: AttemptCancelReason,
+    code?: Status,
+    details?: string,
+  ): Attempt['state'] {
+    this.cancel(attempt, reason, code, details);
+    const state = attempt.state;
+    if (state === 'cancelled') {
+      const status = {
+        code: code ?? Status.CANCELLED,
+        details: details ?? CANCEL_DETAILS[reason],
+        metadata: new Metadata(),
+      };
+      this.settle(attempt, status, attempt.committed);
+    }
+    return state;
+  }
+
   /** The call ended: every live attempt is cancelled, with the caller's status when the caller cancelled. */
   cancelAll(reason: AttemptCancelReason, status: { code: Status; details: string } | undefined): void {
     if (this.live.length === 0) {
       return;
     }
     for (const attempt of this.live.slice()) {
-      this.cancel(attempt, reason, status?.code, status?.details);
-      if (attempt.state === 'cancelled') {
-        // Its end is reported now, before the call's: grpc-js would report the status it was cancelled with,
-        // later, after the call had ended (a listener or span that closes per call would see it afterwards).
-        // A loser left running ends in its own time, as it is documented to.
-        const code = status?.code ?? Status.CANCELLED;
-        const details = status?.details ?? CANCEL_DETAILS[reason];
-        this.settle(attempt, { code, details, metadata: new Metadata() }, attempt.committed);
-      }
+      // Its end is reported now, before the call's.
+      this.cancelAndSettle(attempt, reason, status?.code, status?.details);
     }
   }
 

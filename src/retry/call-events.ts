@@ -133,12 +133,35 @@ export class CallEvents {
 }
 
 /**
- * Where an attempt went: the replica-avoiding picker's record, else what grpc-js says (which it knows only once the
- * attempt got response headers or its status; grpc-js says `unknown` before).
+ * Where an attempt went: the replica-avoiding picker's record, else what grpc-js says; nothing when no connection
+ * carried it (see {@link servedPeer}).
  */
 function peerOf(attempt: Attempt): { peer?: string } {
-  const peer = attempt.replica?.picked ?? attempt.call.getPeer();
-  return peer && peer !== 'unknown' ? { peer } : {};
+  const peer = servedPeer(attempt.replica?.picked ?? attempt.call.getPeer());
+  return peer === undefined ? {} : { peer };
+}
+
+/** `host:port` or `[v6]:port` (a zone id allowed): no scheme, no list, a numeric port. */
+const TCP_PEER = /^(?:\[[^\][\s,/]+\]|[^\][\s,/:]+):\d{1,5}$/;
+
+/**
+ * `peer` when it is the address of a connection that carried the attempt, else undefined. grpc-js's `getPeer`
+ * names the subchannel once the attempt has one: `host:port`, `[v6]:port`, or a unix socket's path as the target
+ * gave it (`/run/app.sock` for `unix:/run/app.sock` or `unix:///run/app.sock`, `app.sock` for `unix:app.sock`).
+ * Before that (the name is being resolved, no subchannel is ready or picked: nothing listens, or the attempt was
+ * cancelled first) it names the channel's target instead, which always has a scheme (`dns:localhost:50051`,
+ * `ipv4:127.0.0.1:50051,127.0.0.1:50052`, `unix:/run/app.sock`), or says `unknown`: none of these served it.
+ * @internal
+ */
+export function servedPeer(peer: string | undefined): string | undefined {
+  if (peer === undefined || peer === '' || peer === 'unknown') {
+    return undefined;
+  }
+  if (TCP_PEER.test(peer)) {
+    return peer;
+  }
+  // A unix socket's path: absolute, or relative with no colon (a target always has one, after its scheme).
+  return peer.startsWith('/') || !peer.includes(':') ? peer : undefined;
 }
 
 /** Delays in events are whole milliseconds, as Node's timers are ("retrying in 117 ms", not 117.05321187382198). */

@@ -59,7 +59,12 @@ export type AttemptCancelReason =
    */
   | 'request-changed';
 
-/** An attempt ended with a status (cancelled losers of a hedge race included, with the code they got). */
+/**
+ * An attempt ended with a status (cancelled losers of a hedge race included, with the code they got). An attempt the
+ * client cancels at the call's end or at its per-attempt timeout reports its end at once, with the status it was
+ * cancelled with, before what follows (a retry's events, `call-end`); one left running reports it when its status
+ * comes.
+ */
 export interface AttemptEndEvent extends EventBase {
   readonly type: 'attempt-end';
   readonly attempt: number;
@@ -77,8 +82,10 @@ export interface AttemptEndEvent extends EventBase {
   readonly details: string;
   readonly durationMs: number;
   /**
-   * The address (`host:port`) the attempt was sent to: where the replica-avoiding policy picked it, or else what
-   * grpc-js reports as its peer (absent when grpc-js does not know, e.g. for a hedge cancelled before it answered).
+   * The address of the connection that carried the attempt: `host:port`, `[v6]:port`, or a unix socket's path (as
+   * the `unix:` target gave it). Where the replica-avoiding policy picked it, or else what grpc-js reports as its
+   * peer. Absent when no connection carried it (nothing listened, or it ended before grpc-js picked a subchannel):
+   * grpc-js then names the channel's target, which served nothing, and that is left out.
    */
   readonly peer?: string;
 }
@@ -154,7 +161,11 @@ export interface ThrottledEvent extends EventBase {
   readonly tokens: number;
 }
 
-/** The call committed to one attempt: no further attempts will be made. */
+/**
+ * The call committed to one attempt in flight: no further attempts will be made. Never for an attempt that has
+ * ended: a call whose failed attempt cannot be resent (its request is too large for the replay buffer) commits to
+ * none, and ends with that attempt's status.
+ */
 export interface CommittedEvent extends EventBase {
   readonly type: 'committed';
   readonly attempt: number;

@@ -47,21 +47,26 @@ export class FailureHandler {
     /** The call's deadline, ms since the epoch; `Infinity` for none. */
     private readonly deadline: number,
     private readonly host: FailureHost,
-    /** Read, and a timed-out attempt cancelled. */
-    private readonly attempts: Pick<AttemptSet, 'count' | 'cancel'>,
+    /** Read, and a timed-out attempt cancelled (and its end reported). */
+    private readonly attempts: Pick<AttemptSet, 'count' | 'cancelAndSettle'>,
     private readonly replay: Pick<ReplayBuffer, 'replayable'>,
     private readonly events: CallEvents | undefined,
   ) {}
 
-  /** `attempt` had no response within the per-attempt receive timeout: it is cancelled, and fails. */
+  /**
+   * `attempt` had no response within the per-attempt receive timeout: it is cancelled (its `attempt-end` comes now,
+   * before what follows its failure), or left running under the cancel-rate limit; and it fails.
+   */
   afterTimeout(attempt: Attempt, timeoutMs: number): void {
     if (attempt.state !== 'live' || !this.host.inFlight) {
       return;
     }
     const status = engineStatus.recvTimeout(timeoutMs, attempt.number);
     // DEADLINE_EXCEEDED tells the interceptors below (an adaptive throttle, say) why: the backend was too slow.
-    this.attempts.cancel(attempt, 'per-attempt-timeout', status.code, status.details);
-    this.afterFailure(attempt, status, true);
+    this.attempts.cancelAndSettle(attempt, 'per-attempt-timeout', status.code, status.details);
+    if (this.host.inFlight) {
+      this.afterFailure(attempt, status, true); // unless an attempt-end listener ended the call
+    }
   }
 
   /** An uncommitted attempt failed, or hit its per-attempt timeout (`timedOut`). */
@@ -90,9 +95,9 @@ export class FailureHandler {
     }
     switch (decision.type) {
       case 'finish':
-        if (decision.reason === 'replay-buffer') {
-          this.events?.committed(attempt.number, 'buffer-overflow');
-        } else if (decision.reason === 'request-changed') {
+        // A request the replay buffer cannot hold ('replay-buffer') commits no attempt here: the failed one has
+        // ended, and the call ends with its status, as when all attempts fail (no `committed` event).
+        if (decision.reason === 'request-changed') {
           ctx.onRequestChanged();
         }
         host.finish(finishStatus(status, decision.reason, attempt.cancelReason), attempt);

@@ -191,7 +191,8 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
   onAttemptRequestChanged(attempt: Attempt, index: number): void {
     this.ctx.onRequestChanged();
     const committed = this.committedTo === attempt;
-    this.attempts.cancel(attempt, 'request-changed');
+    // Its end is reported now, before whatever the call does next (its own end among them).
+    this.attempts.cancelAndSettle(attempt, 'request-changed');
     const phase = this.phase;
     if (committed) {
       this.end(engineStatus.requestChanged(attempt.number, index), 'call-ended');

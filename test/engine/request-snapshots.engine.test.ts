@@ -165,6 +165,12 @@ describe('engine: a hedge that lags behind the attempt whose writes called the w
     const { h, lag } = lagging();
     lag.headers(); // commits to the lagging hedge; the leader is cancelled
     lag.pendingWrites.shift()?.();
+    // The hedge's end is reported before the call's, at once.
+    expect(h.eventTypes().slice(-2)).toEqual(['attempt-end', 'call-end']);
+    expect(eventsOfType(h.events, 'attempt-end').at(-1)).toMatchObject({
+      attempt: 2,
+      cancelReason: 'request-changed',
+    });
     await h.settle();
     expect(h.status.code).toBe(Status.INTERNAL);
     expect(h.status.details).toMatch(

@@ -269,7 +269,25 @@ describe('engine: commit', () => {
     h.attempt(0).fail();
     expect(h.status.code).toBe(UNAVAILABLE);
     expect(h.attempts).toHaveLength(1);
-    expect(eventsOfType(h.events, 'committed')[0]?.reason).toBe('buffer-overflow');
+    // The failed attempt has ended: the call commits to none (no `committed` event for it), and ends with its status.
+    expect(h.events.map((e) => e.type)).toEqual(['call-start', 'attempt-start', 'attempt-end', 'call-end']);
+    expect(eventsOfType(h.events, 'attempt-end')).toEqual([
+      expect.objectContaining({ attempt: 1, committed: false, code: UNAVAILABLE }),
+    ]);
+    expect(eventsOfType(h.events, 'call-end')).toEqual([
+      expect.objectContaining({ code: UNAVAILABLE, attempts: 1 }),
+    ]);
+  });
+
+  it('a too-large request after a per-attempt timeout: no attempt commits, the call ends with the timeout', () => {
+    const h = engineCall(retryPolicy({ perAttemptRecvTimeout: '0.05s' }), {
+      interceptor: { perRpcBufferBytes: 10 },
+    });
+    h.clock.advance(50);
+    expect(h.status.code).toBe(Status.DEADLINE_EXCEEDED);
+    expect(h.status.details).toMatch(/replay buffer is full/);
+    expect(eventsOfType(h.events, 'committed')).toEqual([]);
+    expect(h.events.map((e) => e.type)).toEqual(['call-start', 'attempt-start', 'attempt-end', 'call-end']);
   });
 });
 

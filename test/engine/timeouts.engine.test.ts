@@ -87,6 +87,53 @@ describe('engine: perAttemptRecvTimeout', () => {
     });
   });
 
+  it('a timed-out attempt reports its end at once: before its retry, and the last one before call-end', async () => {
+    const h = engineCall(policy({ maxAttempts: 2 }));
+    h.clock.advance(50); // attempt 1 times out; backoff 100
+    h.clock.advance(100);
+    h.clock.advance(50); // attempt 2 times out: none left
+    const order = () => h.events.map((e) => e.type + ('attempt' in e ? e.attempt : ''));
+    const expected = [
+      'call-start',
+      'attempt-start1',
+      'attempt-end1',
+      'retry-scheduled2',
+      'attempt-start2',
+      'attempt-end2',
+      'call-end',
+    ];
+    expect(order()).toEqual(expected);
+    expect(eventsOfType(h.events, 'attempt-end')).toEqual(
+      [1, 2].map((attempt) =>
+        expect.objectContaining({
+          attempt,
+          committed: false,
+          cancelReason: 'per-attempt-timeout',
+          code: Status.DEADLINE_EXCEEDED,
+          details: expect.stringMatching(
+            new RegExp(`per-attempt receive timeout \\(50 ms\\) hit on attempt ${attempt}`),
+          ),
+        }),
+      ),
+    );
+    await h.settle(); // grpc-js's own report of the cancel comes later, and is not a second end
+    expect(order()).toEqual(expected);
+  });
+
+  it('an attempt-end listener that cancels the call on a timed-out attempt stops its retry', async () => {
+    let cancel = () => {};
+    const h = engineCall(policy(), {
+      interceptor: { onEvent: (e) => e.type === 'attempt-end' && cancel() },
+    });
+    cancel = () => h.call.cancelWithStatus(Status.CANCELLED, 'from the listener');
+    h.clock.advance(50);
+    await h.settle();
+    expect(h.status.code).toBe(Status.CANCELLED);
+    expect(eventsOfType(h.events, 'retry-scheduled')).toEqual([]);
+    expect(h.attempts).toHaveLength(1);
+    expect(h.clock.pendingTimers).toBe(0);
+  });
+
   it('when no attempt is left, the call ends with DEADLINE_EXCEEDED naming the limit and the attempt', () => {
     const h = engineCall(policy());
     h.clock.advance(50); // attempt 1 times out; backoff 100
