@@ -142,6 +142,33 @@ export class CancelRateLimiter implements CancelLimiter {
     return this.live;
   }
 
+  /**
+   * Cancels at once every loser waiting for the limit, whatever the rate, and returns how many. For a prompt
+   * shutdown: a loser left running holds its stream, and so the process, until the rate reaches it, its server
+   * answers, or its call's deadline or {@link loserCapMs} passes (after a burst of hanging losers, tens of seconds).
+   * Call it before `client.close()`, once the calls you still wait for have ended: these resets are not limited,
+   * and more of them than the server's guard allows (1,000 at once on a Node.js server) get the connection torn
+   * down, failing whatever is still in flight on it. Each counts as a cancel (see {@link noteCancel}).
+   */
+  cancelWaiting(): number {
+    const entries = this.waiting.splice(0);
+    this.live = 0;
+    if (this.timer !== undefined) {
+      this.clock.clearTimer(this.timer);
+      this.timer = undefined;
+    }
+    let cancelled = 0;
+    for (const entry of entries) {
+      if (entry.live) {
+        entry.live = false;
+        cancelled += 1;
+        this.noteCancel();
+        entry.cancel();
+      }
+    }
+    return cancelled;
+  }
+
   private arm(): void {
     if (this.timer !== undefined || this.ratePerSecond <= 0) {
       return;

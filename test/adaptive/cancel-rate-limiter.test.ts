@@ -124,6 +124,28 @@ describe('CancelRateLimiter', () => {
     expect(limiter.tryCancel()).toBe(false); // each queued cancel spent its token
   });
 
+  it('cancelWaiting cancels every waiting loser at once, in order, skips the withdrawn and leaves no timer', () => {
+    const clock = new TimerClock(0);
+    const limiter = new CancelRateLimiter({ clock, burst: 1, ratePerSecond: 1 });
+    expect(limiter.tryCancel()).toBe(true);
+    const done: string[] = [];
+    limiter.whenAllowed(() => done.push('a'));
+    const withdrawB = limiter.whenAllowed(() => done.push('b'));
+    limiter.whenAllowed(() => done.push('c'));
+    withdrawB();
+    expect(clock.pendingTimers).toBe(1);
+    expect(limiter.cancelWaiting()).toBe(2);
+    expect(done).toEqual(['a', 'c']);
+    expect(limiter.queued).toBe(0);
+    expect(clock.pendingTimers).toBe(0);
+    expect(limiter.cancelWaiting()).toBe(0);
+    // They were resets on the connection: the bucket is below zero, and a new loser waits its turn.
+    clock.advance(1_000);
+    expect(limiter.tryCancel()).toBe(false);
+    clock.advance(2_000);
+    expect(limiter.tryCancel()).toBe(true);
+  });
+
   it('lets what waits go first: while a loser is queued, a new one is not cancelled ahead of it', () => {
     let now = 0;
     // A clock whose timers never fire: time passes, and the queue has not yet taken its token.

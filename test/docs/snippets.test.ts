@@ -6,6 +6,7 @@ import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import {
   AdaptiveHedging,
+  CancelRateLimiter,
   createAdaptiveThrottle,
   createChannelOptions,
   createRequestIdInterceptor,
@@ -286,6 +287,21 @@ describe('docs/hedging.md', () => {
       cancelRateLimit: { ratePerSecond: 25, burst: 250, loserCapMs: 30_000 },
     });
     createRetryInterceptor(config, { cancelRateLimit: false }); // cancel every loser at once
+  });
+
+  it('a prompt shutdown: the losers still waiting are cancelled at once', async () => {
+    const limiter = new CancelRateLimiter();
+    const client = new Greeter(address, credentials, {
+      interceptors: [createRetryInterceptor(config, { cancelRateLimit: limiter })],
+    });
+    const { callback, done } = callbacks(1);
+    client.sayHello(request, callback);
+    await done;
+    // ...
+    // at shutdown, once the last call you wait for has ended:
+    limiter.cancelWaiting();
+    client.close();
+    expect(limiter.queued).toBe(0);
   });
 });
 

@@ -5,7 +5,15 @@
  */
 import { describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/testing/fake-clock.js';
-import { engineCall, eventsOfType, retryPolicy, Status, spentLimiter, T0 } from '../helpers/engine.js';
+import {
+  engineCall,
+  eventsOfType,
+  hedgingPolicy,
+  retryPolicy,
+  Status,
+  spentLimiter,
+  T0,
+} from '../helpers/engine.js';
 
 describe('engine: an attempt left running under the cancel-rate limit', () => {
   it('after its per-attempt timeout: the status still says no attempt was left, and its end why it was dropped', async () => {
@@ -34,5 +42,29 @@ describe('engine: an attempt left running under the cancel-rate limit', () => {
       cancelReason: 'per-attempt-timeout',
       code: Status.OK,
     });
+  });
+
+  it("a shutdown: the limiter's cancelWaiting cancels the losers left running at once, and no cap timer is left", async () => {
+    const clock = new FakeClock(T0);
+    const limiter = spentLimiter(clock);
+    const h = engineCall(hedgingPolicy({ hedgingDelay: '0s', maxAttempts: 3 }), {
+      clock,
+      interceptor: { cancelRateLimit: limiter },
+    });
+    h.attempt(2).succeed('winner');
+    expect(h.status.code).toBe(Status.OK);
+    expect(h.attempts.map((a) => a.cancelled)).toEqual([undefined, undefined, undefined]);
+    expect(limiter.queued).toBe(2);
+    expect(limiter.cancelWaiting()).toBe(2);
+    expect(h.attempts.map((a) => a.cancelled?.details)).toEqual([
+      'another attempt committed',
+      'another attempt committed',
+      undefined,
+    ]);
+    h.attempt(0).status(Status.CANCELLED, 'another attempt committed');
+    h.attempt(1).status(Status.CANCELLED, 'another attempt committed');
+    await h.settle();
+    expect(clock.pendingTimers).toBe(0);
+    expect(eventsOfType(h.events, 'attempt-end').filter((e) => e.leftRunning)).toHaveLength(2);
   });
 });
