@@ -35,6 +35,8 @@ const identity = (message: Buffer): Buffer => message;
  *   (every call is treated as a stream: a unary request is half-closed once its one write has completed);
  * - no per-call options beyond what the channel is given: the deadline, host, parent call and per-call
  *   credentials. Options that only reach a client's own interceptors (such as `withRetryOptions`) are not seen.
+ *   An attempt's channel call gets the parent call only if the interceptors left `parent` in the options they
+ *   hand down (the retry interceptor takes it out and follows the parent's cancellation once per call).
  *
  * The returned channel inherits everything but `createCall` from `channel` (so it is still an instance of the
  * channel's class); closing either closes both.
@@ -137,7 +139,10 @@ class InterceptedCall implements ChannelCall {
       this.method,
       options.deadline ?? this.deadline,
       options.host ?? this.host,
-      options.parent ?? this.parentCall,
+      // The parent only when the chain left it in the options: an interceptor that took it out (the retry
+      // interceptor does, and listens for the parent's cancellation itself, once per call) must not have it put
+      // back on every attempt, where grpc-js would add a 'cancelled' listener to the parent per attempt.
+      'parent' in options ? (options.parent ?? null) : null,
       options.propagate_flags ?? this.propagateFlags,
     );
     if (options.credentials) {

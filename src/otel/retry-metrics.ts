@@ -10,6 +10,8 @@ import {
   type Meter,
   type MeterProvider,
   metrics,
+  type ObservableCallback,
+  type ObservableGauge,
   ValueType,
 } from '@opentelemetry/api';
 import { statusCodeName } from '../config/status-codes.js';
@@ -64,6 +66,9 @@ export interface RetryMetricsOptions {
   /**
    * An `AdaptiveHedging` (or anything with `currentDelays()`): its current delay of each method is reported as
    * the gauge `grpc_retry_hedging.client.hedging_delay` (seconds), with `grpc.method` and `grpc.target`.
+   * The meter holds it only weakly: the gauge reports it while this `RetryMetrics` (or its `onEvent`, e.g. through
+   * the interceptor it was given to) or the application keeps it, and stops (its callback removed) once neither
+   * does. {@link RetryMetrics.close} stops it at once.
    */
   adaptiveHedging?: { currentDelays(): ReadonlyMap<string, number> };
 }
@@ -76,6 +81,13 @@ export interface RetryMetrics {
   combine(other?: RetryEventListener): RetryEventListener;
   /** Calls that have sent a retry or hedge and not ended yet (0 when no call is in flight). */
   readonly trackedCalls: number;
+  /**
+   * Stops recording: removes the `hedging_delay` gauge's callback from the meter (so the meter no longer calls
+   * into `adaptiveHedging`), forgets the tracked calls, and makes `onEvent` (and listeners from `combine`) record
+   * nothing from then on; a listener given to `combine` is still called. Call it when the client it served is
+   * closed. Idempotent.
+   */
+  close(): void;
 }
 
 function checkOptions(options: RetryMetricsOptions): void {
@@ -105,11 +117,63 @@ function checkOptions(options: RetryMetricsOptions): void {
   });
 }
 
-/** The histograms of one meter. */
+/** The histograms of one meter, and how to stop its gauge. */
 interface Instruments {
   readonly retry: Histogram;
   readonly hedge: Histogram;
   readonly retryDelay: Histogram;
+  /** Removes the `hedging_delay` gauge's callback (a no-op without `adaptiveHedging`). */
+  readonly stopGauge: () => void;
+}
+
+/** What `grpc.method` is recorded for a method path. Module-level, so it captures nothing but `methodAttribute`. */
+function methodNamer(methodAttribute: ((method: string) => string) | undefined): (method: string) => string {
+  return (method) => {
+    const name = method.startsWith('/') ? method.slice(1) : method;
+    return methodAttribute ? methodAttribute(name) : name;
+  };
+}
+
+/**
+ * Removes a gauge's callback once its AdaptiveHedging is collected, without waiting for the next collection (which
+ * may never come, e.g. with no reader). Holds the removers, which reach the gauge but not the AdaptiveHedging.
+ */
+const removeWhenCollected = new FinalizationRegistry<() => void>((remove) => remove());
+
+/**
+ * Creates the `hedging_delay` gauge on `meter`, reading `source` through a `WeakRef`: the meter keeps the callback
+ * for as long as it lives, so the callback must not keep the AdaptiveHedging (nor `createRetryMetrics`' closure,
+ * with its listener) alive. Once the AdaptiveHedging is gone the callback reports nothing and removes itself.
+ * Module-level for the same reason: a closure made inside `createRetryMetrics` would hold its whole scope.
+ * Returns the function that removes the callback. @internal
+ */
+function observeHedgingDelays(
+  meter: Meter,
+  source: WeakRef<{ currentDelays(): ReadonlyMap<string, number> }>,
+  target: string | undefined,
+  methodName: (method: string) => string,
+): () => void {
+  const gauge: ObservableGauge = meter.createObservableGauge(RETRY_METRIC_NAMES.hedgingDelay, {
+    description: 'Current adaptive hedging delay of a method (the observed latency percentile).',
+    unit: 's',
+    valueType: ValueType.DOUBLE,
+  });
+  const callback: ObservableCallback = (result) => {
+    const adaptiveHedging = source.deref();
+    if (adaptiveHedging === undefined) {
+      gauge.removeCallback(callback);
+      return;
+    }
+    for (const [method, delayMs] of adaptiveHedging.currentDelays()) {
+      const attributes: Attributes = { 'grpc.method': methodName(method) };
+      if (target !== undefined) {
+        attributes['grpc.target'] = target;
+      }
+      result.observe(delayMs / 1000, attributes);
+    }
+  };
+  gauge.addCallback(callback);
+  return () => gauge.removeCallback(callback);
 }
 
 /**
@@ -138,32 +202,22 @@ interface Instruments {
 export function createRetryMetrics(options: RetryMetricsOptions = {}): RetryMetrics {
   checkOptions(options);
   const target = options.target;
-  const methodAttribute = options.methodAttribute;
-  const methodName = (method: string): string => {
-    const name = method.startsWith('/') ? method.slice(1) : method;
-    return methodAttribute ? methodAttribute(name) : name;
-  };
+  const methodName = methodNamer(options.methodAttribute);
+  // Held strongly here, by this closure (and so by onEvent): the gauge's callback holds it only through a WeakRef.
   const adaptiveHedging = options.adaptiveHedging;
   const countAdvice = { explicitBucketBoundaries: [...COUNT_BUCKET_BOUNDARIES] };
   const createInstruments = (meter: Meter): Instruments => {
+    let stopGauge = () => {};
     if (adaptiveHedging !== undefined) {
-      meter
-        .createObservableGauge(RETRY_METRIC_NAMES.hedgingDelay, {
-          description: 'Current adaptive hedging delay of a method (the observed latency percentile).',
-          unit: 's',
-          valueType: ValueType.DOUBLE,
-        })
-        .addCallback((result) => {
-          for (const [method, delayMs] of adaptiveHedging.currentDelays()) {
-            const attributes: Attributes = { 'grpc.method': methodName(method) };
-            if (target !== undefined) {
-              attributes['grpc.target'] = target;
-            }
-            result.observe(delayMs / 1000, attributes);
-          }
-        });
+      const remove = observeHedgingDelays(meter, new WeakRef(adaptiveHedging), target, methodName);
+      removeWhenCollected.register(adaptiveHedging, remove, remove);
+      stopGauge = () => {
+        removeWhenCollected.unregister(remove);
+        remove();
+      };
     }
     return {
+      stopGauge,
       retry: meter.createHistogram(RETRY_METRIC_NAMES.retries, {
         description: 'Retries sent by a client call (recorded only for calls that retried).',
         unit: '{retry}',
@@ -189,6 +243,7 @@ export function createRetryMetrics(options: RetryMetricsOptions = {}): RetryMetr
   const fixedMeter = options.meter ?? options.meterProvider?.getMeter(RETRY_METER_NAME);
   let globalProvider: MeterProvider | undefined;
   let current: Instruments | undefined;
+  let closed = false;
   const instruments = (): Instruments => {
     if (fixedMeter !== undefined) {
       current ??= createInstruments(fixedMeter);
@@ -196,6 +251,8 @@ export function createRetryMetrics(options: RetryMetricsOptions = {}): RetryMetr
     }
     const provider = metrics.getMeterProvider();
     if (current === undefined || provider !== globalProvider) {
+      // The gauge follows the provider as the histograms do: the one on the provider left behind is removed.
+      current?.stopGauge();
       globalProvider = provider;
       current = createInstruments(provider.getMeter(RETRY_METER_NAME));
     }
@@ -218,6 +275,9 @@ export function createRetryMetrics(options: RetryMetricsOptions = {}): RetryMetr
   };
 
   const onEvent: RetryEventListener = (event: RetryEvent) => {
+    if (closed) {
+      return;
+    }
     if (event.type === 'attempt-start') {
       if (event.kind === 'original' || tracked.has(event.callId)) {
         return;
@@ -251,6 +311,11 @@ export function createRetryMetrics(options: RetryMetricsOptions = {}): RetryMetr
     },
     get trackedCalls() {
       return tracked.size;
+    },
+    close(): void {
+      closed = true;
+      current?.stopGauge();
+      tracked.clear();
     },
   };
 }

@@ -17,7 +17,7 @@ import {
   describeValue,
   type Renames,
 } from '../util/option-checks.js';
-import { safeListener } from '../util/safe-listener.js';
+import { sharedSafeListener } from '../util/safe-listener.js';
 import { isJitterStrategy, JITTER_STRATEGIES, type JitterStrategy } from './backoff.js';
 import type { RetryEvent, RetryEventListener } from './events.js';
 import { type RetryInfoOptions, retryInfoPolicy } from './retry-info-option.js';
@@ -201,8 +201,9 @@ export function listenerOf(
       throw new TypeError(`${path} must be a function or an array of functions, got ${describeValue(value)}`);
     }
   }
+  // One wrapper per function, shared by every call that passes it, so that a throwing listener warns once.
   const safe = (list as RetryEventListener[]).map((listener) =>
-    safeListener(listener, 'the onEvent listener'),
+    sharedSafeListener(listener, 'the onEvent listener'),
   );
   if (safe.length === 0) {
     return undefined;

@@ -23,3 +23,28 @@ export function safeListener<E>(listener: (event: E) => void, whose: string): (e
     }
   };
 }
+
+// biome-ignore lint/suspicious/noExplicitAny: a cache of listeners of any event type
+type AnyListener = (event: any) => void;
+
+/** The wrapper made for each listener function and `whose`; weak, so it goes when the application drops the listener. */
+const sharedWrappers = new WeakMap<AnyListener, Map<string, AnyListener>>();
+
+/**
+ * {@link safeListener}, made once per listener function (and `whose`): a listener passed again, such as a per-call
+ * listener given to every call with `withRetryOptions`, gets the same wrapper back, so it warns once in all, not once
+ * per call. @internal
+ */
+export function sharedSafeListener<E>(listener: (event: E) => void, whose: string): (event: E) => void {
+  let byWhose = sharedWrappers.get(listener);
+  if (byWhose === undefined) {
+    byWhose = new Map();
+    sharedWrappers.set(listener, byWhose);
+  }
+  let wrapper = byWhose.get(whose);
+  if (wrapper === undefined) {
+    wrapper = safeListener(listener, whose);
+    byWhose.set(whose, wrapper);
+  }
+  return wrapper;
+}
