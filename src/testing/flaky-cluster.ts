@@ -4,7 +4,9 @@
  * replica served each attempt, so that a test can check where retries and hedges went.
  */
 import * as grpc from '@grpc/grpc-js';
+import { CallIdCounters, DEFAULT_MAX_TRACKED_CALL_IDS } from './call-id-counters.js';
 import { CALL_ID_METADATA_KEY } from './flaky-script.js';
+import { checkBound, DEFAULT_MAX_RECORDED_ATTEMPTS } from './flaky-server-options.js';
 import type { FlakyTestRequest, FlakyTestResponse } from './flaky-test-client.js';
 import { loadFlakyTestService } from './flaky-test-service.js';
 import { type CheckedReplicaScript, checkReplicaScript, type ReplicaScript } from './replica-script.js';
@@ -29,6 +31,18 @@ export interface ClusterAttempt {
 export interface FlakyClusterOptions {
   /** Random source in [0, 1) for latency ranges and failure rates (default `Math.random`). */
   random?: () => number;
+  /**
+   * The most attempts kept for {@link FlakyCluster.attempts}: beyond it the oldest are forgotten, so that a long
+   * load or soak test does not grow the cluster's memory without bound (`served()` still counts every attempt).
+   * Default 100,000 (as `FlakyServer`'s); 0 keeps none; `Infinity` keeps all.
+   */
+  maxRecordedAttempts?: number;
+  /**
+   * The most call ids whose attempt counter is kept: beyond it the call id whose latest attempt is the oldest, with
+   * no attempt in progress, is forgotten (a later attempt of it would count from 1 again). Default 100,000;
+   * `Infinity` keeps all.
+   */
+  maxTrackedCallIds?: number;
 }
 
 interface Replica {
@@ -50,14 +64,21 @@ interface Replica {
  * await cluster.stop();
  */
 export class FlakyCluster {
-  private readonly log: ClusterAttempt[] = [];
-  private readonly attemptsByCallId = new Map<string, number>();
+  /** The kept attempts in arrival order (a Set: the oldest goes in O(1)). */
+  private readonly log = new Set<ClusterAttempt>();
+  private readonly attemptsByCallId: CallIdCounters;
+  /** Attempts served by each replica since the start or the last reset, kept or not. */
+  private servedCounts: number[] = [];
   private stopped = false;
 
   private constructor(
     private readonly replicas: Replica[],
     private readonly random: () => number,
-  ) {}
+    private readonly maxRecorded: number,
+    maxCallIds: number,
+  ) {
+    this.attemptsByCallId = new CallIdCounters(maxCallIds);
+  }
 
   /**
    * Starts one server per script on 127.0.0.1 (port 0), insecure; a replica whose script says `down` gets its port
@@ -76,10 +97,25 @@ export class FlakyCluster {
     if (typeof random !== 'function') {
       throw new TypeError('FlakyCluster.start: options.random must be a function');
     }
+    const owner = 'FlakyCluster.start';
+    const maxRecorded = checkBound(
+      owner,
+      'maxRecordedAttempts',
+      options.maxRecordedAttempts,
+      DEFAULT_MAX_RECORDED_ATTEMPTS,
+      0,
+    );
+    const maxCallIds = checkBound(
+      owner,
+      'maxTrackedCallIds',
+      options.maxTrackedCallIds,
+      DEFAULT_MAX_TRACKED_CALL_IDS,
+      1,
+    );
     const now = Date.now();
     const checked = scripts.map((script, index) => checkReplicaScript(script, `scripts[${index}]`, now));
     const replicas: Replica[] = [];
-    const cluster = new FlakyCluster(replicas, random);
+    const cluster = new FlakyCluster(replicas, random, maxRecorded, maxCallIds);
     try {
       for (const script of checked) {
         const { server, port } = await cluster.serve(replicas.length, 0);
@@ -127,24 +163,39 @@ export class FlakyCluster {
     }
   }
 
-  /** Attempts served by each replica, by index. */
+  /** Attempts served by each replica, by index, since the start or the last {@link reset} (kept or forgotten). */
   served(): number[] {
-    const counts = this.replicas.map(() => 0);
-    for (const attempt of this.log) {
-      counts[attempt.replica] = (counts[attempt.replica] ?? 0) + 1;
-    }
-    return counts;
+    return this.replicas.map((_, index) => this.servedCounts[index] ?? 0);
   }
 
-  /** Every attempt in arrival order (live objects: `code` and `cancelled` change as attempts end). */
+  /**
+   * The kept attempts (the latest `maxRecordedAttempts`) in arrival order (live objects: `code` and `cancelled`
+   * change as attempts end).
+   */
   attempts(callId?: string): readonly ClusterAttempt[] {
-    return callId === undefined ? this.log.slice() : this.log.filter((a) => a.callId === callId);
+    const all = [...this.log];
+    return callId === undefined ? all : all.filter((a) => a.callId === callId);
   }
 
-  /** Forgets the recorded attempts. */
+  /** Forgets the recorded attempts, the attempt counters and the `served()` counts. */
   reset(): void {
-    this.log.length = 0;
+    this.log.clear();
     this.attemptsByCallId.clear();
+    this.servedCounts = [];
+  }
+
+  private record(attempt: ClusterAttempt): void {
+    this.servedCounts[attempt.replica] = (this.servedCounts[attempt.replica] ?? 0) + 1;
+    if (this.maxRecorded === 0) {
+      return;
+    }
+    this.log.add(attempt);
+    if (this.log.size > this.maxRecorded) {
+      const oldest = this.log.values().next().value;
+      if (oldest !== undefined) {
+        this.log.delete(oldest);
+      }
+    }
   }
 
   /** Stops every replica (attempts in flight are cancelled). Idempotent. */
@@ -209,11 +260,14 @@ export class FlakyCluster {
     const replica = this.replicas[index] as Replica;
     const callIdValue = call.metadata.get(CALL_ID_METADATA_KEY)[0];
     const callId = typeof callIdValue === 'string' ? callIdValue : undefined;
-    let attempt = 0;
-    if (callId !== undefined) {
-      attempt = (this.attemptsByCallId.get(callId) ?? 0) + 1;
-      this.attemptsByCallId.set(callId, attempt);
-    }
+    const attempt = callId === undefined ? 0 : this.attemptsByCallId.next(callId);
+    let inFlight = callId !== undefined;
+    const settle = (): void => {
+      if (inFlight && callId !== undefined) {
+        inFlight = false;
+        this.attemptsByCallId.settle(callId);
+      }
+    };
     const record: ClusterAttempt = {
       replica: index,
       callId,
@@ -222,11 +276,12 @@ export class FlakyCluster {
       code: undefined,
       cancelled: false,
     };
-    this.log.push(record);
+    this.record(record);
     const script = replica.script;
     const fails = script.failureRate > 0 && this.random() < script.failureRate;
     const answer = (): void => {
       replica.timers.delete(timer);
+      settle();
       record.code = fails ? script.status : grpc.status.OK;
       if (fails) {
         callback({ code: script.status, details: `replica ${index} failed the attempt (scripted)` });
@@ -239,6 +294,7 @@ export class FlakyCluster {
     call.on('cancelled', () => {
       clearTimeout(timer);
       replica.timers.delete(timer);
+      settle();
       if (record.code === undefined) {
         record.cancelled = true;
       }

@@ -8,6 +8,7 @@ import { DEFAULT_REQUEST_ID_HEADER } from '../shared/headers.js';
 import { checkOptions } from '../util/option-checks.js';
 import type { RequestIdSources } from './attempt-recording.js';
 import { validateAttemptScripts } from './attempt-script-validation.js';
+import { DEFAULT_MAX_TRACKED_CALL_IDS } from './call-id-counters.js';
 import {
   type AttemptScript,
   type AttemptScriptInput,
@@ -112,10 +113,32 @@ export interface FlakyServerOptions {
    * every attempt); `Infinity` keeps all. Scripts and attempt numbers are not affected.
    */
   maxRecordedAttempts?: number;
+  /**
+   * The most request bytes the kept attempts may hold: the wire size of their request messages plus their request
+   * headers. Beyond it the oldest attempts that have ended are forgotten (attempts in progress, and the newest
+   * attempt, are kept), so that large requests cannot hold gigabytes before `maxRecordedAttempts` bites. Default
+   * 64 MiB; `Infinity` turns the bound off.
+   */
+  maxRecordedBytes?: number;
+  /**
+   * The most call ids whose attempt counter the server keeps. Beyond it, the call id whose latest attempt is the
+   * oldest and has no attempt in progress is forgotten, with the script shipped in its `x-flaky-script` header (a
+   * later attempt of it would count from 1 again). Retries of one call come within seconds, so numbering stays
+   * right for every call unless this many other call ids arrive meanwhile. Scripts given with `script(...)` or
+   * the `scripts` option, and their counters, are never forgotten on their own. Default 100,000; `Infinity` keeps
+   * all.
+   */
+  maxTrackedCallIds?: number;
 }
 
 /** The default of {@link FlakyServerOptions.maxRecordedAttempts}. */
 export const DEFAULT_MAX_RECORDED_ATTEMPTS = 100_000;
+
+/** The default of {@link FlakyServerOptions.maxRecordedBytes}: 64 MiB. */
+export const DEFAULT_MAX_RECORDED_BYTES = 64 * 1024 * 1024;
+
+/** The default of {@link FlakyServerOptions.maxTrackedCallIds}. */
+export { DEFAULT_MAX_TRACKED_CALL_IDS } from './call-id-counters.js';
 
 /** {@link FlakyServerOptions} after checking, with defaults applied. */
 export interface CheckedFlakyServerOptions {
@@ -133,6 +156,8 @@ export interface CheckedFlakyServerOptions {
   methodScripts: ReadonlyArray<readonly [string, AttemptScript[]]>;
   respond: FlakyServerOptions['respond'];
   maxRecordedAttempts: number;
+  maxRecordedBytes: number;
+  maxTrackedCallIds: number;
 }
 
 const OPTION_NAMES: ReadonlySet<string> = new Set([
@@ -151,6 +176,8 @@ const OPTION_NAMES: ReadonlySet<string> = new Set([
   'methodScripts',
   'respond',
   'maxRecordedAttempts',
+  'maxRecordedBytes',
+  'maxTrackedCallIds',
 ]);
 
 /** A legal lowercase metadata key for text values. */
@@ -241,16 +268,27 @@ export function checkFlakyServerOptions(options: unknown): CheckedFlakyServerOpt
   const methodScripts = Object.entries(o.methodScripts ?? {}).map(
     ([method, script]) => [method, validateAttemptScripts(script, `methodScripts["${method}"]`)] as const,
   );
-  const maxRecordedAttempts = o.maxRecordedAttempts ?? DEFAULT_MAX_RECORDED_ATTEMPTS;
-  if (
-    typeof maxRecordedAttempts !== 'number' ||
-    !(Number.isInteger(maxRecordedAttempts) || maxRecordedAttempts === Number.POSITIVE_INFINITY) ||
-    maxRecordedAttempts < 0
-  ) {
-    throw new RangeError(
-      `FlakyServer: option "maxRecordedAttempts" must be an integer >= 0 or Infinity; got ${String(maxRecordedAttempts)}`,
-    );
-  }
+  const maxRecordedAttempts = checkBound(
+    'FlakyServer',
+    'maxRecordedAttempts',
+    o.maxRecordedAttempts,
+    DEFAULT_MAX_RECORDED_ATTEMPTS,
+    0,
+  );
+  const maxRecordedBytes = checkBound(
+    'FlakyServer',
+    'maxRecordedBytes',
+    o.maxRecordedBytes,
+    DEFAULT_MAX_RECORDED_BYTES,
+    0,
+  );
+  const maxTrackedCallIds = checkBound(
+    'FlakyServer',
+    'maxTrackedCallIds',
+    o.maxTrackedCallIds,
+    DEFAULT_MAX_TRACKED_CALL_IDS,
+    1,
+  );
   return {
     port,
     host,
@@ -269,5 +307,31 @@ export function checkFlakyServerOptions(options: unknown): CheckedFlakyServerOpt
     methodScripts,
     respond: checkHook('respond', o.respond),
     maxRecordedAttempts,
+    maxRecordedBytes,
+    maxTrackedCallIds,
   };
+}
+
+/**
+ * A bound option: an integer >= `min` or `Infinity` (default `fallback`); else a RangeError naming it.
+ * @internal shared with FlakyCluster
+ */
+export function checkBound(
+  owner: string,
+  name: string,
+  value: unknown,
+  fallback: number,
+  min: number,
+): number {
+  const bound = value ?? fallback;
+  if (
+    typeof bound !== 'number' ||
+    !(Number.isInteger(bound) || bound === Number.POSITIVE_INFINITY) ||
+    bound < min
+  ) {
+    throw new RangeError(
+      `${owner}: option "${name}" must be an integer >= ${min} or Infinity; got ${String(bound)}`,
+    );
+  }
+  return bound;
 }

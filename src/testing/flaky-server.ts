@@ -8,7 +8,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { errorMessage } from '../util/error-message.js';
 import { formatHostPort } from '../util/host-port.js';
-import { AttemptLog, firstString, readMessage } from './attempt-recording.js';
+import { AttemptLog, firstString, measureRequests, readMessage } from './attempt-recording.js';
 import {
   AttemptRun,
   type Ender,
@@ -74,7 +74,10 @@ export class FlakyServer {
   /** `host:port` to pass to a client (IPv6 hosts are bracketed). */
   readonly address: string;
 
+  /** Scripts the test registered, by call id: kept until `script` replaces them or `reset`. */
   private readonly scripts = new Map<string, AttemptScript[]>();
+  /** Scripts shipped in metadata, by call id: forgotten with the call id's counter (`maxTrackedCallIds`). */
+  private readonly shipped = new Map<string, AttemptScript[]>();
   private readonly methodScripts = new Map<string, AttemptScript[]>();
   private readonly served = new Set<string>();
   private readonly methods = new Map<string, ServedMethod>();
@@ -89,7 +92,11 @@ export class FlakyServer {
   ) {
     this.port = port;
     this.address = formatHostPort(options.host, port);
-    this.log = new AttemptLog(options.requestIds, options.maxRecordedAttempts);
+    this.log = new AttemptLog(options.requestIds, options.maxRecordedAttempts, {
+      maxBytes: options.maxRecordedBytes,
+      maxCallIds: options.maxTrackedCallIds,
+      onForgetCallId: (callId) => this.shipped.delete(callId),
+    });
   }
 
   /**
@@ -145,14 +152,19 @@ export class FlakyServer {
       this.methods.set(method.path, method);
       handlers[key] = this.handlerFor(method, respond);
     }
-    // Responses reach grpc-js serialized (each was checked before the attempt's outcome was recorded).
+    // Responses reach grpc-js serialized (each was checked before the attempt's outcome was recorded); requests are
+    // measured as they are decoded (their wire size counts against maxRecordedBytes).
     const definition = Object.fromEntries(
-      Object.entries(service.definition).map(([key, method]) => [
-        key,
-        typeof method.responseSerialize === 'function'
-          ? { ...method, responseSerialize: passSerialized(method.responseSerialize) }
-          : method,
-      ]),
+      Object.entries(service.definition).map(([key, method]) => {
+        const wrapped = { ...method };
+        if (typeof method.responseSerialize === 'function') {
+          wrapped.responseSerialize = passSerialized(method.responseSerialize);
+        }
+        if (typeof method.requestDeserialize === 'function') {
+          wrapped.requestDeserialize = measureRequests(method.requestDeserialize);
+        }
+        return [key, wrapped];
+      }),
     ) as grpc.ServiceDefinition;
     this.server.addService(definition, handlers);
   }
@@ -190,6 +202,7 @@ export class FlakyServer {
   script(callId: string, attempts: AttemptScriptInput[]): void {
     const checked = validateAttemptScripts(attempts, `script("${callId}")`);
     this.scripts.set(callId, checked);
+    this.shipped.delete(callId);
     this.log.forget(callId);
   }
 
@@ -241,6 +254,7 @@ export class FlakyServer {
    */
   reset(): void {
     this.scripts.clear();
+    this.shipped.clear();
     this.methodScripts.clear();
     this.log.clear();
   }
@@ -343,7 +357,7 @@ export class FlakyServer {
   private begin(method: string, call: SurfaceCall): AttemptRun {
     const metadata = call.metadata;
     const callId = firstString(metadata, CALL_ID_METADATA_KEY) ?? '';
-    const record = this.log.begin(callId, method, metadata, Date.now());
+    const record = this.log.begin(callId, method, metadata, Date.now(), this.scripts.has(callId));
     const deadline = call.getDeadline();
     const deadlineMs = deadline instanceof Date ? deadline.getTime() : deadline;
     // What the client's grpc-timeout header told this server (grpc-js turns it into the call's deadline).
@@ -408,9 +422,9 @@ export class FlakyServer {
         run.script = parsed[Math.min(attempt, parsed.length) - 1]!;
         return;
       }
-      const existing = this.scripts.get(callId);
+      const existing = this.scripts.get(callId) ?? this.shipped.get(callId);
       if (existing === undefined) {
-        this.scripts.set(callId, parsed);
+        this.shipped.set(callId, parsed);
       } else if (JSON.stringify(existing) !== JSON.stringify(parsed)) {
         run.failure = {
           code: grpc.status.INVALID_ARGUMENT,
@@ -421,7 +435,7 @@ export class FlakyServer {
         return;
       }
     }
-    const registered = this.scripts.get(callId) ?? this.methodScripts.get(method);
+    const registered = this.scripts.get(callId) ?? this.shipped.get(callId) ?? this.methodScripts.get(method);
     if (registered !== undefined && registered.length > 0) {
       run.script = registered[Math.min(attempt, registered.length) - 1]!;
       return;
@@ -444,6 +458,7 @@ export class FlakyServer {
 
   private settled(run: AttemptRun): void {
     this.running.delete(run);
+    this.log.settle(run.record);
     const hook = this.options.onAttemptEnd;
     if (hook) {
       try {
