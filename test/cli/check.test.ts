@@ -554,6 +554,17 @@ describe('check: hedging behind one connection', () => {
     ).toEqual([]);
     expect(await kinds({ methodConfig: [retried] })).toEqual([]);
   });
+
+  it('warns for the replica-avoiding policy around pick_first (one server to choose from), not around round_robin', async () => {
+    const around = (child: object) => ({
+      loadBalancingConfig: [{ 'grpc_retry_hedging.avoid_tried_replicas': { childPolicy: [child] } }],
+      methodConfig: [hedged],
+    });
+    expect(await kinds(around({ pick_first: {} }))).toEqual(['hedging-one-connection']);
+    expect(await kinds(around({ round_robin: {} }))).toEqual([]);
+    const run = await check(write(around({ pick_first: {} })));
+    expect(run.stdout).toContain('runs around pick_first (its childPolicy)');
+  });
 });
 
 describe('check: timeouts and worst-case time', () => {
