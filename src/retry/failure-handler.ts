@@ -1,4 +1,4 @@
-import type { StatusObject } from '@grpc/grpc-js';
+import { status as Status, type StatusObject } from '@grpc/grpc-js';
 import type { CallPolicy } from '../config/types.js';
 import type { GateVerdict } from '../shared/retry-gate.js';
 import type { Attempt } from './attempt.js';
@@ -23,6 +23,8 @@ export interface FailureHost {
   readonly inFlight: boolean;
   /** The call ends with `status`, the failure of `from`. */
   finish(status: StatusObject, from: Attempt): void;
+  /** The call's deadline has passed: it ends with DEADLINE_EXCEEDED, naming `last`, its last failure. */
+  endAtDeadline(last: StatusObject): void;
   /** No attempt is in flight: wait `delayMs`, then retry; `lastFailure` is the result if the deadline comes first. */
   wait(next: 'retry', delayMs: number, lastFailure: StatusObject): void;
   /** Hedging: `status` is the call's last failure, and the hedge scheduler takes `decision`. */
@@ -95,6 +97,13 @@ export class FailureHandler {
     }
     switch (decision.type) {
       case 'finish':
+        // A failure the policy would retry (or hedge past), come once the deadline has passed: the call ends for its
+        // deadline, as it does when the deadline passes during a backoff, not with a status a retry was meant to
+        // hide (grpc-js's own retries end such a call at its deadline timer too). A DEADLINE_EXCEEDED is that status.
+        if (decision.reason === 'deadline' && status.code !== Status.DEADLINE_EXCEEDED) {
+          host.endAtDeadline(status);
+          return;
+        }
         // A request the replay buffer cannot hold ('replay-buffer') commits no attempt here: the failed one has
         // ended, and the call ends with its status, as when all attempts fail (no `committed` event).
         if (decision.reason === 'request-changed') {

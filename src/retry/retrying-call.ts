@@ -431,9 +431,15 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
   setTimerBeforeDeadline(delayMs: number, action: () => void): TimerHandle {
     return timerBeforeDeadline(this.ctx.clock, this.deadline, delayMs, action, () => {
       const phase = this.phase;
-      const last = phase.tag === 'waiting' || phase.tag === 'in-flight' ? phase.lastFailure : undefined;
-      this.end(engineStatus.deadlineExceeded(last, this.policy.kind === 'hedging'), 'call-ended');
+      this.endAtDeadline(
+        phase.tag === 'waiting' || phase.tag === 'in-flight' ? phase.lastFailure : undefined,
+      );
     });
+  }
+
+  /** The call's deadline has passed with no attempt's status to give: `last` is its last failure, if any. */
+  endAtDeadline(last: StatusObject | undefined): void {
+    this.end(engineStatus.deadlineExceeded(last, this.policy.kind === 'hedging'), 'call-ended');
   }
 }
 

@@ -110,3 +110,51 @@ describe('engine: a timer that fires late, past the deadline (the event loop was
     expect(h.received.statuses).toEqual([]);
   });
 });
+
+describe('engine: a failure the policy would retry or hedge past, arriving once the deadline has passed', () => {
+  it('retry: the call ends with DEADLINE_EXCEEDED, not with the failure a retry was meant to hide', () => {
+    const h = engineCall(retryPolicy(), { deadlineMs: 50 });
+    h.clock.advance(50); // the server's UNAVAILABLE comes in before grpc-js's deadline timer has fired
+    h.attempt(0).fail(Status.UNAVAILABLE, { 'x-replica': 'a' });
+    expect(h.attempts).toHaveLength(1);
+    expect(h.status.code).toBe(Status.DEADLINE_EXCEEDED);
+    expect(h.status.details).toMatch(/^Deadline exceeded while waiting to retry \(last attempt: UNAVAILABLE/);
+    // Not the failed attempt's trailers, and no attempt answered, so no grpc-previous-rpc-attempts either.
+    expect(h.status.metadata.get('x-replica')).toEqual([]);
+    expect(h.status.metadata.get('grpc-previous-rpc-attempts')).toEqual([]);
+    expect(eventsOfType(h.events, 'call-end')).toEqual([
+      expect.objectContaining({ code: Status.DEADLINE_EXCEEDED, attempts: 1 }),
+    ]);
+  });
+
+  it("retry: a DEADLINE_EXCEEDED then is the call's own status, kept as grpc-js gave it", () => {
+    const h = engineCall(retryPolicy({ retryableStatusCodes: ['UNAVAILABLE', 'DEADLINE_EXCEEDED'] }), {
+      deadlineMs: 50,
+    });
+    h.clock.advance(50);
+    h.attempt(0).status(Status.DEADLINE_EXCEEDED, 'Deadline exceeded after 0.050s');
+    expect(h.status).toMatchObject({
+      code: Status.DEADLINE_EXCEEDED,
+      details: 'Deadline exceeded after 0.050s',
+    });
+  });
+
+  it('hedging: the call ends with DEADLINE_EXCEEDED while its other hedges are still live', () => {
+    const h = engineCall(hedgingPolicy({ maxAttempts: 3, hedgingDelay: '0.01s' }), { deadlineMs: 50 });
+    h.clock.advance(20);
+    expect(h.attempts).toHaveLength(3);
+    h.clock.advance(30);
+    h.attempt(1).fail(Status.UNAVAILABLE);
+    expect(h.status.code).toBe(Status.DEADLINE_EXCEEDED);
+    expect(h.status.details).toMatch(/^Deadline exceeded while hedging \(last attempt: UNAVAILABLE/);
+    expect(h.attempt(0).cancelled).toBeDefined();
+    expect(h.attempt(2).cancelled).toBeDefined();
+  });
+
+  it('a fatal status then is still the call’s: no retry was asked for', () => {
+    const h = engineCall(retryPolicy(), { deadlineMs: 50 });
+    h.clock.advance(50);
+    h.attempt(0).fail(Status.PERMISSION_DENIED);
+    expect(h.status.code).toBe(Status.PERMISSION_DENIED);
+  });
+});
