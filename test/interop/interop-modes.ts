@@ -447,11 +447,14 @@ export const INTEROP_MODES: readonly InteropMode[] = [
     1,
   ),
   // A6 throttling with every call failing once: each failure takes a token and each success gives one back
-  // (tokenRatio 1), so the tokens stay above half of maxTokens and every retry goes. A throttle that lost count
-  // (a success not credited, a failure taken twice) would fall to 5 within a few cases and stop the retries.
+  // (tokenRatio 1). A call that ends without a success keeps the token its first failure took: a cancel, the 1 ms
+  // deadline once the first attempt has failed, a retry answered UNKNOWN; the cases hold at most 6 such calls, so
+  // 20 tokens stay above half (10) and every retry goes (with 10 tokens, the 6th such call was throttled). A throttle
+  // that lost count (a success not credited: 8 successes; a failure taken twice: 14 failures) would fall to 10
+  // within the cases and stop a retry.
   retryMode(
     'retry with retryThrottling, first attempt UNAVAILABLE',
-    serviceConfig({ retryPolicy: RETRY_POLICY }, { retryThrottling: { maxTokens: 10, tokenRatio: 1 } }),
+    serviceConfig({ retryPolicy: RETRY_POLICY }, { retryThrottling: { maxTokens: 20, tokenRatio: 1 } }),
     FAIL_FIRST_ATTEMPTS,
     () => ({
       afterCase: (_caseName, _codes, _handled, events) =>
