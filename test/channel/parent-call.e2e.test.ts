@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { interceptChannel } from '../../src/channel/intercepted-channel.js';
 import { createRetryInterceptor } from '../../src/retry/retry-interceptor.js';
 import { FlakyServer, loadFlakyTestService } from '../../src/testing/index.js';
+import { bindLocal } from '../helpers/bind-local.js';
 import {
   type CallOutcome,
   callMetadata,
@@ -67,11 +68,7 @@ beforeAll(async () => {
       callback(null, {});
     },
   });
-  const port = await new Promise<number>((resolve, reject) =>
-    middle.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, p) =>
-      error ? reject(error) : resolve(p),
-    ),
-  );
+  const port = await bindLocal(middle);
   middleAddress = `127.0.0.1:${port}`;
 });
 afterAll(async () => {

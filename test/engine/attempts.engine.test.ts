@@ -308,21 +308,8 @@ describe('engine: the replay buffer overflows', () => {
 
 describe('engine: a single request written to hedges already started (hedgingDelay "0s")', () => {
   const big = Buffer.alloc(1000);
-  const startWith = (request: unknown, interceptor: object, type: 'unary' | 'server-stream' = 'unary') => {
-    const h = engineCall(hedgingPolicy({ hedgingDelay: '0s', maxAttempts: 3 }), {
-      type,
-      interceptor,
-      start: false,
-    });
-    h.call.start(new Metadata(), {
-      onReceiveMetadata: (md) => h.received.headers.push(md),
-      onReceiveMessage: (m) => h.received.messages.push(m),
-      onReceiveStatus: (st) => h.received.statuses.push(st),
-    });
-    h.call.sendMessageWithContext({}, request);
-    h.call.halfClose();
-    return h;
-  };
+  const startWith = (request: unknown, interceptor: object, type: 'unary' | 'server-stream' = 'unary') =>
+    engineCall(hedgingPolicy({ hedgingDelay: '0s', maxAttempts: 3 }), { type, interceptor, request });
 
   it.each([
     ['unary', { perRpcBufferBytes: 400 }],

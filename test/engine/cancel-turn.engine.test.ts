@@ -3,7 +3,6 @@
  * under a started one a few microtasks later, and a cancel before that does not reach it (its stream would stay
  * open on the server). src/retry/event-loop-turn.ts. Everything else about the cancel happens at once.
  */
-import { Metadata } from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
 import { inTurn, markTurn } from '../../src/retry/event-loop-turn.js';
 import { engineCall, eventsOfType, hedgingPolicy, retryPolicy, Status } from '../helpers/engine.js';
@@ -28,16 +27,9 @@ describe('engine: an attempt cancelled in the turn it was made in', () => {
   it('hedges made with an oversized request are cancelled on the next turn, and ended at once', async () => {
     const h = engineCall(hedgingPolicy({ hedgingDelay: '0s', maxAttempts: 3 }), {
       interceptor: { perRpcBufferBytes: 400 },
-      start: false,
       turnGuard: true,
+      request: Buffer.alloc(1000),
     });
-    h.call.start(new Metadata(), {
-      onReceiveMetadata: (md) => h.received.headers.push(md),
-      onReceiveMessage: (m) => h.received.messages.push(m),
-      onReceiveStatus: (st) => h.received.statuses.push(st),
-    });
-    h.call.sendMessageWithContext({}, Buffer.alloc(1000));
-    h.call.halfClose();
     // The engine is done with the hedges at once (committed to the first attempt)...
     expect(eventsOfType(h.events, 'committed')).toEqual([expect.objectContaining({ attempt: 1 })]);
     // ...but grpc-js is told on the next turn, once it has made the calls under them.

@@ -135,6 +135,8 @@ export interface EngineCallOptions {
   metadata?: Metadata;
   /** Start the call (default true); when false, call `start()` yourself. */
   start?: boolean;
+  /** The request message `start()` sends for a unary or server-streaming call (default 'request'). */
+  request?: unknown;
   clock?: FakeClock;
   /** No event listener at all (the engine then builds no events); `events` stays empty. */
   unobserved?: boolean;
@@ -218,7 +220,7 @@ export function engineCall(config: object, opts: EngineCallOptions = {}): Engine
     start() {
       call.start(opts.metadata ?? new Metadata(), listener);
       if (type === 'unary' || type === 'server-stream') {
-        call.sendMessageWithContext({}, 'request');
+        call.sendMessageWithContext({}, 'request' in opts ? opts.request : 'request');
         call.halfClose();
       }
       call.startRead();

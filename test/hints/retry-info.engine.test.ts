@@ -6,6 +6,7 @@ import { Metadata } from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
 import { encodeRetryInfoStatus, STATUS_DETAILS_METADATA_KEY } from '../../src/retry/retry-info.js';
 import { createRetryInterceptor } from '../../src/retry/retry-interceptor.js';
+import { bindLocal } from '../helpers/bind-local.js';
 import {
   type EngineCall,
   engineCall,
@@ -193,11 +194,7 @@ describe('RetryInfo end to end over grpc-js', () => {
         },
       },
     );
-    const port = await new Promise<number>((resolve, reject) =>
-      server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) =>
-        e ? reject(e) : resolve(p),
-      ),
-    );
+    const port = await bindLocal(server);
     return { address: `127.0.0.1:${port}`, arrivals, stop: () => server.forceShutdown() };
   }
 

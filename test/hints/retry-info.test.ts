@@ -17,6 +17,7 @@ import {
 import { readServerHint } from '../../src/retry/server-hint.js';
 import { PUSHBACK_METADATA_KEY } from '../../src/shared/headers.js';
 import { seededRandom } from '../../src/testing/seeded-random.js';
+import { bindLocal } from '../helpers/bind-local.js';
 
 function trailersWith(...values: Array<Buffer | string>): grpc.Metadata {
   const md = new grpc.Metadata();
@@ -227,11 +228,7 @@ describe('retry-info through a real grpc-js server', () => {
         callback({ code: grpc.status.RESOURCE_EXHAUSTED, details: 'quota', metadata });
       },
     });
-    const port = await new Promise<number>((resolve, reject) =>
-      server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) =>
-        e ? reject(e) : resolve(p),
-      ),
-    );
+    const port = await bindLocal(server);
     const client = new grpc.Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
     try {
       const status = await new Promise<grpc.StatusObject>((resolve) => {

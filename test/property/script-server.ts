@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
+import { bindLocal } from '../helpers/bind-local.js';
 import { type CallType, RUN_ID_HEADER, responseStreams, SCRIPT_SERVICE } from './script-service.js';
 import { Signal } from './signal.js';
 
@@ -214,11 +215,7 @@ export class ScriptServer {
       serverStream: (call: grpc.ServerWritableStream<Buffer, Buffer>) => arrive('serverStream', call),
       bidi: (call: grpc.ServerDuplexStream<Buffer, Buffer>) => arrive('bidi', call),
     });
-    const port = await new Promise<number>((resolve, reject) =>
-      server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) =>
-        e ? reject(e) : resolve(p),
-      ),
-    );
+    const port = await bindLocal(server);
     self = new ScriptServer(server, `127.0.0.1:${port}`);
     return self;
   }

@@ -8,6 +8,7 @@ import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRetryInterceptor } from '../../src/retry/retry-interceptor.js';
 import { FlakyServer, loadFlakyTestService } from '../../src/testing/index.js';
+import { bindLocal } from '../helpers/bind-local.js';
 import { type CallOutcome, callMetadata, retryConfig, testClient, unary } from '../helpers/harness.js';
 
 const Service = loadFlakyTestService();
@@ -34,11 +35,7 @@ beforeAll(async () => {
       void outcome.then((o) => callback(o.error ?? null, o.responses[0] ?? {}));
     },
   });
-  const port = await new Promise<number>((resolve, reject) =>
-    middle.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, p) =>
-      error ? reject(error) : resolve(p),
-    ),
-  );
+  const port = await bindLocal(middle);
   middleAddress = `127.0.0.1:${port}`;
 });
 afterAll(async () => {

@@ -8,6 +8,7 @@ import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRetryInterceptor } from '../../src/index.js';
 import type { RetryInterceptorOptions } from '../../src/retry/interceptor-options.js';
+import { bindLocal } from '../helpers/bind-local.js';
 
 const ident = (b: Buffer) => b;
 const method = (name: string, requestStream: boolean, responseStream: boolean) => ({
@@ -124,11 +125,7 @@ beforeAll(async () => {
       cb(null, Buffer.from('ok'));
     },
   });
-  const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) =>
-      e ? reject(e) : resolve(p),
-    ),
-  );
+  const port = await bindLocal(server);
   address = `127.0.0.1:${port}`;
 });
 afterAll(() => server.forceShutdown());
