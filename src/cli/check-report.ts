@@ -235,6 +235,29 @@ export function validReport(
   };
 }
 
+/**
+ * The errors of the load-balancing policy configs that `createChannelOptions` would reject (the replica-avoiding
+ * policy's `childPolicy`, say), located, after the validator's own errors, all in file order.
+ *
+ * @param findProblems The check `createChannelOptions` makes of a `loadBalancingConfig` list (it asks grpc-js, so it
+ *   is the caller's).
+ */
+export function withLoadBalancingErrors(
+  errors: readonly ServiceConfigIssue[],
+  source: JsonSource | undefined,
+  findProblems: (list: unknown) => readonly { readonly path: JsonPath; readonly problem: string }[],
+): ServiceConfigIssue[] {
+  const raw = source?.value;
+  if (!isJsonObject(raw)) {
+    return [...errors];
+  }
+  const lbErrors = findProblems(raw.loadBalancingConfig).map(({ path, problem }) => {
+    const { kind: _none, ...error } = locatedDiagnostic(source, path, problem, undefined);
+    return error;
+  });
+  return lbErrors.length === 0 ? [...errors] : byPosition([...errors, ...lbErrors]);
+}
+
 /** Diagnostics in file order (stable: those at one place keep their order). */
 function byPosition(diagnostics: readonly CheckDiagnostic[]): CheckDiagnostic[] {
   return [...diagnostics].sort((a, b) => (a.line ?? 0) - (b.line ?? 0) || (a.column ?? 0) - (b.column ?? 0));

@@ -9,6 +9,7 @@ import { parseJsonSource } from '../config/json-source.js';
 import { findPatternNames } from '../config/pattern-names.js';
 import { DEFAULT_MAX_ATTEMPTS_LIMIT } from '../config/types.js';
 import { validateServiceConfig } from '../config/validate-service-config.js';
+import { findAvoidPolicyProblems } from '../lb/avoid-tried-config.js';
 import { isPolicyKnownToGrpcJs } from '../lb/known-to-grpc-js.js';
 import { JITTER_STRATEGIES } from '../retry/backoff.js';
 import { errorMessage } from '../util/error-message.js';
@@ -20,6 +21,7 @@ import {
   invalidReport,
   type ReportInput,
   validReport,
+  withLoadBalancingErrors,
 } from './check-report.js';
 import {
   type CommandArgs,
@@ -232,8 +234,14 @@ async function buildReport(options: CheckOptions, io: CommandIo): Promise<CheckR
     ...w,
     kind: patternPaths.has(w.path) ? 'pattern-name' : 'unknown-field',
   }));
-  if (result.config === undefined) {
-    return invalidReport(options, result.errors, warnings, protos, source.ok ? source : undefined);
+  // What createChannelOptions would reject besides (the replica-avoiding policy's childPolicy) is an error too.
+  const errors = withLoadBalancingErrors(
+    result.errors,
+    source.ok ? source : undefined,
+    findAvoidPolicyProblems,
+  );
+  if (result.config === undefined || errors.length > 0) {
+    return invalidReport(options, errors, warnings, protos, source.ok ? source : undefined);
   }
   return validReport(
     options,

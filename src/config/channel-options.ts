@@ -5,6 +5,7 @@
  */
 import type { ChannelOptions } from '@grpc/grpc-js';
 import { withReplicaAvoidance } from '../lb/avoid-tried-config.js';
+import { hedgingAroundPickFirstWarning } from '../lb/hedging-lb-warning.js';
 import { isPolicyKnownToGrpcJs } from '../lb/known-to-grpc-js.js';
 import { unknownPoliciesWarning } from '../lb/lb-policy-names.js';
 import { checkOptions } from '../util/option-checks.js';
@@ -23,9 +24,11 @@ export interface ChannelOptionsSettings {
   transparentRetries?: boolean;
   /**
    * Receives a message when the channel will not do what the config says: a per-method message size limit that
-   * cannot be enforced as written (grpc-js has only channel-wide limits), or a `loadBalancingConfig` that names no
-   * policy grpc-js knows (a misspelling, say: grpc-js then runs `pick_first`). Default: `process.emitWarning`, with
-   * code `GRPC_RETRY_HEDGING_MESSAGE_LIMIT` or `GRPC_RETRY_HEDGING_LB_POLICY`.
+   * cannot be enforced as written (grpc-js has only channel-wide limits), a `loadBalancingConfig` that names no
+   * policy grpc-js knows (a misspelling, say: grpc-js then runs `pick_first`), or a `hedgingPolicy` under the
+   * replica-avoiding policy around `pick_first` (one server to choose from: a hedge cannot leave a slow replica).
+   * Default: `process.emitWarning`, with code `GRPC_RETRY_HEDGING_MESSAGE_LIMIT` or `GRPC_RETRY_HEDGING_LB_POLICY`
+   * (both load-balancing warnings).
    */
   onWarning?: (message: string) => void;
   /**
@@ -149,6 +152,14 @@ export function createChannelOptions(
       `createChannelOptions: loadBalancingConfig ${unknownPolicies.message}`,
       'GRPC_RETRY_HEDGING_LB_POLICY',
     );
+  }
+  const aroundPickFirst = hedgingAroundPickFirstWarning(
+    serviceConfig.loadBalancingConfig,
+    raw.methodConfig,
+    isPolicyKnownToGrpcJs,
+  );
+  if (aroundPickFirst !== undefined) {
+    warn(`createChannelOptions: ${aroundPickFirst}`, 'GRPC_RETRY_HEDGING_LB_POLICY');
   }
 
   const rawEntries = Array.isArray(raw.methodConfig) ? (raw.methodConfig as JsonObject[]) : [];

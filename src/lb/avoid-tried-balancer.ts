@@ -7,9 +7,12 @@
  * where `childPolicy` is a list of policies, the first one grpc-js knows is used (as in every grpc-js parent policy).
  */
 import * as grpc from '@grpc/grpc-js';
+import type { JsonPath } from '../config/json-path.js';
 import { describeValue } from '../config/service-config-error.js';
 import { errorMessage } from '../util/error-message.js';
 import { AvoidTriedPicker } from './avoid-tried-picker.js';
+import { isPolicyKnownToGrpcJs } from './known-to-grpc-js.js';
+import { suggestPolicyName } from './lb-policy-names.js';
 import { AVOID_TRIED_REPLICAS_POLICY } from './policy-name.js';
 import { markReplicaAvoidanceRegistered } from './tried-replicas.js';
 
@@ -48,48 +51,103 @@ export class AvoidTriedReplicasConfig implements TypedLoadBalancingConfig {
 
   /** grpc-js calls this with the object under the policy's name; it throws to reject the service config. */
   static createFromJson(obj: unknown): AvoidTriedReplicasConfig {
-    const where = `policy ${AVOID_TRIED_REPLICAS_POLICY}`;
-    if (typeof obj !== 'object' || obj === null || Array.isArray(obj)) {
-      throw new Error(`${where}: must be an object, got ${describeValue(obj)}`);
+    const parsed = parseAvoidTriedReplicasConfig(obj);
+    if (!(parsed instanceof AvoidTriedReplicasConfig)) {
+      throw new Error(`policy ${AVOID_TRIED_REPLICAS_POLICY}: ${parsed.problem}`);
     }
-    const unknown = Object.keys(obj).filter((key) => key !== 'childPolicy' && key !== 'child_policy');
-    if (unknown.length > 0) {
-      throw new Error(`${where}: unknown field ${unknown.join(', ')} (known: childPolicy)`);
-    }
-    const fields = obj as { childPolicy?: unknown; child_policy?: unknown };
-    const childPolicy = fields.childPolicy ?? fields.child_policy ?? DEFAULT_CHILD_POLICY;
-    if (!Array.isArray(childPolicy) || childPolicy.length === 0) {
-      throw new Error(
-        `${where}: childPolicy must be a non-empty array of {"policy_name": {...}} objects, got ${describeValue(childPolicy)}`,
-      );
-    }
-    const child = grpc.experimental.selectLbConfigFromList(childPolicy);
-    if (child === null) {
-      throw new Error(`${where}: ${whyNoChild(childPolicy)}`);
-    }
-    if (child.getLoadBalancerName() === AVOID_TRIED_REPLICAS_POLICY) {
-      throw new Error(`${where}: childPolicy cannot be ${AVOID_TRIED_REPLICAS_POLICY} itself`);
-    }
-    return new AvoidTriedReplicasConfig(child);
+    return parsed;
   }
 }
 
-/** grpc-js's selectLbConfigFromList says only "none": find the first entry's own error, or say none is known. */
-function whyNoChild(childPolicy: readonly unknown[]): string {
+/**
+ * What is wrong with the policy's config: where, under the object that follows the policy's name (`["childPolicy",
+ * 1]`, say), and what. @internal
+ */
+export interface AvoidConfigProblem {
+  readonly path: JsonPath;
+  readonly problem: string;
+}
+
+/**
+ * The config under the policy's name, or what is wrong with it: {@link AvoidTriedReplicasConfig.createFromJson}
+ * (grpc-js, `createChannelOptions`) and `check` judge it by this one function.
+ * @internal
+ */
+export function parseAvoidTriedReplicasConfig(obj: unknown): AvoidTriedReplicasConfig | AvoidConfigProblem {
+  if (typeof obj !== 'object' || obj === null || Array.isArray(obj)) {
+    return { path: [], problem: `must be an object, got ${describeValue(obj)}` };
+  }
+  const unknown = Object.keys(obj).filter((key) => key !== 'childPolicy' && key !== 'child_policy');
+  if (unknown.length > 0) {
+    return {
+      path: [unknown[0] as string],
+      problem: `unknown field ${unknown.join(', ')} (known: childPolicy)`,
+    };
+  }
+  const fields = obj as { childPolicy?: unknown; child_policy?: unknown };
+  const key = fields.childPolicy !== undefined ? 'childPolicy' : 'child_policy';
+  const childPolicy = fields.childPolicy ?? fields.child_policy ?? DEFAULT_CHILD_POLICY;
+  if (!Array.isArray(childPolicy) || childPolicy.length === 0) {
+    return {
+      path: [key],
+      problem: `childPolicy must be a non-empty array of {"policy_name": {...}} objects, got ${describeValue(childPolicy)}`,
+    };
+  }
+  // Before grpc-js's own choice, which skips this policy while it is not registered (as under `check`).
+  const first = childPolicy.findIndex((entry) => {
+    const name = policyNameOf(entry);
+    return name !== undefined && isPolicyKnownToGrpcJs(name);
+  });
+  if (first >= 0 && policyNameOf(childPolicy[first]) === AVOID_TRIED_REPLICAS_POLICY) {
+    return { path: [key, first], problem: `childPolicy cannot be ${AVOID_TRIED_REPLICAS_POLICY} itself` };
+  }
+  const child = grpc.experimental.selectLbConfigFromList(childPolicy);
+  if (child === null) {
+    return whyNoChild(childPolicy, key);
+  }
+  if (child.getLoadBalancerName() === AVOID_TRIED_REPLICAS_POLICY) {
+    return { path: [key], problem: `childPolicy cannot be ${AVOID_TRIED_REPLICAS_POLICY} itself` };
+  }
+  return new AvoidTriedReplicasConfig(child);
+}
+
+/** The policy an entry of a policy list names (its first key), if it is an object. */
+function policyNameOf(entry: unknown): string | undefined {
+  return typeof entry === 'object' && entry !== null && !Array.isArray(entry)
+    ? Object.keys(entry)[0]
+    : undefined;
+}
+
+/**
+ * grpc-js's selectLbConfigFromList says only "none": find the first entry's own error, or say none is known (with
+ * a "did you mean" for a misspelled name).
+ */
+function whyNoChild(childPolicy: readonly unknown[], key: string): AvoidConfigProblem {
   for (const [index, entry] of childPolicy.entries()) {
-    const name = typeof entry === 'object' && entry !== null ? Object.keys(entry)[0] : undefined;
+    const name = policyNameOf(entry);
     if (name !== undefined && grpc.experimental.isLoadBalancerNameRegistered(name)) {
       try {
         grpc.experimental.parseLoadBalancingConfig(entry as never);
       } catch (error) {
-        return `childPolicy[${index}] (${name}) is invalid: ${errorMessage(error)}`;
+        return {
+          path: [key, index],
+          problem: `childPolicy[${index}] (${name}) is invalid: ${errorMessage(error)}`,
+        };
       }
     }
   }
-  const names = childPolicy.map((c) =>
-    typeof c === 'object' && c !== null ? Object.keys(c).join('|') : String(c),
-  );
-  return `childPolicy names no load-balancing policy this grpc-js knows (${names.join(', ')})`;
+  const names = childPolicy.map((c) => {
+    const name = typeof c === 'object' && c !== null ? Object.keys(c).join('|') : String(c);
+    const near =
+      typeof c === 'object' && c !== null ? suggestPolicyName(name, isPolicyKnownToGrpcJs) : undefined;
+    return near === undefined || near === AVOID_TRIED_REPLICAS_POLICY
+      ? name
+      : `${name}: did you mean ${near}?`;
+  });
+  return {
+    path: [key],
+    problem: `childPolicy names no load-balancing policy this grpc-js knows (${names.join(', ')})`,
+  };
 }
 
 /** @internal */

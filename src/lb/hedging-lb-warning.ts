@@ -1,9 +1,10 @@
 /**
- * `check`'s warning for hedging behind one connection: under grpc-js's default `pick_first` (no
- * `loadBalancingConfig`, or `pick_first` first), every attempt of a call goes to the same server, so a hedge can
- * never leave a slow replica. Pure: it reads the raw config.
+ * The warnings for hedging behind one connection: under grpc-js's default `pick_first` (no `loadBalancingConfig`,
+ * or `pick_first` first), or under the replica-avoiding policy around `pick_first`, every attempt of a call goes to
+ * the same server, so a hedge can never leave a slow replica. `check` warns of both; `createChannelOptions` of the
+ * second. Pure: it reads the raw config.
  */
-import type { JsonPath } from '../config/json-path.js';
+import { formatJsonPath, type JsonPath } from '../config/json-path.js';
 import { effectivePolicy, policyNames } from './lb-policy-names.js';
 import { AVOID_TRIED_REPLICAS_POLICY } from './policy-name.js';
 
@@ -34,29 +35,71 @@ export function findHedgingBehindPickFirst(
   if (child !== undefined ? effectivePolicy(child, isKnown) !== 'pick_first' : top !== 'pick_first') {
     return [];
   }
-  const entries = Array.isArray(config.methodConfig) ? config.methodConfig : [];
   const names = policyNames(child ?? config.loadBalancingConfig);
   const why =
     child !== undefined
-      ? `${AVOID_TRIED_REPLICAS_POLICY} runs around pick_first (its childPolicy), which hands it one server only, so it has no other replica to send a hedge to`
+      ? AROUND_PICK_FIRST
       : names.length === 0
         ? 'the config has no loadBalancingConfig, so grpc-js uses pick_first'
         : names.some(isKnown)
           ? 'loadBalancingConfig is pick_first'
           : 'loadBalancingConfig names no policy grpc-js knows, so grpc-js uses pick_first';
-  const warnings: HedgingLbWarning[] = [];
-  entries.forEach((entry, index) => {
+  // avoidTriedReplicas wraps the config's own list, so it helps only a config without one.
+  const advice =
+    child !== undefined
+      ? `Name round_robin (or another policy that keeps every replica connected) as its childPolicy`
+      : names.length === 0
+        ? `Use round_robin, or createChannelOptions(config, { avoidTriedReplicas: true }) (policy ${AVOID_TRIED_REPLICAS_POLICY}) so that hedges go to replicas the call has not tried`
+        : `Use round_robin (createChannelOptions(config, { avoidTriedReplicas: true }) runs ${AVOID_TRIED_REPLICAS_POLICY} around the config's own loadBalancingConfig, so it needs round_robin there too)`;
+  return hedgingPaths(config.methodConfig).map((path) => ({
+    path,
+    message:
+      `${why}, which sends every attempt of a call down one connection to one server: a hedge ` +
+      `cannot leave a slow replica. ${advice}`,
+  }));
+}
+
+const AROUND_PICK_FIRST = `${AVOID_TRIED_REPLICAS_POLICY} runs around pick_first (its childPolicy)`;
+
+/**
+ * `createChannelOptions`' warning, given the `loadBalancingConfig` it hands grpc-js (after `avoidTriedReplicas`
+ * wrapped the config's own) and the config's `methodConfig`: when grpc-js will run the replica-avoiding policy
+ * around `pick_first` and an entry has a `hedgingPolicy`, one message naming every such entry; else `undefined`.
+ * (Hedging under plain `pick_first` is `check`'s to point out: the channel then runs what the config says.)
+ * @internal
+ */
+export function hedgingAroundPickFirstWarning(
+  loadBalancingConfig: unknown,
+  methodConfig: unknown,
+  isKnown: (name: string) => boolean,
+): string | undefined {
+  if (effectivePolicy(loadBalancingConfig, isKnown) !== AVOID_TRIED_REPLICAS_POLICY) {
+    return undefined;
+  }
+  const child = avoidChildList(loadBalancingConfig, isKnown);
+  const paths = hedgingPaths(methodConfig);
+  if (child === undefined || effectivePolicy(child, isKnown) !== 'pick_first' || paths.length === 0) {
+    return undefined;
+  }
+  return (
+    `${paths.map(formatJsonPath).join(', ')}: in loadBalancingConfig ${AROUND_PICK_FIRST}, which sends every ` +
+    'attempt of a call down one connection to one server: the policy has no other replica to send a hedge to. Name round_robin (or ' +
+    'another policy that keeps every replica connected) as its childPolicy; with avoidTriedReplicas, which wraps ' +
+    "the config's own loadBalancingConfig, put round_robin there instead of pick_first (or leave loadBalancingConfig " +
+    'out: round_robin is then wrapped)'
+  );
+}
+
+/** The paths of the methodConfig entries that have a `hedgingPolicy`. */
+function hedgingPaths(methodConfig: unknown): JsonPath[] {
+  const entries = Array.isArray(methodConfig) ? methodConfig : [];
+  const paths: JsonPath[] = [];
+  entries.forEach((entry: unknown, index) => {
     if (typeof entry === 'object' && entry !== null && 'hedgingPolicy' in entry) {
-      warnings.push({
-        path: ['methodConfig', index, 'hedgingPolicy'],
-        message:
-          `${why}, which sends every attempt of a call down one connection to one server: a hedge ` +
-          `cannot leave a slow replica. Use round_robin, or createChannelOptions(config, { avoidTriedReplicas: true }) ` +
-          `(policy ${AVOID_TRIED_REPLICAS_POLICY}) so that hedges go to replicas the call has not tried`,
-      });
+      paths.push(['methodConfig', index, 'hedgingPolicy']);
     }
   });
-  return warnings;
+  return paths;
 }
 
 /**

@@ -35,6 +35,11 @@ export function effectivePolicy(list: unknown, isKnown: (name: string) => boolea
   return policyNames(list).find(isKnown) ?? 'pick_first';
 }
 
+/** A known policy `name` is likely a misspelling of ("did you mean"), if any. */
+export function suggestPolicyName(name: string, isKnown: (name: string) => boolean): string | undefined {
+  return closestName(name, COMMON_POLICIES.filter(isKnown));
+}
+
 /**
  * When a non-empty list names no policy grpc-js knows: a warning saying so, with a "did you mean" per name, at the
  * list's path. `undefined` when the list is absent, empty, or names a policy grpc-js knows (a list may name
@@ -48,9 +53,8 @@ export function unknownPoliciesWarning(
   if (names.length === 0 || names.some(isKnown)) {
     return undefined;
   }
-  const candidates = COMMON_POLICIES.filter(isKnown);
   const described = names.map((name) => {
-    const near = closestName(name, candidates);
+    const near = suggestPolicyName(name, isKnown);
     return near === undefined ? `"${name}"` : `"${name}" (did you mean ${near}?)`;
   });
   return {

@@ -1,11 +1,17 @@
 import { experimental } from '@grpc/grpc-js';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createChannelOptions } from '../../src/config/channel-options.js';
 import {
   AVOID_TRIED_REPLICAS_POLICY,
   AvoidTriedReplicasConfig,
   registerAvoidTriedReplicas,
 } from '../../src/lb/avoid-tried-balancer.js';
+import { findAvoidPolicyProblems } from '../../src/lb/avoid-tried-config.js';
+import { captureWarnings } from '../helpers/warnings.js';
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
 
 const FLAKY = 'grpc_retry_hedging.testing.v1.FlakyTest';
 const hedged = {
@@ -26,7 +32,10 @@ describe('createChannelOptions({ avoidTriedReplicas })', () => {
   it("wraps the config's own loadBalancingConfig", () => {
     const own = [{ pick_first: { shuffleAddressList: true } }, { round_robin: {} }];
     const config = serviceConfigOf(
-      createChannelOptions({ ...hedged, loadBalancingConfig: own }, { avoidTriedReplicas: true }),
+      createChannelOptions(
+        { ...hedged, loadBalancingConfig: own },
+        { avoidTriedReplicas: true, onWarning: () => {} },
+      ),
     );
     expect(config.loadBalancingConfig).toEqual([{ [AVOID_TRIED_REPLICAS_POLICY]: { childPolicy: own } }]);
   });
@@ -34,10 +43,12 @@ describe('createChannelOptions({ avoidTriedReplicas })', () => {
   it('leaves a config that already names the policy as it is, and leaves others alone without the option', () => {
     const named = [{ [AVOID_TRIED_REPLICAS_POLICY]: { childPolicy: [{ pick_first: {} }] } }];
     const config = { ...hedged, loadBalancingConfig: named };
+    const onWarning = () => {};
     expect(
-      serviceConfigOf(createChannelOptions(config, { avoidTriedReplicas: true })).loadBalancingConfig,
+      serviceConfigOf(createChannelOptions(config, { avoidTriedReplicas: true, onWarning }))
+        .loadBalancingConfig,
     ).toEqual(named);
-    expect(serviceConfigOf(createChannelOptions(config)).loadBalancingConfig).toEqual(named);
+    expect(serviceConfigOf(createChannelOptions(config, { onWarning })).loadBalancingConfig).toEqual(named);
     expect(serviceConfigOf(createChannelOptions(hedged)).loadBalancingConfig).toBeUndefined();
   });
 
@@ -64,6 +75,165 @@ describe('createChannelOptions({ avoidTriedReplicas })', () => {
     expect(() =>
       createChannelOptions({ ...hedged, loadBalancingConfig: unknown }, { avoidTriedReplicas: true }),
     ).toThrow(/names no load-balancing policy this grpc-js knows \(no_such_policy\)/);
+  });
+});
+
+describe('createChannelOptions: a loadBalancingConfig list with fallbacks', () => {
+  const roundRobinAvoiding = { [AVOID_TRIED_REPLICAS_POLICY]: { childPolicy: [{ round_robin: {} }] } };
+
+  it('keeps a list whose first policy grpc-js knows is the avoiding one, fallbacks included (grpc-js runs that first one)', () => {
+    for (const list of [
+      [roundRobinAvoiding, { round_robin: {} }],
+      [roundRobinAvoiding, { pick_first: {} }],
+      // A policy grpc-js does not know is skipped, by grpc-js and here.
+      [{ grpclb: {} }, roundRobinAvoiding, { round_robin: {} }],
+    ]) {
+      const options = createChannelOptions(
+        { ...hedged, loadBalancingConfig: list },
+        { avoidTriedReplicas: true },
+      );
+      expect(serviceConfigOf(options).loadBalancingConfig).toEqual(list);
+    }
+  });
+
+  it('wraps a list whose first known policy is another one: the avoiding entry further down would never run', () => {
+    const list = [{ round_robin: {} }, roundRobinAvoiding];
+    const options = createChannelOptions(
+      { ...hedged, loadBalancingConfig: list },
+      { avoidTriedReplicas: true },
+    );
+    expect(serviceConfigOf(options).loadBalancingConfig).toEqual([
+      { [AVOID_TRIED_REPLICAS_POLICY]: { childPolicy: list } },
+    ]);
+  });
+
+  it('still rejects an avoiding entry whose own config is invalid, first or fallback', () => {
+    const bad = { [AVOID_TRIED_REPLICAS_POLICY]: { childPolicy: [{ round_robbin: {} }] } };
+    expect(() =>
+      createChannelOptions(
+        { ...hedged, loadBalancingConfig: [bad, { round_robin: {} }] },
+        { avoidTriedReplicas: true },
+      ),
+    ).toThrow(
+      /loadBalancingConfig\[0\]: policy grpc_retry_hedging\.avoid_tried_replicas: childPolicy names no/,
+    );
+    expect(() =>
+      createChannelOptions(
+        { ...hedged, loadBalancingConfig: [roundRobinAvoiding, bad] },
+        { avoidTriedReplicas: true },
+      ),
+    ).toThrow(/loadBalancingConfig\[1\]: .*round_robbin: did you mean round_robin\?/);
+  });
+});
+
+describe('createChannelOptions: hedging under the avoiding policy around pick_first', () => {
+  const retried = {
+    name: [{ service: FLAKY, method: 'Other' }],
+    retryPolicy: {
+      maxAttempts: 2,
+      initialBackoff: '0.1s',
+      maxBackoff: '1s',
+      backoffMultiplier: 2,
+      retryableStatusCodes: ['UNAVAILABLE'],
+    },
+  };
+  const warningsOf = (config: object, avoidTriedReplicas: boolean): string[] => {
+    const warnings: string[] = [];
+    createChannelOptions(config, { avoidTriedReplicas, onWarning: (message) => warnings.push(message) });
+    return warnings;
+  };
+
+  it('warns once, naming every hedged entry, when avoidTriedReplicas wraps pick_first', () => {
+    const config = {
+      loadBalancingConfig: [{ pick_first: {} }],
+      methodConfig: [
+        retried,
+        ...hedged.methodConfig,
+        { ...hedged.methodConfig[0], name: [{ service: 'x.Y' }] },
+      ],
+    };
+    const warnings = warningsOf(config, true);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(
+      /^createChannelOptions: methodConfig\[1\]\.hedgingPolicy, methodConfig\[2\]\.hedgingPolicy: in loadBalancingConfig grpc_retry_hedging\.avoid_tried_replicas runs around pick_first \(its childPolicy\)/,
+    );
+    expect(warnings[0]).toContain('a hedge');
+    expect(warnings[0]).toContain('round_robin');
+  });
+
+  it('warns through process.emitWarning with the load-balancing code when there is no onWarning', () => {
+    const captured = captureWarnings();
+    createChannelOptions(
+      { ...hedged, loadBalancingConfig: [{ pick_first: {} }] },
+      { avoidTriedReplicas: true },
+    );
+    expect(captured).toEqual([
+      { message: expect.stringContaining('runs around pick_first'), code: 'GRPC_RETRY_HEDGING_LB_POLICY' },
+    ]);
+  });
+
+  it('warns for the policy named by hand around pick_first, with or without the option', () => {
+    const named = {
+      ...hedged,
+      loadBalancingConfig: [{ [AVOID_TRIED_REPLICAS_POLICY]: { child_policy: [{ pick_first: {} }] } }],
+    };
+    expect(warningsOf(named, false)).toEqual([expect.stringContaining('runs around pick_first')]);
+    expect(warningsOf(named, true)).toEqual([expect.stringContaining('runs around pick_first')]);
+  });
+
+  it('says nothing around round_robin, without a hedging policy, or without the avoiding policy', () => {
+    expect(warningsOf(hedged, true)).toEqual([]); // round_robin is wrapped
+    expect(warningsOf({ ...hedged, loadBalancingConfig: [{ round_robin: {} }] }, true)).toEqual([]);
+    expect(warningsOf({ loadBalancingConfig: [{ pick_first: {} }], methodConfig: [retried] }, true)).toEqual(
+      [],
+    );
+    // Plain pick_first runs what the config says: check warns of it, createChannelOptions does not.
+    expect(warningsOf({ ...hedged, loadBalancingConfig: [{ pick_first: {} }] }, false)).toEqual([]);
+    // A fallback list whose avoiding entry runs round_robin.
+    const fallback = [
+      { [AVOID_TRIED_REPLICAS_POLICY]: { childPolicy: [{ round_robin: {} }] } },
+      { pick_first: {} },
+    ];
+    expect(warningsOf({ ...hedged, loadBalancingConfig: fallback }, true)).toEqual([]);
+  });
+});
+
+describe('findAvoidPolicyProblems (what check reports)', () => {
+  it("gives each avoiding entry's problem with its JSON path, and nothing for valid or other entries", () => {
+    expect(
+      findAvoidPolicyProblems([
+        { round_robin: {} },
+        { [AVOID_TRIED_REPLICAS_POLICY]: { childPolicy: [{ round_robbin: {} }] } },
+        { [AVOID_TRIED_REPLICAS_POLICY]: { child_policy: [{ outlier_detection: { interval: 'soon' } }] } },
+        { [AVOID_TRIED_REPLICAS_POLICY]: { child: [] } },
+        { [AVOID_TRIED_REPLICAS_POLICY]: { childPolicy: [{ [AVOID_TRIED_REPLICAS_POLICY]: {} }] } },
+        { [AVOID_TRIED_REPLICAS_POLICY]: {} },
+      ]),
+    ).toEqual([
+      {
+        index: 1,
+        path: ['loadBalancingConfig', 1, AVOID_TRIED_REPLICAS_POLICY, 'childPolicy'],
+        problem:
+          'childPolicy names no load-balancing policy this grpc-js knows (round_robbin: did you mean round_robin?)',
+      },
+      {
+        index: 2,
+        path: ['loadBalancingConfig', 2, AVOID_TRIED_REPLICAS_POLICY, 'child_policy', 0],
+        problem: expect.stringMatching(/^childPolicy\[0\] \(outlier_detection\) is invalid: /),
+      },
+      {
+        index: 3,
+        path: ['loadBalancingConfig', 3, AVOID_TRIED_REPLICAS_POLICY, 'child'],
+        problem: 'unknown field child (known: childPolicy)',
+      },
+      {
+        index: 4,
+        path: ['loadBalancingConfig', 4, AVOID_TRIED_REPLICAS_POLICY, 'childPolicy', 0],
+        problem: `childPolicy cannot be ${AVOID_TRIED_REPLICAS_POLICY} itself`,
+      },
+    ]);
+    expect(findAvoidPolicyProblems(undefined)).toEqual([]);
+    expect(findAvoidPolicyProblems('round_robin')).toEqual([]);
   });
 });
 

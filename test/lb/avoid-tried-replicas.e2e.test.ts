@@ -208,6 +208,25 @@ describe('avoiding tried replicas: events, the wire, child policies', () => {
   });
 });
 
+describe('avoiding tried replicas: a loadBalancingConfig list with a fallback', () => {
+  it('with avoidTriedReplicas, a list whose first entry is the policy runs it (grpc-js uses the first it knows)', async () => {
+    const lb = [
+      { [AVOID_TRIED_REPLICAS_POLICY]: { childPolicy: [{ round_robin: {} }] } },
+      { round_robin: {} },
+    ];
+    h = await startReplicaHarness(
+      [FAIL, FAIL, {}],
+      retryConfig({ maxAttempts: 3 }, { loadBalancingConfig: lb }),
+    );
+    await warmUp(h, [0, 1, 2]);
+    const codes = await run(h, 'fallback', 10);
+    expect([...codes.values()].every((code) => code === status.OK)).toBe(true);
+    for (const id of codes.keys()) {
+      expect(distinct(h.replicasOf(id))).toBe(true);
+    }
+  });
+});
+
 describe('avoiding tried replicas: replicas joining and leaving', () => {
   it('a replica that comes up is used, one that goes down is left out', async () => {
     h = await startReplicaHarness([FAIL, {}, { down: true }], retryConfig({ maxAttempts: 3 }));
