@@ -31,6 +31,8 @@ export interface HedgeHost {
   finishWithLastFailure(): void;
   /** Runs `action` after `delayMs`, or ends the call at its deadline when that comes first. */
   setTimerBeforeDeadline(delayMs: number, action: () => void): TimerHandle;
+  /** When the clock reads the call's deadline as passed, ends the call at its deadline and says so. */
+  endIfPastDeadline(): boolean;
 }
 
 /**
@@ -199,7 +201,8 @@ export class HedgeScheduler {
    * When the timer fired late, the event loop was held past the due time (a GC pause, a busy
    * handler), and an answer that came in meanwhile is still unread: Node runs due timers before it polls for I/O.
    * The hedge then waits for that poll (setImmediate runs after it), and goes only if the call is still
-   * uncommitted: otherwise every call in flight across a pause of the client sent a hedge it did not need.
+   * uncommitted: otherwise every call in flight across a pause of the client sent a hedge it did not need. Nor
+   * does it go when the clock has passed the deadline meanwhile: the call ends at its deadline.
    */
   private onTimer(): void {
     this.timer = undefined;
@@ -212,7 +215,7 @@ export class HedgeScheduler {
     if (pastDue > LATE_TIMER_MS) {
       this.deferred = setImmediate(() => {
         this.deferred = undefined;
-        if (this.host.uncommitted) {
+        if (this.host.uncommitted && !this.host.endIfPastDeadline()) {
           this.sendDue();
         }
       });
@@ -253,7 +256,7 @@ export class HedgeScheduler {
     this.unhold = undefined;
     this.released = setImmediate(() => {
       this.released = undefined;
-      if (this.host.uncommitted) {
+      if (this.host.uncommitted && !this.host.endIfPastDeadline()) {
         this.sendNext();
       }
     });

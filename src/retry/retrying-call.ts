@@ -429,12 +429,24 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
 
   /** Runs `action` after `delayMs`, or ends the call at its deadline when that comes first. @internal */
   setTimerBeforeDeadline(delayMs: number, action: () => void): TimerHandle {
-    return timerBeforeDeadline(this.ctx.clock, this.deadline, delayMs, action, () => {
-      const phase = this.phase;
-      this.endAtDeadline(
-        phase.tag === 'waiting' || phase.tag === 'in-flight' ? phase.lastFailure : undefined,
-      );
-    });
+    return timerBeforeDeadline(this.ctx.clock, this.deadline, delayMs, action, () =>
+      this.endAtDeadline(this.lastFailure()),
+    );
+  }
+
+  /** When the clock reads the deadline as passed, ends the call at its deadline and says so. @internal */
+  endIfPastDeadline(): boolean {
+    if (this.ctx.clock.now() < this.deadline) {
+      return false;
+    }
+    this.endAtDeadline(this.lastFailure());
+    return true;
+  }
+
+  /** The last failure of an uncommitted call, if any. */
+  private lastFailure(): StatusObject | undefined {
+    const phase = this.phase;
+    return phase.tag === 'waiting' || phase.tag === 'in-flight' ? phase.lastFailure : undefined;
   }
 
   /** The call's deadline has passed with no attempt's status to give: `last` is its last failure, if any. */

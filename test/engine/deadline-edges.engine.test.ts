@@ -101,6 +101,25 @@ describe('engine: a timer that fires late, past the deadline (the event loop was
     expect(h.status.details).toMatch(/^Deadline exceeded while hedging \(last attempt: UNAVAILABLE/);
   });
 
+  it('a late hedge timer defers its hedge past the pending I/O; when the clock passes the deadline meanwhile, the call ends', async () => {
+    const { h, clock, holdUntil } = lateCall(hedgingPolicy({ hedgingDelay: '0.03s' }));
+    holdUntil(45); // 15 ms late: the hedge waits for the I/O polled meanwhile (setImmediate)
+    expect(h.attempts).toHaveLength(1);
+    clock.set(T0 + 61); // that I/O took past the deadline
+    await h.settle();
+    expect(h.attempts).toHaveLength(1);
+    expect(h.status).toMatchObject({ code: Status.DEADLINE_EXCEEDED, details: 'Deadline exceeded' });
+    expect(h.attempt(0).cancelled).toBeDefined();
+  });
+
+  it('a late hedge timer whose deferred hedge comes before the deadline still sends it', async () => {
+    const { h, holdUntil } = lateCall(hedgingPolicy({ hedgingDelay: '0.03s' }));
+    holdUntil(45);
+    await h.settle();
+    expect(h.attempts).toHaveLength(2);
+    expect(h.received.statuses).toEqual([]);
+  });
+
   it('a timer that fires late but before the deadline still sends its attempt', async () => {
     const { h, holdUntil } = lateCall(retryPolicy({ initialBackoff: '0.02s', maxBackoff: '0.02s' }));
     h.attempt(0).fail();
