@@ -51,6 +51,7 @@ export interface FailureDecisionInput {
 /** Why a call ends with a failure. */
 export type FinishReason =
   | 'fatal-status'
+  /** A retry (or a further hedge) would go, but the deadline has passed: the call ends with DEADLINE_EXCEEDED. */
   | 'deadline'
   | 'do-not-retry'
   | 'attempts-exhausted'
@@ -114,10 +115,6 @@ export function decideAfterFailure(input: FailureDecisionInput): FailureDecision
   if (!retryable) {
     return finish('fatal-status');
   }
-  // Only the call's own deadline ends it: a server's DEADLINE_EXCEEDED is retried like any listed code.
-  if (input.now >= input.deadline) {
-    return finish('deadline');
-  }
   if (policy.kind === 'hedging') {
     return decideHedging(input);
   }
@@ -128,6 +125,11 @@ export function decideAfterFailure(input: FailureDecisionInput): FailureDecision
   }
   if (input.attemptsStarted >= policy.maxAttempts) {
     return finish('attempts-exhausted');
+  }
+  // A retry was coming, but the call's own deadline has passed (a server's DEADLINE_EXCEEDED is retried like any
+  // listed code while it is ahead): the call ends for its deadline.
+  if (input.now >= input.deadline) {
+    return finish('deadline');
   }
   let delayMs: number;
   let reason: 'backoff' | 'pushback' | 'retry-info';
@@ -167,6 +169,9 @@ function decideHedging(input: FailureDecisionInput): FailureDecision {
   }
   if (input.attemptsStarted >= input.policy.maxAttempts) {
     return { type: 'stop-hedging', reason: 'attempts-exhausted' };
+  }
+  if (input.now >= input.deadline) {
+    return finish('deadline');
   }
   const delayMs = hint.kind === 'retry-after' ? hint.delayMs : 0;
   if (deadlineOutruns(input, delayMs)) {

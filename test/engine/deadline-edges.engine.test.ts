@@ -158,16 +158,52 @@ describe('engine: a failure the policy would retry or hedge past, arriving once 
     });
   });
 
-  it('hedging: the call ends with DEADLINE_EXCEEDED while its other hedges are still live', () => {
+  it('hedging, a further hedge to come: the call ends with DEADLINE_EXCEEDED while its other hedge is live', () => {
+    const clock = new LateTimersClock(T0);
+    const h = engineCall(hedgingPolicy({ maxAttempts: 3, hedgingDelay: '0.02s' }), {
+      interceptor: { clock },
+      callOptions: { deadline: T0 + 50 },
+    });
+    clock.advance(20);
+    expect(h.attempts).toHaveLength(2);
+    clock.set(T0 + 50); // the deadline's timer has not fired yet
+    h.attempt(1).fail(Status.UNAVAILABLE);
+    expect(h.status.code).toBe(Status.DEADLINE_EXCEEDED);
+    expect(h.status.details).toMatch(/^Deadline exceeded while hedging \(last attempt: UNAVAILABLE/);
+    expect(h.attempt(0).cancelled).toBeDefined();
+    expect(h.attempts).toHaveLength(2);
+  });
+
+  it('hedging, no hedge left to send: the failure waits for the live hedges, as before the deadline', () => {
     const h = engineCall(hedgingPolicy({ maxAttempts: 3, hedgingDelay: '0.01s' }), { deadlineMs: 50 });
     h.clock.advance(20);
     expect(h.attempts).toHaveLength(3);
     h.clock.advance(30);
     h.attempt(1).fail(Status.UNAVAILABLE);
-    expect(h.status.code).toBe(Status.DEADLINE_EXCEEDED);
-    expect(h.status.details).toMatch(/^Deadline exceeded while hedging \(last attempt: UNAVAILABLE/);
-    expect(h.attempt(0).cancelled).toBeDefined();
-    expect(h.attempt(2).cancelled).toBeDefined();
+    expect(h.received.statuses).toEqual([]);
+    h.attempt(0).status(Status.DEADLINE_EXCEEDED, 'Deadline exceeded');
+    h.attempt(2).status(Status.DEADLINE_EXCEEDED, 'Deadline exceeded');
+    expect(h.status).toMatchObject({ code: Status.DEADLINE_EXCEEDED, details: 'Deadline exceeded' });
+  });
+
+  it("retry: the last attempt's failure then is the call's, as no retry was coming (grpc-js's too)", () => {
+    const h = engineCall(retryPolicy({ maxAttempts: 2, initialBackoff: '0.01s', maxBackoff: '0.01s' }), {
+      deadlineMs: 50,
+    });
+    h.attempt(0).fail();
+    h.clock.advance(10);
+    expect(h.attempts).toHaveLength(2);
+    h.clock.advance(40);
+    h.attempt(1).fail(Status.UNAVAILABLE, { 'x-replica': 'b' });
+    expect(h.status.code).toBe(Status.UNAVAILABLE);
+    expect(h.status.metadata.get('x-replica')).toEqual(['b']);
+  });
+
+  it("retry: a server's don't-retry pushback then is the call's failure too", () => {
+    const h = engineCall(retryPolicy(), { deadlineMs: 50 });
+    h.clock.advance(50);
+    h.attempt(0).fail(Status.UNAVAILABLE, { 'grpc-retry-pushback-ms': '-1' });
+    expect(h.status.code).toBe(Status.UNAVAILABLE);
   });
 
   it('a fatal status then is still the call’s: no retry was asked for', () => {

@@ -85,6 +85,16 @@ describe('decideAfterFailure: retry policy', () => {
     ['a do-not-retry hint', { failure: { code: UNAVAILABLE, hint: stop, timedOut: false } }, 'do-not-retry'],
     ['no attempt left', { attemptsStarted: 3 }, 'attempts-exhausted'],
     [
+      'a do-not-retry hint once the deadline passed (no retry was coming)',
+      { failure: { code: UNAVAILABLE, hint: stop, timedOut: false }, now: 1000, deadline: 1000 },
+      'do-not-retry',
+    ],
+    [
+      'no attempt left once the deadline passed',
+      { attemptsStarted: 3, now: 1000, deadline: 1000 },
+      'attempts-exhausted',
+    ],
+    [
       'a backoff past the deadline (deadline-aware)',
       { deadline: 1050, deadlineAware: true },
       'deadline-aware',
