@@ -19,6 +19,8 @@ const LATE_TIMER_MS = 1;
 export interface HedgeHost {
   /** The call has not committed or ended (a listener may end it inside any step). */
   readonly uncommitted: boolean;
+  /** Uncommitted, and not waiting out a delay with nothing in flight. */
+  readonly inFlight: boolean;
   /** Send one hedge now. */
   startHedge(): void;
   /** Nothing is in flight: wait `delayMs` with no attempt out, then tell {@link HedgeScheduler.onWaitOver}. */
@@ -268,7 +270,7 @@ export class HedgeScheduler {
     }
   }
 
-  /** Sends one hedge if the rules allow it. True when it went and the call is still uncommitted. */
+  /** Sends one hedge if the rules allow it. True when it went and the call is still in flight. */
   private trySend(): boolean {
     const host = this.host;
     const verdict = decideHedgeSend({
@@ -281,7 +283,9 @@ export class HedgeScheduler {
     switch (verdict.type) {
       case 'send':
         host.startHedge();
-        return host.uncommitted;
+        // Not when the hedge failed inside its own start and its pushback put the call in a wait: the wait sends
+        // the next hedge when it is over.
+        return host.inFlight;
       case 'wait-for-budget':
         // Ask again one delay later while the call is outstanding, rather than give up hedging for the call
         // (only slow calls then compete for what flows back into the budget).
