@@ -305,22 +305,28 @@ export class HedgeScheduler {
   }
 
   /**
-   * The interceptor's gate first (A6's throttle spends nothing when asked), then the hedge budget. The budget holds
-   * the extra load of hedges sent while an attempt is in flight. A hedge with nothing in flight replaces attempts
-   * that failed with a non-fatal status: were it refused, the call would fail where fixed hedging recovers, so the
-   * budget spends on it if it can and lets it go in any case; `maxAttempts` and the interceptor's gate (A6's
-   * throttle, a retry budget) bound it, as they bound retries.
+   * The hedge budget and the interceptor's gate (A6's throttle, a retry budget, your own). The budget holds the
+   * extra load of hedges sent while an attempt is in flight, and is asked first then: it refuses often, and the call
+   * asks again one delay later, so a gate that spends when it allows (a retry budget) must not be asked, and
+   * charged, for a hedge the budget then holds back. A hedge with nothing in flight replaces attempts that failed
+   * with a non-fatal status: were it refused, the call would fail where fixed hedging recovers, so the gate is asked
+   * first, and the budget spends on it if it can and lets it go in any case; `maxAttempts` and the gate bound it, as
+   * they bound retries.
    */
   private askGates(): GateVerdict {
-    const verdict = this.host.askGate('hedge');
     const budget = this.budget;
-    if (
-      verdict !== 'allow' ||
-      budget === undefined ||
-      budget.allowAttempt('hedge') ||
-      this.attempts.live.length === 0
-    ) {
+    if (budget === undefined) {
+      return this.host.askGate('hedge');
+    }
+    if (this.attempts.live.length === 0) {
+      const verdict = this.host.askGate('hedge');
+      if (verdict === 'allow') {
+        budget.allowAttempt('hedge');
+      }
       return verdict;
+    }
+    if (budget.allowAttempt('hedge')) {
+      return this.host.askGate('hedge');
     }
     // Reported once per hedge, however often the call asks again for it.
     const number = this.attempts.count + 1;

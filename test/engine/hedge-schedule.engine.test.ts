@@ -8,6 +8,7 @@ import { AdaptiveHedging } from '../../src/hedging/adaptive-hedging-delay.js';
 import { RetryThrottle } from '../../src/retry/retry-throttle.js';
 import type { Clock } from '../../src/shared/clock.js';
 import { FakeClock } from '../../src/testing/fake-clock.js';
+import { RetryBudget } from '../../src/throttle/retry-budget.js';
 import {
   depositsOnlyHedging,
   engineCall,
@@ -77,16 +78,37 @@ describe('engine: the hedging schedule', () => {
     expect(clock.pendingTimers).toBe(0);
   });
 
-  it("the gate's refusal is the one reported: the budget is not asked after it", () => {
+  it('a hedge the budget holds back is not asked of the gate: a retry budget is not charged for it', () => {
     const clock = new FakeClock(T0);
     const adaptive = depositsOnlyHedging(clock);
+    const gate = new RetryBudget({ clock });
+    let asked = 0;
+    const allow = gate.allowAttempt.bind(gate);
+    gate.allowAttempt = (kind) => {
+      asked += 1;
+      return allow(kind);
+    };
+    const h = engineCall(hedgingPolicy({ maxAttempts: 2, hedgingDelay: '0.1s' }), {
+      clock,
+      interceptor: { adaptiveHedging: adaptive, gate },
+    });
+    clock.advance(1000); // the budget refuses, and the call asks it again every delay
+    expect(h.attempts).toHaveLength(1);
+    expect(asked).toBe(0); // nothing withdrawn: only the call's deposit went in
+    expect(eventsOfType(h.events, 'throttled').map((e) => e.gate)).toEqual(['hedge-budget']);
+  });
+
+  it("once the budget allows, the gate's refusal is the one reported, and hedging stops", () => {
+    const clock = new FakeClock(T0);
+    const adaptive = new AdaptiveHedging({ clock, maxExtraLoad: 0.5 }); // its floor pays for a first hedge
     const throttle = new RetryThrottle({ maxTokens: 2, tokenRatio: 1 });
     throttle.recordFailure();
-    const h = engineCall(hedgingPolicy({ maxAttempts: 2 }), {
+    const h = engineCall(hedgingPolicy({ maxAttempts: 3 }), {
       clock,
       interceptor: { adaptiveHedging: adaptive, gate: throttle },
     });
-    clock.advance(100);
+    clock.advance(1000);
+    expect(h.attempts).toHaveLength(1);
     expect(eventsOfType(h.events, 'throttled').map((e) => e.gate)).toEqual(['retry-throttle']);
   });
 
