@@ -12,7 +12,7 @@ import { describeValue } from '../config/service-config-error.js';
 import { errorMessage } from '../util/error-message.js';
 import { AvoidTriedPicker } from './avoid-tried-picker.js';
 import { isPolicyKnownToGrpcJs } from './known-to-grpc-js.js';
-import { suggestPolicyName } from './lb-policy-names.js';
+import { policyNameOf, suggestPolicyName } from './lb-policy-names.js';
 import { AVOID_TRIED_REPLICAS_POLICY } from './policy-name.js';
 import { markReplicaAvoidanceRegistered } from './tried-replicas.js';
 
@@ -109,13 +109,6 @@ export function parseAvoidTriedReplicasConfig(obj: unknown): AvoidTriedReplicasC
     return { path: [key], problem: `childPolicy cannot be ${AVOID_TRIED_REPLICAS_POLICY} itself` };
   }
   return new AvoidTriedReplicasConfig(child);
-}
-
-/** The policy an entry of a policy list names (its first key), if it is an object. */
-function policyNameOf(entry: unknown): string | undefined {
-  return typeof entry === 'object' && entry !== null && !Array.isArray(entry)
-    ? Object.keys(entry)[0]
-    : undefined;
 }
 
 /**

@@ -18,16 +18,19 @@ const COMMON_POLICIES = [
   AVOID_TRIED_REPLICAS_POLICY,
 ];
 
+/** The policy an entry of a policy list names (its first key), if it is an object. */
+export function policyNameOf(entry: unknown): string | undefined {
+  return typeof entry === 'object' && entry !== null && !Array.isArray(entry)
+    ? Object.keys(entry)[0]
+    : undefined;
+}
+
 /** The policy names of a `loadBalancingConfig` list, in order (an entry that is not `{name: {...}}` gives none). */
 export function policyNames(list: unknown): string[] {
   if (!Array.isArray(list)) {
     return [];
   }
-  return list.flatMap((entry: unknown) =>
-    typeof entry === 'object' && entry !== null && !Array.isArray(entry)
-      ? Object.keys(entry).slice(0, 1)
-      : [],
-  );
+  return list.flatMap((entry: unknown) => policyNameOf(entry) ?? []);
 }
 
 /** The policy grpc-js runs for `list`: the first name it knows, else `pick_first`. */

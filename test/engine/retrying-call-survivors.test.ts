@@ -32,11 +32,14 @@ function write(call: { sendMessageWithContext: (c: object, m: unknown) => void }
   return done;
 }
 
-/** The attempt ends as soon as it is handed a message: a layer below that fails the write before returning. */
-function failsOnWrite(attempt: FakeAttempt): void {
+/**
+ * The attempt ends (UNAVAILABLE, with these trailers) as soon as it is handed a message: a layer below that fails
+ * the write before returning.
+ */
+function failsOnWrite(attempt: FakeAttempt, trailers: Record<string, string> = {}): void {
   attempt.sendMessageWithContext = (_context, message) => {
     attempt.messages.push(message);
-    attempt.fail();
+    attempt.fail(Status.UNAVAILABLE, trailers);
   };
 }
 
@@ -202,11 +205,7 @@ describe('engine: a hedge whose attempt fails inside its own start (a layer belo
       interceptor: {
         onEvent: (e) => {
           if (e.type === 'attempt-start' && e.attempt === 2) {
-            const hedge = h.attempts[1] as FakeAttempt;
-            hedge.sendMessageWithContext = (_context, message) => {
-              hedge.messages.push(message);
-              hedge.fail(Status.UNAVAILABLE, pushback);
-            };
+            failsOnWrite(h.attempts[1] as FakeAttempt, pushback);
           }
         },
       },
