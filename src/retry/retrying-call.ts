@@ -242,12 +242,17 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
         lastFailure: from.tag === 'waiting' ? from.lastFailure : undefined,
       });
     }
-    const attempt = this.attempts.start(kind, call, now, this.app.headers);
-    if (attempt.state !== 'live') {
-      return;
-    }
-    if (from.tag === 'waiting' && from.commitNext) {
-      this.commit(attempt, 'buffer-overflow');
+    // Bound to commit (the replay buffer overflowed during the wait): committed before its call starts, so that a
+    // failure its start reports (an interceptor below ending it at once) is the call's, as it would be a moment later.
+    const commitNext = from.tag === 'waiting' && from.commitNext;
+    const attempt = this.attempts.start(
+      kind,
+      call,
+      now,
+      this.app.headers,
+      commitNext ? (live) => this.commit(live, 'buffer-overflow') : undefined,
+    );
+    if (attempt.state !== 'live' || commitNext) {
       return;
     }
     const recvTimeoutMs = this.policy.kind === 'retry' ? this.policy.perAttemptRecvTimeoutMs : undefined;

@@ -6,6 +6,7 @@
  * and listeners that end the call or commit another attempt in the middle of a step.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { RetryThrottle } from '../../src/retry/retry-throttle.js';
 import type { RetryGate } from '../../src/shared/retry-gate.js';
 import { FakeClock } from '../../src/testing/fake-clock.js';
 import {
@@ -353,16 +354,17 @@ describe('engine: an OK status that commits its attempt, with one other hedge in
   });
 });
 
-describe('engine: a hedge bound to commit (the buffer overflowed during the wait) that fails inside its own start', () => {
-  it('is not committed: the hedge sent in its place stays in flight and answers the call', () => {
-    // The failed hedge is done before its start returns: committing to it would cancel the live hedge after it
-    // and leave the call with no attempt to answer.
+describe('engine: an attempt bound to commit (the buffer overflowed during the wait) that fails inside its own start', () => {
+  // Committed before its call starts: its failure is the call's whether the start reports it (an interceptor below
+  // ending it at once) or it comes a moment later. Before, a failure inside the start dropped the pending commit, and
+  // further attempts went uncommitted, replaying a buffer over its limit.
+  function boundHedge(failInsideStart: boolean) {
     const h = engineCall(hedgingPolicy({ hedgingDelay: '1s', maxAttempts: 4 }), {
       type: 'client-stream',
       interceptor: {
         perRpcBufferBytes: 100,
         onEvent: (e) => {
-          if (e.type === 'attempt-start' && e.attempt === 2) {
+          if (failInsideStart && e.type === 'attempt-start' && e.attempt === 2) {
             failsOnWrite(h.attempts[1] as FakeAttempt);
           }
         },
@@ -371,14 +373,55 @@ describe('engine: a hedge bound to commit (the buffer overflowed during the wait
     h.call.sendMessage(Buffer.alloc(10));
     h.attempt(0).fail(Status.UNAVAILABLE, { 'grpc-retry-pushback-ms': '100' }); // wait out the pushback
     h.call.sendMessage(Buffer.alloc(200)); // overflows the buffer during the wait
-    h.clock.advance(100); // hedge 2 goes and fails at once; hedge 3 follows (nothing in flight)
-    expect(h.attempt(1).ended).toBe(true);
-    expect(h.attempts).toHaveLength(3);
-    expect(eventsOfType(h.events, 'committed').filter((e) => e.attempt === 2)).toEqual([]);
-    expect(h.attempt(2).cancelled).toBeUndefined();
-    h.attempt(2).succeed('third');
-    expect(h.status.code).toBe(Status.OK);
-    expect(h.received.messages).toEqual(['third']);
+    h.clock.advance(100); // hedge 2 goes, bound to commit
+    if (!failInsideStart) {
+      h.attempt(1).fail(Status.UNAVAILABLE);
+    }
+    return h;
+  }
+
+  it.each([true, false])(
+    'hedging (failing inside its start: %s): its failure ends the call, no hedge follows',
+    (inside) => {
+      const h = boundHedge(inside);
+      expect(eventsOfType(h.events, 'committed')).toEqual([
+        expect.objectContaining({ attempt: 2, reason: 'buffer-overflow' }),
+      ]);
+      expect(h.attempts).toHaveLength(2);
+      expect(h.status.code).toBe(Status.UNAVAILABLE);
+      expect(h.attempt(1).messages.map((m) => (m as Buffer).length)).toEqual(inside ? [10] : [10, 200]); // failing on its first write, or after the replay
+      h.clock.advance(5000);
+      expect(h.attempts).toHaveLength(2);
+      expect(h.received.statuses).toHaveLength(1);
+    },
+  );
+
+  it('retry: its failure ends the call though attempts remain, and counts against the throttle once', () => {
+    const throttle = new RetryThrottle({ maxTokens: 10, tokenRatio: 0.1 });
+    const h = engineCall(retryPolicy({ maxAttempts: 5 }), {
+      type: 'client-stream',
+      interceptor: {
+        perRpcBufferBytes: 100,
+        gate: throttle,
+        onEvent: (e) => {
+          if (e.type === 'attempt-start' && e.attempt === 2) {
+            failsOnWrite(h.attempts[1] as FakeAttempt);
+          }
+        },
+      },
+    });
+    h.call.sendMessage(Buffer.alloc(10));
+    h.attempt(0).fail(); // the backoff
+    h.call.sendMessage(Buffer.alloc(200)); // overflows the buffer during the backoff
+    h.clock.runNext();
+    expect(eventsOfType(h.events, 'committed')).toEqual([
+      expect.objectContaining({ attempt: 2, reason: 'buffer-overflow' }),
+    ]);
+    expect(h.attempts).toHaveLength(2);
+    expect(h.status.code).toBe(Status.UNAVAILABLE);
+    expect(throttle.tokens).toBe(8); // two failures, one token each
+    h.clock.advance(60_000);
+    expect(h.attempts).toHaveLength(2);
   });
 });
 
