@@ -26,6 +26,8 @@ export interface FirstAttemptLatencies {
 interface MethodState {
   readonly tracker: HedgeDelayTracker;
   readonly window: LatencyWindow;
+  /** When the method's last outcome was recorded (the clock's ms): the least recent are forgotten first. */
+  recordedAt: number;
 }
 
 /**
@@ -125,17 +127,38 @@ export class AdaptiveHedging implements HedgeDelaySource {
     ) {
       return;
     }
+    const now = this.clock.now();
     let state = this.methods.get(method);
     if (state === undefined) {
+      if (this.methods.size >= this.options.maxMethods) {
+        this.forgetLeastRecent();
+      }
       state = {
         tracker: new HedgeDelayTracker(delayUsedMs, this.trackerConfig),
         window: new LatencyWindow(this.options.windowMs, this.options.windowBins),
+        recordedAt: now,
       };
       this.methods.set(method, state);
     }
-    const now = this.clock.now();
+    state.recordedAt = now;
     state.tracker.record(delayUsedMs, latencyMs, superseded, now);
     state.window.record(latencyMs, now);
+  }
+
+  /**
+   * `maxMethods` is reached: forgets the tenth of the methods recorded least recently (at least one), with their
+   * stall holds unless hedges are held there. In a batch, so that a client past the limit sorts once per tenth.
+   */
+  private forgetLeastRecent(): void {
+    const methods = this.methods;
+    const count = Math.max(1, Math.ceil(this.options.maxMethods / 10));
+    const oldest = [...methods].sort((a, b) => a[1].recordedAt - b[1].recordedAt).slice(0, count);
+    for (const [method] of oldest) {
+      methods.delete(method);
+      if (this.stalls.get(method)?.heldCount === 0) {
+        this.stalls.delete(method);
+      }
+    }
   }
 
   /**
@@ -170,10 +193,25 @@ export class AdaptiveHedging implements HedgeDelaySource {
   private stallOf(method: string): StallHold {
     let stall = this.stalls.get(method);
     if (stall === undefined) {
+      if (this.stalls.size >= this.options.maxMethods) {
+        this.forgetIdleStalls();
+      }
       stall = new StallHold();
       this.stalls.set(method, stall);
     }
     return stall;
+  }
+
+  /**
+   * As many stall holds as `maxMethods`: those of methods whose delay is not kept, with no hedge held, are
+   * forgotten (a method whose hedges come due and whose calls never commit has a hold and no delay).
+   */
+  private forgetIdleStalls(): void {
+    for (const [method, stall] of this.stalls) {
+      if (stall.heldCount === 0 && !this.methods.has(method)) {
+        this.stalls.delete(method);
+      }
+    }
   }
 
   /** Hedges of `method` held now, waiting for its next answer. */

@@ -31,6 +31,11 @@ export const DEFAULT_MAX_HEDGING_DELAY_MS = 60_000;
 export function defaultRecentCalls(maxExtraLoad: number): number {
   return Math.min(10_000, Math.max(20, Math.ceil(20 / maxExtraLoad)));
 }
+/**
+ * Default number of methods whose delay is kept (see {@link AdaptiveHedgingOptions.maxMethods}): about 7 KB each, so
+ * a client whose hedging policy covers paths without end (a proxy forwarding whatever it is asked) stays under 7 MB.
+ */
+export const DEFAULT_MAX_ADAPTIVE_METHODS = 1_000;
 /** Default time-to-live of the budget's deposits and withdrawals (Finagle's RetryBudget: 10 s). */
 export const DEFAULT_HEDGE_BUDGET_TTL_MS = 10_000;
 /**
@@ -97,6 +102,13 @@ export interface AdaptiveHedgingOptions {
    * go at the method's next answer if their calls are still waiting. Each held hedge is a `hedge-held` event.
    */
   holdInStalls?: boolean;
+  /**
+   * How many methods' delays are kept, an integer from 1 to 1,000,000 (default 1,000). When a new method would
+   * pass it, the tenth of the methods recorded least recently are forgotten: their next calls hedge at the policy's
+   * `hedgingDelay` again until their delay is learned anew. Only a client whose hedging policy covers method paths
+   * without end (a proxy, a default `name: [{}]` entry) reaches it.
+   */
+  maxMethods?: number;
   /** Time source (default the system clock); inject one for deterministic tests. */
   clock?: Clock;
 }
@@ -111,6 +123,7 @@ export interface ResolvedAdaptiveHedgingOptions {
   readonly windowBins: number;
   readonly budget: Required<HedgeBudgetOptions> | undefined;
   readonly holdInStalls: boolean;
+  readonly maxMethods: number;
 }
 
 const KNOWN = [
@@ -122,6 +135,7 @@ const KNOWN = [
   'windowBins',
   'budget',
   'holdInStalls',
+  'maxMethods',
   'clock',
 ];
 /** The options of a hedge budget. @internal */
@@ -209,5 +223,20 @@ export function resolveAdaptiveHedgingOptions(
   });
   const budget = o.budget === false ? undefined : resolveHedgeBudgetOptions(`${path}.budget`, o.budget);
   const holdInStalls = checkBoolean(path, 'holdInStalls', o.holdInStalls, true);
-  return { maxExtraLoad, recentCalls, minDelayMs, maxDelayMs, windowMs, windowBins, budget, holdInStalls };
+  const maxMethods = checkNumber(path, 'maxMethods', o.maxMethods, DEFAULT_MAX_ADAPTIVE_METHODS, {
+    min: 1,
+    max: 1_000_000,
+    integer: true,
+  });
+  return {
+    maxExtraLoad,
+    recentCalls,
+    minDelayMs,
+    maxDelayMs,
+    windowMs,
+    windowBins,
+    budget,
+    holdInStalls,
+    maxMethods,
+  };
 }

@@ -239,6 +239,65 @@ describe('AdaptiveHedging delay', () => {
       /options\.maxExtraLoads is not an option; did you mean "maxExtraLoad"\?/,
     );
     expect(() => new AdaptiveHedging({ clock: {} as never })).toThrow(/options\.clock must be a Clock/);
+    expect(() => new AdaptiveHedging({ maxMethods: 0 })).toThrow(/options\.maxMethods/);
+    expect(() => new AdaptiveHedging({ maxMethods: 2.5 })).toThrow(/options\.maxMethods/);
+  });
+});
+
+describe('AdaptiveHedging: how many methods it keeps (maxMethods)', () => {
+  const path = (i: number) => `/pkg.Service/M${i}`;
+
+  it('keeps 1,000 by default: past them, the tenth recorded least recently are forgotten and hedge at the policy delay', () => {
+    const clock = new FakeClock();
+    const hedging = new AdaptiveHedging({ clock, holdInStalls: false });
+    expect(hedging.options.maxMethods).toBe(1_000);
+    for (let i = 0; i < 1_000; i++) {
+      hedging.recordOutcome(path(i), 20, 5);
+      clock.advance(1);
+    }
+    hedging.recordOutcome(path(0), 20, 5); // M0 is the most recent now; M1..M100 the least
+    expect(hedging.currentDelays().size).toBe(1_000);
+    hedging.recordOutcome(path(1_000), 20, 5);
+    const kept = hedging.currentDelays();
+    expect(kept.size).toBe(901);
+    expect(kept.has(path(0))).toBe(true);
+    expect(kept.has(path(1_000))).toBe(true);
+    expect([...Array(100)].map((_, i) => kept.has(path(i + 1)))).not.toContain(true);
+    expect(kept.has(path(101))).toBe(true);
+    expect(hedging.delayFor(path(1), 33)).toEqual({ delayMs: 33, adaptive: false });
+    expect(hedging.latencies(path(1))).toBeUndefined();
+  });
+
+  it('a forgotten method learns again from the policy delay; one kept keeps what it learned', () => {
+    const clock = new FakeClock();
+    const hedging = new AdaptiveHedging({ clock, maxMethods: 2 });
+    feed(hedging, clock, 100, 1_000, () => 3, path(1));
+    feed(hedging, clock, 100, 1_000, () => 3, path(2));
+    const learned = hedging.delayOf(path(2));
+    expect(learned).toBeLessThan(20);
+    feed(hedging, clock, 1, 10, () => 3, path(3)); // M1 goes (one method: a tenth of 2, at least one)
+    expect(hedging.delayOf(path(1))).toBeUndefined();
+    expect(hedging.delayOf(path(2))).toBe(learned);
+    expect(hedging.delayFor(path(3), 20)).toEqual({ delayMs: 20, adaptive: true });
+  });
+
+  it("keeps a method's stall hold while hedges are held there, and forgets idle holds of methods it does not keep", () => {
+    const clock = new FakeClock();
+    const hedging = new AdaptiveHedging({ clock, maxMethods: 1 });
+    // M1's calls stall: a second hedge due with no answer is held.
+    expect(hedging.holdHedge(path(1))).toBe(false);
+    expect(hedging.holdHedge(path(1))).toBe(true);
+    let released = 0;
+    hedging.whenAnswered(path(1), () => (released += 1));
+    // Another method's hold, past the limit: M1's is held, so it stays.
+    expect(hedging.holdHedge(path(2))).toBe(false);
+    expect(hedging.heldHedges(path(1))).toBe(1);
+    hedging.recordOutcome(path(1), 20, 5); // releases, and M1's delay is kept
+    expect(released).toBe(1);
+    // M3's hold: M2's hold is idle and M2 has no delay kept, so it goes; M1's (a kept method) stays.
+    expect(hedging.holdHedge(path(3))).toBe(false);
+    expect(hedging.holdHedge(path(2))).toBe(false); // a fresh hold: no hedge counted as due before
+    expect(hedging.holdHedge(path(2))).toBe(true);
   });
 });
 

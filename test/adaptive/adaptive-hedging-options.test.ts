@@ -17,6 +17,7 @@ const DEFAULTS = {
   windowBins: 3,
   budget: { minPerSecond: 3, ttlMs: 10_000, chanceSd: 3 },
   holdInStalls: true,
+  maxMethods: 1_000,
 };
 
 describe('adaptive hedging options: defaults', () => {
@@ -121,10 +122,17 @@ describe('adaptive hedging options: shapes that are not options', () => {
     );
   });
 
+  it('maxMethods is a whole number from 1 to 1,000,000', () => {
+    expect(resolve({ maxMethods: 1 }).maxMethods).toBe(1);
+    expect(() => resolve({ maxMethods: 0 })).toThrow(`${WHERE}.maxMethods`);
+    expect(() => resolve({ maxMethods: 10.5 })).toThrow(/maxMethods must be an integer/);
+    expect(() => resolve({ maxMethods: 2_000_000 })).toThrow(`${WHERE}.maxMethods`);
+  });
+
   it('accepts a clock (checked by AdaptiveHedging itself)', () => {
     expect(resolve({ clock: new FakeClock() }).windowMs).toBe(30_000);
   });
 });
 
 const KNOWN =
-  'maxExtraLoad, recentCalls, minDelayMs, maxDelayMs, windowMs, windowBins, budget, holdInStalls, clock';
+  'maxExtraLoad, recentCalls, minDelayMs, maxDelayMs, windowMs, windowBins, budget, holdInStalls, maxMethods, clock';
