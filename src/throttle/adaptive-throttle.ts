@@ -162,6 +162,29 @@ export function createAdaptiveThrottle(options?: AdaptiveThrottleOptions): Adapt
   const retryLocalRejections = checkBoolean(WHERE, 'retryLocalRejections', opts.retryLocalRejections, false);
 
   const states = new Map<string, AdaptiveThrottleState>();
+  /**
+   * Keys are kept while they count something: when a new key would make more than `forgetAbove` of them, the keys
+   * whose window holds no request any more (idle for a window, as good as new) are forgotten, so that a `key` that
+   * names many things (per method, per tenant) does not keep every one it ever saw.
+   */
+  let forgetAbove = FORGET_IDLE_KEYS_ABOVE;
+  const stateOf = (key: string): AdaptiveThrottleState => {
+    let state = states.get(key);
+    if (state === undefined) {
+      if (states.size >= forgetAbove) {
+        const now = clock.now();
+        for (const [other, s] of states) {
+          if (s.requests(now) === 0) {
+            states.delete(other);
+          }
+        }
+        forgetAbove = Math.max(FORGET_IDLE_KEYS_ABOVE, 2 * states.size);
+      }
+      state = new AdaptiveThrottleState(rule);
+      states.set(key, state);
+    }
+    return state;
+  };
   const counters: AdaptiveThrottleCounters = {
     calls: 0,
     rejected: 0,
@@ -178,24 +201,20 @@ export function createAdaptiveThrottle(options?: AdaptiveThrottleOptions): Adapt
   ) => {
     const method = callOptions.method_definition.path;
     const key = keyOf(method);
-    let state = states.get(key);
-    if (!state) {
-      state = new AdaptiveThrottleState(rule);
-      states.set(key, state);
-    }
-    const throttleState = state;
+    const throttleState = stateOf(key);
     const report = (outcome: number | 'timed-out' | 'cancelled') => {
       if (outcome === 'cancelled') {
         counters.cancelled += 1;
         return;
       }
-      if (outcome === 'timed-out' || rejectedCodes.has(outcome)) {
-        counters.notAccepted += 1;
-        throttleState.recordResponse(clock.now(), false);
-      } else {
+      // Looked up again: the key's state may have been forgotten (idle for a window) while the call was out.
+      const accepted = !(outcome === 'timed-out' || rejectedCodes.has(outcome));
+      if (accepted) {
         counters.accepted += 1;
-        throttleState.recordResponse(clock.now(), true);
+      } else {
+        counters.notAccepted += 1;
       }
+      stateOf(key).recordResponse(clock.now(), accepted);
     };
     // Decided when the call starts: only then does the metadata say whether it is a retry or a hedge.
     return new ThrottledCall((metadata) => {
@@ -234,6 +253,9 @@ export function createAdaptiveThrottle(options?: AdaptiveThrottleOptions): Adapt
     rule,
   }) as AdaptiveThrottleInterceptor;
 }
+
+/** How many keys the throttle holds before it looks for idle ones to forget (then twice those left, at least this). */
+const FORGET_IDLE_KEYS_ABOVE = 1_024;
 
 function resolveRejectedCodes(value: unknown): ReadonlySet<number> {
   if (value === undefined) {

@@ -125,3 +125,47 @@ describe('createAdaptiveThrottle (unit, fake time)', () => {
     expect(calls).toHaveLength(1); // the rejected call never made a next call
   });
 });
+
+describe('createAdaptiveThrottle: keys it forgets', () => {
+  const at = (path: string) => ({ method_definition: { path } }) as unknown as InterceptorOptions;
+
+  function answered(
+    throttle: ReturnType<typeof createAdaptiveThrottle>,
+    next: () => InterceptingCallInterface,
+    path: string,
+  ) {
+    const call = throttle(at(path), next);
+    call.start(new Metadata(), listener);
+    return call;
+  }
+
+  it('past 1,024 keys, forgets those idle for a window (as good as new), and keeps those still counting', () => {
+    const clock = { t: 0, now: () => clock.t };
+    const throttle = createAdaptiveThrottle({ clock, random: () => 0.999, key: (m) => m });
+    const { next, calls } = fakeNext();
+    for (let i = 0; i < 1_023; i++) {
+      answered(throttle, next, `/pkg.S/M${i}`);
+      calls[i]?.answer(status.UNAVAILABLE);
+    }
+    clock.t = throttle.rule.windowMs + 1; // every key so far is idle
+    answered(throttle, next, '/pkg.S/Busy');
+    calls[1_023]?.answer(status.UNAVAILABLE);
+    expect(Object.keys(throttle.state())).toHaveLength(1_024);
+    answered(throttle, next, '/pkg.S/New');
+    expect(Object.keys(throttle.state()).sort()).toEqual(['/pkg.S/Busy', '/pkg.S/New']);
+    expect(throttle.state()['/pkg.S/Busy']).toMatchObject({ requests: 1, accepts: 0 });
+  });
+
+  it('a call out while its key is forgotten counts on the key when it answers', () => {
+    const clock = { t: 0, now: () => clock.t };
+    const throttle = createAdaptiveThrottle({ clock, random: () => 0.999, key: (m) => m });
+    const { next, calls } = fakeNext();
+    answered(throttle, next, '/pkg.S/Long'); // out, not answered: its key counts no request yet
+    for (let i = 0; i < 1_024; i++) {
+      answered(throttle, next, `/pkg.S/M${i}`);
+    }
+    expect(throttle.state()['/pkg.S/Long']).toBeUndefined(); // forgotten with the other idle keys
+    calls[0]?.answer(status.UNAVAILABLE);
+    expect(throttle.state()['/pkg.S/Long']).toMatchObject({ requests: 1, accepts: 0 });
+  });
+});
