@@ -112,6 +112,15 @@ describe('engine: a timer that fires late, past the deadline (the event loop was
     expect(h.attempt(0).cancelled).toBeDefined();
   });
 
+  it('a deferred hedge whose I/O took the clock to the deadline exactly: the deadline has come, the call ends', async () => {
+    const { h, clock, holdUntil } = lateCall(hedgingPolicy({ hedgingDelay: '0.03s' }));
+    holdUntil(45);
+    clock.set(T0 + 60);
+    await h.settle();
+    expect(h.attempts).toHaveLength(1);
+    expect(h.status.code).toBe(Status.DEADLINE_EXCEEDED);
+  });
+
   it('a late hedge timer whose deferred hedge comes before the deadline still sends it', async () => {
     const { h, holdUntil } = lateCall(hedgingPolicy({ hedgingDelay: '0.03s' }));
     holdUntil(45);
