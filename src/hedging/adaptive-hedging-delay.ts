@@ -46,7 +46,7 @@ interface MethodState {
  * Latencies are read in the clock's steps (`Clock.resolutionMs`: 1 ms for the system clock's `Date.now()`), and an
  * attempt one step above the fast path's top may have been a straggler (see the estimate).
  *
- * State is per method. A sliding window of DDSketches (3 × 10 s by default, 1% relative accuracy) keeps the
+ * State is per method, for up to `maxMethods` of them (the least recently recorded are forgotten). A sliding window of DDSketches (3 × 10 s by default, 1% relative accuracy) keeps the
  * first-attempt latencies for reporting ({@link latencies}); the delay does not depend on it. Nothing runs on a
  * timer; time comes from the injected clock, so the whole thing is deterministic under a fake one.
  *
@@ -224,7 +224,7 @@ export class AdaptiveHedging implements HedgeDelaySource {
     return this.methods.get(method)?.tracker.delayMs;
   }
 
-  /** The adaptive delay of every method that has one, ms, by method path. */
+  /** The adaptive delay of every method that has one (of those kept: see `maxMethods`), ms, by method path. */
   currentDelays(): ReadonlyMap<string, number> {
     const out = new Map<string, number>();
     for (const [method, state] of this.methods) {
