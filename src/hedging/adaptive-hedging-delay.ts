@@ -46,9 +46,10 @@ interface MethodState {
  * Latencies are read in the clock's steps (`Clock.resolutionMs`: 1 ms for the system clock's `Date.now()`), and an
  * attempt one step above the fast path's top may have been a straggler (see the estimate).
  *
- * State is per method, for up to `maxMethods` of them (the least recently recorded are forgotten). A sliding window of DDSketches (3 × 10 s by default, 1% relative accuracy) keeps the
- * first-attempt latencies for reporting ({@link latencies}); the delay does not depend on it. Nothing runs on a
- * timer; time comes from the injected clock, so the whole thing is deterministic under a fake one.
+ * State is per method, for up to `maxMethods` of them (the least recently recorded are forgotten). A sliding
+ * window of DDSketches (3 × 10 s by default, 1% relative accuracy) keeps the first-attempt latencies for reporting
+ * ({@link latencies}); the delay does not depend on it. Nothing runs on a timer; time comes from the injected
+ * clock, so the whole thing is deterministic under a fake one.
  *
  * Pass `adaptiveHedging: true`, an options object or an instance to `createRetryInterceptor`; build the instance
  * yourself to read {@link currentDelays} or hand it to the OpenTelemetry adapter.
