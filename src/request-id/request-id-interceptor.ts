@@ -23,6 +23,8 @@ const PREVIOUS_ATTEMPTS_HEADER = 'grpc-previous-rpc-attempts';
 /** A legal text metadata key (lowercase; `-bin` keys carry bytes, `grpc-` keys are reserved). */
 const TEXT_HEADER_KEY = /^[0-9a-z_.-]+$/;
 const FIELD_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** How many methods the field mode checks for a serializer that drops the field (see checkedMethods). */
+const MAX_CHECKED_METHODS = 1_000;
 
 /** Options of {@link createRequestIdInterceptor}. Give `field` or `header`, not both. */
 export interface RequestIdInterceptorOptions {
@@ -77,7 +79,10 @@ export function createRequestIdInterceptor(options: RequestIdInterceptorOptions 
     'GRPC_RETRY_HEDGING_REQUEST_ID_FIELD',
   );
 
-  /** Methods whose serializer was asked, on their first filled request, whether it keeps the field. */
+  /**
+   * Methods whose serializer was asked, on their first filled request, whether it keeps the field: the first
+   * {@link MAX_CHECKED_METHODS} (a proxy calls paths without end; a field its protos drop shows in the first ones).
+   */
   const checkedMethods = new Set<string>();
 
   return (callOptions: InterceptorOptions, nextCall) => {
@@ -122,7 +127,7 @@ export function createRequestIdInterceptor(options: RequestIdInterceptorOptions 
         const current = (message as Record<string, unknown>)[field];
         if (current === undefined || current === null || current === '') {
           const filled = withField(message, field, settings.generate());
-          if (!checkedMethods.has(definition.path)) {
+          if (!checkedMethods.has(definition.path) && checkedMethods.size < MAX_CHECKED_METHODS) {
             checkedMethods.add(definition.path);
             warnIfFieldDropped(definition, field, message, filled);
           }

@@ -264,3 +264,46 @@ describe('createRequestIdInterceptor options', () => {
     );
   });
 });
+
+describe('the field check, over many methods (a proxy calling paths without end)', () => {
+  it('asks the serializer of the first 1,000 methods only, so that it keeps no more of them', () => {
+    const interceptor = createRequestIdInterceptor({ field: 'requestId', generate: () => 'id' });
+    let checks = 0;
+    const sendOne = (path: string) => {
+      const definition = {
+        path,
+        requestStream: false,
+        responseStream: false,
+        // Counts the check's serializations; keeps the field, so nothing is warned.
+        requestSerialize: (value: object) => {
+          checks += 1;
+          return Buffer.from(JSON.stringify(value));
+        },
+        responseDeserialize: (bytes: Buffer) => bytes,
+      };
+      const sent: unknown[] = [];
+      const next = {
+        start: () => {},
+        sendMessageWithContext: (_context: object, message: unknown) => sent.push(message),
+        sendMessage: (message: unknown) => sent.push(message),
+        halfClose: () => {},
+        cancelWithStatus: () => {},
+        startRead: () => {},
+        getPeer: () => '',
+      };
+      const call = interceptor(
+        { method_definition: definition } as unknown as grpc.InterceptorOptions,
+        () => next as unknown as grpc.InterceptingCall,
+      );
+      call.start(new grpc.Metadata(), {});
+      call.sendMessage({});
+      expect(sent).toEqual([{ requestId: 'id' }]);
+    };
+    for (let i = 0; i < 1_000; i++) sendOne(`/pkg.S/M${i}`);
+    expect(checks).toBe(2_000); // the filled request and the caller's, once per method
+    sendOne('/pkg.S/M0'); // checked already
+    sendOne('/pkg.S/M1000'); // past the limit: not checked, not kept
+    sendOne('/pkg.S/M1001');
+    expect(checks).toBe(2_000);
+  });
+});
