@@ -24,6 +24,9 @@ export const DEFAULT_CANCEL_BURST = 250;
  */
 export const DEFAULT_UNCANCELLED_LOSER_CAP_MS = 30_000;
 
+/** Withdrawn requests the queue may hold beyond twice its live ones before they are swept out. */
+const WITHDRAWN_SWEEP_SLACK = 64;
+
 /** Options of {@link CancelRateLimiter}. */
 export interface CancelRateLimiterOptions {
   /** Sustained cancellations per second (default 25). */
@@ -54,8 +57,12 @@ export class CancelRateLimiter implements CancelLimiter {
   readonly loserCapMs: number;
   private readonly clock: Clock;
   private available: number;
-  /** Cancellations asked for with {@link whenAllowed}, oldest first (withdrawn ones are skipped). */
-  private readonly waiting: { readonly cancel: () => void; live: boolean }[] = [];
+  /**
+   * Cancellations asked for with {@link whenAllowed}, oldest first. A withdrawn one lets go of its cancel (which
+   * holds the whole call) at once, and is skipped; they are swept out once they outnumber the live ones, as a loser
+   * that runs on at the head keeps the queue from draining past it.
+   */
+  private waiting: { cancel: (() => void) | undefined; live: boolean }[] = [];
   private timer: TimerHandle | undefined;
   /** How many of {@link waiting} are not withdrawn. */
   private live = 0;
@@ -116,7 +123,7 @@ export class CancelRateLimiter implements CancelLimiter {
    * request (the loser ended meanwhile).
    */
   whenAllowed(cancel: () => void): () => void {
-    const entry = { cancel, live: true };
+    const entry: { cancel: (() => void) | undefined; live: boolean } = { cancel, live: true };
     this.waiting.push(entry);
     this.live += 1;
     this.arm();
@@ -125,6 +132,7 @@ export class CancelRateLimiter implements CancelLimiter {
         return;
       }
       entry.live = false;
+      entry.cancel = undefined;
       this.live -= 1;
       if (this.live === 0) {
         // Nothing left to cancel: no timer may hold the process up.
@@ -133,6 +141,8 @@ export class CancelRateLimiter implements CancelLimiter {
           this.clock.clearTimer(this.timer);
           this.timer = undefined;
         }
+      } else if (this.waiting.length > 2 * this.live + WITHDRAWN_SWEEP_SLACK) {
+        this.waiting = this.waiting.filter((waiting) => waiting.live);
       }
     };
   }
@@ -157,16 +167,20 @@ export class CancelRateLimiter implements CancelLimiter {
       this.clock.clearTimer(this.timer);
       this.timer = undefined;
     }
-    let cancelled = 0;
+    // Every entry is done with before any cancel runs: one that ends a call may withdraw others re-entrantly.
+    const cancels: (() => void)[] = [];
     for (const entry of entries) {
-      if (entry.live) {
-        entry.live = false;
-        cancelled += 1;
-        this.noteCancel();
-        entry.cancel();
+      if (entry.live && entry.cancel !== undefined) {
+        cancels.push(entry.cancel);
       }
+      entry.live = false;
+      entry.cancel = undefined;
     }
-    return cancelled;
+    for (const cancel of cancels) {
+      this.noteCancel();
+      cancel();
+    }
+    return cancels.length;
   }
 
   private arm(): void {
@@ -192,11 +206,13 @@ export class CancelRateLimiter implements CancelLimiter {
     this.refill();
     while (this.waiting.length > 0 && this.available >= 1) {
       const entry = this.waiting.shift();
-      if (entry?.live) {
+      const cancel = entry?.cancel;
+      if (entry?.live && cancel !== undefined) {
         entry.live = false;
+        entry.cancel = undefined;
         this.live -= 1;
         this.available -= 1;
-        entry.cancel();
+        cancel();
       }
     }
     this.arm();

@@ -1,3 +1,5 @@
+import v8 from 'node:v8';
+import vm from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import {
   CancelRateLimiter,
@@ -218,5 +220,64 @@ describe('resolveCancelRateLimiter (the interceptor option)', () => {
       /createRetryInterceptor: options\.cancelRateLimit\.burst/,
     );
     expect(() => resolveCancelRateLimiter(5 as never)).toThrow(/options\.cancelRateLimit must be/);
+  });
+});
+
+describe('CancelRateLimiter.cancelWaiting with a cancel that withdraws another', () => {
+  it('leaves the queue empty, not below it, and runs each cancel once', () => {
+    const clock = new TimerClock(0);
+    const limiter = new CancelRateLimiter({ clock, burst: 1, ratePerSecond: 1 });
+    limiter.tryCancel();
+    const ran: string[] = [];
+    let withdrawB: () => void = () => {};
+    limiter.whenAllowed(() => {
+      ran.push('a');
+      withdrawB(); // a's call ended, and with it b's loser
+    });
+    withdrawB = limiter.whenAllowed(() => ran.push('b'));
+    expect(limiter.queued).toBe(2);
+    limiter.cancelWaiting();
+    expect(limiter.queued).toBe(0);
+    expect(ran).toEqual(['a', 'b']);
+    clock.advance(10_000);
+    expect(ran).toEqual(['a', 'b']);
+    expect(clock.pendingTimers).toBe(0);
+  });
+});
+
+describe('CancelRateLimiter: withdrawn cancels behind a loser that runs on', () => {
+  /** Node's collector, reached without --expose-gc on the command line. */
+  function collector(): () => void {
+    v8.setFlagsFromString('--expose-gc');
+    return vm.runInNewContext('gc') as () => void;
+  }
+
+  it('let go of what their cancel holds (the whole call), and are never run', async () => {
+    const clock = new TimerClock(0);
+    const limiter = new CancelRateLimiter({ clock, burst: 1, ratePerSecond: 1 });
+    expect(limiter.tryCancel()).toBe(true); // the burst spent: the next cancels wait
+    let headCancelled = 0;
+    limiter.whenAllowed(() => (headCancelled += 1)); // a loser that runs on, at the head of the queue
+    const refs: WeakRef<object>[] = [];
+    let withdrawnRan = 0;
+    const queueAndWithdraw = () => {
+      for (let i = 0; i < 2_000; i++) {
+        const call = { buffers: new Uint8Array(1_024) }; // what an attempt's cancel closes over
+        refs.push(new WeakRef(call));
+        const withdraw = limiter.whenAllowed(() => {
+          withdrawnRan += call.buffers.length;
+        });
+        withdraw(); // the loser answered by itself
+      }
+    };
+    queueAndWithdraw();
+    expect(limiter.queued).toBe(1);
+    await new Promise((resolve) => setImmediate(resolve)); // WeakRef targets are kept to the end of their job
+    collector()();
+    expect(refs.filter((ref) => ref.deref() !== undefined)).toHaveLength(0);
+    clock.advance(1_000);
+    expect(headCancelled).toBe(1);
+    expect(withdrawnRan).toBe(0);
+    expect(limiter.queued).toBe(0);
   });
 });
