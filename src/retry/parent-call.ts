@@ -51,3 +51,42 @@ export function callBounds(options: InterceptorOptions): CallBounds {
     cancelledWith: flags & propagate.CANCELLATION ? (parent as unknown as ParentEvents) : undefined,
   };
 }
+
+/** The calls that follow a parent's cancellation, and the one listener the parent holds for them all. */
+interface Followers {
+  readonly calls: Set<() => void>;
+  readonly listener: () => void;
+}
+const followersOf = new WeakMap<ParentEvents, Followers>();
+
+/**
+ * Runs `onCancelled` when `parent` emits `cancelled`, until the returned function is called. The parent holds one
+ * listener for all the calls that follow it, however many are out at once: a listener each would pass Node's
+ * limit of 10 with the eleventh concurrent child, and as the children end and the count drops to 0, warn again
+ * (MaxListenersExceededWarning) at every batch.
+ * @internal
+ */
+export function followParentCancel(parent: ParentEvents, onCancelled: () => void): () => void {
+  let followers = followersOf.get(parent);
+  if (followers === undefined) {
+    const calls = new Set<() => void>();
+    const listener = (): void => {
+      for (const call of [...calls]) {
+        call();
+      }
+    };
+    followers = { calls, listener };
+    followersOf.set(parent, followers);
+    parent.on('cancelled', listener);
+  }
+  const { calls, listener } = followers;
+  // An entry of its own, so that the same function following twice is called twice and stopped once.
+  const entry = (): void => onCancelled();
+  calls.add(entry);
+  return () => {
+    if (calls.delete(entry) && calls.size === 0 && followersOf.get(parent)?.calls === calls) {
+      followersOf.delete(parent);
+      parent.removeListener('cancelled', listener);
+    }
+  };
+}

@@ -23,7 +23,7 @@ import { engineStatus } from './engine-statuses.js';
 import type { AttemptCancelReason, AttemptKind, CommittedEvent, RetryEvent } from './events.js';
 import { FailureHandler, type FailureHost } from './failure-handler.js';
 import { type HedgeHost, HedgeScheduler } from './hedge-scheduler.js';
-import { callBounds } from './parent-call.js';
+import { callBounds, followParentCancel } from './parent-call.js';
 import { ReplayBuffer } from './replay-buffer.js';
 import type { HedgeFailureDecision } from './retry-decision.js';
 
@@ -85,9 +85,9 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
     this.phase = { tag: 'not-started', firstCall: nextCall(this.attemptOptions) };
     const parent = bounds.cancelledWith;
     if (parent) {
-      const onParentCancelled = () => this.cancelWithStatus(Status.CANCELLED, 'Cancelled by parent call');
-      parent.on('cancelled', onParentCancelled);
-      this.leaveParent = () => parent.removeListener('cancelled', onParentCancelled);
+      this.leaveParent = followParentCancel(parent, () =>
+        this.cancelWithStatus(Status.CANCELLED, 'Cancelled by parent call'),
+      );
     }
   }
 

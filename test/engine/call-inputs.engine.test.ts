@@ -135,6 +135,38 @@ describe('engine: the parent call', () => {
     expect(parent.listenerCount('cancelled')).toBe(0);
   });
 
+  it('holds one listener on the parent however many of its calls are out, and lets go when the last ends', async () => {
+    // A listener a call would pass Node's limit of 10 at the eleventh child, and warn again at every batch.
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on('warning', onWarning);
+    try {
+      const parent = parentCall();
+      for (let batch = 0; batch < 2; batch++) {
+        const calls = Array.from({ length: 20 }, () =>
+          engineCall(retryPolicy(), { callOptions: { parent } }),
+        );
+        expect(parent.listenerCount('cancelled')).toBe(1);
+        for (const h of calls.slice(0, 19)) h.attempt(0).succeed();
+        expect(parent.listenerCount('cancelled')).toBe(1);
+        calls[19]?.attempt(0).succeed();
+        expect(parent.listenerCount('cancelled')).toBe(0);
+      }
+      const calls = Array.from({ length: 12 }, () =>
+        engineCall(hedgingPolicy(), { callOptions: { parent } }),
+      );
+      calls[0]?.attempt(0).succeed(); // one ended before the parent's cancel
+      parent.emit('cancelled', 'cancelled');
+      for (const h of calls) await h.settle();
+      expect(calls.map((h) => h.status.code)).toEqual([Status.OK, ...Array(11).fill(Status.CANCELLED)]);
+      expect(parent.listenerCount('cancelled')).toBe(0);
+      await new Promise((resolve) => setImmediate(resolve)); // warnings are emitted on the next tick
+      expect(warnings.filter((w) => w.name === 'MaxListenersExceededWarning')).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+
   it('propagate_flags choose: without CANCELLATION nothing listens; without DEADLINE the call keeps its own', () => {
     const parent = parentCall(T0 + 400);
     const noCancel = engineCall(retryPolicy(), {
