@@ -110,6 +110,14 @@ export class HedgeScheduler {
     }
   }
 
+  /**
+   * A hedge could not be made (grpc-js refused the call: the channel was closed meanwhile): none will go after it,
+   * and the call ends with its last failure once no attempt is in flight.
+   */
+  sendNoMore(): void {
+    this.close();
+  }
+
   /** The call's wait for the next hedge is over (it waited with nothing in flight). */
   onWaitOver(): void {
     this.sendNext();

@@ -230,7 +230,15 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
       try {
         call = this.nextCall(this.attemptOptions);
       } catch (error) {
-        this.end(engineStatus.startFailed(this.attempts.count + 1, error), 'call-ended');
+        const status = engineStatus.startFailed(this.attempts.count + 1, error);
+        if (from.tag === 'in-flight' && this.attempts.live.length > 0) {
+          // A hedge grpc-js would not make (the client was closed meanwhile): the attempts out may still answer,
+          // as a call without hedging would.
+          from.lastFailure = status;
+          this.hedges?.sendNoMore();
+          return;
+        }
+        this.end(status, 'call-ended');
         return;
       }
     }

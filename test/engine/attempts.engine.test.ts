@@ -28,16 +28,35 @@ describe('engine: starting attempts', () => {
     expect(h.clock.pendingTimers).toBe(0);
   });
 
-  it('a channel that refuses a hedge ends the call, and the attempt still out is cancelled as "call ended"', async () => {
-    const h = engineCall(hedgingPolicy(), {
+  it('a channel that refuses a hedge (the client was closed): the attempt out still answers the call, no hedge follows', async () => {
+    const h = engineCall(hedgingPolicy({ maxAttempts: 4 }), {
       beforeAttempt: (i) => {
         if (i === 1) throw new Error('channel closed');
       },
     });
     h.clock.advance(100);
     await h.settle();
-    expect(h.status.details).toBe('could not start attempt 2: channel closed');
-    expect(h.attempt(0).cancelled).toEqual({ code: Status.CANCELLED, details: 'call ended' });
+    expect(h.received.statuses).toEqual([]);
+    expect(h.attempt(0).cancelled).toBeUndefined();
+    h.clock.advance(10_000);
+    expect(h.attempts).toHaveLength(1);
+    expect(h.clock.pendingTimers).toBe(0);
+    h.attempt(0).succeed('late but fine');
+    expect(h.status.code).toBe(Status.OK);
+    expect(h.received.messages).toEqual(['late but fine']);
+  });
+
+  it('a refused hedge, then the attempt out fails: the call ends with that failure', async () => {
+    const h = engineCall(hedgingPolicy({ maxAttempts: 4 }), {
+      beforeAttempt: (i) => {
+        if (i === 1) throw new Error('channel closed');
+      },
+    });
+    h.clock.advance(100);
+    h.attempt(0).status(Status.UNAVAILABLE, 'the original');
+    await h.settle();
+    expect(h.status).toMatchObject({ code: Status.UNAVAILABLE, details: 'the original' });
+    expect(h.attempts).toHaveLength(1);
   });
 
   it('an attempt-start listener that cancels the call: the attempt never starts, and still ends once', async () => {

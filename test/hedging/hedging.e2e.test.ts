@@ -55,6 +55,20 @@ describe('hedging: unary', () => {
       expect(eventsOf(h.events, 'attempt-start').map((e) => e.kind)).toEqual(['original', 'hedge']);
     }));
 
+  it('the client closed before the hedge is due: the first attempt still answers, as without hedging', () =>
+    withHarness({ hedgingDelay: '0.1s', maxAttempts: 3 }, {}, async (h) => {
+      await unary(h.client, id()); // connected
+      const c = id();
+      server.script(c, [{ delayMs: 300 }]);
+      const pending = unary(h.client, c);
+      await sleep(30);
+      h.client.close(); // grpc-js now refuses new calls, the hedge among them; the call out goes on
+      const out = await pending;
+      expect(out.code).toBe(status.OK);
+      expect(out.responses[0]?.attempt).toBe(1);
+      expect(server.attempts(c)).toHaveLength(1);
+    }));
+
   it('sends no hedge when the first attempt answers within hedgingDelay', () =>
     withHarness({ hedgingDelay: '0.3s' }, {}, async (h) => {
       const c = id();
