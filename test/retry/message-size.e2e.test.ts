@@ -48,8 +48,9 @@ describe('a request over the client’s own message-size limit', () => {
     expect(
       isMessageSizeRejection({ code, details: 'Attempted to send message with a size larger than 1000' }),
     ).toBe(true);
+    // A grpc-js server's status about its own response: not the request's doing.
     expect(isMessageSizeRejection({ code, details: 'Sent message larger than max (2000 vs. 1000)' })).toBe(
-      true,
+      false,
     );
     expect(isMessageSizeRejection({ code, details: 'quota exceeded' })).toBe(false);
     expect(
@@ -58,5 +59,26 @@ describe('a request over the client’s own message-size limit', () => {
         details: 'Attempted to send message with a size larger than 1000',
       }),
     ).toBe(false);
+  });
+});
+
+describe('a response over the server’s own send limit', () => {
+  it('is a server status like any other: retried when listed, as grpc-js’s retries do, and counted', async () => {
+    const small = await FlakyServer.start({ serverOptions: { 'grpc.max_send_message_length': 1000 } });
+    const gate = new RetryThrottle({ maxTokens: 10, tokenRatio: 0.1 });
+    const config = retryConfig({ retryableStatusCodes: ['UNAVAILABLE', 'RESOURCE_EXHAUSTED'] });
+    const client = testClient(small.address, [createRetryInterceptor(config, { gate })]);
+    try {
+      // The first attempt's answer is over the server's limit; the second's is not.
+      small.script('big-answer', [{ response: { payload: 'x'.repeat(5000) } }, {}]);
+      const outcome = await unary(client, 'big-answer');
+      expect(outcome.error).toBeUndefined();
+      expect(outcome.responses[0]?.attempt).toBe(2);
+      expect(small.attempts('big-answer')).toHaveLength(2);
+      expect(gate.tokens).toBe(9.1); // one failure taken, a tenth back for the success
+    } finally {
+      client.close();
+      await small.stop();
+    }
   });
 });
