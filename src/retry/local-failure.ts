@@ -6,7 +6,7 @@ import { status as Status, type StatusObject } from '@grpc/grpc-js';
  * and each attempt fails alike. (A grpc-js server's "Sent message larger than max" is the server's own status about
  * its response, which a resend may not meet again: it is a status like any other, as in grpc-js's retries.)
  */
-const SEND_LIMIT_DETAILS = ['Attempted to send message with a size larger than '];
+const SEND_LIMIT_DETAILS = 'Attempted to send message with a size larger than ';
 
 /**
  * Whether a failed attempt hit a message-size limit: a resend of the same request fails the same way, and says
@@ -14,8 +14,5 @@ const SEND_LIMIT_DETAILS = ['Attempted to send message with a size larger than '
  * @internal
  */
 export function isMessageSizeRejection(status: Pick<StatusObject, 'code' | 'details'>): boolean {
-  return (
-    status.code === Status.RESOURCE_EXHAUSTED &&
-    SEND_LIMIT_DETAILS.some((prefix) => status.details.startsWith(prefix))
-  );
+  return status.code === Status.RESOURCE_EXHAUSTED && status.details.startsWith(SEND_LIMIT_DETAILS);
 }

@@ -84,7 +84,8 @@ export function followParentCancel(parent: ParentEvents, onCancelled: () => void
   const entry = (): void => onCancelled();
   calls.add(entry);
   return () => {
-    if (calls.delete(entry) && calls.size === 0 && followersOf.get(parent)?.calls === calls) {
+    // A set emptied is forgotten with its listener, so a later follower starts a new one.
+    if (calls.delete(entry) && calls.size === 0) {
       followersOf.delete(parent);
       parent.removeListener('cancelled', listener);
     }
