@@ -12,6 +12,7 @@ import type { InterceptingCallInterface, MessageContext } from '../shared/grpc-t
 import type { GateVerdict } from '../shared/retry-gate.js';
 import { type ApplicationHost, ApplicationSide } from './application-side.js';
 import { type Attempt, writtenBy } from './attempt.js';
+import { withAttemptDeadline } from './attempt-deadline-details.js';
 import { AttemptSet } from './attempt-set.js';
 import type { RetryingCallContext } from './call-context.js';
 import { CallEvents } from './call-events.js';
@@ -421,6 +422,9 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
       return;
     }
     const decidedBy = this.committedTo ?? from;
+    if (decidedBy !== undefined) {
+      status = withAttemptDeadline(status, decidedBy.number);
+    }
     const beforeStart = !this.started;
     this.transition(ENDED);
     this.leaveParent?.();

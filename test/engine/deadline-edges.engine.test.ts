@@ -28,7 +28,7 @@ describe("engine: hedging, a DEADLINE_EXCEEDED 1 ms before the clock reads the c
     h.attempt(2).status(Status.DEADLINE_EXCEEDED, 'Deadline exceeded after 0.019s');
     expect(h.status).toMatchObject({
       code: Status.DEADLINE_EXCEEDED,
-      details: 'Deadline exceeded after 0.019s',
+      details: 'Deadline exceeded,previous attempts: 2,current attempt: 0.019s',
     });
     expect(h.attempts).toHaveLength(3);
     expect(eventsOfType(h.events, 'hedge-sent')).toHaveLength(2);
@@ -220,5 +220,48 @@ describe('engine: a failure the policy would retry or hedge past, arriving once 
     h.clock.advance(50);
     h.attempt(0).fail(Status.PERMISSION_DENIED);
     expect(h.status.code).toBe(Status.PERMISSION_DENIED);
+  });
+});
+
+describe("engine: grpc-js's deadline diagnostic of a later attempt", () => {
+  const retries = retryPolicy({ initialBackoff: '0.01s', maxBackoff: '0.01s' });
+
+  it("retry: the time is the current attempt's, and the attempts before it are counted", () => {
+    const h = engineCall(retries, { deadlineMs: 100 });
+    h.attempt(0).fail();
+    h.clock.runNext();
+    h.clock.advance(80);
+    h.attempt(1).status(Status.DEADLINE_EXCEEDED, 'Deadline exceeded after 0.088s,LB pick: 0.001s');
+    expect(h.status).toMatchObject({
+      code: Status.DEADLINE_EXCEEDED,
+      details: 'Deadline exceeded,previous attempts: 1,current attempt: 0.088s,LB pick: 0.001s',
+    });
+  });
+
+  it('a committed later attempt is relabelled too', () => {
+    const h = engineCall(retries, { deadlineMs: 100 });
+    h.attempt(0).fail();
+    h.clock.runNext();
+    h.attempt(1).headers();
+    h.attempt(1).status(Status.DEADLINE_EXCEEDED, 'Deadline exceeded after 0.085s');
+    expect(h.status.details).toBe('Deadline exceeded,previous attempts: 1,current attempt: 0.085s');
+  });
+
+  it("left as it is: the first attempt's, a server's own details, and another code", () => {
+    const first = engineCall(retries, { deadlineMs: 100 });
+    first.attempt(0).status(Status.DEADLINE_EXCEEDED, 'Deadline exceeded after 0.100s');
+    expect(first.status.details).toBe('Deadline exceeded after 0.100s');
+
+    const server = engineCall(retries, { deadlineMs: 100 });
+    server.attempt(0).fail();
+    server.clock.runNext();
+    server.attempt(1).status(Status.DEADLINE_EXCEEDED, 'backend took too long');
+    expect(server.status.details).toBe('backend took too long');
+
+    const other = engineCall(retries, { deadlineMs: 100 });
+    other.attempt(0).fail();
+    other.clock.runNext();
+    other.attempt(1).status(Status.INTERNAL, 'Deadline exceeded after 0.001s');
+    expect(other.status).toMatchObject({ code: Status.INTERNAL, details: 'Deadline exceeded after 0.001s' });
   });
 });

@@ -289,6 +289,24 @@ describe('commit, deadline and cancellation', () => {
     expect(out.statusEvents).toBe(1);
   });
 
+  it("a deadline that ends a later attempt: grpc-js's time is the attempt's, and the attempts before it are counted", async () => {
+    const fast = await startHarness(retryConfig({ initialBackoff: '0.2s', maxBackoff: '0.2s' }), {}, server);
+    try {
+      const c = id();
+      server.script(c, [{ status: UNAVAILABLE }, { delayMs: 5000 }]);
+      const out = await unary(fast.client, c, undefined, { deadlineMs: 600 });
+      expect(out.code).toBe(status.DEADLINE_EXCEEDED);
+      expect(server.attempts(c)).toHaveLength(2);
+      // grpc-js timed the second attempt from its own start, some 0.2-0.4 s after the call's.
+      expect(out.error?.details).toMatch(
+        /^Deadline exceeded,previous attempts: 1,current attempt: 0\.\d{3}s/,
+      );
+      expect(out.error?.details).not.toMatch(/after/);
+    } finally {
+      await fast.close();
+    }
+  });
+
   it('cancel during the backoff ends the call once with CANCELLED and sends nothing more', async () => {
     const c = id();
     server.script(c, [{ status: UNAVAILABLE }, {}]);
