@@ -197,14 +197,19 @@ export class ApplicationSide implements AttemptOwner {
     cancelled: boolean,
   ): void {
     this.decidedBy = decidedBy;
-    const status = inCallersMetadata(given, this.metadata);
+    let status = inCallersMetadata(given, this.metadata);
     // How many attempts came before the one whose answer the caller gets, in the trailers (as grpc-java does):
     // the number of the attempt whose status it is, less one (a first attempt that beat its hedges: absent); for a
     // status of the engine's own (the deadline during a backoff), the attempts made less one; for the caller's
     // cancel of an uncommitted call, absent (no attempt answered). Absent means none.
     const previous = decidedBy ? decidedBy.number - 1 : cancelled ? 0 : this.host.attempts.count - 1;
-    if (previous > 0) {
-      status.metadata?.set(PREVIOUS_ATTEMPTS_METADATA_KEY, String(previous));
+    if (previous > 0 && status.metadata) {
+      // On a copy: grpc-js may hand the same trailers to every call that fails while the channel has no connection
+      // (one object per picker), and a count written into them would reach other calls' attempts, where it reads as
+      // a retry layer below (the nested-retries warning).
+      const metadata = status.metadata.clone();
+      metadata.set(PREVIOUS_ATTEMPTS_METADATA_KEY, String(previous));
+      status = { ...status, metadata };
     }
     const listener = this.listener;
     this.listener = undefined;

@@ -103,11 +103,12 @@ export class FakeAttempt implements InterceptingCallInterface {
   message(message: unknown): void {
     this.listener?.onReceiveMessage?.(message);
   }
-  status(code: number, details = '', trailers: Record<string, string> = {}): void {
+  /** Ends the attempt; `trailers` given as a Metadata object are handed on as they are (grpc-js may share one). */
+  status(code: number, details = '', trailers: Record<string, string> | Metadata = {}): void {
     if (this.ended) return;
     this.ended = true;
-    const metadata = new Metadata();
-    for (const [k, v] of Object.entries(trailers)) metadata.set(k, v);
+    const metadata = trailers instanceof Metadata ? trailers : new Metadata();
+    if (!(trailers instanceof Metadata)) for (const [k, v] of Object.entries(trailers)) metadata.set(k, v);
     this.listener?.onReceiveStatus?.({ code, details, metadata });
   }
   fail(code: number = Status.UNAVAILABLE, trailers: Record<string, string> = {}): void {
