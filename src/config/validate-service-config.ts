@@ -2,6 +2,7 @@
  * Validation that reports every problem of a service config at once, located in its JSON text.
  */
 
+import { COPIED_CONFIG_MESSAGE, findNormalizedPolicy } from './copied-normalized-config.js';
 import { formatJsonPath, type JsonPath } from './json-path.js';
 import { type JsonSource, parseJsonSource } from './json-source.js';
 import { likelyConfigMistakes } from './likely-config-mistakes.js';
@@ -69,6 +70,16 @@ export function validate(input: string | object, withWarnings: boolean): Validat
     const message =
       'is a Promise, not a service config: await loadServiceConfigAsync(...) before passing its result';
     return { config: undefined, errors: [{ path: '', message }], warnings: [] };
+  }
+  const normalizedPolicy = findNormalizedPolicy(root);
+  if (normalizedPolicy !== undefined) {
+    // Read as JSON, it would be rejected for every duration it lacks, with "misspelling?" hints naming our own
+    // internal fields.
+    return {
+      config: undefined,
+      errors: [issue(normalizedPolicy, COPIED_CONFIG_MESSAGE, source, 'value')],
+      warnings: [],
+    };
   }
   const problems = new ConfigProblems();
   const config = readServiceConfig(root, problems);
