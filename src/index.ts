@@ -9,6 +9,16 @@ export {
   createChannelOptions,
 } from './config/channel-options.js';
 export * from './config/index.js';
+export type {
+  DurationJson,
+  HedgingPolicyJson,
+  MethodConfigJson,
+  MethodNameJson,
+  RetryPolicyJson,
+  ServiceConfigJson,
+  StatusCodeJson,
+  StatusCodeName,
+} from './config/service-config-json.js';
 export {
   AdaptiveHedging,
   type FirstAttemptLatencies,
@@ -42,12 +52,8 @@ export {
   type ProtoSource,
 } from './idempotency/idempotency-level.js';
 export {
-  type HedgingPolicyJson,
   type IdempotencyPolicies,
   type LevelPolicy,
-  type MethodConfigJson,
-  type RetryPolicyJson,
-  type ServiceConfigJson,
   serviceConfigFromProtos,
 } from './idempotency/service-config-from-protos.js';
 export { AVOID_TRIED_REPLICAS_POLICY, registerAvoidTriedReplicas } from './lb/avoid-tried-balancer.js';

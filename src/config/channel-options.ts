@@ -12,7 +12,8 @@ import { checkOptions } from '../util/option-checks.js';
 import { configSourceOf } from './normalized-config.js';
 import { isNormalizedServiceConfig, parseServiceConfig } from './parse-service-config.js';
 import { describeValue, ServiceConfigError } from './service-config-error.js';
-import type { MethodName } from './types.js';
+import type { ServiceConfigJson } from './service-config-json.js';
+import type { MethodName, ServiceConfig } from './types.js';
 
 /** Options of {@link createChannelOptions}. */
 export interface ChannelOptionsSettings {
@@ -114,7 +115,7 @@ type JsonObject = Record<string, unknown>;
  * @throws ServiceConfigError naming the JSON path of an invalid value; TypeError for an invalid option.
  */
 export function createChannelOptions(
-  config: string | object,
+  config: ServiceConfig | ServiceConfigJson | string,
   settings: ChannelOptionsSettings = {},
 ): ChannelOptions {
   const { transparentRetries, avoidTriedReplicas, warn } = checkSettings(settings);

@@ -6,6 +6,7 @@ import { deepFreeze, isNormalizedServiceConfig } from './normalized-config.js';
 import { serviceConfigErrorOf } from './service-config-error.js';
 import { ConfigProblems, readCallPolicy } from './service-config-rules.js';
 import type { CallPolicy, ServiceConfig } from './types.js';
+import { findUnknownPolicyFields } from './unknown-fields.js';
 import { validate } from './validate-service-config.js';
 
 export { isNormalizedServiceConfig, NORMALIZED_SERVICE_CONFIG } from './normalized-config.js';
@@ -39,7 +40,8 @@ export function parseServiceConfig(input: string | object): ServiceConfig {
 
 /**
  * Parses a single policy in service-config form, `{ "retryPolicy": {...} }` or `{ "hedgingPolicy": {...} }`, with
- * the same rules as inside a methodConfig entry (used for per-call overrides).
+ * the same rules as inside a methodConfig entry (used for per-call overrides), except that a field the policy does
+ * not have is an error, with a "did you mean", rather than ignored.
  *
  * @param path JSON path prefix for error messages (default `policy`).
  * @throws ServiceConfigError listing every problem; `path` names the first.
@@ -48,6 +50,12 @@ export function parseCallPolicy(input: unknown, path = 'policy'): CallPolicy {
   const problems = new ConfigProblems();
   const prefix = path === '' ? [] : [path];
   const policy = readCallPolicy(input, prefix, problems);
+  // A policy handed to a function is code, not a config file the spec tells us to read leniently: a misspelled
+  // field would silently take its default (a misspelled hedgingDelay sends every hedge at once).
+  for (const field of findUnknownPolicyFields(input, prefix)) {
+    const hint = field.suggestion === undefined ? '' : ` (did you mean "${field.suggestion}"?)`;
+    problems.add(field.path, `is not a field of a ${field.path.at(-2) as string}${hint}`);
+  }
   if (policy === undefined || problems.list.length > 0) {
     throw serviceConfigErrorOf(
       problems.list.map((p) => ({ path: joinPrefix(path, p.path.slice(prefix.length)), message: p.message })),

@@ -108,6 +108,20 @@ function visit(value: unknown, shape: FieldShape, path: JsonPath, found: Unknown
   }
 }
 
+/**
+ * The unknown fields of a policy in service-config form, `{ "retryPolicy": {...} }` or `{ "hedgingPolicy": {...} }`,
+ * at `path` (the policy object's own path): those of the retryPolicy or hedgingPolicy object in it. The object's
+ * other fields are its caller's to check.
+ */
+export function findUnknownPolicyFields(policy: unknown, path: JsonPath): UnknownField[] {
+  const found: UnknownField[] = [];
+  if (isJsonObject(policy)) {
+    visit(policy.retryPolicy, RETRY_POLICY, [...path, 'retryPolicy'], found);
+    visit(policy.hedgingPolicy, HEDGING_POLICY, [...path, 'hedgingPolicy'], found);
+  }
+  return found;
+}
+
 /** The warning text for an unknown field. */
 export function describeUnknownField(field: UnknownField): string {
   const hint = field.suggestion === undefined ? '' : `; did you mean "${field.suggestion}"?`;

@@ -4,6 +4,12 @@
  */
 import { parseCallPolicy, parseServiceConfig } from '../config/parse-service-config.js';
 import { ServiceConfigError } from '../config/service-config-error.js';
+import type {
+  HedgingPolicyJson,
+  MethodConfigJson,
+  RetryPolicyJson,
+  ServiceConfigJson,
+} from '../config/service-config-json.js';
 import {
   type IdempotencyLevel,
   listMethodIdempotency,
@@ -11,44 +17,11 @@ import {
   type ProtoSource,
 } from './idempotency-level.js';
 
-/** A retryPolicy as written in service-config JSON (durations as `"0.1s"`, codes as names or numbers). */
-export interface RetryPolicyJson {
-  maxAttempts: number;
-  initialBackoff: string;
-  maxBackoff: string;
-  backoffMultiplier: number;
-  retryableStatusCodes: ReadonlyArray<string | number>;
-}
-
-/** A hedgingPolicy as written in service-config JSON. */
-export interface HedgingPolicyJson {
-  maxAttempts: number;
-  hedgingDelay?: string;
-  nonFatalStatusCodes?: ReadonlyArray<string | number>;
-}
-
 /** What one idempotency level gets: a retry or a hedging policy, and optionally a timeout or waitForReady. */
 export type LevelPolicy = (
   | { retryPolicy: RetryPolicyJson; hedgingPolicy?: never }
   | { hedgingPolicy: HedgingPolicyJson; retryPolicy?: never }
 ) & { timeout?: string; waitForReady?: boolean };
-
-/** One methodConfig entry as written in service-config JSON. */
-export interface MethodConfigJson {
-  name: Array<{ service: string; method?: string }>;
-  retryPolicy?: RetryPolicyJson;
-  hedgingPolicy?: HedgingPolicyJson;
-  timeout?: string;
-  waitForReady?: boolean;
-}
-
-/** A service config as written in JSON; what {@link serviceConfigFromProtos} returns. */
-export interface ServiceConfigJson {
-  methodConfig: MethodConfigJson[];
-  retryThrottling?: { maxTokens: number; tokenRatio: number };
-  /** `[{ round_robin: {} }]` when some method is hedged: under grpc-js's default pick_first a hedge cannot leave one connection. */
-  loadBalancingConfig?: { round_robin: Record<string, never> }[];
-}
 
 /** The policies of {@link serviceConfigFromProtos}, by idempotency level. `false` leaves those methods alone. */
 export interface IdempotencyPolicies {
@@ -104,7 +77,7 @@ const POLICY_KEYS: ReadonlySet<string> = new Set([
 export function serviceConfigFromProtos(
   source: ProtoSource,
   policies: IdempotencyPolicies,
-): ServiceConfigJson {
+): ServiceConfigJson & { methodConfig: MethodConfigJson[] } {
   if (typeof policies !== 'object' || policies === null) {
     throw new TypeError('serviceConfigFromProtos: policies must be an object');
   }
@@ -144,7 +117,7 @@ export function serviceConfigFromProtos(
       methodConfig.push({ name, ...copyPolicy(policy) });
     }
   }
-  const config: ServiceConfigJson = { methodConfig };
+  const config: ServiceConfigJson & { methodConfig: MethodConfigJson[] } = { methodConfig };
   if (policies.retryThrottling !== undefined) {
     config.retryThrottling = { ...policies.retryThrottling };
   }

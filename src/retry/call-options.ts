@@ -1,5 +1,6 @@
 import type { CallOptions } from '@grpc/grpc-js';
 import { parseCallPolicy } from '../config/parse-service-config.js';
+import type { HedgingPolicyJson, RetryPolicyJson } from '../config/service-config-json.js';
 import type { CallPolicy } from '../config/types.js';
 import { checkBoolean, checkOptions } from '../util/option-checks.js';
 import type { RetryEvent, RetryEventListener } from './events.js';
@@ -13,7 +14,9 @@ import { chainListeners, listenerOf } from './interceptor-options.js';
 export const CALL_RETRY_OPTIONS: unique symbol = Symbol.for('grpc-retry-hedging.call-retry-options');
 
 /** A policy in service-config form, as it would appear inside a methodConfig entry. */
-export type PolicyOverride = { readonly retryPolicy: object } | { readonly hedgingPolicy: object };
+export type PolicyOverride =
+  | { readonly retryPolicy: RetryPolicyJson }
+  | { readonly hedgingPolicy: HedgingPolicyJson };
 
 /** Per-call control of the retry interceptor; see {@link withRetryOptions}. */
 export interface CallRetryOptions {

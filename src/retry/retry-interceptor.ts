@@ -3,6 +3,7 @@ import { clampPolicy, createMethodConfigLookup } from '../config/method-policy.j
 import { nearMissName } from '../config/name-near-miss.js';
 import { configSourceOf } from '../config/normalized-config.js';
 import { parseServiceConfig } from '../config/parse-service-config.js';
+import type { ServiceConfigJson } from '../config/service-config-json.js';
 import type { CallPolicy, ServiceConfig } from '../config/types.js';
 import { BufferPool } from './buffer-pool.js';
 import type { RetryingCallContext } from './call-context.js';
@@ -48,7 +49,7 @@ function nextCallId(): number {
  *   is named, with the closest known one).
  */
 export function createRetryInterceptor(
-  config: ServiceConfig | object | string,
+  config: ServiceConfig | ServiceConfigJson | string,
   options?: RetryInterceptorOptions,
 ): Interceptor {
   const serviceConfig = parseServiceConfig(config);

@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { createChannelOptions } from '../../src/config/channel-options.js';
 import { ServiceConfigError } from '../../src/config/service-config-error.js';
+import { unchecked } from '../helpers/service-configs.js';
 
 const SERVICE = 'a.S';
 const quiet = { onWarning: () => {} };
@@ -39,10 +40,12 @@ describe('createChannelOptions: inputs and options it refuses', () => {
     expect(() => createChannelOptions({ loadBalancingConfig: [{}] })).toThrow(
       'loadBalancingConfig[0]: must name exactly one load-balancing policy, got none',
     );
-    expect(() => createChannelOptions({ loadBalancingConfig: [[]] })).toThrow(
+    expect(() => createChannelOptions(unchecked({ loadBalancingConfig: [[]] }))).toThrow(
       /loadBalancingConfig\[0\]: must be an object/,
     );
-    expect(() => createChannelOptions({ loadBalancingConfig: [null] })).toThrow(ServiceConfigError);
+    expect(() => createChannelOptions(unchecked({ loadBalancingConfig: [null] }))).toThrow(
+      ServiceConfigError,
+    );
   });
 });
 
@@ -69,7 +72,7 @@ describe('createChannelOptions: what grpc-js is given', () => {
         },
       ],
     };
-    const out = sent(createChannelOptions(config, quiet));
+    const out = sent(createChannelOptions(unchecked(config), quiet));
     expect(out).toEqual({
       healthCheckConfig: { serviceName: 'x' },
       methodConfig: [{ name: [{ service: SERVICE }], somethingNewer: { kept: true } }],
@@ -83,9 +86,10 @@ describe('createChannelOptions: what grpc-js is given', () => {
 
 describe('createChannelOptions: limits as written', () => {
   const limit = (value: unknown, extra: object = {}) =>
-    createChannelOptions({ methodConfig: [{ name: [{}], maxRequestMessageBytes: value, ...extra }] }, quiet)[
-      'grpc.max_send_message_length'
-    ];
+    createChannelOptions(
+      unchecked({ methodConfig: [{ name: [{}], maxRequestMessageBytes: value, ...extra }] }),
+      quiet,
+    )['grpc.max_send_message_length'];
 
   it('reads 0, whole numbers and decimal strings', () => {
     expect(limit(0)).toBe(0);

@@ -4,6 +4,7 @@ import { parseServiceConfig } from '../../src/config/parse-service-config.js';
 import { validateServiceConfig } from '../../src/config/validate-service-config.js';
 import { createRetryInterceptor } from '../../src/retry/retry-interceptor.js';
 import { RetryBudget } from '../../src/throttle/retry-budget.js';
+import { unchecked } from '../helpers/service-configs.js';
 
 const mistakes = (input: string | object) => likelyConfigMistakes(input, parseServiceConfig(input));
 
@@ -70,7 +71,7 @@ describe('createRetryInterceptor reports them once, at creation', () => {
     process.emitWarning = ((message: string | Error, options?: { code?: string }) => {
       emitted.push({ message: String(message), code: options?.code });
     }) as typeof process.emitWarning;
-    createRetryInterceptor({ methodConfigs: [] });
+    createRetryInterceptor(unchecked({ methodConfigs: [] }));
     createRetryInterceptor({ methodConfig: [{ name: [{}] }] });
     createRetryInterceptor(parseServiceConfig({ methodConfig: [] }));
     expect(emitted).toEqual([

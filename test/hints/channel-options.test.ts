@@ -5,6 +5,7 @@ import { parseServiceConfig } from '../../src/config/parse-service-config.js';
 import { ServiceConfigError } from '../../src/config/service-config-error.js';
 import { createRetryInterceptor } from '../../src/retry/retry-interceptor.js';
 import { CALL_ID_METADATA_KEY, FlakyServer, loadFlakyTestService } from '../../src/testing/index.js';
+import { unchecked } from '../helpers/service-configs.js';
 
 const SERVICE = 'grpc_retry_hedging.testing.v1.FlakyTest';
 const retryPolicy = {
@@ -93,13 +94,13 @@ describe('createChannelOptions: what reaches grpc.service_config', () => {
   });
 
   it('checks loadBalancingConfig as grpc-js will, naming the path', () => {
-    expect(() => createChannelOptions({ loadBalancingConfig: {} })).toThrow(
+    expect(() => createChannelOptions(unchecked({ loadBalancingConfig: {} }))).toThrow(
       'loadBalancingConfig: must be an array',
     );
     expect(() =>
       createChannelOptions({ loadBalancingConfig: [{ round_robin: {} }, { a: {}, b: {} }] }),
     ).toThrow('loadBalancingConfig[1]: must name exactly one load-balancing policy, got a, b');
-    expect(() => createChannelOptions({ loadBalancingConfig: [5] })).toThrow(
+    expect(() => createChannelOptions(unchecked({ loadBalancingConfig: [5] }))).toThrow(
       /loadBalancingConfig\[0\]: must be an object/,
     );
   });

@@ -1,6 +1,7 @@
 import { status } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isServiceConfigError } from '../../src/config/service-config-error.js';
+import type { RetryPolicyJson } from '../../src/config/service-config-json.js';
 import { withRetryOptions } from '../../src/retry/call-options.js';
 import type { RetryEvent } from '../../src/retry/events.js';
 import { FlakyServer } from '../../src/testing/index.js';
@@ -152,7 +153,8 @@ describe('per-call control', () => {
   it('rejects an invalid override with a ServiceConfigError naming the path', () => {
     let error: unknown;
     try {
-      withRetryOptions({ policy: { retryPolicy: { maxAttempts: 1 } } });
+      // An invalid policy, as an untyped caller (JSON read at run time) could pass it.
+      withRetryOptions({ policy: { retryPolicy: { maxAttempts: 1 } as RetryPolicyJson } });
     } catch (e) {
       error = e;
     }

@@ -1,0 +1,75 @@
+/**
+ * A policy handed to a function (a per-call override, a level of serviceConfigFromProtos) is code, not a config
+ * file: a field the policy does not have is refused with a "did you mean", where the lenient reading a service
+ * config gets would let it take its default silently (a misspelled hedgingDelay: every hedge at once).
+ */
+import { loadSync } from '@grpc/proto-loader';
+import { describe, expect, it } from 'vitest';
+import { parseCallPolicy } from '../../src/config/parse-service-config.js';
+import { isServiceConfigError, type ServiceConfigError } from '../../src/config/service-config-error.js';
+import type { HedgingPolicyJson, RetryPolicyJson } from '../../src/config/service-config-json.js';
+import { serviceConfigFromProtos } from '../../src/idempotency/service-config-from-protos.js';
+import { withRetryOptions } from '../../src/retry/call-options.js';
+
+const retryPolicy: RetryPolicyJson = {
+  maxAttempts: 3,
+  initialBackoff: '0.1s',
+  maxBackoff: '1s',
+  backoffMultiplier: 2,
+  retryableStatusCodes: ['UNAVAILABLE'],
+};
+
+function errorOf(action: () => unknown): ServiceConfigError {
+  try {
+    action();
+  } catch (error) {
+    if (isServiceConfigError(error)) {
+      return error;
+    }
+    throw error;
+  }
+  throw new Error('expected a ServiceConfigError');
+}
+
+describe('a per-call policy with a field it does not have', () => {
+  it('is refused, naming the field and the one meant', () => {
+    const hedgingPolicy = { maxAttempts: 2, hedgeDelay: '0.1s' } as HedgingPolicyJson;
+    const error = errorOf(() => withRetryOptions({ policy: { hedgingPolicy } }));
+    expect(error.path).toBe('policy.hedgingPolicy.hedgeDelay');
+    expect(error.detail).toBe('is not a field of a hedgingPolicy (did you mean "hedgingDelay"?)');
+  });
+
+  it('lists every such field, after the problems of the fields it has, and without a hint when none is near', () => {
+    const policy = { ...retryPolicy, maxAttempts: 1, retryableStatusCode: ['UNAVAILABLE'], colour: 'blue' };
+    const error = errorOf(() => parseCallPolicy({ retryPolicy: policy }));
+    expect(error.errors.map((e) => `${e.path}: ${e.message}`)).toEqual([
+      'policy.retryPolicy.maxAttempts: must be an integer greater than 1, got 1',
+      'policy.retryPolicy.retryableStatusCode: is not a field of a retryPolicy (did you mean "retryableStatusCodes"?)',
+      'policy.retryPolicy.colour: is not a field of a retryPolicy',
+    ]);
+  });
+
+  it('takes every field a policy has, perAttemptRecvTimeout among them', () => {
+    expect(parseCallPolicy({ retryPolicy: { ...retryPolicy, perAttemptRecvTimeout: '0.5s' } })).toMatchObject(
+      {
+        kind: 'retry',
+        perAttemptRecvTimeoutMs: 500,
+      },
+    );
+    expect(
+      parseCallPolicy({ hedgingPolicy: { maxAttempts: 2, hedgingDelay: '0.1s', nonFatalStatusCodes: [14] } }),
+    ).toMatchObject({ kind: 'hedging', hedgingDelayMs: 100 });
+  });
+});
+
+describe('serviceConfigFromProtos with a level policy holding a field it does not have', () => {
+  it('is refused at the path the caller wrote', () => {
+    const error = errorOf(() =>
+      serviceConfigFromProtos(loadSync('protos/catalog_demo.proto'), {
+        idempotent: { retryPolicy: { ...retryPolicy, initalBackoff: '0.2s' } as RetryPolicyJson },
+      }),
+    );
+    expect(error.path).toBe('policies.idempotent.retryPolicy.initalBackoff');
+    expect(error.detail).toBe('is not a field of a retryPolicy (did you mean "initialBackoff"?)');
+  });
+});
