@@ -8,7 +8,7 @@ import { formatJsonPath } from './json-path.js';
 import { parseJsonSource } from './json-source.js';
 import { findPatternNames } from './pattern-names.js';
 import type { ServiceConfig } from './types.js';
-import { findUnknownFields } from './unknown-fields.js';
+import { findUnknownFields, WIDENED_NAME } from './unknown-fields.js';
 
 /**
  * One line per likely mistake: an unknown field with a known one close to its name (a misspelling), and a config
@@ -28,10 +28,10 @@ export function likelyConfigMistakes(input: string | object, parsed: ServiceConf
   }
   const unknown = findUnknownFields(root);
   const mistakes = unknown.flatMap((field) =>
-    field.suggestion === undefined
+    field.suggestion === undefined && !field.widensName
       ? []
       : [
-          `the service config's ${formatJsonPath(field.path)} is not a service-config field (did you mean "${field.suggestion}"?)`,
+          `the service config's ${formatJsonPath(field.path)} is not a service-config field${field.suggestion === undefined ? '' : ` (did you mean "${field.suggestion}"?)`}${field.widensName ? `: ${WIDENED_NAME}` : ''}`,
         ],
   );
   for (const name of findPatternNames(root)) {

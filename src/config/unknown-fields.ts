@@ -5,7 +5,7 @@
 
 import { closestName } from '../util/closest-name.js';
 import type { JsonPath } from './json-path.js';
-import { isJsonObject } from './service-config-rules.js';
+import { isJsonObject, isPresent } from './service-config-rules.js';
 
 /** Known fields of one object, and how to look inside each (`undefined`: its content is not checked). */
 interface FieldShape {
@@ -67,6 +67,11 @@ export interface UnknownField {
   readonly key: string;
   /** A known field of the same object that the name is close to. */
   readonly suggestion?: string;
+  /**
+   * Set on a field of a methodConfig `name` that holds neither `service` nor `method`: with the field ignored, the
+   * name is `{}`, which matches every method of every service (the default entry).
+   */
+  readonly widensName?: true;
 }
 
 /**
@@ -85,11 +90,17 @@ function visit(value: unknown, shape: FieldShape, path: JsonPath, found: Unknown
     return;
   }
   const known = Object.keys(shape.fields);
+  const widensName = shape === NAME && !isPresent(value.service) && !isPresent(value.method);
   for (const [key, child] of Object.entries(value)) {
     const childPath = [...path, key];
     if (!Object.hasOwn(shape.fields, key)) {
       const suggestion = closestName(key, known);
-      found.push(suggestion === undefined ? { path: childPath, key } : { path: childPath, key, suggestion });
+      found.push({
+        path: childPath,
+        key,
+        ...(suggestion === undefined ? {} : { suggestion }),
+        ...(widensName ? { widensName: true as const } : {}),
+      });
       continue;
     }
     const childShape = shape.fields[key];
@@ -125,5 +136,9 @@ export function findUnknownPolicyFields(policy: unknown, path: JsonPath): Unknow
 /** The warning text for an unknown field. */
 export function describeUnknownField(field: UnknownField): string {
   const hint = field.suggestion === undefined ? '' : `; did you mean "${field.suggestion}"?`;
-  return `unknown field "${field.key}" is ignored${hint}`;
+  return `unknown field "${field.key}" is ignored${hint}${field.widensName ? `; ${WIDENED_NAME}` : ''}`;
 }
+
+/** What a name left with neither service nor method does (see {@link UnknownField.widensName}). */
+export const WIDENED_NAME =
+  'the name is then {}, which matches every method of every service: this entry applies to all calls no other entry names';
