@@ -3,6 +3,7 @@
  */
 
 import { COPIED_CONFIG_MESSAGE, findNormalizedPolicy } from './copied-normalized-config.js';
+import { fileNameAdvice } from './file-name-as-text.js';
 import { formatJsonPath, type JsonPath } from './json-path.js';
 import { type JsonSource, parseJsonSource } from './json-source.js';
 import { likelyConfigMistakes } from './likely-config-mistakes.js';
@@ -54,7 +55,8 @@ export function validate(input: string | object, withWarnings: boolean): Validat
     const parsed = parseJsonSource(input);
     if (!parsed.ok) {
       const { line, column, offset } = parsed.position;
-      const message = `invalid JSON at line ${line}, column ${column} (position ${offset}): ${parsed.problem}`;
+      const advice = fileNameAdvice(input);
+      const message = `invalid JSON at line ${line}, column ${column} (position ${offset}): ${parsed.problem}${advice === undefined ? '' : `; ${advice}`}`;
       return {
         config: undefined,
         errors: [{ path: '', message, line, column }],

@@ -13,6 +13,7 @@ import {
 import { isChannelLevel } from '../shared/channel-level.js';
 /** Header the id goes to when no `field` is named. Envoy and many proxies propagate and log this one. */
 import { DEFAULT_REQUEST_ID_HEADER } from '../shared/headers.js';
+import { checkNotUsedAsInterceptor } from '../util/factory-misuse.js';
 import { checkFunction, checkOptions as checkKeys } from '../util/option-checks.js';
 import { warnOnce } from '../util/warn-once.js';
 
@@ -68,6 +69,7 @@ const OPTION_KEYS: ReadonlySet<string> = new Set(['header', 'field', 'methods', 
  * @throws TypeError naming the option when an option is invalid.
  */
 export function createRequestIdInterceptor(options: RequestIdInterceptorOptions = {}): Interceptor {
+  checkNotUsedAsInterceptor('createRequestIdInterceptor', 'createRequestIdInterceptor()', options);
   const settings = checkOptions(options);
   const warnAboutOrder = warnOnce(
     'grpc-retry-hedging: the request-id interceptor runs inside a retry layer, so each attempt gets a new id; put createRequestIdInterceptor before createRetryInterceptor in `interceptors`',

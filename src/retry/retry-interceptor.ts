@@ -5,6 +5,7 @@ import { configSourceOf } from '../config/normalized-config.js';
 import { parseServiceConfig } from '../config/parse-service-config.js';
 import type { ServiceConfigJson } from '../config/service-config-json.js';
 import type { CallPolicy, ServiceConfig } from '../config/types.js';
+import { checkNotUsedAsInterceptor } from '../util/factory-misuse.js';
 import { BufferPool } from './buffer-pool.js';
 import type { RetryingCallContext } from './call-context.js';
 import { readCallRetryOptions } from './call-options.js';
@@ -52,6 +53,7 @@ export function createRetryInterceptor(
   config: ServiceConfig | ServiceConfigJson | string,
   options?: RetryInterceptorOptions,
 ): Interceptor {
+  checkNotUsedAsInterceptor('createRetryInterceptor', 'createRetryInterceptor(config)', config);
   const serviceConfig = parseServiceConfig(config);
   const resolved = resolveInterceptorOptions(options);
   // Found when the config was parsed, here or by loadServiceConfig/parseServiceConfig earlier.

@@ -13,6 +13,7 @@ import type { InterceptingCallInterface, MessageContext } from '../shared/grpc-t
 import { PREVIOUS_ATTEMPTS_METADATA_KEY, PUSHBACK_METADATA_KEY } from '../shared/headers.js';
 import { markThrottleAbove } from '../shared/throttle-order.js';
 import { errorMessage } from '../util/error-message.js';
+import { checkNotUsedAsInterceptor } from '../util/factory-misuse.js';
 import {
   checkBoolean,
   checkFunction,
@@ -147,6 +148,7 @@ export function serviceOfMethod(method: string): string {
  * every attempt (retries and hedges too) goes through the throttle. See docs/overload.md.
  */
 export function createAdaptiveThrottle(options?: AdaptiveThrottleOptions): AdaptiveThrottleInterceptor {
+  checkNotUsedAsInterceptor('createAdaptiveThrottle', 'createAdaptiveThrottle()', options);
   const opts = checkOptions(
     WHERE,
     options,
