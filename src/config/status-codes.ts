@@ -3,6 +3,7 @@
  */
 
 import { status } from '@grpc/grpc-js';
+import { closestName } from '../util/closest-name.js';
 import { describeValue, ServiceConfigError } from './service-config-error.js';
 
 /** Highest canonical gRPC status code (UNAUTHENTICATED). */
@@ -54,8 +55,21 @@ export function readStatusCode(value: unknown): number | string {
   }
   return (
     `must be a gRPC status code (an integer 0..${MAX_STATUS_CODE} or a name such as "UNAVAILABLE"), ` +
-    `got ${describeValue(value)}`
+    `got ${describeValue(value)}${typeof value === 'string' ? nameHint(value) : ''}`
   );
+}
+
+/** What a string that names no status code most likely meant: a number without quotes, or the closest name. */
+function nameHint(text: string): string {
+  const trimmed = text.trim();
+  if (/^\d+$/.test(trimmed) && Number(trimmed) <= MAX_STATUS_CODE) {
+    return `; write the number ${Number(trimmed)} without quotes, or its name "${statusCodeName(Number(trimmed))}"`;
+  }
+  if (CODE_BY_NAME.has(trimmed.toUpperCase())) {
+    return `; did you mean "${trimmed}" (without the spaces around it)?`;
+  }
+  const match = closestName(trimmed.toUpperCase(), CODE_BY_NAME.keys());
+  return match === undefined ? '' : `; did you mean "${match}"?`;
 }
 
 /** The canonical status code names, in code order: `OK`, `CANCELLED`, ..., `UNAUTHENTICATED`. */
