@@ -12,10 +12,24 @@ import { FlakyServer } from 'grpc-retry-hedging/testing';
 
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 
-/** The client type your code generator gives you (proto-loader-gen-types, ts-proto, grpc-tools). */
+/**
+ * The client type your code generator gives you (proto-loader-gen-types, ts-proto, grpc-tools), with the overloads
+ * that take call options, where per-call retry options go (`withRetryOptions`, docs/configuration.md).
+ */
 interface GreeterClient extends grpc.Client {
   sayHello(
     request: { name: string },
+    callback: grpc.requestCallback<{ message: string }>,
+  ): grpc.ClientUnaryCall;
+  sayHello(
+    request: { name: string },
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<{ message: string }>,
+  ): grpc.ClientUnaryCall;
+  sayHello(
+    request: { name: string },
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
     callback: grpc.requestCallback<{ message: string }>,
   ): grpc.ClientUnaryCall;
 }

@@ -1,5 +1,5 @@
+import { packageVersion } from '../util/package-version.js';
 import type { CommandIo } from './command-io.js';
-import { packageVersion } from './package-version.js';
 /**
  * Argument parsing for the CLI commands, on `node:util`'s `parseArgs`, with short, uniform error messages.
  */

@@ -3,19 +3,21 @@
  */
 
 import { closestName } from '../util/closest-name.js';
+import { packageVersion } from '../util/package-version.js';
 import { runCheck } from './check.js';
 import { type CommandIo, EXIT_CODE } from './command-io.js';
 import { runFlakyServerCommand } from './flaky-server-command.js';
-import { packageVersion } from './package-version.js';
 
 /** Help of the whole CLI (printed for `--help`, and with no arguments). */
 export const CLI_USAGE = `Usage: grpc-retry-hedging <command> [options]
 
 Commands:
-  check <config.json> [--proto file.proto ...] [-I dir ...] [--json] [--max-attempts-limit N] [--jitter S]
+  check <config.json | -> [--proto file.proto ...] [-I dir ...] [--json] [--strict] [--max-attempts-limit N]
+        [--jitter S]
       Validate a gRPC service config, report every error with its line and column, and show the effective
       retry/hedging policy, timeouts and worst-case time of every entry.
-  flaky-server [--port N] [--host 127.0.0.1] [--script file.json] [--proto file.proto ...] [-I dir ...] [-q]
+  flaky-server [--port N] [--host 127.0.0.1] [--script file.json] [--proto file.proto ...] [-I dir ...]
+        [--keep-case] [--max-receive-message-size BYTES] [-q]
       Run the scripted flaky test server (FlakyTest, and the services of your protos), to exercise your own
       client's retry configuration.
 

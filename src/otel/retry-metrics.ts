@@ -17,6 +17,7 @@ import {
 import { statusCodeName } from '../config/status-codes.js';
 import type { CallEndEvent, RetryEvent, RetryEventListener } from '../retry/events.js';
 import { checkOptions as checkKeys, checkNumber } from '../util/option-checks.js';
+import { packageVersion } from '../util/package-version.js';
 import { combineListeners } from './combine-listeners.js';
 import { DEFAULT_MAX_TRACKED_CALLS } from './max-tracked-calls.js';
 
@@ -240,7 +241,7 @@ export function createRetryMetrics(options: RetryMetricsOptions = {}): RetryMetr
   };
   // A meter or provider given is used for good. Otherwise the global provider is followed: one registered after
   // this was created (the OpenTelemetry API has no proxy for metrics, unlike traces) is used from the next call on.
-  const fixedMeter = options.meter ?? options.meterProvider?.getMeter(RETRY_METER_NAME);
+  const fixedMeter = options.meter ?? options.meterProvider?.getMeter(RETRY_METER_NAME, packageVersion());
   let globalProvider: MeterProvider | undefined;
   let current: Instruments | undefined;
   let closed = false;
@@ -254,7 +255,7 @@ export function createRetryMetrics(options: RetryMetricsOptions = {}): RetryMetr
       // The gauge follows the provider as the histograms do: the one on the provider left behind is removed.
       current?.stopGauge();
       globalProvider = provider;
-      current = createInstruments(provider.getMeter(RETRY_METER_NAME));
+      current = createInstruments(provider.getMeter(RETRY_METER_NAME, packageVersion()));
     }
     return current;
   };

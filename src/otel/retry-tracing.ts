@@ -28,6 +28,7 @@ import type {
   RetryEventListener,
 } from '../retry/events.js';
 import { checkOptions as checkKeys, checkNumber } from '../util/option-checks.js';
+import { packageVersion } from '../util/package-version.js';
 import { combineListeners } from './combine-listeners.js';
 import { DEFAULT_MAX_TRACKED_CALLS } from './max-tracked-calls.js';
 import { metadataSetter } from './metadata-carrier.js';
@@ -239,7 +240,9 @@ export function createRetryTracing(options: RetryTracingOptions = {}): RetryTrac
   checkOptions(options);
   const fixedTracer =
     options.tracer ??
-    (options.tracerProvider ? options.tracerProvider.getTracer(RETRY_TRACER_NAME) : undefined);
+    (options.tracerProvider
+      ? options.tracerProvider.getTracer(RETRY_TRACER_NAME, packageVersion())
+      : undefined);
   const propagator = options.propagator;
   const maxTracked = options.maxTrackedCalls ?? DEFAULT_MAX_TRACKED_CALLS;
   const calls = new Map<number, TracedCall>();
@@ -259,7 +262,7 @@ export function createRetryTracing(options: RetryTracingOptions = {}): RetryTrac
     }
     if (provider !== lastProvider) {
       lastProvider = provider;
-      lastTracer = provider.getTracer(RETRY_TRACER_NAME);
+      lastTracer = provider.getTracer(RETRY_TRACER_NAME, packageVersion());
     }
     return lastTracer;
   };

@@ -1,7 +1,8 @@
 /**
  * `FlakyCluster`: N replicas of the flaky test service behind one target, each a grpc-js server on its own
  * 127.0.0.1 port playing its own {@link ReplicaScript} (latency, failures, down, slow for a while). It records which
- * replica served each attempt, so that a test can check where retries and hedges went.
+ * replica served each attempt, so that a test can check where retries and hedges went. The replicas serve the
+ * package's FlakyTest `Unary` method only, not the services of your protos (`FlakyServer` serves those).
  */
 import * as grpc from '@grpc/grpc-js';
 import { CallIdCounters, DEFAULT_MAX_TRACKED_CALL_IDS } from './call-id-counters.js';

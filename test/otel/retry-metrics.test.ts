@@ -2,6 +2,7 @@ import { Metadata, status } from '@grpc/grpc-js';
 import { type Attributes, metrics } from '@opentelemetry/api';
 import { DataPointType, type Histogram, MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import packageJson from '../../package.json';
 import { AdaptiveHedging } from '../../src/hedging/adaptive-hedging-delay.js';
 import {
   COUNT_BUCKET_BOUNDARIES,
@@ -261,6 +262,15 @@ describe('createRetryMetrics: synthetic events', () => {
     expect(retryMetrics.trackedCalls).toBe(0);
   });
 
+  it("names the package's version in its instrumentation scope", async () => {
+    const { reader, retryMetrics } = setup();
+    retryMetrics.onEvent(callEnd(1, 1));
+    const { resourceMetrics } = await reader.collect();
+    expect(resourceMetrics.scopeMetrics.map((s) => [s.scope.name, s.scope.version])).toEqual([
+      [RETRY_METER_NAME, packageJson.version],
+    ]);
+  });
+
   it('uses the meter it is given, and the global provider by default', async () => {
     const a = setup();
     const meter = a.provider.getMeter('custom');
@@ -275,7 +285,9 @@ describe('createRetryMetrics: synthetic events', () => {
       const viaGlobal = createRetryMetrics();
       viaGlobal.onEvent(callEnd(1, 1));
       const collected = await b.reader.collect();
-      expect(collected.resourceMetrics.scopeMetrics.map((s) => s.scope.name)).toEqual([RETRY_METER_NAME]);
+      expect(collected.resourceMetrics.scopeMetrics.map((s) => s.scope)).toEqual([
+        { name: RETRY_METER_NAME, version: packageJson.version, schemaUrl: undefined },
+      ]);
     } finally {
       metrics.disable();
     }

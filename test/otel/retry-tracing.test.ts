@@ -18,6 +18,7 @@ import {
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import packageJson from '../../package.json';
 import {
   RETRY_SPAN_ATTRIBUTES as A,
   createRetryTracing,
@@ -401,6 +402,23 @@ describe('createRetryTracing: parenting and propagation', () => {
   });
 });
 
+describe('createRetryTracing: the instrumentation scope', () => {
+  it("names the package and its version on a given provider's spans", () => {
+    const { tracing, spans } = setup();
+    const c = callEvents();
+    tracing.onEvent(c.start());
+    tracing.onEvent(c.attempt(1, 'original'));
+    tracing.onEvent(c.attemptEnd(1, 'original', status.OK));
+    tracing.onEvent(c.end(status.OK, 1));
+    expect(
+      spans().map((span) => [span.instrumentationScope.name, span.instrumentationScope.version]),
+    ).toEqual([
+      ['grpc-retry-hedging', packageJson.version],
+      ['grpc-retry-hedging', packageJson.version],
+    ]);
+  });
+});
+
 describe('createRetryTracing: the global tracer provider', () => {
   it('does nothing while no provider is registered, and picks one up when it is', () => {
     propagation.setGlobalPropagator(new W3CTraceContextPropagator());
@@ -428,7 +446,10 @@ describe('createRetryTracing: the global tracer provider', () => {
         'Attempt.pkg.v1.Greeter.SayHello',
         'Sent.pkg.v1.Greeter.SayHello',
       ]);
-      expect(exporter.getFinishedSpans()[0]?.instrumentationScope.name).toBe('grpc-retry-hedging');
+      expect(exporter.getFinishedSpans()[0]?.instrumentationScope).toMatchObject({
+        name: 'grpc-retry-hedging',
+        version: packageJson.version,
+      });
 
       trace.disable();
       expect(run()).toEqual({ tracked: 0, traceparent: [] });

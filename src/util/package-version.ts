@@ -18,11 +18,19 @@ function moduleDir(): string {
 }
 
 /**
- * The `version` of the nearest package.json named `grpc-retry-hedging` above this module.
+ * The `version` of the nearest package.json named `grpc-retry-hedging` above this module (read once), for the CLI's
+ * `--version` and the OpenTelemetry instrumentation scope.
  *
  * @returns The version, or `unknown` when no such package.json is found.
  */
 export function packageVersion(): string {
+  cached ??= findPackageVersion();
+  return cached;
+}
+
+let cached: string | undefined;
+
+function findPackageVersion(): string {
   let dir = moduleDir();
   for (let level = 0; level <= MAX_LEVELS_UP; level++) {
     const file = join(dir, 'package.json');
