@@ -22,6 +22,7 @@ import { findHedgingBehindPickFirst } from '../lb/hedging-lb-warning.js';
 import { unknownPoliciesWarning } from '../lb/lb-policy-names.js';
 import { cappedBackoffMs, type JitterStrategy, maxBackoffMs } from '../retry/backoff.js';
 import { formatMethodName } from './format.js';
+import { findIneffectivePolicies } from './ineffective-policies.js';
 import type { ProtoServices } from './proto-services.js';
 
 /** A retry policy as the report describes it. Durations in ms; codes by name. */
@@ -93,7 +94,8 @@ export interface CheckDiagnostic extends ServiceConfigIssue {
     | 'unmatched-name'
     | 'not-idempotent'
     | 'hedging-one-connection'
-    | 'unknown-lb-policy';
+    | 'unknown-lb-policy'
+    | 'ineffective-policy';
 }
 
 /** How a check ended: the exit code follows from it. */
@@ -222,6 +224,9 @@ export function validReport(
       located(w.path, w.message, 'hedging-one-connection'),
     ),
   ];
+  const ineffective = findIneffectivePolicies(config, input.jitter).map((w) =>
+    located(w.path, w.message, 'ineffective-policy'),
+  );
   return {
     valid: true,
     status: 'valid',
@@ -231,7 +236,7 @@ export function validReport(
     entries: config.methodConfig.map((entry, index) => describeEntry(entry, index, input)),
     throttling: config.retryThrottling === undefined ? null : describeThrottling(config.retryThrottling),
     errors: [],
-    warnings: byPosition([...warnings, ...protoWarnings, ...lbWarnings]),
+    warnings: byPosition([...warnings, ...protoWarnings, ...lbWarnings, ...ineffective]),
   };
 }
 

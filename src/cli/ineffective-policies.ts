@@ -1,0 +1,84 @@
+/**
+ * Policies that validate but cannot do what they say, for `check` to warn about (pure): a name list that matches
+ * nothing, a timeout no retry or hedge fits in, an initialBackoff the cap overrides, `OK` among the codes a call is
+ * retried or hedged on.
+ */
+
+import type { JsonPath } from '../config/json-path.js';
+import type { MethodConfig, ServiceConfig } from '../config/types.js';
+import { initialBackoffState, type JitterStrategy, nextBackoff } from '../retry/backoff.js';
+import { formatDuration } from './format.js';
+
+/** One such finding, at the JSON path of the value it is about. */
+export interface IneffectivePolicy {
+  readonly path: JsonPath;
+  readonly message: string;
+}
+
+/** The status code a call that succeeded ends with. */
+const OK = 0;
+
+/**
+ * Every ineffective policy of a valid config, entry by entry.
+ *
+ * @param jitter The interceptor's jitter strategy: it sets how soon the first retry can start.
+ */
+export function findIneffectivePolicies(config: ServiceConfig, jitter: JitterStrategy): IneffectivePolicy[] {
+  return config.methodConfig.flatMap((entry, index) => entryFindings(entry, ['methodConfig', index], jitter));
+}
+
+function entryFindings(entry: MethodConfig, path: JsonPath, jitter: JitterStrategy): IneffectivePolicy[] {
+  const found: IneffectivePolicy[] = [];
+  if (entry.name.length === 0) {
+    found.push({
+      path: [...path, 'name'],
+      message:
+        'is an empty list, which matches no call: this entry applies to nothing (name a service, or write [{}] for every method)',
+    });
+  }
+  const retry = entry.retryPolicy;
+  if (retry !== undefined) {
+    const retryPath = [...path, 'retryPolicy'];
+    if (retry.initialBackoffMs > retry.maxBackoffMs) {
+      found.push({
+        path: [...retryPath, 'initialBackoff'],
+        message: `is longer than maxBackoff (${formatDuration(retry.initialBackoffMs)} > ${formatDuration(retry.maxBackoffMs)}): every backoff is capped at maxBackoff, so initialBackoff has no effect`,
+      });
+    }
+    if (retry.retryableStatusCodes.includes(OK)) {
+      found.push({
+        path: [...retryPath, 'retryableStatusCodes'],
+        message: 'lists OK: a call that succeeds is never retried, so the code has no effect',
+      });
+    }
+    const earliest = nextBackoff(retry, jitter, initialBackoffState(retry), 0).delayMs;
+    if (entry.timeoutMs !== undefined && entry.timeoutMs <= earliest) {
+      found.push({
+        path: [...path, 'timeout'],
+        message: `${formatDuration(entry.timeoutMs)} is not longer than the earliest first backoff (${formatDuration(earliest)}, with ${jitter} jitter): no retry can start before the deadline, unless a server pushback asks for one sooner`,
+      });
+    }
+  }
+  const hedging = entry.hedgingPolicy;
+  if (hedging !== undefined) {
+    const hedgingPath = [...path, 'hedgingPolicy'];
+    if (hedging.nonFatalStatusCodes.includes(OK)) {
+      found.push({
+        path: [...hedgingPath, 'nonFatalStatusCodes'],
+        message: 'lists OK: the first OK answer ends the call, so the code has no effect',
+      });
+    }
+    if (
+      entry.timeoutMs !== undefined &&
+      hedging.hedgingDelayMs > 0 &&
+      hedging.maxAttempts > 1 &&
+      entry.timeoutMs <= hedging.hedgingDelayMs
+    ) {
+      found.push({
+        path: [...path, 'timeout'],
+        message: `${formatDuration(entry.timeoutMs)} is not longer than hedgingDelay (${formatDuration(hedging.hedgingDelayMs)}): no hedge is sent on its delay before the deadline, only after a non-fatal failure`,
+      });
+    }
+  }
+  return found;
+}
