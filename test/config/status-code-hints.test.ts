@@ -18,11 +18,17 @@ describe('the error for a status code name that is not one', () => {
     [' UNAVAILABLE', '; did you mean "UNAVAILABLE" (without the spaces around it)?'],
     ['14', '; write the number 14 without quotes, or its name "UNAVAILABLE"'],
     ['0', '; write the number 0 without quotes, or its name "OK"'],
+    ['16', '; write the number 16 without quotes, or its name "UNAUTHENTICATED"'],
+    [' unavailable ', '; did you mean "unavailable" (without the spaces around it)?'],
   ])('%j: says what was meant', (value, hint) => {
     expect(readStatusCode(value)).toBe(`${PREFIX}${JSON.stringify(value)}${hint}`);
   });
 
-  it.each(['17', 'NOPE', '', 'Internal Error'])('%j: no hint when nothing is near', (value) => {
+  it.each(['17', 'NOPE', '', 'Internal Error', '1x', 'x1'])('%j: no hint when nothing is near', (value) => {
+    expect(readStatusCode(value)).toBe(`${PREFIX}${JSON.stringify(value)}`);
+  });
+
+  it.each([17, -1, 1.5, null, true])('%j (not a string): no hint', (value) => {
     expect(readStatusCode(value)).toBe(`${PREFIX}${JSON.stringify(value)}`);
   });
 
