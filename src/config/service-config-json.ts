@@ -66,7 +66,7 @@ export interface MethodNameJson {
 
 /** One methodConfig entry as written in service-config JSON. */
 export interface MethodConfigJson {
-  name: MethodNameJson[];
+  name: readonly MethodNameJson[];
   retryPolicy?: RetryPolicyJson;
   hedgingPolicy?: HedgingPolicyJson;
   /** The call's overall deadline, when shorter than the caller's. */
@@ -85,14 +85,14 @@ export interface MethodConfigJson {
 export interface ServiceConfigJson {
   /** For editors: the JSON schema the package ships (`schema/service-config.schema.json`). */
   $schema?: string;
-  methodConfig?: MethodConfigJson[];
+  methodConfig?: readonly MethodConfigJson[];
   retryThrottling?: { maxTokens: number; tokenRatio: number };
   /**
    * Load-balancing policies, first known one wins: `[{ round_robin: {} }]`, for instance. `serviceConfigFromProtos`
    * sets `[{ round_robin: {} }]` when some method is hedged: under grpc-js's default pick_first a hedge cannot leave
    * one connection.
    */
-  loadBalancingConfig?: Array<Record<string, unknown>>;
+  loadBalancingConfig?: ReadonlyArray<Record<string, unknown>>;
   /** The older form of `loadBalancingConfig`: `"round_robin"`. */
   loadBalancingPolicy?: string;
   healthCheckConfig?: { serviceName?: string };

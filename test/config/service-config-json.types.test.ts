@@ -51,6 +51,21 @@ describe('ServiceConfigJson', () => {
     }
   });
 
+  it('takes a config written as const', () => {
+    const config = {
+      methodConfig: [
+        {
+          name: [{ service: 'a.B' }],
+          retryPolicy: { ...retryPolicy, retryableStatusCodes: ['UNAVAILABLE'] },
+        },
+      ],
+      loadBalancingConfig: [{ round_robin: {} }],
+    } as const;
+    expectTypeOf(config).toExtend<ServiceConfigJson>();
+    expect(typeof createRetryInterceptor(config)).toBe('function');
+    expect(createChannelOptions(config)).toHaveProperty('grpc.service_config');
+  });
+
   it('takes a config imported from a .json file, whose codes TypeScript reads as plain strings', () => {
     expectTypeOf(shippedConfig).toExtend<ServiceConfigJson>();
     expect(typeof createRetryInterceptor(shippedConfig)).toBe('function');
