@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type CheckReport, runCheck } from '../../src/cli/check.js';
+import { type CheckRun, check } from '../helpers/check-run.js';
 
 // Every file a test writes goes under one scratch directory, removed when the file's tests end.
 const SCRATCH = mkdtempSync(join(tmpdir(), 'grh-check-'));
@@ -13,26 +14,6 @@ const DEMO_PROTO = 'protos/idempotency_demo.proto';
 
 const PROTO = 'protos/flaky_test.proto';
 const SERVICE = 'grpc_retry_hedging.testing.v1.FlakyTest';
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-async function check(...argv: string[]): Promise<Run> {
-  let stdout = '';
-  let stderr = '';
-  const code = await runCheck(argv, {
-    stdout: (s) => {
-      stdout += s;
-    },
-    stderr: (s) => {
-      stderr += s;
-    },
-  });
-  return { code, stdout, stderr };
-}
 
 function durationSeconds(text: string): number {
   const match = /^(\d*(?:\.\d+)?)s$/.exec(text);
@@ -657,7 +638,7 @@ describe('check: unknown fields in a valid config', () => {
 });
 
 describe('check: standard input', () => {
-  async function checkStdin(text: string | undefined, ...argv: string[]): Promise<Run> {
+  async function checkStdin(text: string | undefined, ...argv: string[]): Promise<CheckRun> {
     let stdout = '';
     let stderr = '';
     const code = await runCheck(['-', ...argv], {

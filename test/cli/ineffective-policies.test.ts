@@ -6,20 +6,16 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type CheckReport, runCheck } from '../../src/cli/check.js';
+import type { CheckReport } from '../../src/cli/check.js';
 import { findIneffectivePolicies } from '../../src/cli/ineffective-policies.js';
 import { parseServiceConfig } from '../../src/config/parse-service-config.js';
+import { check } from '../helpers/check-run.js';
+import { RETRY_UNAVAILABLE_POLICY } from '../helpers/service-configs.js';
 
 const SCRATCH = mkdtempSync(join(tmpdir(), 'grh-ineffective-'));
 afterAll(() => rmSync(SCRATCH, { recursive: true, force: true }));
 
-const retryPolicy = {
-  maxAttempts: 3,
-  initialBackoff: '0.1s',
-  maxBackoff: '1s',
-  backoffMultiplier: 2,
-  retryableStatusCodes: ['UNAVAILABLE'],
-};
+const { retryPolicy } = RETRY_UNAVAILABLE_POLICY;
 const hedgingPolicy = { maxAttempts: 3, hedgingDelay: '0.2s', nonFatalStatusCodes: ['UNAVAILABLE'] };
 
 function findings(entry: object, jitter: 'a6' | 'full' | 'equal' | 'decorrelated' = 'a6') {
@@ -106,20 +102,6 @@ describe('check with ineffective policies', () => {
 }
 `,
   );
-
-  async function check(...argv: string[]) {
-    let stdout = '';
-    let stderr = '';
-    const code = await runCheck(argv, {
-      stdout: (s) => {
-        stdout += s;
-      },
-      stderr: (s) => {
-        stderr += s;
-      },
-    });
-    return { code, stdout, stderr };
-  }
 
   it('warns, located at the value, and still exits 0', async () => {
     const run = await check(file);

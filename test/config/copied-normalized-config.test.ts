@@ -9,19 +9,14 @@ import { parseServiceConfig } from '../../src/config/parse-service-config.js';
 import { ServiceConfigError } from '../../src/config/service-config-error.js';
 import { validateServiceConfig } from '../../src/config/validate-service-config.js';
 import { createRetryInterceptor } from '../../src/retry/retry-interceptor.js';
+import { RETRY_UNAVAILABLE_POLICY } from '../helpers/service-configs.js';
 
 const json = {
   methodConfig: [
     { name: [{ service: 'a.Reads' }], hedgingPolicy: { maxAttempts: 3, hedgingDelay: '0.05s' } },
     {
       name: [{ service: 'a.Writes' }],
-      retryPolicy: {
-        maxAttempts: 3,
-        initialBackoff: '0.1s',
-        maxBackoff: '1s',
-        backoffMultiplier: 2,
-        retryableStatusCodes: ['UNAVAILABLE'],
-      },
+      ...RETRY_UNAVAILABLE_POLICY,
     },
   ],
 };
@@ -88,7 +83,7 @@ describe('findNormalizedPolicy', () => {
   it('lets a JSON config with a stray "kind" be validated as JSON (an unknown field, ignored)', () => {
     const withKind = {
       methodConfig: [
-        { ...json.methodConfig[1], retryPolicy: { ...json.methodConfig[1]?.retryPolicy, kind: 'retry' } },
+        { ...json.methodConfig[1], retryPolicy: { ...RETRY_UNAVAILABLE_POLICY.retryPolicy, kind: 'retry' } },
       ],
     };
     const result = validateServiceConfig(withKind);
