@@ -40,29 +40,57 @@ export interface ProtobufjsMethod {
 
 /**
  * Loaded protos: what `@grpc/proto-loader`'s `loadSync`/`load` return (a `PackageDefinition`, which keeps method
- * options), or a protobufjs `Root` (from `protobuf.loadSync`, or `Root.fromJSON`).
+ * options), what `grpc.loadPackageDefinition` makes of it (a `GrpcObject`, whose client constructors keep the
+ * definitions), one service's definition, or a protobufjs `Root` (from `protobuf.loadSync`, or `Root.fromJSON`).
  */
-export type ProtoSource = PackageDefinition | ProtobufjsReflectionObject;
+export type ProtoSource = PackageDefinition | GrpcObjectSource | ProtobufjsReflectionObject;
+
+/**
+ * The shape of a `GrpcObject` this module reads: namespaces nesting client constructors, each with its service's
+ * definition on `.service`. Typed loosely so that any grpc-js version's `GrpcObject` fits without importing it.
+ */
+export interface GrpcObjectSource {
+  readonly [name: string]: unknown;
+}
 
 /**
  * Lists every method of every service in `source` with its idempotency level, services and methods in the order
  * the source holds them.
  *
- * @throws TypeError when `source` is neither a PackageDefinition nor a protobufjs namespace, or a method holds an
- *   idempotency level that is not one of the three.
+ * @throws TypeError when `source` is not loaded protos (a file name, say), or a method holds an idempotency level
+ *   that is not one of the three.
  */
 export function listMethodIdempotency(source: ProtoSource): ProtoMethodIdempotency[] {
+  return methodsOf(source, 'listMethodIdempotency');
+}
+
+/** {@link listMethodIdempotency}, its errors naming `caller` (the public function the user called). */
+export function methodsOf(source: unknown, caller: string): ProtoMethodIdempotency[] {
   if (isProtobufjsObject(source)) {
     const out: ProtoMethodIdempotency[] = [];
-    collectProtobufjs(source, out);
+    collectProtobufjs(source, out, caller);
     return out;
+  }
+  if (typeof source === 'string') {
+    throw new TypeError(
+      `${caller}: expected loaded protos, got the string ${JSON.stringify(source)}; load the file first: ${caller}(protoLoader.loadSync(${JSON.stringify(source)}), ...) with protoLoader from @grpc/proto-loader`,
+    );
   }
   if (typeof source !== 'object' || source === null || Array.isArray(source)) {
     throw new TypeError(
-      'listMethodIdempotency: expected a @grpc/proto-loader PackageDefinition or a protobufjs Root',
+      `${caller}: expected loaded protos (a @grpc/proto-loader PackageDefinition, a GrpcObject from grpc.loadPackageDefinition, or a protobufjs Root), got ${describe(source)}`,
     );
   }
-  return fromPackageDefinition(source as PackageDefinition);
+  const out: ProtoMethodIdempotency[] = [];
+  collectDefinitions(source as Record<string, unknown>, out, caller, new Set());
+  return out;
+}
+
+function describe(value: unknown): string {
+  if (value === null) {
+    return 'null';
+  }
+  return Array.isArray(value) ? 'an array' : typeof value;
 }
 
 function isProtobufjsObject(value: unknown): value is ProtobufjsReflectionObject {
@@ -74,31 +102,84 @@ function isProtobufjsObject(value: unknown): value is ProtobufjsReflectionObject
   );
 }
 
-function fromPackageDefinition(definition: PackageDefinition): ProtoMethodIdempotency[] {
-  const out: ProtoMethodIdempotency[] = [];
-  for (const [service, value] of Object.entries(definition)) {
-    if (typeof value !== 'object' || value === null || 'format' in value) {
-      continue; // a message or enum type
-    }
-    for (const method of Object.values(value)) {
-      if (typeof method !== 'object' || method === null || typeof method.path !== 'string') {
-        continue;
-      }
-      const name = method.path.slice(method.path.lastIndexOf('/') + 1);
-      out.push({
-        service,
-        method: name,
-        path: method.path,
-        level: readLevel(method.options?.idempotency_level, `${service}/${name}`),
-        requestStream: method.requestStream === true,
-        responseStream: method.responseStream === true,
-      });
-    }
-  }
-  return out;
+interface MethodDefinitionLike {
+  readonly path: string;
+  readonly requestStream?: unknown;
+  readonly responseStream?: unknown;
+  readonly options?: { readonly idempotency_level?: unknown } | null;
 }
 
-function collectProtobufjs(object: ProtobufjsReflectionObject, out: ProtoMethodIdempotency[]): void {
+function isMethodDefinition(value: unknown): value is MethodDefinitionLike {
+  return (
+    typeof value === 'object' && value !== null && typeof (value as { path?: unknown }).path === 'string'
+  );
+}
+
+/** A service's definition: an object of method definitions (each with its gRPC `path`). */
+function isServiceDefinition(value: unknown): value is Record<string, MethodDefinitionLike> {
+  if (typeof value !== 'object' || value === null || 'format' in value) {
+    return false; // 'format': a message or enum type of a PackageDefinition
+  }
+  const methods = Object.values(value);
+  return methods.length > 0 && methods.every(isMethodDefinition);
+}
+
+/**
+ * Services found in a PackageDefinition (keyed by full service name), in one service's definition, or in a
+ * GrpcObject (namespaces of client constructors, each carrying its definition on `.service`).
+ */
+function collectDefinitions(
+  object: Readonly<Record<string, unknown>>,
+  out: ProtoMethodIdempotency[],
+  caller: string,
+  seen: Set<unknown>,
+): void {
+  if (seen.has(object)) {
+    return;
+  }
+  seen.add(object);
+  if (isServiceDefinition(object)) {
+    addService(object, out, caller);
+    return;
+  }
+  for (const value of Object.values(object)) {
+    const service = typeof value === 'function' ? (value as { service?: unknown }).service : value;
+    if (isServiceDefinition(service)) {
+      addService(service, out, caller);
+    } else if (typeof value === 'object' && value !== null && !('format' in value)) {
+      collectDefinitions(value as Record<string, unknown>, out, caller, seen);
+    }
+  }
+}
+
+function addService(
+  definition: Readonly<Record<string, MethodDefinitionLike>>,
+  out: ProtoMethodIdempotency[],
+  caller: string,
+): void {
+  for (const method of Object.values(definition)) {
+    const slash = method.path.lastIndexOf('/');
+    const service = method.path.slice(method.path.startsWith('/') ? 1 : 0, slash);
+    const name = method.path.slice(slash + 1);
+    if (out.some((known) => known.path === method.path)) {
+      continue; // grpc-js's clients also list a method under its camelCase alias
+    }
+    out.push({
+      service,
+      method: name,
+      path: method.path,
+      level: readLevel(method.options?.idempotency_level, `${service}/${name}`, caller),
+      requestStream: method.requestStream === true,
+      responseStream: method.responseStream === true,
+    });
+  }
+}
+
+function collectProtobufjs(
+  object: ProtobufjsReflectionObject,
+  out: ProtoMethodIdempotency[],
+  caller: string,
+): void {
   if (object.methodsArray !== undefined) {
     const service = object.fullName.replace(/^\./, '');
     for (const method of object.methodsArray) {
@@ -106,26 +187,26 @@ function collectProtobufjs(object: ProtobufjsReflectionObject, out: ProtoMethodI
         service,
         method: method.name,
         path: `/${service}/${method.name}`,
-        level: readLevel(method.options?.idempotency_level, `${service}/${method.name}`),
+        level: readLevel(method.options?.idempotency_level, `${service}/${method.name}`, caller),
         requestStream: method.requestStream === true,
         responseStream: method.responseStream === true,
       });
     }
   }
   for (const nested of object.nestedArray ?? []) {
-    collectProtobufjs(nested, out);
+    collectProtobufjs(nested, out, caller);
   }
 }
 
 /** proto-loader gives the enum name (whatever its `enums` option); protobufjs gives what the proto wrote. */
-function readLevel(value: unknown, where: string): IdempotencyLevel {
+function readLevel(value: unknown, where: string, caller: string): IdempotencyLevel {
   if (value === undefined || value === null) {
     return 'IDEMPOTENCY_UNKNOWN';
   }
   const level = parseIdempotencyLevel(value);
   if (level === undefined) {
     throw new TypeError(
-      `listMethodIdempotency: ${where} has idempotency_level ${JSON.stringify(value)}, expected one of IDEMPOTENCY_UNKNOWN, NO_SIDE_EFFECTS, IDEMPOTENT`,
+      `${caller}: ${where} has idempotency_level ${JSON.stringify(value)}, expected one of IDEMPOTENCY_UNKNOWN, NO_SIDE_EFFECTS, IDEMPOTENT`,
     );
   }
   return level;

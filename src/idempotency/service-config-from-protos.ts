@@ -10,9 +10,10 @@ import type {
   RetryPolicyJson,
   ServiceConfigJson,
 } from '../config/service-config-json.js';
+import { closestName } from '../util/closest-name.js';
 import {
   type IdempotencyLevel,
-  listMethodIdempotency,
+  methodsOf,
   type ProtoMethodIdempotency,
   type ProtoSource,
 } from './idempotency-level.js';
@@ -68,11 +69,12 @@ const POLICY_KEYS: ReadonlySet<string> = new Set([
  * const client = new Catalog(address, credentials, { interceptors: [createRetryInterceptor(config)] });
  * ```
  *
- * @param source proto-loader's PackageDefinition or a protobufjs Root.
+ * @param source proto-loader's PackageDefinition, the GrpcObject `grpc.loadPackageDefinition` makes of it, one
+ *   service's definition, or a protobufjs Root.
  * @returns Service-config JSON (also valid as text with `JSON.stringify`), already validated; with `round_robin` as
  *   its `loadBalancingConfig` when some method is hedged, so that hedges can reach another server.
- * @throws ServiceConfigError naming the bad field as `policies.<level>.…`; TypeError for an unknown key or a source
- *   that is not loaded protos.
+ * @throws ServiceConfigError naming the bad field as `policies.<level>.…`; TypeError for an unknown key, a source
+ *   that is not loaded protos (a file name, say), or protos that hold no service.
  */
 export function serviceConfigFromProtos(
   source: ProtoSource,
@@ -83,8 +85,10 @@ export function serviceConfigFromProtos(
   }
   for (const key of Object.keys(policies)) {
     if (!POLICY_KEYS.has(key)) {
+      const match = closestName(key, POLICY_KEYS);
+      const hint = match === undefined ? '' : `; did you mean "${match}"?`;
       throw new TypeError(
-        `serviceConfigFromProtos: policies.${key} is not an option (known: ${[...POLICY_KEYS].join(', ')})`,
+        `serviceConfigFromProtos: policies.${key} is not an option${hint} (known: ${[...POLICY_KEYS].join(', ')})`,
       );
     }
   }
@@ -103,7 +107,13 @@ export function serviceConfigFromProtos(
     byLevel.set(level, policy);
   }
 
-  const methods = listMethodIdempotency(source).filter(policies.include ?? (() => true));
+  const found = methodsOf(source, 'serviceConfigFromProtos');
+  if (found.length === 0) {
+    throw new TypeError(
+      'serviceConfigFromProtos: the loaded protos hold no service, so no method would get a policy (pass the PackageDefinition of the files that declare the services)',
+    );
+  }
+  const methods = found.filter(policies.include ?? (() => true));
   const methodConfig: MethodConfigJson[] = [];
   for (const [level] of LEVEL_KEYS) {
     const policy = byLevel.get(level);

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { loadPackageDefinition } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import protobuf from 'protobufjs';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -236,6 +237,37 @@ describe('serviceConfigFromProtos', () => {
     ).toThrow(/^policies\.retryThrottling\.maxTokens: must be an integer greater than 0/);
     expect(() =>
       serviceConfigFromProtos(definition, { readOnly: hedge } as unknown as IdempotencyPolicies),
-    ).toThrow('serviceConfigFromProtos: policies.readOnly is not an option');
+    ).toThrow('serviceConfigFromProtos: policies.readOnly is not an option (known:');
+    expect(() =>
+      serviceConfigFromProtos(definition, { idempotnt: retry } as unknown as IdempotencyPolicies),
+    ).toThrow('serviceConfigFromProtos: policies.idempotnt is not an option; did you mean "idempotent"?');
+  });
+
+  it('takes what grpc.loadPackageDefinition returns, and one service definition, as the PackageDefinition', () => {
+    const definition = loadSync(CATALOG_PROTO);
+    const policies = { noSideEffects: hedge, idempotent: retry };
+    const expected = serviceConfigFromProtos(definition, policies);
+    expect(expected.methodConfig.flatMap((entry) => entry.name)).toHaveLength(3);
+    expect(serviceConfigFromProtos(loadPackageDefinition(definition), policies)).toEqual(expected);
+    expect(serviceConfigFromProtos(definition[CATALOG] as never, policies)).toEqual(expected);
+    expect(listMethodIdempotency(loadPackageDefinition(definition))).toEqual(
+      listMethodIdempotency(definition),
+    );
+  });
+
+  it('names a file name passed as the source, and protos without a service', () => {
+    expect(() => serviceConfigFromProtos(CATALOG_PROTO as never, { idempotent: retry })).toThrow(
+      `serviceConfigFromProtos: expected loaded protos, got the string "${CATALOG_PROTO}"; load the file first: serviceConfigFromProtos(protoLoader.loadSync("${CATALOG_PROTO}"), ...)`,
+    );
+    expect(() => serviceConfigFromProtos(42 as never, { idempotent: retry })).toThrow(
+      'serviceConfigFromProtos: expected loaded protos (a @grpc/proto-loader PackageDefinition, a GrpcObject from grpc.loadPackageDefinition, or a protobufjs Root), got number',
+    );
+    const messagesOnly = protobuf.Root.fromJSON({ nested: { M: { fields: {} } } });
+    expect(() => serviceConfigFromProtos(messagesOnly, { idempotent: retry })).toThrow(
+      'serviceConfigFromProtos: the loaded protos hold no service',
+    );
+    expect(() => serviceConfigFromProtos({}, { idempotent: retry })).toThrow(
+      'serviceConfigFromProtos: the loaded protos hold no service',
+    );
   });
 });
