@@ -40,13 +40,13 @@ export function parseDuration(value: unknown, path: string): number {
  */
 export function readDuration(value: unknown): number | string {
   if (typeof value !== 'string') {
-    return `${EXPECTATION}, got ${describeValue(value)}`;
+    return `${EXPECTATION}, got ${describeValue(value)}${durationHint(value)}`;
   }
   const match = DURATION_PATTERN.exec(value);
   const whole = match?.[2] ?? '';
   const fraction = match?.[3] ?? '';
   if (match === null || (whole === '' && fraction === '')) {
-    return `${EXPECTATION}, got ${describeValue(value)}`;
+    return `${EXPECTATION}, got ${describeValue(value)}${durationHint(value)}`;
   }
   const seconds = whole === '' ? 0 : Number(whole);
   if (seconds > MAX_DURATION_SECONDS) {
@@ -57,4 +57,69 @@ export function readDuration(value: unknown): number | string {
   const nanos = fraction === '' ? 0 : Number(fraction.padEnd(9, '0'));
   const ms = seconds * 1000 + Math.floor(nanos / 1_000_000) + (nanos % 1_000_000) / 1_000_000;
   return match[1] === '-' && ms !== 0 ? -ms : ms;
+}
+
+/** Seconds per unit of the durations people write instead of proto3's ("100ms", "2 min", "1.5 seconds"). */
+const UNIT_SECONDS: Readonly<Record<string, number>> = {
+  ns: 1e-9,
+  us: 1e-6,
+  µs: 1e-6,
+  ms: 1e-3,
+  s: 1,
+  sec: 1,
+  secs: 1,
+  second: 1,
+  seconds: 1,
+  m: 60,
+  min: 60,
+  mins: 60,
+  minute: 60,
+  minutes: 60,
+  h: 3600,
+  hour: 3600,
+  hours: 3600,
+};
+
+/** A number with an optional unit after it, spaces allowed around and between. */
+const LOOSE_DURATION = /^\s*(-?(?:\d+\.?\d*|\.\d+))\s*([a-zµ]*)\s*$/i;
+
+/** `seconds` as a proto3 Duration string: at most nine decimals, no trailing zeros (0.1 → "0.1s"). */
+function formatSeconds(seconds: number): string {
+  return `${seconds.toFixed(9).replace(/\.?0+$/, '')}s`;
+}
+
+/**
+ * The proto3 spelling of a duration written another way, as an error's ending (`; did you mean "0.1s"?`), or ''
+ * when the value does not read as one: "100ms" → "0.1s", "0.1" → "0.1s", " 2s " → "2s", "1m" → "60s". A bare
+ * number has no unit, so both readings are offered when it could be milliseconds.
+ */
+export function durationHint(value: unknown): string {
+  if (typeof value === 'number' && Math.abs(value) <= MAX_DURATION_SECONDS) {
+    const asSeconds = `"${formatSeconds(value)}" for ${value} seconds`;
+    return Number.isInteger(value) && Math.abs(value) >= 10
+      ? `; write it as a string: ${asSeconds}, or "${formatSeconds(value / 1000)}" for ${value} milliseconds`
+      : `; write it as a string: ${asSeconds}`;
+  }
+  if (typeof value !== 'string') {
+    return '';
+  }
+  const match = LOOSE_DURATION.exec(value);
+  if (match === null) {
+    return '';
+  }
+  const unit = match[2]?.toLowerCase() ?? '';
+  const perUnit = unit === '' ? 1 : UNIT_SECONDS[unit];
+  if (perUnit === undefined) {
+    return '';
+  }
+  const seconds = Number(match[1]) * perUnit;
+  if (Math.abs(seconds) > MAX_DURATION_SECONDS) {
+    return '';
+  }
+  const text = formatSeconds(seconds);
+  // Below a nanosecond, a proto3 Duration cannot say it: no hint rather than a wrong one.
+  if (seconds !== 0 && Number(text.slice(0, -1)) === 0) {
+    return '';
+  }
+  return text === value ? '' : `; did you mean "${text}"?`;
 }

@@ -349,9 +349,24 @@ function readHedgingPolicy(
 /** Integer > 1; values above the client limit are clamped at lookup time, not rejected. */
 function readMaxAttempts(value: unknown, path: JsonPath, problems: ConfigProblems): number | undefined {
   if (!isInteger(value) || value <= 1) {
-    return problems.add(path, `must be an integer greater than 1, got ${describeValue(value)}`);
+    return problems.add(
+      path,
+      `must be an integer greater than 1, got ${describeValue(value)}${maxAttemptsHint(value, path)}`,
+    );
   }
   return value;
+}
+
+/** What a maxAttempts that is not one likely meant: one attempt (retries off), or a number written as text. */
+function maxAttemptsHint(value: unknown, path: JsonPath): string {
+  if (value === 1 || value === 0) {
+    const policy = path.at(-2) === 'hedgingPolicy' ? 'hedgingPolicy' : 'retryPolicy';
+    return `; for a single attempt, leave the ${policy} out (without a policy, a call makes one attempt)`;
+  }
+  if (typeof value === 'string' && /^\s*\d+\s*$/.test(value)) {
+    return `; did you mean ${Number(value)} (a number, not a string)?`;
+  }
+  return '';
 }
 
 function readBackoffMultiplier(value: unknown, path: JsonPath, problems: ConfigProblems): number | undefined {

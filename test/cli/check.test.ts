@@ -212,7 +212,7 @@ describe('check: invalid configs', () => {
     expect(run.stdout).toBe('');
     expect(run.stderr).toBe(
       'test/fixtures/bad-service-config.json:6:24: methodConfig[0].retryPolicy.maxAttempts: ' +
-        'must be an integer greater than 1, got 1\n' +
+        'must be an integer greater than 1, got 1; for a single attempt, leave the retryPolicy out (without a policy, a call makes one attempt)\n' +
         'test/fixtures/bad-service-config.json: invalid service config (1 error)\n',
     );
   });
@@ -222,9 +222,9 @@ describe('check: invalid configs', () => {
     const run = await check(file);
     expect(run.code).toBe(1);
     expect(run.stderr.trimEnd().split('\n')).toEqual([
-      `${file}:7:24: methodConfig[0].retryPolicy.maxAttempts: must be an integer greater than 1, got "3"`,
+      `${file}:7:24: methodConfig[0].retryPolicy.maxAttempts: must be an integer greater than 1, got "3"; did you mean 3 (a number, not a string)?`,
       expect.stringMatching(
-        /^test\/cli\/fixtures\/many-errors-config\.json:8:27: methodConfig\[0\]\.retryPolicy\.initialBackoff: must be a duration string .*, got 0\.1$/,
+        /^test\/cli\/fixtures\/many-errors-config\.json:8:27: methodConfig\[0\]\.retryPolicy\.initialBackoff: must be a duration string .*, got 0\.1; write it as a string: "0\.1s" for 0\.1 seconds$/,
       ),
       expect.stringMatching(
         /:11:49: methodConfig\[0\]\.retryPolicy\.retryableStatusCodes\[1\]: must be a gRPC status code .*got "NOPE"$/,

@@ -43,7 +43,7 @@ describe('a per-call policy with a field it does not have', () => {
     const policy = { ...retryPolicy, maxAttempts: 1, retryableStatusCode: ['UNAVAILABLE'], colour: 'blue' };
     const error = errorOf(() => parseCallPolicy({ retryPolicy: policy }));
     expect(error.errors.map((e) => `${e.path}: ${e.message}`)).toEqual([
-      'policy.retryPolicy.maxAttempts: must be an integer greater than 1, got 1',
+      'policy.retryPolicy.maxAttempts: must be an integer greater than 1, got 1; for a single attempt, leave the retryPolicy out (without a policy, a call makes one attempt)',
       'policy.retryPolicy.retryableStatusCode: is not a field of a retryPolicy (did you mean "retryableStatusCodes"?)',
       'policy.retryPolicy.colour: is not a field of a retryPolicy',
     ]);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_DURATION_SECONDS, parseDuration } from '../../src/config/duration.js';
+import { durationHint, MAX_DURATION_SECONDS, parseDuration } from '../../src/config/duration.js';
 import { isServiceConfigError } from '../../src/config/service-config-error.js';
 
 describe('parseDuration', () => {
@@ -73,5 +73,42 @@ describe('parseDuration exactness', () => {
     ['-0.3s', -300],
   ])('%s is exactly %s ms', (text, ms) => {
     expect(parseDuration(text, 'd')).toBe(ms);
+  });
+});
+
+describe('durationHint: the proto3 spelling of a duration written another way', () => {
+  it.each<[unknown, string]>([
+    ['100ms', '; did you mean "0.1s"?'],
+    ['0.1', '; did you mean "0.1s"?'],
+    ['0.1 s', '; did you mean "0.1s"?'],
+    [' 2s ', '; did you mean "2s"?'],
+    ['10S', '; did you mean "10s"?'],
+    ['1.s', '; did you mean "1s"?'],
+    ['1m', '; did you mean "60s"?'],
+    ['1.5 seconds', '; did you mean "1.5s"?'],
+    ['2h', '; did you mean "7200s"?'],
+    ['5us', '; did you mean "0.000005s"?'],
+    ['250 msec', ''],
+    ['-5ms', '; did you mean "-0.005s"?'],
+    [0.5, '; write it as a string: "0.5s" for 0.5 seconds'],
+    [9, '; write it as a string: "9s" for 9 seconds'],
+    [100, '; write it as a string: "100s" for 100 seconds, or "0.1s" for 100 milliseconds'],
+    ['0.1ns', ''],
+    ['abc', ''],
+    ['1e3ms', ''],
+    [`${MAX_DURATION_SECONDS + 1}`, ''],
+    [MAX_DURATION_SECONDS * 2, ''],
+    [Number.NaN, ''],
+    [true, ''],
+    [null, ''],
+  ])('%j → %j', (value, hint) => {
+    expect(durationHint(value)).toBe(hint);
+  });
+
+  it('ends the error of the value it reads', () => {
+    expect(() => parseDuration('100ms', 'methodConfig[0].timeout')).toThrow(
+      'methodConfig[0].timeout: must be a duration string such as "0.1s" or "2s" (seconds, up to 9 decimals, ending in "s"), got "100ms"; did you mean "0.1s"?',
+    );
+    expect(() => parseDuration(2, 'x')).toThrow('got 2; write it as a string: "2s" for 2 seconds');
   });
 });

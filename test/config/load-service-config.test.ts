@@ -64,7 +64,7 @@ describe.each(loaders)('%s', (_name, load) => {
     expect(error.path).toBe('methodConfig[0].retryPolicy.maxAttempts');
     expect(error.message).toBe(
       'test/fixtures/bad-service-config.json: methodConfig[0].retryPolicy.maxAttempts: ' +
-        'must be an integer greater than 1, got 1',
+        'must be an integer greater than 1, got 1; for a single attempt, leave the retryPolicy out (without a policy, a call makes one attempt)',
     );
   });
 

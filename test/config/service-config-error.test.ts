@@ -5,13 +5,15 @@ describe('ServiceConfigError', () => {
   it('puts the path and then the problem in the message', () => {
     const error = new ServiceConfigError(
       'methodConfig[1].retryPolicy.maxAttempts',
-      'must be an integer greater than 1, got 1',
+      'must be an integer greater than 1, got 1; for a single attempt, leave the retryPolicy out (without a policy, a call makes one attempt)',
     );
     expect(error.message).toBe(
-      'methodConfig[1].retryPolicy.maxAttempts: must be an integer greater than 1, got 1',
+      'methodConfig[1].retryPolicy.maxAttempts: must be an integer greater than 1, got 1; for a single attempt, leave the retryPolicy out (without a policy, a call makes one attempt)',
     );
     expect(error.path).toBe('methodConfig[1].retryPolicy.maxAttempts');
-    expect(error.detail).toBe('must be an integer greater than 1, got 1');
+    expect(error.detail).toBe(
+      'must be an integer greater than 1, got 1; for a single attempt, leave the retryPolicy out (without a policy, a call makes one attempt)',
+    );
     expect(error.file).toBeUndefined();
     expect(error.name).toBe('ServiceConfigError');
     expect(error).toBeInstanceOf(Error);

@@ -60,7 +60,9 @@ describe('every error at once', () => {
       // maxTokens is missing: located at the retryThrottling object
       { path: 'retryThrottling.maxTokens', line: 14, column: columnOf(FOUR_ERRORS, 14, '{ "tokenRatio"') },
     ]);
-    expect(result.errors[0]?.message).toBe('must be an integer greater than 1, got "3"');
+    expect(result.errors[0]?.message).toBe(
+      'must be an integer greater than 1, got "3"; did you mean 3 (a number, not a string)?',
+    );
     expect(result.errors[3]?.message).toContain('got nothing');
   });
 
@@ -68,10 +70,12 @@ describe('every error at once', () => {
     const error = errorOf(() => parseServiceConfig(FOUR_ERRORS));
     expect(error.errors).toHaveLength(4);
     expect(error.path).toBe('methodConfig[0].retryPolicy.maxAttempts');
-    expect(error.detail).toBe('must be an integer greater than 1, got "3"');
+    expect(error.detail).toBe(
+      'must be an integer greater than 1, got "3"; did you mean 3 (a number, not a string)?',
+    );
     const lines = error.message.split('\n');
     expect(lines[0]).toBe(
-      'methodConfig[0].retryPolicy.maxAttempts: must be an integer greater than 1, got "3"',
+      'methodConfig[0].retryPolicy.maxAttempts: must be an integer greater than 1, got "3"; did you mean 3 (a number, not a string)?',
     );
     expect(lines[1]).toBe('  and 3 more:');
     expect(lines[2]).toMatch(

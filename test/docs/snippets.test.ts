@@ -110,7 +110,7 @@ describe('docs/configuration.md', () => {
     } catch (error) {
       if (isServiceConfigError(error)) {
         console.error(error.path); // "methodConfig[1].retryPolicy.maxAttempts" (the first problem)
-        console.error(error.message); // "methodConfig[1].retryPolicy.maxAttempts: must be an integer greater than 1, got 1"
+        console.error(error.message); // "methodConfig[1].retryPolicy.maxAttempts: must be an integer greater than 1, got 1; for a single attempt, leave the retryPolicy out (without a policy, a call makes one attempt)"
         for (const { path, message, line, column } of error.errors) {
           console.error(`${line}:${column}: ${path}: ${message}`); // every problem; line/column for JSON text
         }

@@ -217,7 +217,7 @@ describe('serviceConfigFromProtos', () => {
     const definition = loadSync(CATALOG_PROTO);
     const badRetry = { retryPolicy: { ...retry.retryPolicy, maxAttempts: 1 } };
     expect(() => serviceConfigFromProtos(definition, { idempotent: badRetry })).toThrow(
-      'policies.idempotent.retryPolicy.maxAttempts: must be an integer greater than 1, got 1',
+      'policies.idempotent.retryPolicy.maxAttempts: must be an integer greater than 1, got 1; for a single attempt, leave the retryPolicy out (without a policy, a call makes one attempt)',
     );
     expect(() => serviceConfigFromProtos(definition, { idempotent: { ...retry, timeout: 'soon' } })).toThrow(
       /^policies\.idempotent\.timeout: /,
