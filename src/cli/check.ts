@@ -28,6 +28,7 @@ import {
   flagOption,
   parseCommandArgs,
   printedHelpOrVersion,
+  protoOptionHint,
   stringListOption,
   stringOption,
   UsageError,
@@ -172,6 +173,11 @@ function checkOptions(args: CommandArgs): CheckOptions {
   const given = args.positionals[0];
   if (given === undefined) {
     throw new UsageError('missing the service config file argument (or - for standard input)');
+  }
+  if (protoOptionHint(given, CHECK_OPTIONS) !== '') {
+    throw new UsageError(
+      `"${given}" is a .proto file, not a service config; give the config first: check <config.json> --proto ${given}`,
+    );
   }
   const file = given === '-' ? STDIN_NAME : given;
   const limitText = stringOption(args, 'max-attempts-limit');

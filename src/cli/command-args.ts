@@ -48,9 +48,14 @@ export function parseCommandArgs(
   }
   const extra = parsed.positionals[maxPositionals];
   if (extra !== undefined) {
-    throw new UsageError(`unexpected argument "${extra}"`);
+    throw new UsageError(`unexpected argument "${extra}"${protoOptionHint(extra, options)}`);
   }
   return parsed;
+}
+
+/** `; did you mean --proto x.proto?` for a .proto file given where the command takes none, if it has --proto. */
+export function protoOptionHint(argument: string, options: OptionSpec): string {
+  return 'proto' in options && /\.proto$/i.test(argument) ? `; did you mean --proto ${argument}?` : '';
 }
 
 /** The value of a single string option, or `undefined`; an empty value is a {@link UsageError}. */

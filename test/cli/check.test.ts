@@ -269,7 +269,17 @@ describe('check: usage errors', () => {
   it.each<[string, string[], string]>([
     ['no config file', [], 'missing the service config file'],
     ['an unknown flag', ['examples/service-config.json', '--verbose'], 'unknown option --verbose'],
-    ['two config files', ['a.json', 'b.json'], 'unexpected argument "b.json"'],
+    ['two config files', ['a.json', 'b.json'], 'unexpected argument "b.json"\n'],
+    [
+      'a proto after the config',
+      ['a.json', 'protos/catalog_demo.proto'],
+      'unexpected argument "protos/catalog_demo.proto"; did you mean --proto protos/catalog_demo.proto?',
+    ],
+    [
+      'a proto as the config',
+      ['protos/catalog_demo.proto'],
+      '"protos/catalog_demo.proto" is a .proto file, not a service config; give the config first: check <config.json> --proto protos/catalog_demo.proto',
+    ],
     ['an empty --proto', ['a.json', '--proto='], '--proto needs a value'],
     [
       'an unknown --jitter',

@@ -78,4 +78,12 @@ describe('parseCommandArgs', () => {
   it('rejects positionals for a command that takes none', () => {
     expect(usageMessage(['extra'], 0)).toBe('unexpected argument "extra"');
   });
+
+  it('suggests --proto for a .proto file given as an argument, when the command has --proto', () => {
+    const withProto = { ...OPTIONS, proto: { type: 'string', multiple: true } } as const;
+    expect(() => parseCommandArgs(['svc.PROTO'], withProto, 0)).toThrow(
+      'unexpected argument "svc.PROTO"; did you mean --proto svc.PROTO?',
+    );
+    expect(usageMessage(['svc.proto'], 0)).toBe('unexpected argument "svc.proto"');
+  });
 });
