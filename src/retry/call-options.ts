@@ -20,7 +20,10 @@ export type PolicyOverride =
 
 /** Per-call control of the retry interceptor; see {@link withRetryOptions}. */
 export interface CallRetryOptions {
-  /** `false`: this call makes a single attempt, with no retries and no hedges. Default true. */
+  /**
+   * `false`: this call makes a single attempt, with no retries and no hedges. Default true. Not with `policy`:
+   * the two together are refused, since the policy would never be read.
+   */
   readonly enabled?: boolean;
   /**
    * Use this policy for the call instead of the one the service config gives its method, in service-config form:
@@ -62,7 +65,8 @@ const PATH = 'withRetryOptions: options';
  * @param retry What to change for this call.
  * @param callOptions Ordinary grpc-js call options to keep (deadline, credentials, ...).
  * @returns A new call options object; `callOptions` is not modified.
- * @throws ServiceConfigError (path `policy...`) when the policy override is invalid; TypeError for other bad input.
+ * @throws ServiceConfigError (path `policy...`) when the policy override is invalid; TypeError for other bad input,
+ *   including `enabled: false` together with a policy, which would never be read.
  */
 export function withRetryOptions(retry: CallRetryOptions, callOptions: CallOptions = {}): CallOptions {
   if (retry === undefined) {
@@ -70,6 +74,11 @@ export function withRetryOptions(retry: CallRetryOptions, callOptions: CallOptio
   }
   checkOptions(PATH, retry, KNOWN_KEYS);
   const enabled = checkBoolean(PATH, 'enabled', retry.enabled, true);
+  if (!enabled && retry.policy !== undefined) {
+    throw new TypeError(
+      `${PATH}: enabled is false and a policy is given; a call with retries off makes one attempt and never reads the policy, so drop one of them (a policy with maxAttempts 1 also makes one attempt)`,
+    );
+  }
   const policy =
     retry.policy === undefined
       ? undefined

@@ -30,6 +30,23 @@ describe('option checks', () => {
     expect(() => withRetryOptions(null as never)).toThrow(/must be an object/);
   });
 
+  it('withRetryOptions refuses enabled: false with a policy it would never read; a later call may turn it off', () => {
+    const policy = {
+      retryPolicy: {
+        maxAttempts: 3,
+        initialBackoff: '0.1s',
+        maxBackoff: '1s',
+        backoffMultiplier: 2,
+        retryableStatusCodes: ['UNAVAILABLE'],
+      },
+    };
+    expect(() => withRetryOptions({ enabled: false, policy })).toThrow(
+      'withRetryOptions: options: enabled is false and a policy is given; a call with retries off makes one attempt and never reads the policy',
+    );
+    expect(() => withRetryOptions({ enabled: true, policy })).not.toThrow();
+    expect(() => withRetryOptions({ enabled: false }, withRetryOptions({ policy }))).not.toThrow();
+  });
+
   it('bad values name the option', () => {
     expect(() => createRetryInterceptor(config, { jitter: 'wild' as never })).toThrow(
       /options\.jitter must be one of a6, full/,
