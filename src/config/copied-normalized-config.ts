@@ -23,14 +23,26 @@ export function findNormalizedPolicy(root: unknown): JsonPath | undefined {
     return undefined;
   }
   for (const [index, entry] of root.methodConfig.entries()) {
-    if (!isJsonObject(entry)) {
-      continue;
+    const field = normalizedPolicyField(entry);
+    if (field !== undefined) {
+      return ['methodConfig', index, field];
     }
-    for (const [field, shape] of Object.entries(NORMALIZED_POLICY)) {
-      const policy = entry[field];
-      if (isJsonObject(policy) && policy.kind === shape.kind && typeof policy[shape.msField] === 'number') {
-        return ['methodConfig', index, field];
-      }
+  }
+  return undefined;
+}
+
+/**
+ * Which policy field of `entry` (a methodConfig entry, or a per-call `{ retryPolicy }` / `{ hedgingPolicy }`)
+ * holds a policy in the normalized shape; undefined when none does.
+ */
+export function normalizedPolicyField(entry: unknown): 'retryPolicy' | 'hedgingPolicy' | undefined {
+  if (!isJsonObject(entry)) {
+    return undefined;
+  }
+  for (const [field, shape] of Object.entries(NORMALIZED_POLICY)) {
+    const policy = entry[field];
+    if (isJsonObject(policy) && policy.kind === shape.kind && typeof policy[shape.msField] === 'number') {
+      return field as 'retryPolicy' | 'hedgingPolicy';
     }
   }
   return undefined;
@@ -39,3 +51,11 @@ export function findNormalizedPolicy(root: unknown): JsonPath | undefined {
 /** The error for a policy {@link findNormalizedPolicy} found. */
 export const COPIED_CONFIG_MESSAGE =
   'is in the form parseServiceConfig and loadServiceConfig return (a "kind" field, durations in ms), not service-config JSON: the config is most likely a copy of one they returned (a spread, structuredClone or JSON round trip), which loses the mark that says it was validated. Pass the returned config itself (it is deeply frozen, so it can be shared), or the service-config JSON as written';
+
+/**
+ * The error for a policy field holding a parsed policy where JSON is expected (`{ retryPolicy:
+ * parsed.methodConfig[0].retryPolicy }`); `advice` says what the caller can pass instead.
+ */
+export function wrappedParsedPolicyMessage(advice: string): string {
+  return `is a policy in the form parseServiceConfig and loadServiceConfig return (a "kind" field, durations in ms), not service-config JSON: ${advice}`;
+}

@@ -2,8 +2,9 @@
  * Parsing a service config into its normalized form, throwing one error that lists every problem.
  */
 
+import { normalizedPolicyField, wrappedParsedPolicyMessage } from './copied-normalized-config.js';
 import { deepFreeze, isNormalizedServiceConfig } from './normalized-config.js';
-import { serviceConfigErrorOf } from './service-config-error.js';
+import { ServiceConfigError, serviceConfigErrorOf } from './service-config-error.js';
 import { ConfigProblems, readCallPolicy } from './service-config-rules.js';
 import type { CallPolicy, ServiceConfig } from './types.js';
 import { findUnknownPolicyFields } from './unknown-fields.js';
@@ -47,6 +48,15 @@ export function parseServiceConfig(input: string | object): ServiceConfig {
  * @throws ServiceConfigError listing every problem; `path` names the first.
  */
 export function parseCallPolicy(input: unknown, path = 'policy'): CallPolicy {
+  const wrapped = normalizedPolicyField(input);
+  if (wrapped !== undefined) {
+    // withRetryOptions takes a parsed policy as it is; elsewhere (serviceConfigFromProtos) only JSON will do.
+    const advice =
+      path === 'policy'
+        ? `pass it as the policy itself (policy: config.methodConfig[i].${wrapped}), not wrapped in { ${wrapped} }`
+        : 'write the policy as service-config JSON (durations as "0.1s", status codes by name)';
+    throw new ServiceConfigError(joinPrefix(path, [wrapped]), wrappedParsedPolicyMessage(advice));
+  }
   const problems = new ConfigProblems();
   const prefix = path === '' ? [] : [path];
   const policy = readCallPolicy(input, prefix, problems);

@@ -8,6 +8,9 @@ import { findNormalizedPolicy } from '../../src/config/copied-normalized-config.
 import { parseServiceConfig } from '../../src/config/parse-service-config.js';
 import { ServiceConfigError } from '../../src/config/service-config-error.js';
 import { validateServiceConfig } from '../../src/config/validate-service-config.js';
+import { listMethodIdempotency } from '../../src/idempotency/idempotency-level.js';
+import { serviceConfigFromProtos } from '../../src/idempotency/service-config-from-protos.js';
+import { readCallRetryOptions, withRetryOptions } from '../../src/retry/call-options.js';
 import { createRetryInterceptor } from '../../src/retry/retry-interceptor.js';
 import { RETRY_UNAVAILABLE_POLICY } from '../helpers/service-configs.js';
 
@@ -96,5 +99,41 @@ describe('findNormalizedPolicy', () => {
     const [error] = validateServiceConfig(text).errors;
     expect(error?.path).toBe('methodConfig[0].hedgingPolicy');
     expect(error?.line).toBe(text.split('\n').findIndex((line) => line.includes('"hedgingPolicy"')) + 1);
+  });
+});
+
+describe('a parsed policy wrapped as JSON where a policy is expected', () => {
+  const retryPolicy = parsed.methodConfig[1]?.retryPolicy;
+  const hedgingPolicy = parsed.methodConfig[0]?.hedgingPolicy;
+
+  it('withRetryOptions names it once and says to pass it unwrapped, which it takes as it is', () => {
+    const error = errorOf(() => withRetryOptions({ policy: { retryPolicy } as never }));
+    expect(error.errors).toHaveLength(1);
+    expect(error.message).toBe(
+      'policy.retryPolicy: is a policy in the form parseServiceConfig and loadServiceConfig return (a "kind" field, durations in ms), not service-config JSON: pass it as the policy itself (policy: config.methodConfig[i].retryPolicy), not wrapped in { retryPolicy }',
+    );
+    expect(errorOf(() => withRetryOptions({ policy: { hedgingPolicy } as never })).path).toBe(
+      'policy.hedgingPolicy',
+    );
+    expect(retryPolicy).toBeDefined();
+    const options = withRetryOptions({ policy: retryPolicy as NonNullable<typeof retryPolicy> });
+    expect(readCallRetryOptions(options)?.policy).toBe(retryPolicy);
+  });
+
+  it('serviceConfigFromProtos names it at its level and asks for JSON', () => {
+    const source = {
+      'a.Writes': {
+        Put: {
+          path: '/a.Writes/Put',
+          requestStream: false,
+          responseStream: false,
+          options: { idempotency_level: 'IDEMPOTENT' },
+        },
+      },
+    };
+    expect(listMethodIdempotency(source)).toHaveLength(1);
+    const error = errorOf(() => serviceConfigFromProtos(source, { idempotent: { retryPolicy } as never }));
+    expect(error.path).toBe('policies.idempotent.retryPolicy');
+    expect(error.message).toMatch(/not service-config JSON: write the policy as service-config JSON/);
   });
 });
