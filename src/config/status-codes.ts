@@ -55,12 +55,15 @@ export function readStatusCode(value: unknown): number | string {
   }
   return (
     `must be a gRPC status code (an integer 0..${MAX_STATUS_CODE} or a name such as "UNAVAILABLE"), ` +
-    `got ${describeValue(value)}${typeof value === 'string' ? nameHint(value) : ''}`
+    `got ${describeValue(value)}${typeof value === 'string' ? statusNameHint(value) : ''}`
   );
 }
 
-/** What a string that names no status code most likely meant: a number without quotes, or the closest name. */
-function nameHint(text: string): string {
+/**
+ * What a string that names no status code most likely meant, as an error's ending: a number without quotes, the
+ * name without spaces around it, or the closest name; '' when nothing is near.
+ */
+export function statusNameHint(text: string): string {
   const trimmed = text.trim();
   if (/^\d+$/.test(trimmed) && Number(trimmed) <= MAX_STATUS_CODE) {
     return `; write the number ${Number(trimmed)} without quotes, or its name "${statusCodeName(Number(trimmed))}"`;

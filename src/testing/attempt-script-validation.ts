@@ -3,7 +3,7 @@
  * naming the offending field.
  */
 
-import { parseStatusCode, statusCodeNames } from '../config/status-codes.js';
+import { parseStatusCode, statusNameHint } from '../config/status-codes.js';
 import { errorMessage } from '../util/error-message.js';
 import { didYouMean } from '../util/option-checks.js';
 import type { AttemptScript, AttemptScriptInput } from './flaky-script.js';
@@ -98,7 +98,7 @@ export function validateAttemptScript(value: unknown, where = 'attempt script'):
       case 'status': {
         const code = checkStatus(v);
         if (code === undefined) {
-          const hint = typeof v === 'string' ? didYouMean(v.toUpperCase(), statusCodeNames()) : '';
+          const hint = typeof v === 'string' ? statusNameHint(v) : '';
           fail(
             field,
             `must be a number (grpc status code) or a status name such as "UNAVAILABLE", got ${JSON.stringify(v)}${hint}`,

@@ -35,11 +35,14 @@ describe('attempt script status', () => {
   );
 
   it.each([
-    ['UNAVAILBLE', 'UNAVAILABLE'],
-    ['deadline_exeeded', 'DEADLINE_EXCEEDED'],
-  ])('names the status meant by the misspelled name %j', (bad, meant) => {
+    ['UNAVAILBLE', '; did you mean "UNAVAILABLE"?'],
+    ['deadline_exeeded', '; did you mean "DEADLINE_EXCEEDED"?'],
+    ['CANCELED', '; did you mean "CANCELLED"?'],
+    [' UNAVAILABLE ', '; did you mean "UNAVAILABLE" (without the spaces around it)?'],
+    ['14', '; write the number 14 without quotes, or its name "UNAVAILABLE"'],
+  ])('names the status meant by %j, as the service config does', (bad, hint) => {
     expect(() => validateAttemptScript({ status: bad })).toThrow(
-      `attempt script: "status" must be a number (grpc status code) or a status name such as "UNAVAILABLE", got "${bad}"; did you mean "${meant}"?`,
+      `attempt script: "status" must be a number (grpc status code) or a status name such as "UNAVAILABLE", got "${bad}"${hint}`,
     );
   });
 
