@@ -1,0 +1,190 @@
+/**
+ * Every message type of a loaded proto root, by full name (`.pkg.Order.Line`), from the `fileDescriptorProtos`
+ * @grpc/proto-loader puts next to each message descriptor (encoded `google.protobuf.FileDescriptorProto`s, one per
+ * package of the root, shared by every definition of one load). The response check uses it to reach message types
+ * declared outside the response message: at the top of its file, or in another package or file.
+ *
+ * Decoding uses protobufjs reflection over the handful of descriptor.proto fields needed (declared below as a JSON
+ * descriptor, field numbers from descriptor.proto; the others are skipped), as `retry/retry-info.ts` does, not
+ * `protobufjs/ext/descriptor`: that module is CommonJS whose exports Node's ESM loader sees only as `default` while
+ * its typings declare named ones, and loading it patches protobufjs's reflection classes. Bytes that do not decode
+ * give no index (the caller then checks nested types only); nothing here throws.
+ */
+import protobuf from 'protobufjs/light.js';
+
+/** A message's descriptor as proto-loader's `type` has it (`DescriptorProto` as a plain object), fields used. */
+export interface MessageDescriptor {
+  name?: unknown;
+  field?: unknown;
+  nestedType?: unknown;
+  oneofDecl?: unknown;
+  options?: { mapEntry?: unknown } | null;
+}
+
+/** One message type of the index: its descriptor and the package of the file declaring it (`pkg`, or ''). */
+export interface IndexedMessage {
+  readonly descriptor: MessageDescriptor;
+  readonly package: string;
+}
+
+/** Full name (`.pkg.Order.Line`) → message type. */
+export type MessageDescriptorIndex = ReadonlyMap<string, IndexedMessage>;
+
+const root = protobuf.Root.fromJSON({
+  nested: {
+    FileDescriptorProto: {
+      fields: {
+        package: { type: 'string', id: 2 },
+        messageType: { rule: 'repeated', type: 'DescriptorProto', id: 4 },
+      },
+    },
+    DescriptorProto: {
+      fields: {
+        name: { type: 'string', id: 1 },
+        field: { rule: 'repeated', type: 'FieldDescriptorProto', id: 2 },
+        nestedType: { rule: 'repeated', type: 'DescriptorProto', id: 3 },
+        options: { type: 'MessageOptions', id: 7 },
+        oneofDecl: { rule: 'repeated', type: 'OneofDescriptorProto', id: 8 },
+      },
+    },
+    FieldDescriptorProto: {
+      fields: {
+        name: { type: 'string', id: 1 },
+        type: { type: 'Type', id: 5 },
+        typeName: { type: 'string', id: 6 },
+      },
+      nested: {
+        Type: {
+          values: {
+            TYPE_DOUBLE: 1,
+            TYPE_FLOAT: 2,
+            TYPE_INT64: 3,
+            TYPE_UINT64: 4,
+            TYPE_INT32: 5,
+            TYPE_FIXED64: 6,
+            TYPE_FIXED32: 7,
+            TYPE_BOOL: 8,
+            TYPE_STRING: 9,
+            TYPE_GROUP: 10,
+            TYPE_MESSAGE: 11,
+            TYPE_BYTES: 12,
+            TYPE_UINT32: 13,
+            TYPE_ENUM: 14,
+            TYPE_SFIXED32: 15,
+            TYPE_SFIXED64: 16,
+            TYPE_SINT32: 17,
+            TYPE_SINT64: 18,
+          },
+        },
+      },
+    },
+    MessageOptions: { fields: { mapEntry: { type: 'bool', id: 7 } } },
+    OneofDescriptorProto: { fields: { name: { type: 'string', id: 1 } } },
+  },
+});
+const FileDescriptorProto = root.lookupType('FileDescriptorProto');
+/** Enum values by name (`TYPE_MESSAGE`), as proto-loader's `type` has them; repeated fields always as arrays. */
+const TO_OBJECT = { enums: String, arrays: true } as const;
+
+interface FileObject {
+  package?: string;
+  messageType?: MessageDescriptor[];
+}
+
+/** One index per `fileDescriptorProtos` array (null: it did not decode), since every definition of a load shares it. */
+const cache = new WeakMap<object, MessageDescriptorIndex | null>();
+
+/**
+ * The index of `fileDescriptorProtos` (proto-loader's array of encoded FileDescriptorProtos); undefined when it is
+ * not such an array or does not decode.
+ */
+export function messageDescriptorIndex(fileDescriptorProtos: unknown): MessageDescriptorIndex | undefined {
+  if (!Array.isArray(fileDescriptorProtos)) {
+    return undefined;
+  }
+  let index = cache.get(fileDescriptorProtos);
+  if (index === undefined) {
+    index = buildIndex(fileDescriptorProtos);
+    cache.set(fileDescriptorProtos, index);
+  }
+  return index ?? undefined;
+}
+
+function buildIndex(files: readonly unknown[]): MessageDescriptorIndex | null {
+  const index = new Map<string, IndexedMessage>();
+  try {
+    for (const bytes of files) {
+      if (!(bytes instanceof Uint8Array)) {
+        return null;
+      }
+      const file = FileDescriptorProto.toObject(FileDescriptorProto.decode(bytes), TO_OBJECT) as FileObject;
+      const pkg = typeof file.package === 'string' ? file.package : '';
+      const add = (messages: readonly MessageDescriptor[] | undefined, scope: string): void => {
+        for (const descriptor of messages ?? []) {
+          if (typeof descriptor.name !== 'string' || descriptor.name === '') {
+            continue;
+          }
+          const fullName = `${scope}.${descriptor.name}`;
+          index.set(fullName, { descriptor, package: pkg });
+          add(descriptor.nestedType as MessageDescriptor[] | undefined, fullName);
+        }
+      };
+      add(file.messageType, pkg === '' ? '' : `.${pkg}`);
+    }
+  } catch {
+    return null;
+  }
+  return index;
+}
+
+/**
+ * The full name of the message type `typeName` names in a field of the message `from` (a full name), by protobuf's
+ * scoping rules: a leading `.` is absolute; else `<scope>.<typeName>` for `from` itself, then each enclosing scope
+ * out to the root. (protobufjs writes a field's type name relative to its message: `Item`, `other.Money`.)
+ */
+export function resolveMessageType(
+  index: MessageDescriptorIndex,
+  typeName: string,
+  from: string,
+): string | undefined {
+  if (typeName.startsWith('.')) {
+    return index.has(typeName) ? typeName : undefined;
+  }
+  let scope = from;
+  for (;;) {
+    const candidate = `${scope}.${typeName}`;
+    if (index.has(candidate)) {
+      return candidate;
+    }
+    if (scope === '') {
+      return undefined;
+    }
+    scope = scope.slice(0, Math.max(0, scope.lastIndexOf('.')));
+  }
+}
+
+/**
+ * The full name of the message `type` describes (proto-loader's `type`, which carries no full name): the one entry
+ * with its name and field names; of several, the one in `preferredPackage` (the service's). Undefined when none or
+ * still several.
+ */
+export function fullNameOf(
+  index: MessageDescriptorIndex,
+  type: MessageDescriptor,
+  preferredPackage: string | undefined,
+): string | undefined {
+  const fields = fieldNames(type);
+  const matches = [...index].filter(
+    ([, entry]) => entry.descriptor.name === type.name && fieldNames(entry.descriptor) === fields,
+  );
+  if (matches.length === 1) {
+    return matches[0]![0];
+  }
+  const preferred = matches.filter(([, entry]) => entry.package === preferredPackage);
+  return preferred.length === 1 ? preferred[0]![0] : undefined;
+}
+
+function fieldNames(descriptor: MessageDescriptor): string {
+  const fields = Array.isArray(descriptor.field) ? (descriptor.field as { name?: unknown }[]) : [];
+  return JSON.stringify(fields.map((f) => (typeof f?.name === 'string' ? f.name : '')));
+}
