@@ -88,7 +88,8 @@ export interface FlakyServerOptions {
   scripts?: Record<string, AttemptScriptInput[]>;
   /**
    * Consulted for attempts whose call id has no registered script; return `undefined` for a prompt success.
-   * A hook that throws or returns an invalid script ends the attempt with INTERNAL.
+   * A hook that throws, returns an invalid script, or returns a Promise (an `async` hook) ends the attempt with
+   * INTERNAL.
    */
   onAttempt?: (info: FlakyAttemptInfo) => AttemptScriptInput | undefined;
   /** Called once per attempt when it ends with a status or is seen cancelled (errors thrown are ignored). */

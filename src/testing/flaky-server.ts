@@ -38,9 +38,11 @@ import {
 import { FLAKY_TEST_SERVICE, loadFlakyTestService } from './flaky-test-service.js';
 import { checkScriptResponses, scriptResponseProblem } from './response-fields.js';
 import {
+  methodAsCallIdMessage,
   resolveMethodPath,
   type ServedMethod,
   type ServedService,
+  servedMethodNamedBy,
   servicesIn,
   servicesInProtos,
 } from './served-services.js';
@@ -125,6 +127,7 @@ export class FlakyServer {
         flaky.serve(service);
       }
       for (const [callId, script] of checked.scripts) {
+        flaky.checkCallId(callId, `start: scripts["${callId}"]`, (m) => `methodScripts: { "${m}": [...] }`);
         flaky.scripts.set(callId, script);
       }
       for (const [method, script] of checked.methodScripts) {
@@ -137,6 +140,14 @@ export class FlakyServer {
       throw err;
     }
     return flaky;
+  }
+
+  /** Throws when a call id names a served method: a script under it would never play (see servedMethodNamedBy). */
+  private checkCallId(callId: string, where: string, advice: (method: string) => string): void {
+    const method = typeof callId === 'string' ? servedMethodNamedBy(callId, this.served) : undefined;
+    if (method !== undefined) {
+      throw new TypeError(methodAsCallIdMessage(where, method, advice(method.slice(1))));
+    }
   }
 
   /** Full paths (`/pkg.Service/Method`) of every method served, FlakyTest's included. */
@@ -201,6 +212,7 @@ export class FlakyServer {
    */
   script(callId: string, attempts: AttemptScriptInput[]): void {
     const checked = validateAttemptScripts(attempts, `script("${callId}")`);
+    this.checkCallId(callId, `script("${callId}")`, (m) => `scriptMethod("${m}", attempts)`);
     this.scripts.set(callId, checked);
     this.shipped.delete(callId);
     this.log.forget(callId);
@@ -444,6 +456,12 @@ export class FlakyServer {
     if (hook) {
       try {
         const answer: unknown = hook({ callId, attempt, method, metadata });
+        if (typeof (answer as { then?: unknown } | null)?.then === 'function') {
+          // An async hook: its Promise has no script fields, so it would read as "succeed" for every attempt.
+          throw new Error(
+            'returned a Promise; it must return the attempt script itself (or undefined), synchronously: script ahead with script() or scriptMethod() for what needs awaiting',
+          );
+        }
         if (answer !== undefined) {
           run.script = validateAttemptScript(answer, 'onAttempt result');
         }

@@ -682,6 +682,39 @@ describe('hooks and lifecycle', () => {
     }
   });
 
+  it('ends an attempt INTERNAL when an async onAttempt returns a Promise, which would read as "succeed"', async () => {
+    const hooked = await FlakyServer.start({
+      onAttempt: (async () => ({ status: grpc.status.UNAVAILABLE })) as never,
+    });
+    const c = newClient(hooked.address);
+    try {
+      const result = await unary(c, md('async')).done;
+      expect(result.error?.code).toBe(grpc.status.INTERNAL);
+      expect(result.error?.details).toBe(
+        'flaky server onAttempt hook: returned a Promise; it must return the attempt script itself (or undefined), synchronously: script ahead with script() or scriptMethod() for what needs awaiting',
+      );
+    } finally {
+      c.close();
+      await hooked.stop();
+    }
+  });
+
+  it('refuses a served method given as a call id, which no client sends, naming the option that scripts it', async () => {
+    const method = flakyMethodPath('Unary').slice(1);
+    const unqualified = method.slice(method.lastIndexOf('.', method.indexOf('/')) + 1);
+    for (const key of [method, `/${method}`, unqualified]) {
+      expect(() => server.script(key, [{ status: grpc.status.UNAVAILABLE }])).toThrow(
+        `FlakyServer.script("${key}"): "${method}" is a method this server serves, not a call id (the value a client sends in x-flaky-call-id); script the method with scriptMethod("${method}", attempts)`,
+      );
+    }
+    await expect(FlakyServer.start({ scripts: { [method]: [{}] } })).rejects.toThrow(
+      `FlakyServer.start: scripts["${method}"]: "${method}" is a method this server serves, not a call id (the value a client sends in x-flaky-call-id); script the method with methodScripts: { "${method}": [...] }`,
+    );
+    // Call ids that only look like paths, or name a method no server serves, are call ids as before.
+    expect(() => server.script('user/42', [{}])).not.toThrow();
+    expect(() => server.script('Unary', [{}])).not.toThrow();
+  });
+
   it('stop() is idempotent and cuts calls in progress short', async () => {
     const own = await FlakyServer.start({ scripts: { long: [{ delayMs: 10_000 }] } });
     const c = newClient(own.address);
