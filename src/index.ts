@@ -71,6 +71,7 @@ export type {
   AttemptLeftRunningEvent,
   AttemptStartEvent,
   CallEndEvent,
+  CallEndReason,
   CallStartEvent,
   CommittedEvent,
   HedgeHeldEvent,

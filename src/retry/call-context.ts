@@ -43,4 +43,9 @@ export interface RetryingCallContext {
    * interceptor reports it once).
    */
   onRequestChanged(): void;
+  /**
+   * Told when a retry or hedge was not sent because the request did not fit the replay buffer (the interceptor
+   * reports it once).
+   */
+  onReplayBufferFull(): void;
 }

@@ -1,9 +1,15 @@
-import type { Metadata, StatusObject } from '@grpc/grpc-js';
+import { type Metadata, status as Status, type StatusObject } from '@grpc/grpc-js';
 import type { CallPolicy } from '../config/types.js';
 import type { Clock } from '../shared/clock.js';
 import type { RetryGate } from '../shared/retry-gate.js';
 import type { Attempt } from './attempt.js';
-import type { CommittedEvent, HedgeScheduledEvent, RetryEvent, RetryScheduledEvent } from './events.js';
+import type {
+  CallEndReason,
+  CommittedEvent,
+  HedgeScheduledEvent,
+  RetryEvent,
+  RetryScheduledEvent,
+} from './events.js';
 
 /**
  * Builds and delivers the typed events of one call. The engine holds one only when somebody listens, so that a
@@ -14,6 +20,8 @@ export class CallEvents {
   private readonly startedAt: number;
   /** Time spent waiting with no attempt in flight (retry backoffs, delayed hedges), for `call-end`. */
   private retryDelayMs = 0;
+  /** Why a failure got no further attempt, for a failed call's `call-end`. */
+  private endReason: CallEndReason | undefined;
 
   constructor(
     private readonly emit: (event: RetryEvent) => void,
@@ -117,14 +125,21 @@ export class CallEvents {
     this.retryDelayMs += this.clock.now() - since;
   }
 
+  /** A failure got no further attempt, and why: the call's `call-end` says so if it fails. The first one holds. */
+  noFurtherAttempt(reason: CallEndReason): void {
+    this.endReason ??= reason;
+  }
+
   callEnd(status: StatusObject, attempts: number): void {
     const { method, callId } = this;
+    const reason = status.code === Status.OK ? undefined : this.endReason;
     this.emit({
       type: 'call-end',
       method,
       callId,
       code: status.code,
       details: status.details,
+      ...(reason === undefined ? {} : { reason }),
       attempts,
       retryDelayMs: roundMs(this.retryDelayMs),
       durationMs: this.clock.now() - this.startedAt,

@@ -172,11 +172,35 @@ export interface CommittedEvent extends EventBase {
   readonly reason: 'headers' | 'message' | 'status' | 'buffer-overflow';
 }
 
+/**
+ * Why a failure ended the call with no further attempt: its status is not retryable or non-fatal (`fatal-status`),
+ * the deadline passed (`deadline`) or the next backoff would outlast it (`deadline-aware`), the server said not to
+ * retry (`do-not-retry`), maxAttempts were used (`attempts-exhausted`), the request did not fit the replay buffer
+ * (`replay-buffer`: perRpcBufferBytes or totalBufferBytes), a request message changed after it was written or
+ * cannot be serialized again (`request-changed`, `request-unserializable`), or the retry gate refused
+ * (`throttled`).
+ */
+export type CallEndReason =
+  | 'fatal-status'
+  | 'deadline'
+  | 'do-not-retry'
+  | 'attempts-exhausted'
+  | 'replay-buffer'
+  | 'request-changed'
+  | 'request-unserializable'
+  | 'deadline-aware'
+  | 'throttled';
+
 /** The call ended; exactly one per call. */
 export interface CallEndEvent extends EventBase {
   readonly type: 'call-end';
   readonly code: number;
   readonly details: string;
+  /**
+   * Set when the call failed because a failure got no further attempt, and why (see {@link CallEndReason}): a call
+   * that failed after one attempt says here whether its policy chose not to retry or could not.
+   */
+  readonly reason?: CallEndReason;
   /** Attempts sent, the original included. */
   readonly attempts: number;
   /**

@@ -97,6 +97,10 @@ export class FailureHandler {
     }
     switch (decision.type) {
       case 'finish':
+        this.events?.noFurtherAttempt(decision.reason);
+        if (decision.reason === 'replay-buffer') {
+          ctx.onReplayBufferFull();
+        }
         // A failure the policy would retry (or hedge past), come once the deadline has passed: the call ends for its
         // deadline, as it does when the deadline passes during a backoff, not with a status a retry was meant to
         // hide (grpc-js's own retries end such a call at its deadline timer too). A DEADLINE_EXCEEDED is that status.

@@ -105,6 +105,7 @@ export class HedgeScheduler {
         this.schedule(decision.delayMs, decision.reason);
         return;
       case 'stop-hedging':
+        this.events?.noFurtherAttempt(decision.reason);
         this.close();
         return;
     }
@@ -300,8 +301,12 @@ export class HedgeScheduler {
         this.setTimer(this.delayMs);
         return false;
       case 'stop':
+        this.events?.noFurtherAttempt(verdict.reason);
         if (verdict.reason === 'request-changed') {
           this.ctx.onRequestChanged();
+        }
+        if (verdict.reason === 'replay-buffer') {
+          this.ctx.onReplayBufferFull();
         }
         if (verdict.reason === 'replay-buffer' && this.attempts.live.length > 0) {
           host.commitMostAdvanced();

@@ -6,7 +6,7 @@ import { status as Status, type StatusObject } from '@grpc/grpc-js';
 import type { CallPolicy } from '../config/types.js';
 import type { GateVerdict } from '../shared/retry-gate.js';
 import { type BackoffState, initialBackoffState, type JitterStrategy, nextBackoff } from './backoff.js';
-import type { AttemptCancelReason } from './events.js';
+import type { AttemptCancelReason, CallEndReason } from './events.js';
 import type { ReplayVerdict } from './replay-buffer.js';
 import type { ServerHint } from './server-hint.js';
 
@@ -48,18 +48,8 @@ export interface FailureDecisionInput {
   readonly gate: () => GateVerdict;
 }
 
-/** Why a call ends with a failure. */
-export type FinishReason =
-  | 'fatal-status'
-  /** A retry (or a further hedge) would go, but the deadline has passed: the call ends with DEADLINE_EXCEEDED. */
-  | 'deadline'
-  | 'do-not-retry'
-  | 'attempts-exhausted'
-  | 'replay-buffer'
-  | 'request-changed'
-  | 'request-unserializable'
-  | 'deadline-aware'
-  | 'throttled';
+/** Why a call ends with a failure (the `reason` of its `call-end` event). */
+export type FinishReason = CallEndReason;
 
 export type FailureDecision =
   /** End the call with the failure (for a timed-out attempt: DEADLINE_EXCEEDED saying so). */

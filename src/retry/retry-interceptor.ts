@@ -91,6 +91,10 @@ export function createRetryInterceptor(
       'grpc-retry-hedging: a call was not retried or hedged because its request message had changed since it was written (a streamed message reused after its write callback, or a request object changed after the call was made): a resend would have carried other data than the first attempt. Write a new object for each message, or leave it unchanged until the call ends, for such calls to be retried. (If the output of your serializer differs from one call to the next, as with a timestamp in it, set the option checkResentRequests: false.)',
       'GRPC_RETRY_HEDGING_REQUEST_CHANGED',
     ),
+    onReplayBufferFull: warnOnce(
+      `grpc-retry-hedging: a call was not retried or hedged because its request did not fit the replay buffer, which keeps what was sent for a resend (perRpcBufferBytes: ${resolved.perRpcBufferBytes} bytes a call, totalBufferBytes: ${resolved.totalBufferBytes} across this interceptor's calls). Its call-end event says reason "replay-buffer". Raise the limits in createRetryInterceptor's options if such calls should be retried, or leave their methods out of the retry policies.`,
+      'GRPC_RETRY_HEDGING_REPLAY_BUFFER',
+    ),
   };
   const emit = resolved.onEvent;
   const warnThrottleAbove = warnOnce(

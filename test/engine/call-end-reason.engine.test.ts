@@ -1,0 +1,73 @@
+/**
+ * A failed call's `call-end` says why its last failure got no further attempt, so that a call which failed after
+ * one attempt tells a policy that chose not to retry from one that could not (the replay buffer, the gate).
+ */
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { RetryGate } from '../../src/shared/retry-gate.js';
+import { engineCall, eventsOfType, hedgingPolicy, retryPolicy, Status } from '../helpers/engine.js';
+import { captureWarnings } from '../helpers/warnings.js';
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+const callEnd = (h: ReturnType<typeof engineCall>) => eventsOfType(h.events, 'call-end')[0];
+
+describe('call-end reason', () => {
+  it('replay-buffer: a request the buffer cannot hold is not retried, said on call-end and warned', () => {
+    const warnings = captureWarnings();
+    const h = engineCall(retryPolicy(), { interceptor: { perRpcBufferBytes: 10 } });
+    h.attempt(0).fail(Status.UNAVAILABLE);
+    expect(h.attempts).toHaveLength(1);
+    expect(callEnd(h)).toMatchObject({ code: Status.UNAVAILABLE, attempts: 1, reason: 'replay-buffer' });
+    expect(warnings.map((w) => w.code)).toEqual(['GRPC_RETRY_HEDGING_REPLAY_BUFFER']);
+    expect(warnings[0]?.message).toContain('perRpcBufferBytes: 10 bytes a call');
+  });
+
+  it('replay-buffer under hedging: no hedge goes, and the call says why', () => {
+    const warnings = captureWarnings();
+    const h = engineCall(hedgingPolicy(), { interceptor: { perRpcBufferBytes: 10 } });
+    h.attempt(0).fail(Status.UNAVAILABLE);
+    expect(h.attempts).toHaveLength(1);
+    expect(callEnd(h)).toMatchObject({ code: Status.UNAVAILABLE, reason: 'replay-buffer' });
+    expect(warnings.map((w) => w.code)).toEqual(['GRPC_RETRY_HEDGING_REPLAY_BUFFER']);
+  });
+
+  it('fatal-status, attempts-exhausted and throttled for retries; none on success', () => {
+    const fatal = engineCall(retryPolicy());
+    fatal.attempt(0).fail(Status.INVALID_ARGUMENT);
+    expect(callEnd(fatal)?.reason).toBe('fatal-status');
+
+    const exhausted = engineCall(retryPolicy({ maxAttempts: 2 }));
+    exhausted.attempt(0).fail(Status.UNAVAILABLE);
+    exhausted.clock.advance(200);
+    exhausted.attempt(1).fail(Status.UNAVAILABLE);
+    expect(callEnd(exhausted)).toMatchObject({ attempts: 2, reason: 'attempts-exhausted' });
+
+    const refuseAll: RetryGate = {
+      name: 'no',
+      allowAttempt: () => false,
+      recordSuccess() {},
+      recordFailure() {},
+    };
+    const throttled = engineCall(retryPolicy(), { interceptor: { gate: refuseAll } });
+    throttled.attempt(0).fail(Status.UNAVAILABLE);
+    expect(callEnd(throttled)?.reason).toBe('throttled');
+
+    const ok = engineCall(retryPolicy());
+    ok.attempt(0).fail(Status.UNAVAILABLE);
+    ok.clock.advance(200);
+    ok.attempt(1).succeed();
+    expect(callEnd(ok)).toMatchObject({ code: Status.OK, attempts: 2 });
+    expect(callEnd(ok)).not.toHaveProperty('reason');
+  });
+
+  it('attempts-exhausted for hedging, once every hedge has failed', () => {
+    const h = engineCall(hedgingPolicy({ maxAttempts: 2 }));
+    h.clock.advance(100);
+    expect(h.attempts).toHaveLength(2);
+    h.attempt(0).fail(Status.UNAVAILABLE);
+    h.attempt(1).fail(Status.UNAVAILABLE);
+    expect(callEnd(h)).toMatchObject({ code: Status.UNAVAILABLE, attempts: 2, reason: 'attempts-exhausted' });
+  });
+});
