@@ -44,6 +44,7 @@ export {
 } from './hedging/cancel-rate-limiter.js';
 export { HedgeBudget, type HedgeBudgetConstructorOptions } from './hedging/hedge-budget.js';
 export {
+  type ClientConstructorSource,
   type GrpcObjectSource,
   type IdempotencyLevel,
   listMethodIdempotency,

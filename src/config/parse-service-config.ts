@@ -2,10 +2,11 @@
  * Parsing a service config into its normalized form, throwing one error that lists every problem.
  */
 
+import { closestName } from '../util/closest-name.js';
 import { normalizedPolicyField, wrappedParsedPolicyMessage } from './copied-normalized-config.js';
 import { deepFreeze, isNormalizedServiceConfig } from './normalized-config.js';
 import { ServiceConfigError, serviceConfigErrorOf } from './service-config-error.js';
-import { ConfigProblems, readCallPolicy } from './service-config-rules.js';
+import { ConfigProblems, isJsonObject, readCallPolicy } from './service-config-rules.js';
 import type { CallPolicy, ServiceConfig } from './types.js';
 import { findUnknownPolicyFields } from './unknown-fields.js';
 import { validate } from './validate-service-config.js';
@@ -45,9 +46,15 @@ export function parseServiceConfig(input: string | object): ServiceConfig {
  * not have is an error, with a "did you mean", rather than ignored.
  *
  * @param path JSON path prefix for error messages (default `policy`).
+ * @param otherFields Fields the caller reads beside the policy (serviceConfigFromProtos: timeout, waitForReady);
+ *   any other field is an error, with a "did you mean".
  * @throws ServiceConfigError listing every problem; `path` names the first.
  */
-export function parseCallPolicy(input: unknown, path = 'policy'): CallPolicy {
+export function parseCallPolicy(
+  input: unknown,
+  path = 'policy',
+  otherFields: readonly string[] = [],
+): CallPolicy {
   const wrapped = normalizedPolicyField(input);
   if (wrapped !== undefined) {
     // withRetryOptions takes a parsed policy as it is; elsewhere (serviceConfigFromProtos) only JSON will do.
@@ -59,6 +66,12 @@ export function parseCallPolicy(input: unknown, path = 'policy'): CallPolicy {
   }
   const problems = new ConfigProblems();
   const prefix = path === '' ? [] : [path];
+  if (isJsonObject(input)) {
+    const known = ['retryPolicy', 'hedgingPolicy', ...otherFields];
+    for (const key of Object.keys(input).filter((k) => !known.includes(k))) {
+      problems.add([...prefix, key], unknownCallPolicyField(key, known, otherFields.length === 0));
+    }
+  }
   const policy = readCallPolicy(input, prefix, problems);
   // A policy handed to a function is code, not a config file the spec tells us to read leniently: a misspelled
   // field would silently take its default (a misspelled hedgingDelay sends every hedge at once).
@@ -72,6 +85,31 @@ export function parseCallPolicy(input: unknown, path = 'policy'): CallPolicy {
     );
   }
   return deepFreeze(policy);
+}
+
+/** Per-call settings that are call options, not policy fields, and what to do instead. */
+const CALL_OPTION_FIELDS: Readonly<Record<string, string>> = {
+  timeout: 'give the call a deadline (the call option deadline) instead',
+  waitForReady: 'set waitForReady in the call options instead',
+  name: 'the policy applies to the call it is passed with',
+};
+
+/** The error for a field beside retryPolicy/hedgingPolicy that the policy object does not have. */
+function unknownCallPolicyField(key: string, known: readonly string[], perCall: boolean): string {
+  const where = perCall ? 'a per-call policy' : `this policy (${known.join(', ')})`;
+  const callOptions = perCall ? Object.keys(CALL_OPTION_FIELDS) : [];
+  const instead = CALL_OPTION_FIELDS[key];
+  if (perCall && instead !== undefined) {
+    return `is not a field of ${where}; ${instead}`;
+  }
+  const match = closestName(key, [...known, ...callOptions]);
+  if (match === undefined) {
+    return `is not a field of ${where}`;
+  }
+  const meant = CALL_OPTION_FIELDS[match];
+  return perCall && meant !== undefined && !known.includes(match)
+    ? `is not a field of ${where} (did you mean "${match}"? that is not one either: ${meant})`
+    : `is not a field of ${where} (did you mean "${match}"?)`;
 }
 
 /** `prefix` (itself a rendered path such as `policy`) followed by the rest of a path. */

@@ -41,9 +41,19 @@ export interface ProtobufjsMethod {
 /**
  * Loaded protos: what `@grpc/proto-loader`'s `loadSync`/`load` return (a `PackageDefinition`, which keeps method
  * options), what `grpc.loadPackageDefinition` makes of it (a `GrpcObject`, whose client constructors keep the
- * definitions), one service's definition, or a protobufjs `Root` (from `protobuf.loadSync`, or `Root.fromJSON`).
+ * definitions), one service's client constructor or definition, or a protobufjs `Root` (from `protobuf.loadSync`,
+ * or `Root.fromJSON`).
  */
-export type ProtoSource = PackageDefinition | GrpcObjectSource | ProtobufjsReflectionObject;
+export type ProtoSource =
+  | PackageDefinition
+  | GrpcObjectSource
+  | ClientConstructorSource
+  | ProtobufjsReflectionObject;
+
+/** A grpc-js client constructor (`grpc.loadPackageDefinition(definition).pkg.Service`): its definition is `.service`. */
+export interface ClientConstructorSource {
+  readonly service: object;
+}
 
 /**
  * The shape of a `GrpcObject` this module reads: namespaces nesting client constructors, each with its service's
@@ -75,6 +85,13 @@ export function methodsOf(source: unknown, caller: string): ProtoMethodIdempoten
     throw new TypeError(
       `${caller}: expected loaded protos, got the string ${JSON.stringify(source)}; load the file first: ${caller}(protoLoader.loadSync(${JSON.stringify(source)}), ...) with protoLoader from @grpc/proto-loader`,
     );
+  }
+  const service = typeof source === 'function' ? (source as { service?: unknown }).service : undefined;
+  if (isServiceDefinition(service)) {
+    // A client constructor (grpc.loadPackageDefinition(...).pkg.Service, or makeGenericClientConstructor's).
+    const out: ProtoMethodIdempotency[] = [];
+    addService(service, out, caller);
+    return out;
   }
   if (typeof source !== 'object' || source === null || Array.isArray(source)) {
     throw new TypeError(

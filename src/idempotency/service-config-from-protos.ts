@@ -149,14 +149,7 @@ export function serviceConfigFromProtos(
 
 /** Exactly one of retryPolicy and hedgingPolicy, valid, and nothing but the fields an entry may have. */
 function checkLevelPolicy(policy: LevelPolicy, path: string): void {
-  parseCallPolicy(policy, path);
-  for (const key of Object.keys(policy)) {
-    if (!['retryPolicy', 'hedgingPolicy', 'timeout', 'waitForReady'].includes(key)) {
-      throw new TypeError(
-        `serviceConfigFromProtos: ${path}.${key} is not a field this helper sets (retryPolicy, hedgingPolicy, timeout, waitForReady)`,
-      );
-    }
-  }
+  parseCallPolicy(policy, path, ['timeout', 'waitForReady']);
   // Validated in context: the whole entry goes through parseServiceConfig, which names the field.
   try {
     parseServiceConfig({ methodConfig: [{ name: [], ...policy }] });

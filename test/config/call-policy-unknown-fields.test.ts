@@ -73,3 +73,43 @@ describe('serviceConfigFromProtos with a level policy holding a field it does no
     expect(error.detail).toBe('is not a field of a retryPolicy (did you mean "initialBackoff"?)');
   });
 });
+
+describe('a field beside retryPolicy or hedgingPolicy', () => {
+  it('per call: a misspelled policy name gets its did-you-mean first, call options say where they go', () => {
+    const misspelled = errorOf(() => withRetryOptions({ policy: { retryPolcy: retryPolicy } as never }));
+    expect(misspelled.path).toBe('policy.retryPolcy');
+    expect(misspelled.errors.map((e) => `${e.path}: ${e.message}`)).toEqual([
+      'policy.retryPolcy: is not a field of a per-call policy (did you mean "retryPolicy"?)',
+      'policy: must have exactly one of retryPolicy and hedgingPolicy',
+    ]);
+    const besides = (extra: object) =>
+      errorOf(() => withRetryOptions({ policy: { retryPolicy, ...extra } as never })).message;
+    expect(besides({ timeout: '1s' })).toBe(
+      'policy.timeout: is not a field of a per-call policy; give the call a deadline (the call option deadline) instead',
+    );
+    expect(besides({ waitForReady: true })).toBe(
+      'policy.waitForReady: is not a field of a per-call policy; set waitForReady in the call options instead',
+    );
+    expect(besides({ name: [{}] })).toBe(
+      'policy.name: is not a field of a per-call policy; the policy applies to the call it is passed with',
+    );
+    expect(besides({ timout: '1s' })).toBe(
+      'policy.timout: is not a field of a per-call policy (did you mean "timeout"? that is not one either: give the call a deadline (the call option deadline) instead)',
+    );
+    expect(besides({ zzz: 1 })).toBe('policy.zzz: is not a field of a per-call policy');
+  });
+
+  it('in serviceConfigFromProtos, timeout and waitForReady are fields, and a misspelling names them', () => {
+    const definition = loadSync('protos/catalog_demo.proto');
+    expect(() =>
+      serviceConfigFromProtos(definition, { idempotent: { retryPolicy, timeout: '2s', waitForReady: true } }),
+    ).not.toThrow();
+    expect(
+      errorOf(() =>
+        serviceConfigFromProtos(definition, { idempotent: { retryPolicy, timout: '2s' } as never }),
+      ).message,
+    ).toBe(
+      'policies.idempotent.timout: is not a field of this policy (retryPolicy, hedgingPolicy, timeout, waitForReady) (did you mean "timeout"?)',
+    );
+  });
+});

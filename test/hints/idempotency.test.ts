@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadPackageDefinition } from '@grpc/grpc-js';
+import { loadPackageDefinition, type ServiceClientConstructor } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import protobuf from 'protobufjs';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -231,7 +231,9 @@ describe('serviceConfigFromProtos', () => {
       serviceConfigFromProtos(definition, {
         idempotent: { ...retry, name: [] },
       } as unknown as IdempotencyPolicies),
-    ).toThrow('policies.idempotent.name is not a field this helper sets');
+    ).toThrow(
+      'policies.idempotent.name: is not a field of this policy (retryPolicy, hedgingPolicy, timeout, waitForReady)',
+    );
     expect(() =>
       serviceConfigFromProtos(definition, { retryThrottling: { maxTokens: 0, tokenRatio: 0.1 } }),
     ).toThrow(/^policies\.retryThrottling\.maxTokens: must be an integer greater than 0/);
@@ -243,13 +245,17 @@ describe('serviceConfigFromProtos', () => {
     ).toThrow('serviceConfigFromProtos: policies.idempotnt is not an option; did you mean "idempotent"?');
   });
 
-  it('takes what grpc.loadPackageDefinition returns, and one service definition, as the PackageDefinition', () => {
+  it('takes what grpc.loadPackageDefinition returns, a client constructor, and one service definition', () => {
     const definition = loadSync(CATALOG_PROTO);
     const policies = { noSideEffects: hedge, idempotent: retry };
     const expected = serviceConfigFromProtos(definition, policies);
     expect(expected.methodConfig.flatMap((entry) => entry.name)).toHaveLength(3);
     expect(serviceConfigFromProtos(loadPackageDefinition(definition), policies)).toEqual(expected);
     expect(serviceConfigFromProtos(definition[CATALOG] as never, policies)).toEqual(expected);
+    const grpcObject = loadPackageDefinition(definition) as unknown as {
+      catalog_demo: { v1: { Catalog: ServiceClientConstructor } };
+    };
+    expect(serviceConfigFromProtos(grpcObject.catalog_demo.v1.Catalog, policies)).toEqual(expected);
     expect(listMethodIdempotency(loadPackageDefinition(definition))).toEqual(
       listMethodIdempotency(definition),
     );
