@@ -34,6 +34,22 @@ describe('nearMissName', () => {
     );
   });
 
+  it('finds a service with part of its package, and a method written into the service', () => {
+    const path = '/acme.shop.v1.Shop/GetItem';
+    for (const service of ['v1.Shop', 'shop.v1.Shop', 'acme.Shop', 'shop.Shop', 'acme.v1.Shop']) {
+      expect(nearMissName(withNames({ service, method: 'GetItem' }), path)).toContain(
+        `{"service":"${service}","method":"GetItem"} nearly does (the service is named with only part of its package`,
+      );
+    }
+    expect(nearMissName(withNames({ service: 'acme.shop.v1.Shop.GetItem' }), path)).toBe(
+      'the call /acme.shop.v1.Shop/GetItem matches no methodConfig name, but {"service":"acme.shop.v1.Shop.GetItem"} nearly does (the method is written into the service; write it as { "service": "…", "method": "…" }): names are matched exactly, as the proto spells them (acme.shop.v1.Shop)',
+    );
+    // Another package, or another version, is another service.
+    expect(nearMissName(withNames({ service: 'other.Shop' }), path)).toBeUndefined();
+    expect(nearMissName(withNames({ service: 'acme.shop.v2.Shop' }), path)).toBeUndefined();
+    expect(nearMissName(withNames({ service: 'v1.acme.Shop' }), path)).toBeUndefined();
+  });
+
   it('says nothing of names that are simply other methods or services', () => {
     const path = '/helloworld.Greeter/SayHello';
     expect(
