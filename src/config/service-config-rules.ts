@@ -6,6 +6,7 @@
  * `null` is treated like an absent field, as proto3 JSON does.
  */
 
+import { wrongTypeHint } from '../util/wrong-type-hint.js';
 import { readDuration } from './duration.js';
 import { formatJsonPath, type JsonPath } from './json-path.js';
 import { describeValue } from './service-config-error.js';
@@ -174,7 +175,10 @@ function readMethodConfigEntry(
     : undefined;
   const waitForReady = entry.waitForReady;
   if (isPresent(waitForReady) && typeof waitForReady !== 'boolean') {
-    problems.add([...path, 'waitForReady'], `must be true or false, got ${describeValue(waitForReady)}`);
+    problems.add(
+      [...path, 'waitForReady'],
+      `must be true or false, got ${describeValue(waitForReady)}${wrongTypeHint(waitForReady, 'boolean')}`,
+    );
   }
   if (problems.list.length > before || name === undefined) {
     return undefined;
@@ -363,10 +367,7 @@ function maxAttemptsHint(value: unknown, path: JsonPath): string {
     const policy = path.at(-2) === 'hedgingPolicy' ? 'hedgingPolicy' : 'retryPolicy';
     return `; for a single attempt, leave the ${policy} out (without a policy, a call makes one attempt)`;
   }
-  if (typeof value === 'string' && /^\s*\d+\s*$/.test(value)) {
-    return `; did you mean ${Number(value)} (a number, not a string)?`;
-  }
-  return '';
+  return wrongTypeHint(value, 'number');
 }
 
 function readBackoffMultiplier(value: unknown, path: JsonPath, problems: ConfigProblems): number | undefined {

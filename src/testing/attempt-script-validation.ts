@@ -6,6 +6,7 @@
 import { parseStatusCode, statusNameHint } from '../config/status-codes.js';
 import { errorMessage } from '../util/error-message.js';
 import { didYouMean } from '../util/option-checks.js';
+import { wrongTypeHint } from '../util/wrong-type-hint.js';
 import type { AttemptScript, AttemptScriptInput } from './flaky-script.js';
 
 const MAX_DELAY_MS = 2_147_483_647; // largest delay setTimeout honours
@@ -83,6 +84,9 @@ export function validateAttemptScript(value: unknown, where = 'attempt script'):
   const fail = (field: string, rule: string): never => {
     throw new Error(`${where}: "${field}" ${rule}`);
   };
+  /** `fail`, naming the value given and what it likely meant when it is of the wrong type. */
+  const wrong = (field: string, rule: string, given: unknown, want: 'number' | 'boolean' | 'string'): never =>
+    fail(field, `${rule}, got ${JSON.stringify(given) ?? String(given)}${wrongTypeHint(given, want)}`);
   const out: AttemptScript = {};
   for (const [field, v] of Object.entries(value)) {
     if (!SCRIPT_FIELDS.has(field)) {
@@ -115,19 +119,19 @@ export function validateAttemptScript(value: unknown, where = 'attempt script'):
         break;
       case 'delayMs':
         if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v > MAX_DELAY_MS) {
-          fail(field, `must be a number between 0 and ${MAX_DELAY_MS}`);
+          wrong(field, `must be a number between 0 and ${MAX_DELAY_MS}`, v, 'number');
         }
         out.delayMs = v as number;
         break;
       case 'pushback':
         if (typeof v !== 'string' || !LEGAL_VALUE.test(v)) {
-          fail(field, 'must be a string of printable ASCII');
+          wrong(field, 'must be a string of printable ASCII', v, 'string');
         }
         out.pushback = v as string;
         break;
       case 'retryInfoMs':
         if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > MAX_DELAY_MS) {
-          fail(field, `must be an integer number of ms between 0 and ${MAX_DELAY_MS}`);
+          wrong(field, `must be an integer number of ms between 0 and ${MAX_DELAY_MS}`, v, 'number');
         }
         out.retryInfoMs = v as number;
         break;
@@ -142,7 +146,7 @@ export function validateAttemptScript(value: unknown, where = 'attempt script'):
         break;
       case 'responses':
         if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > MAX_RESPONSES) {
-          fail(field, `must be an integer between 0 and ${MAX_RESPONSES}`);
+          wrong(field, `must be an integer between 0 and ${MAX_RESPONSES}`, v, 'number');
         }
         out.responses = v as number;
         break;
@@ -150,7 +154,7 @@ export function validateAttemptScript(value: unknown, where = 'attempt script'):
       case 'failOnFirstMessage':
       case 'echo':
         if (typeof v !== 'boolean') {
-          fail(field, 'must be a boolean');
+          wrong(field, 'must be a boolean', v, 'boolean');
         }
         out[field] = v as boolean;
         break;

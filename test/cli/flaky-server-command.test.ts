@@ -221,7 +221,7 @@ describe('flaky-server command', () => {
     expect(await exit).toBe(1);
     const lines = io.err.trimEnd().split('\n');
     expect(lines).toEqual([
-      `flaky-server: ${file}:2:25: "a"[1]: "delayMs" must be a number between 0 and 2147483647`,
+      `flaky-server: ${file}:2:25: "a"[1]: "delayMs" must be a number between 0 and 2147483647, got -1`,
       `flaky-server: ${file}:3:8: "b": must be an array of attempt scripts`,
       expect.stringMatching(new RegExp(`^flaky-server: ${file}:4:9: "c"\\[0\\]: "status" must be`)),
     ]);

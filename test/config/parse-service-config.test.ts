@@ -535,3 +535,13 @@ describe('parseServiceConfig JSON syntax errors', () => {
     expect(error.cause).toBeInstanceOf(SyntaxError);
   });
 });
+
+describe('waitForReady written as text', () => {
+  it('says which boolean it likely meant', () => {
+    expect(() =>
+      parseServiceConfig({ methodConfig: [{ name: [{ service: 'a.B' }], waitForReady: 'true' }] }),
+    ).toThrow(
+      'methodConfig[0].waitForReady: must be true or false, got "true"; did you mean true (a boolean, not a string)?',
+    );
+  });
+});

@@ -46,6 +46,23 @@ describe('attempt script status', () => {
     );
   });
 
+  it.each<[object, string]>([
+    [
+      { delayMs: '100' },
+      '"delayMs" must be a number between 0 and 2147483647, got "100"; did you mean 100 (a number, not a string)?',
+    ],
+    [{ delayMs: -1 }, '"delayMs" must be a number between 0 and 2147483647, got -1'],
+    [
+      { pushback: 50 },
+      '"pushback" must be a string of printable ASCII, got 50; did you mean "50" (a string)?',
+    ],
+    [{ retryInfoMs: '20' }, 'got "20"; did you mean 20 (a number, not a string)?'],
+    [{ responses: 'two' }, '"responses" must be an integer between 0 and 100000, got "two"'],
+    [{ echo: 'TRUE' }, '"echo" must be a boolean, got "TRUE"; did you mean true (a boolean, not a string)?'],
+  ])('names the value of %j and what it likely meant', (script, message) => {
+    expect(() => validateAttemptScript(script)).toThrow(message);
+  });
+
   it('turns names into numbers in scripts shipped as JSON', () => {
     expect(parseAttemptScriptsJson('[{"status":"aborted","details":"x"},{}]')).toEqual([
       { status: grpc.status.ABORTED, details: 'x' },

@@ -747,7 +747,13 @@ describe('hooks and lifecycle', () => {
   });
 
   it('rejects an invalid port and invalid initial scripts', async () => {
-    await expect(FlakyServer.start({ port: 70000 })).rejects.toThrow(/invalid port/);
+    await expect(FlakyServer.start({ port: 70000 })).rejects.toThrow(
+      'FlakyServer: option "port" must be an integer 0..65535, got 70000',
+    );
+    // A port read from the environment is text: the error says so.
+    await expect(FlakyServer.start({ port: '50051' as never })).rejects.toThrow(
+      'FlakyServer: option "port" must be an integer 0..65535, got "50051"; did you mean 50051 (a number, not a string)?',
+    );
     await expect(
       FlakyServer.start({ scripts: { x: [{ status: 'no' as unknown as number }] } }),
     ).rejects.toThrow(/scripts\["x"\]\[0\]: "status"/);
