@@ -28,10 +28,10 @@ export function likelyConfigMistakes(input: string | object, parsed: ServiceConf
   }
   const unknown = findUnknownFields(root);
   const mistakes = unknown.flatMap((field) =>
-    field.suggestion === undefined && !field.widensName
+    field.suggestion === undefined && !field.widensName && field.advice === undefined
       ? []
       : [
-          `the service config's ${formatJsonPath(field.path)} is not a service-config field${field.suggestion === undefined ? '' : ` (did you mean "${field.suggestion}"?)`}${field.widensName ? `: ${WIDENED_NAME}` : ''}`,
+          `the service config's ${formatJsonPath(field.path)} is not a service-config field${field.suggestion === undefined ? '' : ` (did you mean "${field.suggestion}"?)`}${field.widensName ? `: ${WIDENED_NAME}` : ''}${field.advice === undefined ? '' : `: ${field.advice}`}`,
         ],
   );
   for (const name of findPatternNames(root)) {

@@ -47,6 +47,20 @@ const MAX_THROTTLING_TOKENS = 1000;
 /** Where each name was first seen, keyed by its normalized (service, method) pair. */
 type SeenNames = Map<string, JsonPath>;
 
+/** What an array given as the whole config most likely is, and how to write it as a service config. */
+function rootShapeHint(root: unknown): string {
+  if (!Array.isArray(root) || root.length === 0 || !root.every(isJsonObject)) {
+    return '';
+  }
+  if (root.every((item) => 'serviceConfig' in item)) {
+    return '; this is a grpc_config choice list (as a DNS TXT record holds it): pass the serviceConfig of one choice';
+  }
+  if (root.every((item) => 'name' in item)) {
+    return '; this is a list of methodConfig entries: write it as {"methodConfig": [...]}';
+  }
+  return '';
+}
+
 /**
  * Validates a parsed service config, reporting every problem to `problems`.
  *
@@ -54,7 +68,10 @@ type SeenNames = Map<string, JsonPath>;
  */
 export function readServiceConfig(root: unknown, problems: ConfigProblems): ServiceConfig | undefined {
   if (!isJsonObject(root)) {
-    return problems.add([], `a service config must be a JSON object, got ${describeValue(root)}`);
+    return problems.add(
+      [],
+      `a service config must be a JSON object, got ${describeValue(root)}${rootShapeHint(root)}`,
+    );
   }
   const before = problems.list.length;
   const lbPolicy = root.loadBalancingPolicy;

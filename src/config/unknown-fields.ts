@@ -72,7 +72,19 @@ export interface UnknownField {
    * name is `{}`, which matches every method of every service (the default entry).
    */
   readonly widensName?: true;
+  /** What to do instead, for a field that shows how the config was put together wrongly (a wrapper, a policy at the root). */
+  readonly advice?: string;
 }
+
+/** Root fields that show the config's shape is off, and what to write instead. */
+const ROOT_ADVICE: Readonly<Record<string, string>> = {
+  serviceConfig:
+    'the config is wrapped in {"serviceConfig": ...}, as DNS TXT records and grpc_config choices hold it: pass the object inside it',
+  retryPolicy:
+    'a policy goes in a methodConfig entry: {"methodConfig": [{"name": [{"service": "pkg.Service"}], "retryPolicy": ...}]}',
+  hedgingPolicy:
+    'a policy goes in a methodConfig entry: {"methodConfig": [{"name": [{"service": "pkg.Service"}], "hedgingPolicy": ...}]}',
+};
 
 /**
  * Every field of a service-config JSON value that the service config does not define, at any level (the root,
@@ -95,11 +107,13 @@ function visit(value: unknown, shape: FieldShape, path: JsonPath, found: Unknown
     const childPath = [...path, key];
     if (!Object.hasOwn(shape.fields, key)) {
       const suggestion = closestName(key, known);
+      const advice = shape === SERVICE_CONFIG ? ROOT_ADVICE[key] : undefined;
       found.push({
         path: childPath,
         key,
         ...(suggestion === undefined ? {} : { suggestion }),
         ...(widensName ? { widensName: true as const } : {}),
+        ...(advice === undefined ? {} : { advice }),
       });
       continue;
     }
@@ -136,7 +150,7 @@ export function findUnknownPolicyFields(policy: unknown, path: JsonPath): Unknow
 /** The warning text for an unknown field. */
 export function describeUnknownField(field: UnknownField): string {
   const hint = field.suggestion === undefined ? '' : `; did you mean "${field.suggestion}"?`;
-  return `unknown field "${field.key}" is ignored${hint}${field.widensName ? `; ${WIDENED_NAME}` : ''}`;
+  return `unknown field "${field.key}" is ignored${hint}${field.widensName ? `; ${WIDENED_NAME}` : ''}${field.advice === undefined ? '' : `; ${field.advice}`}`;
 }
 
 /** What a name left with neither service nor method does (see {@link UnknownField.widensName}). */

@@ -4,7 +4,7 @@ import { parseServiceConfig } from '../../src/config/parse-service-config.js';
 import { validateServiceConfig } from '../../src/config/validate-service-config.js';
 import { createRetryInterceptor } from '../../src/retry/retry-interceptor.js';
 import { RetryBudget } from '../../src/throttle/retry-budget.js';
-import { unchecked } from '../helpers/service-configs.js';
+import { RETRY_UNAVAILABLE_POLICY, unchecked } from '../helpers/service-configs.js';
 
 const mistakes = (input: string | object) => likelyConfigMistakes(input, parseServiceConfig(input));
 
@@ -81,5 +81,31 @@ describe('createRetryInterceptor reports them once, at creation', () => {
         code: 'GRPC_RETRY_HEDGING_CONFIG_FIELD',
       },
     ]);
+  });
+});
+
+describe('a config put together in another shape', () => {
+  const inner = { methodConfig: [{ name: [{ service: 'a.B' }], ...RETRY_UNAVAILABLE_POLICY }] };
+
+  it('wrapped in {"serviceConfig": ...}, or a policy at the root: the warnings say what to write', () => {
+    expect(mistakes({ serviceConfig: inner })).toEqual([
+      'the service config\'s serviceConfig is not a service-config field: the config is wrapped in {"serviceConfig": ...}, as DNS TXT records and grpc_config choices hold it: pass the object inside it',
+    ]);
+    expect(validateServiceConfig({ serviceConfig: inner }).warnings.map((w) => w.message)).toEqual([
+      'unknown field "serviceConfig" is ignored; the config is wrapped in {"serviceConfig": ...}, as DNS TXT records and grpc_config choices hold it: pass the object inside it',
+    ]);
+    expect(mistakes({ hedgingPolicy: {} })).toEqual([
+      'the service config\'s hedgingPolicy is not a service-config field: a policy goes in a methodConfig entry: {"methodConfig": [{"name": [{"service": "pkg.Service"}], "hedgingPolicy": ...}]}',
+    ]);
+  });
+
+  it('a methodConfig list or a grpc_config choice list as the whole config: the error says how to write it', () => {
+    expect(() => parseServiceConfig(inner.methodConfig)).toThrow(
+      '; this is a list of methodConfig entries: write it as {"methodConfig": [...]}',
+    );
+    expect(() => parseServiceConfig([{ serviceConfig: inner }])).toThrow(
+      '; this is a grpc_config choice list (as a DNS TXT record holds it): pass the serviceConfig of one choice',
+    );
+    expect(() => parseServiceConfig([1, 2])).toThrow(/a service config must be a JSON object, got \[1,2\]$/);
   });
 });
