@@ -226,10 +226,13 @@ function warnIfFieldDropped(
     return;
   }
   const other = otherSpelling(field);
+  const otherKept = other === undefined ? undefined : keeps(withField(message, other, 'x'));
   const hint =
-    other !== undefined && keeps(withField(message, other, 'x')) === true
+    otherKept === true
       ? `: did you mean ${other}? Spell it as your loader gives it to JavaScript`
-      : ": spell it as your loader gives it to JavaScript (requestId with @grpc/proto-loader's defaults, request_id with keepCase: true)";
+      : otherKept === false
+        ? `: the request has neither ${field} nor ${other}, so this method's requests have no such field; leave it out with the interceptor's methods option (methods: (path) => ...), or send the id in a header`
+        : ": spell it as your loader gives it to JavaScript (requestId with @grpc/proto-loader's defaults, request_id with keepCase: true)";
   process.emitWarning(
     `grpc-retry-hedging: the request-id interceptor's field ${field} is not in the ${definition.path} request as it is serialized, so the id it fills in is dropped before it is sent${hint}`,
     { code: 'GRPC_RETRY_HEDGING_REQUEST_ID_FIELD' },

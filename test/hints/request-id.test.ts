@@ -226,10 +226,21 @@ describe('a field the serializer drops', () => {
     expect(warnings[1]?.message).toContain('/grpc_retry_hedging.testing.v1.FlakyTest/ServerStream request');
   });
 
-  it("a name in neither spelling: the hint names the loader's two conventions", async () => {
+  it('a field the request has in neither spelling: says so, and how to leave the method out, not to respell it', async () => {
     const warnings = captureWarnings();
     const c = client([createRequestIdInterceptor({ field: 'idempotencyKey' })]);
     await unary(c, {}, metadataFor('none'));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]?.message).toContain(
+      ": the request has neither idempotencyKey nor idempotency_key, so this method's requests have no such field; leave it out with the interceptor's methods option",
+    );
+    expect(warnings[0]?.message).not.toContain('spell it');
+  });
+
+  it("a one-word name, which has no other spelling: the hint names the loader's two conventions", async () => {
+    const warnings = captureWarnings();
+    const c = client([createRequestIdInterceptor({ field: 'nonce' })]);
+    await unary(c, {}, metadataFor('word'));
     expect(warnings).toHaveLength(1);
     expect(warnings[0]?.message).toContain("requestId with @grpc/proto-loader's defaults");
   });
