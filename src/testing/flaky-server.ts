@@ -202,7 +202,17 @@ export class FlakyServer {
         return {};
       }
       const { method, callId, attempt, requests } = run.record;
-      return hook({ method, callId, attempt, requests, index });
+      const built = hook({ method, callId, attempt, requests, index });
+      // A plain object is checked as a script's `response` is (a misspelled key would be dropped by the
+      // serializer); a message class instance (grpc-tools) is the serializer's own to check.
+      const served = this.methods.get(method);
+      if (served !== undefined && isObjectLiteral(built)) {
+        const problem = scriptResponseProblem({ response: built }, served);
+        if (problem !== undefined) {
+          throw new Error(`the respond option built ${problem}`);
+        }
+      }
+      return built;
     };
   }
 
@@ -673,4 +683,13 @@ export function servedServices(
     }
   }
   return [...byName.values()];
+}
+
+/** An object written as a literal (or from JSON), not an instance of a message class. */
+function isObjectLiteral(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null) {
+    return false;
+  }
+  const prototype: unknown = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || prototype === null;
 }

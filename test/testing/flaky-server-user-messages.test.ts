@@ -171,6 +171,33 @@ describe('scripted responses are checked against the response message', () => {
   });
 });
 
+describe('what the respond option builds is checked as a scripted response is', () => {
+  it('ends the attempt INTERNAL for a key that is not a field, at any depth; an instance of a class is not checked', async () => {
+    const { client } = await serve(
+      {
+        proto: PROTO,
+        respond: ({ callId }) =>
+          callId === 'class'
+            ? Object.assign(new (class Reply {})(), { orderId: 'o-2' })
+            : callId === 'nested'
+              ? { orderId: 'o-1', lineItems: [{ skuu: 'a' }] }
+              : { order_id: 'o-1' },
+      },
+      false,
+    );
+    const top = await getOrder(client, {}, { [CALL_ID_METADATA_KEY]: 'top' });
+    expect(top.err?.code).toBe(grpc.status.INTERNAL);
+    expect(top.err?.details).toMatch(
+      /the respond option built response\.order_id: "order_id" is not a field of Order .*did you mean "orderId"/,
+    );
+    const nested = await getOrder(client, {}, { [CALL_ID_METADATA_KEY]: 'nested' });
+    expect(nested.err?.details).toMatch(/response\.lineItems\[0\]\.skuu: "skuu" is not a field of LineItem/);
+    const instance = await getOrder(client, {}, { [CALL_ID_METADATA_KEY]: 'class' });
+    expect(instance.err).toBeNull();
+    expect(instance.res).toMatchObject({ orderId: 'o-2' });
+  });
+});
+
 describe('a response the server cannot serialize', () => {
   it('ends the attempt INTERNAL naming the method and the error, and records it so', async () => {
     const ended: RecordedAttempt[] = [];
