@@ -19,6 +19,7 @@ import {
   validateAttemptScripts,
 } from '../testing/index.js';
 import { formatResponsePath, responseKeyProblems } from '../testing/response-fields.js';
+import { scriptFitProblem } from '../testing/script-method-fit.js';
 import { resolveMethodPath, type ServedMethod, type ServedService } from '../testing/served-services.js';
 import { closestName } from '../util/closest-name.js';
 import { errorMessage } from '../util/error-message.js';
@@ -199,6 +200,10 @@ async function loadScriptFile(file: string, services: readonly ServedService[]):
       try {
         const attempt = validateAttemptScript(entry, `${where}[${i}]`);
         checked.push(attempt);
+        const misfit = method === undefined ? undefined : scriptFitProblem(attempt, method);
+        if (misfit !== undefined) {
+          problems.push(`${at([key, i])}: ${where}[${i}]: ${misfit}`);
+        }
         if (method?.response !== undefined && attempt.response !== undefined) {
           for (const problem of responseKeyProblems(attempt.response, method.response, method.path)) {
             const place = at([key, i, 'response', ...problem.path], 'key');

@@ -37,6 +37,7 @@ import {
 } from './flaky-server-options.js';
 import { FLAKY_TEST_SERVICE, loadFlakyTestService } from './flaky-test-service.js';
 import { checkScriptResponses, scriptResponseProblem } from './response-fields.js';
+import { scriptFitProblem } from './script-method-fit.js';
 import {
   methodAsCallIdMessage,
   resolveMethodPath,
@@ -245,6 +246,12 @@ export class FlakyServer {
     const path = resolveMethodPath(method, this.served, caller);
     const served = this.methods.get(path);
     if (served !== undefined) {
+      script.forEach((entry, i) => {
+        const misfit = scriptFitProblem(entry, served);
+        if (misfit !== undefined) {
+          throw new TypeError(`${where}[${i}]: ${misfit}`);
+        }
+      });
       checkScriptResponses(script, served, where);
     }
     this.methodScripts.set(path, script);
@@ -418,7 +425,10 @@ export class FlakyServer {
     // A call-id script, a shipped one or the hook's is given before the method is known: its response is checked
     // against the method's message here (a method script was checked when it was given).
     const method = this.methods.get(run.record.method);
-    const problem = method === undefined ? undefined : scriptResponseProblem(run.script, method);
+    const problem =
+      method === undefined
+        ? undefined
+        : (scriptFitProblem(run.script, method) ?? scriptResponseProblem(run.script, method));
     if (problem !== undefined) {
       run.failure = {
         code: grpc.status.INTERNAL,

@@ -227,6 +227,16 @@ describe('flaky-server command', () => {
     ]);
   });
 
+  it('places a method script field the method kind would ignore in the script file', async () => {
+    const file = join(dir, 'misfit.json');
+    writeFileSync(file, '{"grpc_retry_hedging.testing.v1.FlakyTest/Unary": [{"responses": 3}]}');
+    const { io, exit } = start(['--script', file]);
+    expect(await exit).toBe(1);
+    expect(io.err).toBe(
+      `flaky-server: ${file}:1:52: "grpc_retry_hedging.testing.v1.FlakyTest/Unary"[0]: "responses" is for methods that stream responses (server streaming, bidi), and /grpc_retry_hedging.testing.v1.FlakyTest/Unary is unary: it would be ignored\n`,
+    );
+  });
+
   it('places a method script that names no served method in the script file, with the qualified name', async () => {
     const file = join(dir, 'unqualified.json');
     writeFileSync(file, '{"Greeter/SayHello": [{"status": "UNAVAILABLE"}]}');
