@@ -18,7 +18,31 @@ export interface MessageDescriptor {
   field?: unknown;
   nestedType?: unknown;
   oneofDecl?: unknown;
+  enumType?: unknown;
   options?: { mapEntry?: unknown } | null;
+}
+
+/** An enum's descriptor as proto-loader has it (`EnumDescriptorProto` as a plain object), fields used. */
+export interface EnumDescriptor {
+  name?: unknown;
+  value?: unknown;
+}
+
+/** An enum type: its name and the names of its values, as a response may give them. */
+export interface EnumValues {
+  readonly name: string;
+  readonly values: readonly string[];
+}
+
+/** The names of an enum descriptor's values; undefined when it has none readable. */
+export function enumValuesOf(descriptor: EnumDescriptor): EnumValues | undefined {
+  if (typeof descriptor.name !== 'string' || !Array.isArray(descriptor.value)) {
+    return undefined;
+  }
+  const values = (descriptor.value as { name?: unknown }[])
+    .map((v) => v?.name)
+    .filter((name): name is string => typeof name === 'string');
+  return values.length === 0 ? undefined : { name: descriptor.name, values };
 }
 
 /** One message type of the index: its descriptor and the package of the file declaring it (`pkg`, or ''). */
@@ -30,12 +54,21 @@ export interface IndexedMessage {
 /** Full name (`.pkg.Order.Line`) → message type. */
 export type MessageDescriptorIndex = ReadonlyMap<string, IndexedMessage>;
 
+/** Full name (`.pkg.Order.Status`) → enum type. */
+export type EnumIndex = ReadonlyMap<string, EnumValues>;
+
+interface Indexes {
+  readonly messages: MessageDescriptorIndex;
+  readonly enums: EnumIndex;
+}
+
 const root = protobuf.Root.fromJSON({
   nested: {
     FileDescriptorProto: {
       fields: {
         package: { type: 'string', id: 2 },
         messageType: { rule: 'repeated', type: 'DescriptorProto', id: 4 },
+        enumType: { rule: 'repeated', type: 'EnumDescriptorProto', id: 5 },
       },
     },
     DescriptorProto: {
@@ -43,6 +76,7 @@ const root = protobuf.Root.fromJSON({
         name: { type: 'string', id: 1 },
         field: { rule: 'repeated', type: 'FieldDescriptorProto', id: 2 },
         nestedType: { rule: 'repeated', type: 'DescriptorProto', id: 3 },
+        enumType: { rule: 'repeated', type: 'EnumDescriptorProto', id: 4 },
         options: { type: 'MessageOptions', id: 7 },
         oneofDecl: { rule: 'repeated', type: 'OneofDescriptorProto', id: 8 },
       },
@@ -80,6 +114,13 @@ const root = protobuf.Root.fromJSON({
     },
     MessageOptions: { fields: { mapEntry: { type: 'bool', id: 7 } } },
     OneofDescriptorProto: { fields: { name: { type: 'string', id: 1 } } },
+    EnumDescriptorProto: {
+      fields: {
+        name: { type: 'string', id: 1 },
+        value: { rule: 'repeated', type: 'EnumValueDescriptorProto', id: 2 },
+      },
+    },
+    EnumValueDescriptorProto: { fields: { name: { type: 'string', id: 1 } } },
   },
 });
 const FileDescriptorProto = root.lookupType('FileDescriptorProto');
@@ -89,29 +130,48 @@ const TO_OBJECT = { enums: String, arrays: true } as const;
 interface FileObject {
   package?: string;
   messageType?: MessageDescriptor[];
+  enumType?: EnumDescriptor[];
 }
 
 /** One index per `fileDescriptorProtos` array (null: it did not decode), since every definition of a load shares it. */
-const cache = new WeakMap<object, MessageDescriptorIndex | null>();
+const cache = new WeakMap<object, Indexes | null>();
 
 /**
  * The index of `fileDescriptorProtos` (proto-loader's array of encoded FileDescriptorProtos); undefined when it is
  * not such an array or does not decode.
  */
 export function messageDescriptorIndex(fileDescriptorProtos: unknown): MessageDescriptorIndex | undefined {
+  return indexesOf(fileDescriptorProtos)?.messages;
+}
+
+/** The enum types of `fileDescriptorProtos`, as {@link messageDescriptorIndex} has the message types. */
+export function enumIndex(fileDescriptorProtos: unknown): EnumIndex | undefined {
+  return indexesOf(fileDescriptorProtos)?.enums;
+}
+
+function indexesOf(fileDescriptorProtos: unknown): Indexes | undefined {
   if (!Array.isArray(fileDescriptorProtos)) {
     return undefined;
   }
-  let index = cache.get(fileDescriptorProtos);
-  if (index === undefined) {
-    index = buildIndex(fileDescriptorProtos);
-    cache.set(fileDescriptorProtos, index);
+  let indexes = cache.get(fileDescriptorProtos);
+  if (indexes === undefined) {
+    indexes = buildIndexes(fileDescriptorProtos);
+    cache.set(fileDescriptorProtos, indexes);
   }
-  return index ?? undefined;
+  return indexes ?? undefined;
 }
 
-function buildIndex(files: readonly unknown[]): MessageDescriptorIndex | null {
-  const index = new Map<string, IndexedMessage>();
+function buildIndexes(files: readonly unknown[]): Indexes | null {
+  const messages = new Map<string, IndexedMessage>();
+  const enums = new Map<string, EnumValues>();
+  const addEnums = (list: readonly EnumDescriptor[] | undefined, scope: string): void => {
+    for (const descriptor of list ?? []) {
+      const values = enumValuesOf(descriptor);
+      if (values !== undefined) {
+        enums.set(`${scope}.${values.name}`, values);
+      }
+    }
+  };
   try {
     for (const bytes of files) {
       if (!(bytes instanceof Uint8Array)) {
@@ -119,31 +179,35 @@ function buildIndex(files: readonly unknown[]): MessageDescriptorIndex | null {
       }
       const file = FileDescriptorProto.toObject(FileDescriptorProto.decode(bytes), TO_OBJECT) as FileObject;
       const pkg = typeof file.package === 'string' ? file.package : '';
-      const add = (messages: readonly MessageDescriptor[] | undefined, scope: string): void => {
-        for (const descriptor of messages ?? []) {
+      const add = (list: readonly MessageDescriptor[] | undefined, scope: string): void => {
+        for (const descriptor of list ?? []) {
           if (typeof descriptor.name !== 'string' || descriptor.name === '') {
             continue;
           }
           const fullName = `${scope}.${descriptor.name}`;
-          index.set(fullName, { descriptor, package: pkg });
+          messages.set(fullName, { descriptor, package: pkg });
           add(descriptor.nestedType as MessageDescriptor[] | undefined, fullName);
+          addEnums(descriptor.enumType as EnumDescriptor[] | undefined, fullName);
         }
       };
-      add(file.messageType, pkg === '' ? '' : `.${pkg}`);
+      const scope = pkg === '' ? '' : `.${pkg}`;
+      add(file.messageType, scope);
+      addEnums(file.enumType, scope);
     }
   } catch {
     return null;
   }
-  return index;
+  return { messages, enums };
 }
 
 /**
- * The full name of the message type `typeName` names in a field of the message `from` (a full name), by protobuf's
+ * The full name of the type (message or enum: `index` holds one kind) `typeName` names in a field of the message
+ * `from` (a full name), by protobuf's
  * scoping rules: a leading `.` is absolute; else `<scope>.<typeName>` for `from` itself, then each enclosing scope
  * out to the root. (protobufjs writes a field's type name relative to its message: `Item`, `other.Money`.)
  */
 export function resolveMessageType(
-  index: MessageDescriptorIndex,
+  index: ReadonlyMap<string, unknown>,
   typeName: string,
   from: string,
 ): string | undefined {

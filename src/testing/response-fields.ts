@@ -13,6 +13,11 @@
 
 import { closestName } from '../util/closest-name.js';
 import {
+  type EnumDescriptor,
+  type EnumIndex,
+  type EnumValues,
+  enumIndex,
+  enumValuesOf,
   fullNameOf,
   type MessageDescriptor,
   type MessageDescriptorIndex,
@@ -26,6 +31,8 @@ export interface MessageFields {
   readonly name: string;
   /** Field (and oneof) keys, as the loader names them, each with its message type when it is a message found. */
   readonly keys: ReadonlyMap<string, MessageFields | undefined>;
+  /** The enum fields whose enum type was found, by key, with the names a response may give their values. */
+  readonly enums?: ReadonlyMap<string, EnumValues>;
 }
 
 /** One problem of a scripted response: where in it (keys and indexes below `response`) and what. */
@@ -73,12 +80,13 @@ export function responseFieldsOf(method: unknown): MessageFields | undefined {
     return undefined;
   }
   const index = messageDescriptorIndex(method.responseType.fileDescriptorProtos);
+  const enums = enumIndex(method.responseType.fileDescriptorProtos);
   const fullName =
     index === undefined
       ? undefined
       : fullNameOf(index, type as MessageDescriptor, packageOfPath(method.path));
-  if (index !== undefined && fullName !== undefined) {
-    return indexedFields(type as MessageDescriptor, fullName, [fullName], index);
+  if (index !== undefined && enums !== undefined && fullName !== undefined) {
+    return indexedFields(type as MessageDescriptor, fullName, [fullName], index, enums);
   }
   return nestedFields(type as MessageDescriptor, []);
 }
@@ -99,10 +107,30 @@ function packageOfPath(path: unknown): string | undefined {
 function fieldsOf(
   descriptor: MessageDescriptor,
   typeOf: (typeName: string) => MessageFields | undefined,
+  enumOf: (typeName: string) => EnumValues | undefined,
 ): MessageFields {
   let keys: Map<string, MessageFields | undefined> | undefined;
+  let enums: Map<string, EnumValues> | undefined;
   return {
     name: typeof descriptor.name === 'string' ? descriptor.name : 'message',
+    get enums(): ReadonlyMap<string, EnumValues> {
+      if (enums === undefined) {
+        enums = new Map();
+        for (const field of list<FieldDescriptor>(descriptor.field)) {
+          if (
+            typeof field.name === 'string' &&
+            field.type === 'TYPE_ENUM' &&
+            typeof field.typeName === 'string'
+          ) {
+            const values = enumOf(field.typeName);
+            if (values !== undefined) {
+              enums.set(field.name, values);
+            }
+          }
+        }
+      }
+      return enums;
+    },
     get keys(): ReadonlyMap<string, MessageFields | undefined> {
       if (keys === undefined) {
         keys = new Map();
@@ -135,12 +163,30 @@ function isMapEntry(descriptor: MessageDescriptor): boolean {
 /** Fields of `descriptor`, message types found among those nested in it and in `enclosing` (innermost first). */
 function nestedFields(descriptor: MessageDescriptor, enclosing: readonly MessageDescriptor[]): MessageFields {
   const scope = [descriptor, ...enclosing];
-  return fieldsOf(descriptor, (typeName) => {
-    const found = nestedType(typeName, scope);
-    return found === undefined || scope.includes(found) || isMapEntry(found)
-      ? undefined
-      : nestedFields(found, scope);
-  });
+  return fieldsOf(
+    descriptor,
+    (typeName) => {
+      const found = nestedType(typeName, scope);
+      return found === undefined || scope.includes(found) || isMapEntry(found)
+        ? undefined
+        : nestedFields(found, scope);
+    },
+    (typeName) => nestedEnum(typeName, scope),
+  );
+}
+
+/** An enum type named relative to `scope` (innermost first) among the enums declared in the nested types. */
+function nestedEnum(typeName: string, scope: readonly MessageDescriptor[]): EnumValues | undefined {
+  const parts = typeName.replace(/^\./, '').split('.');
+  const enumName = parts.pop();
+  for (const outer of scope) {
+    const holder = parts.length === 0 ? outer : nestedType(parts.join('.'), [outer]);
+    const found = list<EnumDescriptor>(holder?.enumType).find((e) => e.name === enumName);
+    if (found !== undefined) {
+      return enumValuesOf(found);
+    }
+  }
+  return undefined;
 }
 
 /**
@@ -153,21 +199,30 @@ function indexedFields(
   fullName: string,
   path: readonly string[],
   index: MessageDescriptorIndex,
+  enums: EnumIndex,
 ): MessageFields {
-  return fieldsOf(descriptor, (typeName) => {
-    const found = resolveMessageType(index, typeName, fullName);
-    const entry = found === undefined ? undefined : index.get(found);
-    if (
-      found === undefined ||
-      entry === undefined ||
-      path.includes(found) ||
-      isMapEntry(entry.descriptor) ||
-      found.startsWith('.google.protobuf.')
-    ) {
-      return undefined;
-    }
-    return indexedFields(entry.descriptor, found, [...path, found], index);
-  });
+  const enumOf = (typeName: string): EnumValues | undefined => {
+    const found = resolveMessageType(enums, typeName, fullName);
+    return found === undefined || found.startsWith('.google.protobuf.') ? undefined : enums.get(found);
+  };
+  return fieldsOf(
+    descriptor,
+    (typeName) => {
+      const found = resolveMessageType(index, typeName, fullName);
+      const entry = found === undefined ? undefined : index.get(found);
+      if (
+        found === undefined ||
+        entry === undefined ||
+        path.includes(found) ||
+        isMapEntry(entry.descriptor) ||
+        found.startsWith('.google.protobuf.')
+      ) {
+        return undefined;
+      }
+      return indexedFields(entry.descriptor, found, [...path, found], index, enums);
+    },
+    enumOf,
+  );
 }
 
 /** A message type named relative to `scope` (innermost first) among the nested types the descriptors hold. */
@@ -210,6 +265,11 @@ export function responseKeyProblems(
       problems.push({ path: [...path, key], message: unknownKeyMessage(key, fields, method) });
       continue;
     }
+    const enumType = fields.enums?.get(key);
+    if (enumType !== undefined) {
+      problems.push(...enumValueProblems(value, enumType, key, fields, method, [...path, key]));
+      continue;
+    }
     const nested = fields.keys.get(key);
     if (nested === undefined) {
       continue;
@@ -225,6 +285,37 @@ export function responseKeyProblems(
     }
   }
   return problems;
+}
+
+/**
+ * A value an enum field cannot take: a name that is not one of the enum's values (protobufjs would send the
+ * default, 0, in its place). Numbers are left alone (proto3 enums are open), as is any other type (the serializer
+ * decides).
+ */
+function enumValueProblems(
+  value: unknown,
+  enumType: EnumValues,
+  key: string,
+  fields: MessageFields,
+  method: string,
+  path: readonly (string | number)[],
+): ResponseKeyProblem[] {
+  const check = (item: unknown, at: readonly (string | number)[]): ResponseKeyProblem[] => {
+    if (typeof item !== 'string' || enumType.values.includes(item)) {
+      return [];
+    }
+    const match =
+      enumType.values.find((v) => v.toLowerCase() === item.toLowerCase()) ??
+      closestName(item, enumType.values);
+    const hint = match === undefined ? '' : `; did you mean "${match}"?`;
+    return [
+      {
+        path: at,
+        message: `"${item}" is not a value of ${enumType.name}, the enum of ${fields.name}.${key} (in the response of ${method}), so the serializer would send the default in its place${hint} (values: ${enumType.values.join(', ')})`,
+      },
+    ];
+  };
+  return Array.isArray(value) ? value.flatMap((item, i) => check(item, [...path, i])) : check(value, path);
 }
 
 function unknownKeyMessage(key: string, fields: MessageFields, method: string): string {
