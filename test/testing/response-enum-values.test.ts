@@ -18,7 +18,7 @@ function problemsOf(
   options: { keepCase?: boolean; noFiles?: boolean } = {},
 ) {
   const definition = loadSync(PROTO, { keepCase: options.keepCase ?? false });
-  const service = definition['fixture.stock.v1.StockService'] as Record<string, Record<string, unknown>>;
+  const service = definition['fixture.stock.v1.StockService'] as unknown as Record<string, Record<string, unknown>>;
   const method = { ...service.GetStock } as Record<string, unknown>;
   if (options.noFiles) {
     const { fileDescriptorProtos: _dropped, ...rest } = method.responseType as Record<string, unknown>;
