@@ -86,6 +86,8 @@ const root = protobuf.Root.fromJSON({
         name: { type: 'string', id: 1 },
         type: { type: 'Type', id: 5 },
         typeName: { type: 'string', id: 6 },
+        oneofIndex: { type: 'int32', id: 9 },
+        proto3Optional: { type: 'bool', id: 17 },
       },
       nested: {
         Type: {

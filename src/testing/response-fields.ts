@@ -33,6 +33,8 @@ export interface MessageFields {
   readonly keys: ReadonlyMap<string, MessageFields | undefined>;
   /** The enum fields whose enum type was found, by key, with the names a response may give their values. */
   readonly enums?: ReadonlyMap<string, EnumValues>;
+  /** The members of each real oneof (not proto3 `optional`'s), by key, with the oneof's name. */
+  readonly oneofs?: ReadonlyMap<string, string>;
 }
 
 /** One problem of a scripted response: where in it (keys and indexes below `response`) and what. */
@@ -45,6 +47,8 @@ interface FieldDescriptor {
   name?: unknown;
   type?: unknown;
   typeName?: unknown;
+  oneofIndex?: unknown;
+  proto3Optional?: unknown;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
@@ -86,7 +90,10 @@ export function responseFieldsOf(method: unknown): MessageFields | undefined {
       ? undefined
       : fullNameOf(index, type as MessageDescriptor, packageOfPath(method.path));
   if (index !== undefined && enums !== undefined && fullName !== undefined) {
-    return indexedFields(type as MessageDescriptor, fullName, [fullName], index, enums);
+    // The index's own descriptor rather than proto-loader's `type`: that one is made with defaults, so every field
+    // has a oneofIndex (0 when it is in no oneof), and only the index tells oneof members from other fields.
+    const descriptor = index.get(fullName)?.descriptor ?? (type as MessageDescriptor);
+    return indexedFields(descriptor, fullName, [fullName], index, enums);
   }
   return nestedFields(type as MessageDescriptor, []);
 }
@@ -108,11 +115,29 @@ function fieldsOf(
   descriptor: MessageDescriptor,
   typeOf: (typeName: string) => MessageFields | undefined,
   enumOf: (typeName: string) => EnumValues | undefined,
+  oneofsKnown: boolean,
 ): MessageFields {
   let keys: Map<string, MessageFields | undefined> | undefined;
   let enums: Map<string, EnumValues> | undefined;
+  let oneofs: Map<string, string> | undefined;
   return {
     name: typeof descriptor.name === 'string' ? descriptor.name : 'message',
+    get oneofs(): ReadonlyMap<string, string> {
+      if (oneofs === undefined) {
+        oneofs = new Map();
+        if (!oneofsKnown) {
+          return oneofs;
+        }
+        const names = list<{ name?: unknown }>(descriptor.oneofDecl).map((o) => o.name);
+        for (const field of list<FieldDescriptor>(descriptor.field)) {
+          const oneof = typeof field.oneofIndex === 'number' ? names[field.oneofIndex] : undefined;
+          if (typeof field.name === 'string' && typeof oneof === 'string' && field.proto3Optional !== true) {
+            oneofs.set(field.name, oneof);
+          }
+        }
+      }
+      return oneofs;
+    },
     get enums(): ReadonlyMap<string, EnumValues> {
       if (enums === undefined) {
         enums = new Map();
@@ -172,6 +197,8 @@ function nestedFields(descriptor: MessageDescriptor, enclosing: readonly Message
         : nestedFields(found, scope);
     },
     (typeName) => nestedEnum(typeName, scope),
+    // proto-loader's descriptors hold a oneofIndex on every field (0 when in none): members cannot be told apart.
+    false,
   );
 }
 
@@ -222,6 +249,7 @@ function indexedFields(
       return indexedFields(entry.descriptor, found, [...path, found], index, enums);
     },
     enumOf,
+    true,
   );
 }
 
@@ -260,10 +288,24 @@ export function responseKeyProblems(
   path: readonly (string | number)[] = [],
 ): ResponseKeyProblem[] {
   const problems: ResponseKeyProblem[] = [];
+  /** The member of each oneof set so far: a message holds one, so a second is refused. */
+  const setOneofs = new Map<string, string>();
   for (const [key, value] of Object.entries(response)) {
     if (!fields.keys.has(key)) {
       problems.push({ path: [...path, key], message: unknownKeyMessage(key, fields, method) });
       continue;
+    }
+    const oneof = fields.oneofs?.get(key);
+    if (oneof !== undefined && value !== undefined && value !== null) {
+      const first = setOneofs.get(oneof);
+      if (first !== undefined) {
+        problems.push({
+          path: [...path, key],
+          message: `"${key}" and "${first}" are both members of the oneof ${oneof} of ${fields.name} (in the response of ${method}): a message holds one of them, so no server could send both`,
+        });
+      } else {
+        setOneofs.set(oneof, key);
+      }
     }
     const enumType = fields.enums?.get(key);
     if (enumType !== undefined) {

@@ -1,6 +1,7 @@
 /**
  * A scripted response's enum field with a name that is not one of the enum's values would be sent as the default
- * (protobufjs puts 0 in its place), so it is refused with the value meant, wherever the enum is declared.
+ * (protobufjs puts 0 in its place), so it is refused with the value meant, wherever the enum is declared; and two
+ * members of one oneof, which no server could send, are refused too.
  */
 import { loadSync } from '@grpc/proto-loader';
 import { describe, expect, it } from 'vitest';
@@ -18,7 +19,10 @@ function problemsOf(
   options: { keepCase?: boolean; noFiles?: boolean } = {},
 ) {
   const definition = loadSync(PROTO, { keepCase: options.keepCase ?? false });
-  const service = definition['fixture.stock.v1.StockService'] as unknown as Record<string, Record<string, unknown>>;
+  const service = definition['fixture.stock.v1.StockService'] as unknown as Record<
+    string,
+    Record<string, unknown>
+  >;
   const method = { ...service.GetStock } as Record<string, unknown>;
   if (options.noFiles) {
     const { fileDescriptorProtos: _dropped, ...rest } = method.responseType as Record<string, unknown>;
@@ -71,5 +75,17 @@ describe('enum values of a scripted response', () => {
       expect.stringMatching(/^response\.level: "HGIH"/),
       expect.stringMatching(/^response\.shelf\.side: "LEFTT"/),
     ]);
+  });
+});
+
+describe('oneof members of a scripted response', () => {
+  it('refuses a second member of one oneof, which no server could send; one member, or null beside it, is fine', () => {
+    expect(problemsOf({ inDays: 3, onDate: '2027-01-01' })).toEqual([
+      `response.onDate: "onDate" and "inDays" are both members of the oneof restock of Stock (in the response of ${METHOD}): a message holds one of them, so no server could send both`,
+    ]);
+    expect(problemsOf({ in_days: 3, on_date: 'x' }, { keepCase: true })).toHaveLength(1);
+    expect(problemsOf({ inDays: 3, onDate: null, note: 'n' })).toEqual([]);
+    // Without the file descriptors, oneof members cannot be told from other fields: not checked.
+    expect(problemsOf({ inDays: 1, onDate: 'x', level: 'LOW' }, { noFiles: true })).toEqual([]);
   });
 });
