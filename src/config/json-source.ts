@@ -61,7 +61,28 @@ const MALFORMED: Readonly<Record<string, string>> = {
   InvalidCharacter: 'control characters in a string must be escaped',
 };
 
+/**
+ * The offset of a trailing comma (`[1, 2,]`, `{"a": 1,}`) the parse error is about: the error is at the closing
+ * bracket, where a value or a property name was expected, and a comma is the last thing before it.
+ */
+function trailingCommaOffset(source: string, error: ParseError): number | undefined {
+  const code = printParseErrorCode(error.error);
+  const closer = source[error.offset];
+  if ((code !== 'PropertyNameExpected' && code !== 'ValueExpected') || (closer !== '}' && closer !== ']')) {
+    return undefined;
+  }
+  let before = error.offset - 1;
+  while (before >= 0 && /\s/.test(source[before] ?? '')) {
+    before--;
+  }
+  return source[before] === ',' ? before : undefined;
+}
+
 function describeSyntaxError(source: string, error: ParseError, tree: Node | undefined): string {
+  if (trailingCommaOffset(source, error) !== undefined) {
+    const last = source[error.offset] === '}' ? 'property' : 'array element';
+    return `a trailing comma: JSON allows no "," after the last ${last}; remove it`;
+  }
   const code = printParseErrorCode(error.error);
   if (tree !== undefined && error.offset >= tree.offset + tree.length && error.offset < source.length) {
     return 'unexpected text after the end of the JSON value';
@@ -96,7 +117,11 @@ export function parseJsonSource(text: string): JsonSource | JsonSyntaxError {
   if (parseFailure !== undefined) {
     const { tree, errors } = syntaxTree(source);
     const first = errors[0];
-    const offset = first?.offset ?? engineOffset(parseFailure.error) ?? 0;
+    const offset =
+      (first === undefined ? undefined : trailingCommaOffset(source, first)) ??
+      first?.offset ??
+      engineOffset(parseFailure.error) ??
+      0;
     const problem =
       first === undefined ? errorMessage(parseFailure.error) : describeSyntaxError(source, first, tree);
     return { ok: false, position: positionOf(lines, offset), problem, cause: parseFailure.error };

@@ -195,7 +195,10 @@ describe('flaky-server command', () => {
 
   it.each([
     ['not json', ':1:1: expected a JSON value, found "not"'],
-    ['{"c": [{"status": 14},]}', ':1:23: expected a value, found "]"'],
+    [
+      '{"c": [{"status": 14},]}',
+      ':1:22: a trailing comma: JSON allows no "," after the last array element; remove it',
+    ],
     ['\uFEFF{"c": [{"stauts": 14}]}', ':1:8: "c"[0]: unknown field "stauts"; did you mean "status"?'],
     ['[]', ':1:1: must be a JSON object'],
     ['{"c": []}', ':1:7: "c": must contain at least one'],
