@@ -35,6 +35,8 @@ export interface MessageFields {
   readonly enums?: ReadonlyMap<string, EnumValues>;
   /** The members of each real oneof (not proto3 `optional`'s), by key, with the oneof's name. */
   readonly oneofs?: ReadonlyMap<string, string>;
+  /** The map fields, by key: a response gives each as an object keyed by the map's keys. */
+  readonly maps?: ReadonlySet<string>;
 }
 
 /** One problem of a scripted response: where in it (keys and indexes below `response`) and what. */
@@ -116,12 +118,31 @@ function fieldsOf(
   typeOf: (typeName: string) => MessageFields | undefined,
   enumOf: (typeName: string) => EnumValues | undefined,
   oneofsKnown: boolean,
+  isMapType: (typeName: string) => boolean,
 ): MessageFields {
   let keys: Map<string, MessageFields | undefined> | undefined;
   let enums: Map<string, EnumValues> | undefined;
   let oneofs: Map<string, string> | undefined;
+  let maps: Set<string> | undefined;
   return {
     name: typeof descriptor.name === 'string' ? descriptor.name : 'message',
+    get maps(): ReadonlySet<string> {
+      if (maps === undefined) {
+        maps = new Set();
+        for (const field of list<FieldDescriptor>(descriptor.field)) {
+          if (
+            typeof field.name === 'string' &&
+            field.type === 'TYPE_MESSAGE' &&
+            typeof field.typeName === 'string'
+          ) {
+            if (isMapType(field.typeName)) {
+              maps.add(field.name);
+            }
+          }
+        }
+      }
+      return maps;
+    },
     get oneofs(): ReadonlyMap<string, string> {
       if (oneofs === undefined) {
         oneofs = new Map();
@@ -199,6 +220,10 @@ function nestedFields(descriptor: MessageDescriptor, enclosing: readonly Message
     (typeName) => nestedEnum(typeName, scope),
     // proto-loader's descriptors hold a oneofIndex on every field (0 when in none): members cannot be told apart.
     false,
+    (typeName) => {
+      const found = nestedType(typeName, scope);
+      return found !== undefined && isMapEntry(found);
+    },
   );
 }
 
@@ -250,6 +275,11 @@ function indexedFields(
     },
     enumOf,
     true,
+    (typeName) => {
+      const found = resolveMessageType(index, typeName, fullName);
+      const entry = found === undefined ? undefined : index.get(found);
+      return entry !== undefined && isMapEntry(entry.descriptor);
+    },
   );
 }
 
@@ -306,6 +336,13 @@ export function responseKeyProblems(
       } else {
         setOneofs.set(oneof, key);
       }
+    }
+    if (Array.isArray(value) && fields.maps?.has(key) === true) {
+      problems.push({
+        path: [...path, key],
+        message: `"${key}" is a map field of ${fields.name} (in the response of ${method}): write it as an object keyed by the map's keys ({"key": value}), not an array, which the serializer would key by index`,
+      });
+      continue;
     }
     const enumType = fields.enums?.get(key);
     if (enumType !== undefined) {

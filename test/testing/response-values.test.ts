@@ -1,7 +1,7 @@
 /**
  * A scripted response's enum field with a name that is not one of the enum's values would be sent as the default
  * (protobufjs puts 0 in its place), so it is refused with the value meant, wherever the enum is declared; and two
- * members of one oneof, which no server could send, are refused too.
+ * members of one oneof, which no server could send, are refused too, as is an array for a map field.
  */
 import { loadSync } from '@grpc/proto-loader';
 import { describe, expect, it } from 'vitest';
@@ -87,5 +87,16 @@ describe('oneof members of a scripted response', () => {
     expect(problemsOf({ inDays: 3, onDate: null, note: 'n' })).toEqual([]);
     // Without the file descriptors, oneof members cannot be told from other fields: not checked.
     expect(problemsOf({ inDays: 1, onDate: 'x', level: 'LOW' }, { noFiles: true })).toEqual([]);
+  });
+});
+
+describe('map fields of a scripted response', () => {
+  it('refuses an array for a map, which the serializer would key by index; an object is fine', () => {
+    const arrayForMap = new RegExp(
+      `^response\\.counts: "counts" is a map field of Stock \\(in the response of ${METHOD}\\): write it as an object keyed by the map's keys`,
+    );
+    expect(problemsOf({ counts: ['a'] })).toEqual([expect.stringMatching(arrayForMap)]);
+    expect(problemsOf({ counts: ['a'] }, { noFiles: true })).toEqual([expect.stringMatching(arrayForMap)]);
+    expect(problemsOf({ counts: { a: 1 } })).toEqual([]);
   });
 });
