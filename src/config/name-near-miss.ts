@@ -42,7 +42,6 @@ function nearMiss(name: MethodName, service: string, method: string): string | u
   const serviceDiff = difference(name.service, service, [
     [(a, b) => a.toLowerCase() === b.toLowerCase(), 'the service differs in letter case'],
     [(a, b) => !a.includes('.') && b.endsWith(`.${a}`), 'the service is named without its package'],
-    [(a, b) => b.endsWith(`.${a}`), 'the service is named with only part of its package'],
     [
       (a, b) => simpleName(a) === simpleName(b) && isSubsequence(packageOf(a), packageOf(b)),
       `the service is named with only part of its package (${packageOf(service)})`,
