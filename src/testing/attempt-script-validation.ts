@@ -5,7 +5,7 @@
 
 import { parseStatusCode, statusNameHint } from '../config/status-codes.js';
 import { errorMessage } from '../util/error-message.js';
-import { didYouMean } from '../util/option-checks.js';
+import { describeValue, didYouMean } from '../util/option-checks.js';
 import { wrongTypeHint } from '../util/wrong-type-hint.js';
 import type { AttemptScript, AttemptScriptInput } from './flaky-script.js';
 
@@ -86,7 +86,7 @@ export function validateAttemptScript(value: unknown, where = 'attempt script'):
   };
   /** `fail`, naming the value given and what it likely meant when it is of the wrong type. */
   const wrong = (field: string, rule: string, given: unknown, want: 'number' | 'boolean' | 'string'): never =>
-    fail(field, `${rule}, got ${JSON.stringify(given) ?? String(given)}${wrongTypeHint(given, want)}`);
+    fail(field, `${rule}, got ${describeValue(given)}${wrongTypeHint(given, want)}`);
   const out: AttemptScript = {};
   for (const [field, v] of Object.entries(value)) {
     if (!SCRIPT_FIELDS.has(field)) {

@@ -5,7 +5,7 @@
 
 import type * as grpc from '@grpc/grpc-js';
 import { DEFAULT_REQUEST_ID_HEADER } from '../shared/headers.js';
-import { checkOptions } from '../util/option-checks.js';
+import { checkOptions, describeValue } from '../util/option-checks.js';
 import { wrongTypeHint } from '../util/wrong-type-hint.js';
 import type { RequestIdSources } from './attempt-recording.js';
 import { validateAttemptScripts } from './attempt-script-validation.js';
@@ -237,7 +237,7 @@ export function checkFlakyServerOptions(options: unknown): CheckedFlakyServerOpt
   const port = o.port ?? 0;
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new RangeError(
-      `FlakyServer: option "port" must be an integer 0..65535, got ${JSON.stringify(port) ?? String(port)}${wrongTypeHint(port, 'number')}`,
+      `FlakyServer: option "port" must be an integer 0..65535, got ${describeValue(port)}${wrongTypeHint(port, 'number')}`,
     );
   }
   const host = o.host ?? '127.0.0.1';

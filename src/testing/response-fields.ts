@@ -19,6 +19,7 @@ import {
   enumIndex,
   enumValuesOf,
   fullNameOf,
+  type IndexedMessage,
   type MessageDescriptor,
   type MessageDescriptorIndex,
   messageDescriptorIndex,
@@ -109,93 +110,83 @@ function packageOfPath(path: unknown): string | undefined {
   return service.slice(0, Math.max(0, service.lastIndexOf('.')));
 }
 
+/** How the types of a message's fields are found, where the message's descriptor came from. */
+interface FieldTypes {
+  /** The fields of the message type `typeName` names; undefined when its keys are not to be looked into. */
+  message(typeName: string): MessageFields | undefined;
+  /** The values of the enum type `typeName` names; undefined when not found. */
+  enumValues(typeName: string): EnumValues | undefined;
+  /** Whether `typeName` names a map's entry type. */
+  isMap(typeName: string): boolean;
+  /** Whether the descriptor's `oneofIndex` tells oneof members from other fields (see {@link nestedFields}). */
+  readonly oneofsKnown: boolean;
+}
+
+type FieldFacts = Required<Pick<MessageFields, 'keys' | 'enums' | 'oneofs' | 'maps'>>;
+
 /**
- * The fields of `descriptor`, each message field with what `typeOf` gives for its type name (undefined: its keys
- * are not checked). Built when first read, since the types a message reaches can be many more than a response uses.
+ * The fields of `descriptor`, their types found through `types`. Read when first asked for, since the types a
+ * message reaches can be many more than a response uses.
  */
-function fieldsOf(
-  descriptor: MessageDescriptor,
-  typeOf: (typeName: string) => MessageFields | undefined,
-  enumOf: (typeName: string) => EnumValues | undefined,
-  oneofsKnown: boolean,
-  isMapType: (typeName: string) => boolean,
-): MessageFields {
-  let keys: Map<string, MessageFields | undefined> | undefined;
-  let enums: Map<string, EnumValues> | undefined;
-  let oneofs: Map<string, string> | undefined;
-  let maps: Set<string> | undefined;
+function fieldsOf(descriptor: MessageDescriptor, types: FieldTypes): MessageFields {
+  let facts: FieldFacts | undefined;
+  const read = (): FieldFacts => {
+    facts ??= readFields(descriptor, types);
+    return facts;
+  };
   return {
     name: typeof descriptor.name === 'string' ? descriptor.name : 'message',
-    get maps(): ReadonlySet<string> {
-      if (maps === undefined) {
-        maps = new Set();
-        for (const field of list<FieldDescriptor>(descriptor.field)) {
-          if (
-            typeof field.name === 'string' &&
-            field.type === 'TYPE_MESSAGE' &&
-            typeof field.typeName === 'string'
-          ) {
-            if (isMapType(field.typeName)) {
-              maps.add(field.name);
-            }
-          }
-        }
-      }
-      return maps;
+    get keys() {
+      return read().keys;
     },
-    get oneofs(): ReadonlyMap<string, string> {
-      if (oneofs === undefined) {
-        oneofs = new Map();
-        if (!oneofsKnown) {
-          return oneofs;
-        }
-        const names = list<{ name?: unknown }>(descriptor.oneofDecl).map((o) => o.name);
-        for (const field of list<FieldDescriptor>(descriptor.field)) {
-          const oneof = typeof field.oneofIndex === 'number' ? names[field.oneofIndex] : undefined;
-          if (typeof field.name === 'string' && typeof oneof === 'string' && field.proto3Optional !== true) {
-            oneofs.set(field.name, oneof);
-          }
-        }
-      }
-      return oneofs;
+    get enums() {
+      return read().enums;
     },
-    get enums(): ReadonlyMap<string, EnumValues> {
-      if (enums === undefined) {
-        enums = new Map();
-        for (const field of list<FieldDescriptor>(descriptor.field)) {
-          if (
-            typeof field.name === 'string' &&
-            field.type === 'TYPE_ENUM' &&
-            typeof field.typeName === 'string'
-          ) {
-            const values = enumOf(field.typeName);
-            if (values !== undefined) {
-              enums.set(field.name, values);
-            }
-          }
-        }
-      }
-      return enums;
+    get oneofs() {
+      return read().oneofs;
     },
-    get keys(): ReadonlyMap<string, MessageFields | undefined> {
-      if (keys === undefined) {
-        keys = new Map();
-        for (const field of list<FieldDescriptor>(descriptor.field)) {
-          if (typeof field.name === 'string') {
-            const isMessage = field.type === 'TYPE_MESSAGE' && typeof field.typeName === 'string';
-            keys.set(field.name, isMessage ? typeOf(field.typeName as string) : undefined);
-          }
-        }
-        for (const oneof of list<{ name?: unknown }>(descriptor.oneofDecl)) {
-          // With `oneofs: true` the loader adds a key naming the member set; the serializer ignores it.
-          if (typeof oneof.name === 'string' && !keys.has(oneof.name)) {
-            keys.set(oneof.name, undefined);
-          }
-        }
-      }
-      return keys;
+    get maps() {
+      return read().maps;
     },
   };
+}
+
+/** One pass over the fields of `descriptor`: keys (with message types), enum values, oneof members and maps. */
+function readFields(descriptor: MessageDescriptor, types: FieldTypes): FieldFacts {
+  const keys = new Map<string, MessageFields | undefined>();
+  const enums = new Map<string, EnumValues>();
+  const oneofs = new Map<string, string>();
+  const maps = new Set<string>();
+  const oneofNames = list<{ name?: unknown }>(descriptor.oneofDecl).map((o) => o.name);
+  for (const field of list<FieldDescriptor>(descriptor.field)) {
+    if (typeof field.name !== 'string') {
+      continue;
+    }
+    const typeName = typeof field.typeName === 'string' ? field.typeName : undefined;
+    const isMessage = field.type === 'TYPE_MESSAGE' && typeName !== undefined;
+    keys.set(field.name, isMessage ? types.message(typeName) : undefined);
+    if (isMessage && types.isMap(typeName)) {
+      maps.add(field.name);
+    }
+    const values =
+      field.type === 'TYPE_ENUM' && typeName !== undefined ? types.enumValues(typeName) : undefined;
+    if (values !== undefined) {
+      enums.set(field.name, values);
+    }
+    // A proto3 `optional` field is the one member of a synthetic oneof: nothing to tell apart.
+    const oneof =
+      types.oneofsKnown && typeof field.oneofIndex === 'number' ? oneofNames[field.oneofIndex] : undefined;
+    if (typeof oneof === 'string' && field.proto3Optional !== true) {
+      oneofs.set(field.name, oneof);
+    }
+  }
+  for (const name of oneofNames) {
+    // With `oneofs: true` the loader adds a key naming the member set; the serializer ignores it.
+    if (typeof name === 'string' && !keys.has(name)) {
+      keys.set(name, undefined);
+    }
+  }
+  return { keys, enums, oneofs, maps };
 }
 
 /**
@@ -209,22 +200,21 @@ function isMapEntry(descriptor: MessageDescriptor): boolean {
 /** Fields of `descriptor`, message types found among those nested in it and in `enclosing` (innermost first). */
 function nestedFields(descriptor: MessageDescriptor, enclosing: readonly MessageDescriptor[]): MessageFields {
   const scope = [descriptor, ...enclosing];
-  return fieldsOf(
-    descriptor,
-    (typeName) => {
+  return fieldsOf(descriptor, {
+    message: (typeName) => {
       const found = nestedType(typeName, scope);
       return found === undefined || scope.includes(found) || isMapEntry(found)
         ? undefined
         : nestedFields(found, scope);
     },
-    (typeName) => nestedEnum(typeName, scope),
-    // proto-loader's descriptors hold a oneofIndex on every field (0 when in none): members cannot be told apart.
-    false,
-    (typeName) => {
+    enumValues: (typeName) => nestedEnum(typeName, scope),
+    isMap: (typeName) => {
       const found = nestedType(typeName, scope);
       return found !== undefined && isMapEntry(found);
     },
-  );
+    // proto-loader's descriptors are made with defaults: every field has a oneofIndex (0 when in no oneof).
+    oneofsKnown: false,
+  });
 }
 
 /** An enum type named relative to `scope` (innermost first) among the enums declared in the nested types. */
@@ -253,34 +243,34 @@ function indexedFields(
   index: MessageDescriptorIndex,
   enums: EnumIndex,
 ): MessageFields {
-  const enumOf = (typeName: string): EnumValues | undefined => {
-    const found = resolveMessageType(enums, typeName, fullName);
-    return found === undefined || found.startsWith('.google.protobuf.') ? undefined : enums.get(found);
+  const messageEntry = (typeName: string): { fullName: string; entry: IndexedMessage } | undefined => {
+    const found = resolveMessageType(index, typeName, fullName);
+    const entry = found === undefined ? undefined : index.get(found);
+    return found === undefined || entry === undefined ? undefined : { fullName: found, entry };
   };
-  return fieldsOf(
-    descriptor,
-    (typeName) => {
-      const found = resolveMessageType(index, typeName, fullName);
-      const entry = found === undefined ? undefined : index.get(found);
+  return fieldsOf(descriptor, {
+    message: (typeName) => {
+      const found = messageEntry(typeName);
       if (
         found === undefined ||
-        entry === undefined ||
-        path.includes(found) ||
-        isMapEntry(entry.descriptor) ||
-        found.startsWith('.google.protobuf.')
+        path.includes(found.fullName) ||
+        isMapEntry(found.entry.descriptor) ||
+        found.fullName.startsWith('.google.protobuf.')
       ) {
         return undefined;
       }
-      return indexedFields(entry.descriptor, found, [...path, found], index, enums);
+      return indexedFields(found.entry.descriptor, found.fullName, [...path, found.fullName], index, enums);
     },
-    enumOf,
-    true,
-    (typeName) => {
-      const found = resolveMessageType(index, typeName, fullName);
-      const entry = found === undefined ? undefined : index.get(found);
-      return entry !== undefined && isMapEntry(entry.descriptor);
+    enumValues: (typeName) => {
+      const found = resolveMessageType(enums, typeName, fullName);
+      return found === undefined || found.startsWith('.google.protobuf.') ? undefined : enums.get(found);
     },
-  );
+    isMap: (typeName) => {
+      const found = messageEntry(typeName);
+      return found !== undefined && isMapEntry(found.entry.descriptor);
+    },
+    oneofsKnown: true,
+  });
 }
 
 /** A message type named relative to `scope` (innermost first) among the nested types the descriptors hold. */

@@ -5,6 +5,7 @@ import { createRetryInterceptor } from '../../src/retry/retry-interceptor.js';
 import { RetryThrottle } from '../../src/retry/retry-throttle.js';
 import { systemClock } from '../../src/shared/clock.js';
 import { engineCall, eventsOfType, retryPolicy } from '../helpers/engine.js';
+import { RETRY_UNAVAILABLE_POLICY } from '../helpers/service-configs.js';
 
 const config = retryPolicy();
 
@@ -31,15 +32,7 @@ describe('option checks', () => {
   });
 
   it('withRetryOptions refuses enabled: false with a policy it would never read; a later call may turn it off', () => {
-    const policy = {
-      retryPolicy: {
-        maxAttempts: 3,
-        initialBackoff: '0.1s',
-        maxBackoff: '1s',
-        backoffMultiplier: 2,
-        retryableStatusCodes: ['UNAVAILABLE'],
-      },
-    };
+    const policy = RETRY_UNAVAILABLE_POLICY;
     expect(() => withRetryOptions({ enabled: false, policy })).toThrow(
       'withRetryOptions: options: enabled is false and a policy is given; a call with retries off makes one attempt and never reads the policy',
     );
