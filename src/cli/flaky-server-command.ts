@@ -9,6 +9,7 @@ import * as grpc from '@grpc/grpc-js';
 import type { JsonPath } from '../config/json-path.js';
 import { parseJsonSource } from '../config/json-source.js';
 import { statusCodeName } from '../config/status-codes.js';
+import { markCallIdHintsShown, methodLikeCallId, unservedMethodKey } from '../testing/call-id-resemblance.js';
 import { servedServices } from '../testing/flaky-server.js';
 import {
   type AttemptScript,
@@ -20,8 +21,7 @@ import {
 } from '../testing/index.js';
 import { formatResponsePath, responseKeyProblems } from '../testing/response-fields.js';
 import { scriptFitProblem } from '../testing/script-method-fit.js';
-import { resolveMethodPath, type ServedMethod, type ServedService } from '../testing/served-services.js';
-import { closestName } from '../util/closest-name.js';
+import type { ServedMethod, ServedService } from '../testing/served-services.js';
 import { errorMessage } from '../util/error-message.js';
 import {
   type CommandArgs,
@@ -133,9 +133,6 @@ interface ScriptFile {
   readonly warnings: readonly string[];
 }
 
-/** `pkg.Service/Method` (or `/pkg.Service/Method`, or `Service/Method`): a key written as a method is. */
-const METHOD_SHAPED = /^\/?([A-Za-z_]\w*\.)*[A-Za-z_]\w*\/[A-Za-z_]\w*$/;
-
 /**
  * Reads and checks the script file, reporting every problem at once, each as `file:line:col: problem` (as `check`
  * does for a config): a syntax error, each entry that is not a valid script, each method key no service serves,
@@ -218,8 +215,12 @@ async function loadScriptFile(file: string, services: readonly ServedService[]):
       byMethod[key] = checked;
     } else {
       byCallId[key] = checked;
-      const hint = methodLikeCallId(key, served);
-      if (hint !== undefined) {
+      const resemblance = methodLikeCallId(key, served);
+      if (resemblance !== undefined) {
+        const hint =
+          resemblance.kind === 'method'
+            ? `to script the method, write ${JSON.stringify(resemblance.method)}`
+            : `a key scripts one method: to script the methods of ${resemblance.service}, write one key per method, such as ${JSON.stringify(resemblance.example)}`;
         warnings.push(
           `${at([key], 'key')}: ${JSON.stringify(key)} scripts the calls whose x-flaky-call-id is ${JSON.stringify(key)}, not a method; ${hint}`,
         );
@@ -230,71 +231,6 @@ async function loadScriptFile(file: string, services: readonly ServedService[]):
     throw new ScriptFileError(problems.join('\nflaky-server: '));
   }
   return { byCallId, byMethod, warnings };
-}
-
-/**
- * What is wrong with a key that names no served method but is written as a method of a package
- * (`pkg.Service/Method`), or as a served service's method without its package (`Service/Method`); undefined for
- * any other key (a call id, `tenant/42` included).
- */
-function unservedMethodKey(key: string, served: ReadonlySet<string>): string | undefined {
-  if (!METHOD_SHAPED.test(key)) {
-    return undefined;
-  }
-  const name = key.replace(/^\//, '');
-  const qualified = name.slice(0, name.indexOf('/')).includes('.');
-  const unqualified = [...served].some((path) => path.endsWith(`.${name}`));
-  if (!qualified && !unqualified) {
-    return undefined;
-  }
-  try {
-    resolveMethodPath(key, served, 'script');
-    return undefined;
-  } catch (error) {
-    const text = errorMessage(error).replace(/^FlakyServer\.script: /, '');
-    return /did you mean/.test(text)
-      ? text
-      : `${text}; a key written as a method must name a served method (serve its proto with --proto)`;
-  }
-}
-
-/**
- * How to script the method or service a call-id key resembles (`GetOrder`, `pkg.Service.GetOrder`, a trailing `/`,
- * a space, `Get-Order`, a service's name), or undefined when it resembles none.
- */
-function methodLikeCallId(key: string, served: ReadonlySet<string>): string | undefined {
-  const normalized = key.trim().replace(/^\/+|\/+$/g, '');
-  const suggestions = new Map<string, string>();
-  const methodHint = (name: string): string => `to script the method, write ${JSON.stringify(name)}`;
-  for (const path of served) {
-    const name = path.slice(1);
-    const service = name.slice(0, name.lastIndexOf('/'));
-    const method = name.slice(name.lastIndexOf('/') + 1);
-    const shortService = service.slice(service.lastIndexOf('.') + 1);
-    for (const form of [name, `${service}.${method}`, method, `${shortService}/${method}`]) {
-      suggestions.set(form.toLowerCase(), methodHint(name));
-    }
-    for (const form of [service, shortService]) {
-      if (!suggestions.has(form.toLowerCase())) {
-        suggestions.set(
-          form.toLowerCase(),
-          `a key scripts one method: to script the methods of ${service}, write one key per method, such as ${JSON.stringify(name)}`,
-        );
-      }
-    }
-  }
-  const exact = suggestions.get(normalized.toLowerCase());
-  if (exact !== undefined) {
-    return exact;
-  }
-  // Misspellings are looked for among full names only: short call ids ("c1") are too close to short method names;
-  // a short key is only compared without its `-`, `_` and spaces (`Get-Order`).
-  if (!normalized.includes('.') && !normalized.includes('/')) {
-    const folded = normalized.replace(/[-_\s]/g, '').toLowerCase();
-    return folded === '' ? undefined : suggestions.get(folded);
-  }
-  const close = closestName(normalized.toLowerCase(), suggestions.keys());
-  return close === undefined ? undefined : suggestions.get(close);
 }
 
 /**
@@ -412,21 +348,24 @@ export async function runFlakyServerCommand(argv: readonly string[], io: Command
     grpc.setLogVerbosity(grpc.logVerbosity.NONE);
   }
   try {
-    server = await FlakyServer.start({
-      port: args.port,
-      host: args.host,
-      scripts: scripts.byCallId,
-      methodScripts: scripts.byMethod,
-      // the services of the protos, as loaded above (FlakyTest is served anyway)
-      services: services
-        .filter((service) => service.name !== FLAKY_TEST_SERVICE)
-        .map((service) => service.definition),
-      serverOptions:
-        args.maxReceiveMessageSize === undefined
-          ? undefined
-          : { 'grpc.max_receive_message_length': args.maxReceiveMessageSize },
-      onAttemptEnd: args.quiet ? undefined : (attempt) => io.stdout(formatAttemptLine(attempt, stopping)),
-    });
+    server = await FlakyServer.start(
+      // the script file's call ids that resemble a method were warned of above, placed in the file
+      markCallIdHintsShown({
+        port: args.port,
+        host: args.host,
+        scripts: scripts.byCallId,
+        methodScripts: scripts.byMethod,
+        // the services of the protos, as loaded above (FlakyTest is served anyway)
+        services: services
+          .filter((service) => service.name !== FLAKY_TEST_SERVICE)
+          .map((service) => service.definition),
+        serverOptions:
+          args.maxReceiveMessageSize === undefined
+            ? undefined
+            : { 'grpc.max_receive_message_length': args.maxReceiveMessageSize },
+        onAttemptEnd: args.quiet ? undefined : (attempt) => io.stdout(formatAttemptLine(attempt, stopping)),
+      }),
+    );
   } catch (error) {
     io.stderr(`flaky-server: ${startErrorMessage(errorMessage(error), args)}\n`);
     return EXIT_CODE.failure;

@@ -23,6 +23,13 @@ import {
   validateAttemptScripts,
 } from './attempt-script-validation.js';
 import {
+  callIdHintsShown,
+  callIdResemblanceMessage,
+  methodAsCallIdMessage,
+  methodLikeCallId,
+  servedMethodNamedBy,
+} from './call-id-resemblance.js';
+import {
   ATTEMPT_METADATA_KEY,
   type AttemptScript,
   type AttemptScriptInput,
@@ -39,11 +46,9 @@ import { FLAKY_TEST_SERVICE, loadFlakyTestService } from './flaky-test-service.j
 import { checkScriptResponses, scriptResponseProblem } from './response-fields.js';
 import { scriptFitProblem } from './script-method-fit.js';
 import {
-  methodAsCallIdMessage,
   resolveMethodPath,
   type ServedMethod,
   type ServedService,
-  servedMethodNamedBy,
   servicesIn,
   servicesInProtos,
 } from './served-services.js';
@@ -83,6 +88,8 @@ export class FlakyServer {
   private readonly shipped = new Map<string, AttemptScript[]>();
   private readonly methodScripts = new Map<string, AttemptScript[]>();
   private readonly served = new Set<string>();
+  /** Call ids already warned of as resembling a method (once each per server). */
+  private readonly hintedCallIds = new Set<string>();
   private readonly methods = new Map<string, ServedMethod>();
   private readonly log: AttemptLog;
   private readonly running = new Set<AttemptRun>();
@@ -127,8 +134,14 @@ export class FlakyServer {
       for (const service of services) {
         flaky.serve(service);
       }
+      const hint = !callIdHintsShown(options);
       for (const [callId, script] of checked.scripts) {
-        flaky.checkCallId(callId, `start: scripts["${callId}"]`, (m) => `methodScripts: { "${m}": [...] }`);
+        flaky.checkCallId(
+          callId,
+          `start: scripts["${callId}"]`,
+          (m) => `methodScripts: { "${m}": [...] }`,
+          hint,
+        );
         flaky.scripts.set(callId, script);
       }
       for (const [method, script] of checked.methodScripts) {
@@ -143,11 +156,28 @@ export class FlakyServer {
     return flaky;
   }
 
-  /** Throws when a call id names a served method: a script under it would never play (see servedMethodNamedBy). */
-  private checkCallId(callId: string, where: string, advice: (method: string) => string): void {
-    const method = typeof callId === 'string' ? servedMethodNamedBy(callId, this.served) : undefined;
+  /**
+   * Throws when a call id names a served method: a script under it would never play (see servedMethodNamedBy).
+   * Warns (`GRPC_RETRY_HEDGING_CALL_ID`, once per call id) of one that only resembles a method or a service
+   * (`GetOrder`, `Shop.GetOrder`): it may be meant as a call id, and stays one.
+   */
+  private checkCallId(callId: string, where: string, advice: (method: string) => string, hint = true): void {
+    if (typeof callId !== 'string') {
+      return;
+    }
+    const method = servedMethodNamedBy(callId, this.served);
     if (method !== undefined) {
       throw new TypeError(methodAsCallIdMessage(where, method, advice(method.slice(1))));
+    }
+    if (!hint || this.hintedCallIds.has(callId)) {
+      return;
+    }
+    const resemblance = methodLikeCallId(callId, this.served);
+    if (resemblance !== undefined) {
+      this.hintedCallIds.add(callId);
+      process.emitWarning(callIdResemblanceMessage(where, callId, resemblance), {
+        code: 'GRPC_RETRY_HEDGING_CALL_ID',
+      });
     }
   }
 

@@ -217,25 +217,3 @@ export function resolveMethodPath(name: string, served: ReadonlySet<string>, whe
   }
   return path;
 }
-
-/**
- * The served method a call id names (`pkg.Service/Method`, with or without the leading `/`, or `Service/Method`
- * without its package when one served method fits), which is almost surely a method meant as one: no client sends
- * it as `x-flaky-call-id`. Undefined for any other call id.
- */
-export function servedMethodNamedBy(callId: string, served: ReadonlySet<string>): string | undefined {
-  const path = callId.startsWith('/') ? callId : `/${callId}`;
-  if (served.has(path)) {
-    return path;
-  }
-  if (!path.includes('/', 1)) {
-    return undefined;
-  }
-  const unqualified = [...served].filter((candidate) => candidate.endsWith(`.${path.slice(1)}`));
-  return unqualified.length === 1 ? unqualified[0] : undefined;
-}
-
-/** The error for a call id {@link servedMethodNamedBy} found: `where` is `script("…")` or `start: scripts["…"]`. */
-export function methodAsCallIdMessage(where: string, method: string, advice: string): string {
-  return `FlakyServer.${where}: "${method.slice(1)}" is a method this server serves, not a call id (the value a client sends in x-flaky-call-id); script the method with ${advice}`;
-}

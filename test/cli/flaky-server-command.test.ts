@@ -3,13 +3,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   formatAttemptLine,
   runFlakyServerCommand,
   startErrorMessage,
 } from '../../src/cli/flaky-server-command.js';
 import { CALL_ID_METADATA_KEY, loadFlakyTestService, type RecordedAttempt } from '../../src/testing/index.js';
+import { captureWarnings } from '../helpers/warnings.js';
 
 interface TestResponse {
   payload: string;
@@ -83,6 +84,7 @@ afterEach(async () => {
     io.controller.abort();
     await exit;
   }
+  vi.restoreAllMocks();
 });
 
 afterAll(() => {
@@ -334,6 +336,7 @@ describe('flaky-server command', () => {
       file,
       `{\n${keys.map((k) => `  ${JSON.stringify(k)}: [{"status": 14}, {}]`).join(',\n')}\n}`,
     );
+    const processWarnings = captureWarnings();
     const { io } = start(['--proto', ORDERS, '--script', file]);
     const [, address] = await io.waitForOut(/^flaky server listening on (127\.0\.0\.1:\d+)$/m);
     const warnings = io.err.trimEnd().split('\n');
@@ -346,6 +349,8 @@ describe('flaky-server command', () => {
       expect.stringMatching(new RegExp(`^flaky-server: warning: ${file}:6:3: .*; ${toScript}$`)),
       expect.stringMatching(new RegExp(`^flaky-server: warning: ${file}:7:3: .*; ${toScript}$`)),
     ]);
+    // warned of once, placed in the file: the server it starts does not warn of them again
+    expect(processWarnings).toEqual([]);
     // a call id with a slash is a call id: it scripts the calls that send it
     expect((await unary(address!, 'tenant/42')).error?.code).toBe(grpc.status.UNAVAILABLE);
     expect((await unary(address!, 'tenant/42')).res?.attempt).toBe(2);
