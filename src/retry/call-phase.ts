@@ -29,7 +29,12 @@ export type CallPhase =
       commitNext: boolean;
     }
   /** One attempt won; everything goes to it and its status is the call's. */
-  | { readonly tag: 'committed'; readonly attempt: Attempt }
+  | {
+      readonly tag: 'committed';
+      readonly attempt: Attempt;
+      /** Committed because the request outgrew the replay buffer, not by an answer of the server. */
+      readonly byOverflow: boolean;
+    }
   /** The status has been decided; nothing more happens. */
   | { readonly tag: 'ended' };
 

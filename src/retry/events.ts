@@ -176,9 +176,10 @@ export interface CommittedEvent extends EventBase {
  * Why a failure ended the call with no further attempt: its status is not retryable or non-fatal (`fatal-status`),
  * the deadline passed (`deadline`) or the next backoff would outlast it (`deadline-aware`), the server said not to
  * retry (`do-not-retry`), maxAttempts were used (`attempts-exhausted`), the request did not fit the replay buffer
- * (`replay-buffer`: perRpcBufferBytes or totalBufferBytes), a request message changed after it was written or
- * cannot be serialized again (`request-changed`, `request-unserializable`), or the retry gate refused
- * (`throttled`).
+ * (`replay-buffer`: perRpcBufferBytes or totalBufferBytes; also a call committed because its request outgrew the
+ * buffer, whose attempt then failed with a status the policy would have retried or hedged past), a request message
+ * changed after it was written or cannot be serialized again (`request-changed`, `request-unserializable`), or the
+ * retry gate refused (`throttled`).
  */
 export type CallEndReason =
   | 'fatal-status'

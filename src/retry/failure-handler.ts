@@ -128,16 +128,44 @@ export class FailureHandler {
   }
 
   /** A failure of the committed attempt: no further attempt, but it still counts against the server (A6). */
-  afterCommittedFailure(status: StatusObject): void {
-    const hint = readServerHint(status.metadata, this.ctx.retryInfo);
+  afterCommittedFailure(status: StatusObject, committedByOverflow: boolean): void {
+    const { policy, ctx } = this;
+    const hint = readServerHint(status.metadata, ctx.retryInfo);
     const failure = {
       code: status.code,
       hint,
       timedOut: false,
       sizeRejected: isMessageSizeRejection(status),
     };
-    if (countsAgainstServer(this.policy, failure)) {
-      this.ctx.gate?.recordFailure();
+    if (countsAgainstServer(policy, failure)) {
+      ctx.gate?.recordFailure();
+    }
+    if (!committedByOverflow) {
+      return; // committed by the server's answer: A6 makes no further attempt, by design
+    }
+    // Committed only because the request outgrew the replay buffer: had it fit, would this failure have been
+    // retried (or hedged past)? Asked of the pure decision with the buffer full; the gate is not asked (it comes
+    // after the buffer), and neither the backoff nor the random source moves.
+    const decision = decideAfterFailure({
+      policy,
+      failure,
+      attemptsStarted: this.attempts.count,
+      backoff: this.backoff,
+      jitter: ctx.jitter,
+      random: 0.5,
+      now: ctx.clock.now(),
+      deadline: this.deadline,
+      deadlineAware: ctx.deadlineAware,
+      replay: () => 'full',
+      gate: () => 'allow',
+    });
+    const another =
+      decision.type === 'hedge-now' ||
+      decision.type === 'hedge-after' ||
+      (decision.type === 'finish' && decision.reason === 'replay-buffer');
+    if (another) {
+      this.events?.noFurtherAttempt('replay-buffer');
+      ctx.onReplayBufferFull();
     }
   }
 

@@ -172,7 +172,7 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
     if (phase.tag === 'committed' && phase.attempt === attempt) {
       // Committed: no further attempt, but a failure still counts against the server (A6 throttling).
       if (status.code !== Status.OK) {
-        this.failures.afterCommittedFailure(status);
+        this.failures.afterCommittedFailure(status, phase.byOverflow);
       }
       this.end(status, 'call-ended');
     } else if (phase.tag === 'in-flight') {
@@ -397,7 +397,7 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
     if (reason !== 'buffer-overflow') {
       this.hedges?.recordLatencies(attempt, this.attempts.live);
     }
-    this.transition({ tag: 'committed', attempt });
+    this.transition({ tag: 'committed', attempt, byOverflow: reason === 'buffer-overflow' });
     attempt.committed = true;
     this.attempts.cancelLosers(attempt);
     if (this.committedTo !== attempt) {

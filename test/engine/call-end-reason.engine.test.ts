@@ -33,6 +33,64 @@ describe('call-end reason', () => {
     expect(warnings.map((w) => w.code)).toEqual(['GRPC_RETRY_HEDGING_REPLAY_BUFFER']);
   });
 
+  it('replay-buffer: a stream committed by its overflow, whose attempt then fails as the policy would retry', () => {
+    const warnings = captureWarnings();
+    const h = engineCall(retryPolicy(), { type: 'client-stream', interceptor: { perRpcBufferBytes: 400 } });
+    h.call.sendMessage(Buffer.alloc(1000));
+    expect(eventsOfType(h.events, 'committed')).toEqual([
+      expect.objectContaining({ attempt: 1, reason: 'buffer-overflow' }),
+    ]);
+    h.attempt(0).fail(Status.UNAVAILABLE);
+    expect(h.attempts).toHaveLength(1);
+    expect(callEnd(h)).toMatchObject({ code: Status.UNAVAILABLE, attempts: 1, reason: 'replay-buffer' });
+    expect(warnings.map((w) => w.code)).toEqual(['GRPC_RETRY_HEDGING_REPLAY_BUFFER']);
+  });
+
+  it('replay-buffer under hedging: a stream committed by its overflow before its hedge, then failed non-fatally', () => {
+    const warnings = captureWarnings();
+    const h = engineCall(hedgingPolicy({ hedgingDelay: '0.1s' }), {
+      type: 'client-stream',
+      interceptor: { perRpcBufferBytes: 400 },
+    });
+    h.call.sendMessage(Buffer.alloc(1000));
+    h.attempt(0).fail(Status.UNAVAILABLE);
+    expect(h.attempts).toHaveLength(1);
+    expect(callEnd(h)).toMatchObject({ code: Status.UNAVAILABLE, attempts: 1, reason: 'replay-buffer' });
+    expect(warnings.map((w) => w.code)).toEqual(['GRPC_RETRY_HEDGING_REPLAY_BUFFER']);
+  });
+
+  it('no reason after an overflow commit when the failure would not have been retried, nor after a server commit', () => {
+    const warnings = captureWarnings();
+    const fatal = engineCall(retryPolicy(), {
+      type: 'client-stream',
+      interceptor: { perRpcBufferBytes: 400 },
+    });
+    fatal.call.sendMessage(Buffer.alloc(1000));
+    fatal.attempt(0).fail(Status.INVALID_ARGUMENT);
+    expect(callEnd(fatal)).toMatchObject({ code: Status.INVALID_ARGUMENT });
+    expect(callEnd(fatal)).not.toHaveProperty('reason');
+
+    const last = engineCall(retryPolicy({ maxAttempts: 2 }), {
+      type: 'client-stream',
+      interceptor: { perRpcBufferBytes: 400 },
+    });
+    last.attempt(0).fail(Status.UNAVAILABLE);
+    last.clock.advance(200);
+    last.call.sendMessage(Buffer.alloc(1000)); // commits attempt 2, the last maxAttempts allows
+    expect(eventsOfType(last.events, 'committed')).toEqual([
+      expect.objectContaining({ attempt: 2, reason: 'buffer-overflow' }),
+    ]);
+    last.attempt(1).fail(Status.UNAVAILABLE);
+    expect(callEnd(last)).toMatchObject({ attempts: 2 });
+    expect(callEnd(last)).not.toHaveProperty('reason');
+
+    const answered = engineCall(retryPolicy(), { type: 'client-stream' });
+    answered.attempt(0).headers();
+    answered.attempt(0).fail(Status.UNAVAILABLE);
+    expect(callEnd(answered)).not.toHaveProperty('reason');
+    expect(warnings).toEqual([]);
+  });
+
   it('fatal-status, attempts-exhausted and throttled for retries; none on success', () => {
     const fatal = engineCall(retryPolicy());
     fatal.attempt(0).fail(Status.INVALID_ARGUMENT);
