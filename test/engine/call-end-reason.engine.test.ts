@@ -59,6 +59,30 @@ describe('call-end reason', () => {
     expect(warnings.map((w) => w.code)).toEqual(['GRPC_RETRY_HEDGING_REPLAY_BUFFER']);
   });
 
+  it('replay-buffer after an overflow commit: a failure with pushback under hedging, and a call with no listener', () => {
+    const warnings = captureWarnings();
+    const pushed = engineCall(hedgingPolicy({ hedgingDelay: '0.1s' }), {
+      type: 'client-stream',
+      interceptor: { perRpcBufferBytes: 400 },
+    });
+    pushed.call.sendMessage(Buffer.alloc(1000));
+    pushed.attempt(0).status(Status.UNAVAILABLE, 'pushed', { 'grpc-retry-pushback-ms': '50' });
+    expect(callEnd(pushed)).toMatchObject({ code: Status.UNAVAILABLE, reason: 'replay-buffer' });
+
+    const unobserved = engineCall(retryPolicy(), {
+      type: 'client-stream',
+      unobserved: true,
+      interceptor: { perRpcBufferBytes: 400 },
+    });
+    unobserved.call.sendMessage(Buffer.alloc(1000));
+    unobserved.attempt(0).fail(Status.UNAVAILABLE);
+    expect(unobserved.status.code).toBe(Status.UNAVAILABLE);
+    expect(warnings.map((w) => w.code)).toEqual([
+      'GRPC_RETRY_HEDGING_REPLAY_BUFFER',
+      'GRPC_RETRY_HEDGING_REPLAY_BUFFER',
+    ]);
+  });
+
   it('no reason after an overflow commit when the failure would not have been retried, nor after a server commit', () => {
     const warnings = captureWarnings();
     const fatal = engineCall(retryPolicy(), {
