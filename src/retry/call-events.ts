@@ -125,9 +125,13 @@ export class CallEvents {
     this.retryDelayMs += this.clock.now() - since;
   }
 
-  /** A failure got no further attempt, and why: the call's `call-end` says so if it fails. The first one holds. */
+  /**
+   * A failure (or a hedge refused, or the deadline during a wait) got no further attempt, and why: the call's
+   * `call-end` says so if it fails. The latest one holds: it is the one nearest the call's end (a hedge the budget
+   * refused early does not explain a fatal status that came later).
+   */
   noFurtherAttempt(reason: CallEndReason): void {
-    this.endReason ??= reason;
+    this.endReason = reason;
   }
 
   callEnd(status: StatusObject, attempts: number): void {

@@ -103,7 +103,11 @@ export function decideAfterFailure(input: FailureDecisionInput): FailureDecision
   const { policy, failure } = input;
   const retryable = !failure.sizeRejected && (failure.timedOut || isRetryableCode(policy, failure.code));
   if (!retryable) {
-    return finish('fatal-status');
+    // The call's own deadline, reported by grpc-js as the attempt's DEADLINE_EXCEEDED (up to a tick before the
+    // clock reads it): the deadline ended the call, not a status the policy chose to treat as fatal.
+    const deadlineReached =
+      failure.code === Status.DEADLINE_EXCEEDED && input.now + EARLY_DEADLINE_MS >= input.deadline;
+    return finish(deadlineReached ? 'deadline' : 'fatal-status');
   }
   if (policy.kind === 'hedging') {
     return decideHedging(input);

@@ -468,6 +468,7 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
 
   /** The call's deadline has passed with no attempt's status to give: `last` is its last failure, if any. */
   endAtDeadline(last: StatusObject | undefined): void {
+    this.events?.noFurtherAttempt('deadline');
     this.end(engineStatus.deadlineExceeded(last, this.policy.kind === 'hedging'), 'call-ended');
   }
 }

@@ -144,6 +144,51 @@ describe('call-end reason', () => {
     expect(callEnd(ok)).not.toHaveProperty('reason');
   });
 
+  it('deadline: the deadline passed during a backoff, or ended the attempt in flight', () => {
+    const backoff = engineCall(retryPolicy(), { deadlineMs: 50 });
+    backoff.attempt(0).fail(Status.UNAVAILABLE);
+    backoff.clock.advance(50);
+    expect(backoff.attempts).toHaveLength(1);
+    expect(callEnd(backoff)).toMatchObject({ code: Status.DEADLINE_EXCEEDED, reason: 'deadline' });
+
+    const inFlight = engineCall(retryPolicy(), { deadlineMs: 50 });
+    inFlight.clock.advance(50);
+    inFlight.attempt(0).fail(Status.DEADLINE_EXCEEDED);
+    expect(callEnd(inFlight)).toMatchObject({
+      code: Status.DEADLINE_EXCEEDED,
+      attempts: 1,
+      reason: 'deadline',
+    });
+
+    const hedged = engineCall(hedgingPolicy({ hedgingDelay: '0.02s' }), { deadlineMs: 50 });
+    hedged.clock.advance(50);
+    hedged.attempt(1).fail(Status.DEADLINE_EXCEEDED);
+    hedged.attempt(0).fail(Status.DEADLINE_EXCEEDED);
+    expect(callEnd(hedged)).toMatchObject({ code: Status.DEADLINE_EXCEEDED, reason: 'deadline' });
+  });
+
+  it('the reason nearest the end holds: a hedge the gate refused, then a fatal status', () => {
+    const refuseHedges: RetryGate = {
+      name: 'no-hedges',
+      allowAttempt: (kind) => kind !== 'hedge',
+      recordSuccess() {},
+      recordFailure() {},
+    };
+    const h = engineCall(hedgingPolicy({ hedgingDelay: '0.02s' }), { interceptor: { gate: refuseHedges } });
+    h.clock.advance(20);
+    expect(h.attempts).toHaveLength(1);
+    expect(eventsOfType(h.events, 'throttled')).toHaveLength(1);
+    h.attempt(0).fail(Status.INVALID_ARGUMENT);
+    expect(callEnd(h)).toMatchObject({ code: Status.INVALID_ARGUMENT, reason: 'fatal-status' });
+
+    const throttled = engineCall(hedgingPolicy({ hedgingDelay: '0.02s' }), {
+      interceptor: { gate: refuseHedges },
+    });
+    throttled.clock.advance(20);
+    throttled.attempt(0).fail(Status.UNAVAILABLE);
+    expect(callEnd(throttled)).toMatchObject({ code: Status.UNAVAILABLE, reason: 'throttled' });
+  });
+
   it('attempts-exhausted for hedging, once every hedge has failed', () => {
     const h = engineCall(hedgingPolicy({ maxAttempts: 2 }));
     h.clock.advance(100);

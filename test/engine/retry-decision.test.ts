@@ -151,6 +151,25 @@ describe('decideAfterFailure: retry policy', () => {
     expect(hedgingFailure).toEqual({ type: 'finish', reason: 'fatal-status' });
   });
 
+  it('a DEADLINE_EXCEEDED the policy does not retry is the deadline once the call reached it (a tick early counts)', () => {
+    const policy = { ...retry, retryableStatusCodes: [UNAVAILABLE] };
+    const failure = { code: DEADLINE_EXCEEDED, hint: NO_HINT, timedOut: false };
+    const at = (deadline: number) => decideAfterFailure(input({ policy, failure, now: 1000, deadline }));
+    expect(at(1000)).toEqual({ type: 'finish', reason: 'deadline' });
+    expect(at(1001)).toEqual({ type: 'finish', reason: 'deadline' });
+    expect(at(1002)).toEqual({ type: 'finish', reason: 'fatal-status' });
+    // another status at the deadline is the status's doing
+    const invalid = { code: INVALID_ARGUMENT, hint: NO_HINT, timedOut: false };
+    expect(decideAfterFailure(input({ policy, failure: invalid, deadline: 1000 }))).toEqual({
+      type: 'finish',
+      reason: 'fatal-status',
+    });
+    expect(decideAfterFailure(input({ policy: hedging, failure, now: 1000, deadline: 1000 }))).toEqual({
+      type: 'finish',
+      reason: 'deadline',
+    });
+  });
+
   it('asks the gate last, and only when everything else allows the retry', () => {
     let asked = 0;
     const gate = () => {
