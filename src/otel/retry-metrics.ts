@@ -49,7 +49,8 @@ export interface RetryMetricsOptions {
   meter?: Meter;
   /**
    * Provider to get the `grpc-retry-hedging` meter from. Default: the global one (`metrics.getMeterProvider()`),
-   * read once when {@link createRetryMetrics} runs, so register the SDK before calling it.
+   * followed as it changes: a provider registered after {@link createRetryMetrics} runs is used from then on.
+   * A provider passed here (or `meter`) is used for good.
    */
   meterProvider?: MeterProvider;
   /** Value of the `grpc.target` attribute, e.g. the channel target. The attribute is left out when unset. */
