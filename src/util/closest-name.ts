@@ -6,7 +6,7 @@
  * The candidate closest to `word`, if one is close enough to be a likely misspelling: the same name in another
  * letter case or with `_`/`-` (`retry_policy` → `retryPolicy`), or within a small edit distance (1 for names up to 4
  * characters, 2 up to 8, then 3), or naming some of its words in order (`nonFatalCodes` → `nonFatalStatusCodes`), or the start of it (`maxAttempt` →
- * `maxAttemptsLimit`).
+ * `maxAttemptsLimit`; preferred over an edit of the same size).
  *
  * @param word The unknown name.
  * @param candidates The known names.
@@ -24,9 +24,12 @@ export function closestName(word: string, candidates: Iterable<string>): string 
     const distance =
       foldedCandidate === folded
         ? 0
-        : isWordSubset(word, candidate) || (folded.length >= 4 && foldedCandidate.startsWith(folded))
-          ? 1
-          : editDistance(word.toLowerCase(), candidate.toLowerCase());
+        : folded.length >= 4 && foldedCandidate.startsWith(folded)
+          ? // a name cut short: nearer than an edit of the same size (`--prot` is `--proto`, not `--port`)
+            0.5
+          : isWordSubset(word, candidate)
+            ? 1
+            : editDistance(word.toLowerCase(), candidate.toLowerCase());
     if (distance < bestDistance) {
       best = candidate;
       bestDistance = distance;

@@ -19,4 +19,9 @@ describe('closestName', () => {
   it.each(['colour', 'comment', 'x', 'attempts'])('suggests nothing for %s', (word) => {
     expect(closestName(word, KNOWN)).toBeUndefined();
   });
+
+  it('prefers a name cut short over an edit of the same size: --prot is --proto, not --port', () => {
+    expect(closestName('--prot', ['--port', '--proto', '--host'])).toBe('--proto');
+    expect(closestName('--prot', ['--proto', '--port'])).toBe('--proto');
+  });
 });
