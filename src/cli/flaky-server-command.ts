@@ -85,7 +85,15 @@ interface FlakyServerArgs {
 }
 
 /** An unreadable or invalid script file: one line, exit 1. */
-class ScriptFileError extends Error {}
+class ScriptFileError extends Error {
+  constructor(
+    message: string,
+    /** The file's warnings, shown with its errors so that one run reports everything. */
+    readonly warnings: readonly string[] = [],
+  ) {
+    super(message);
+  }
+}
 
 function serverArgs(args: CommandArgs): FlakyServerArgs {
   const portText = stringOption(args, 'port') ?? '0';
@@ -178,11 +186,9 @@ async function loadScriptFile(file: string, services: readonly ServedService[]):
     const where = `"${key}"`;
     const path = key.startsWith('/') ? key : `/${key}`;
     const method = methods.get(path);
-    if (method === undefined) {
-      const problem = unservedMethodKey(key, served);
-      if (problem !== undefined) {
-        problems.push(`${at([key], 'key')}: ${problem}`);
-      }
+    const keyProblem = method === undefined ? unservedMethodKey(key, served) : undefined;
+    if (keyProblem !== undefined) {
+      problems.push(`${at([key], 'key')}: ${keyProblem}`);
     }
     if (!Array.isArray(script) || script.length === 0) {
       try {
@@ -208,14 +214,18 @@ async function loadScriptFile(file: string, services: readonly ServedService[]):
           }
         }
       } catch (error) {
-        problems.push(`${at([key, i])}: ${errorMessage(error)}`);
+        for (const problem of attemptProblems(entry, `${where}[${i}]`, errorMessage(error), method)) {
+          const place = problem.field === undefined ? at([key, i]) : at([key, i, problem.field], 'key');
+          problems.push(`${place}: ${problem.text}`);
+        }
       }
     });
     if (method !== undefined) {
       byMethod[key] = checked;
     } else {
       byCallId[key] = checked;
-      const resemblance = methodLikeCallId(key, served);
+      // a key already refused as a method needs no warning that it resembles one
+      const resemblance = keyProblem === undefined ? methodLikeCallId(key, served) : undefined;
       if (resemblance !== undefined) {
         const hint =
           resemblance.kind === 'method'
@@ -228,9 +238,41 @@ async function loadScriptFile(file: string, services: readonly ServedService[]):
     }
   }
   if (problems.length > 0) {
-    throw new ScriptFileError(problems.join('\nflaky-server: '));
+    throw new ScriptFileError(problems.join('\nflaky-server: '), warnings);
   }
   return { byCallId, byMethod, warnings };
+}
+
+/**
+ * Every problem of an attempt script that failed its check (`first` is what the check said), so that one run
+ * names them all: each field checked alone, placed at the field, and the fields the method's kind would ignore.
+ * The whole attempt's first problem is kept when no field alone has it (a problem of fields together).
+ */
+function attemptProblems(
+  entry: unknown,
+  where: string,
+  first: string,
+  method: ServedMethod | undefined,
+): Array<{ field?: string; text: string }> {
+  if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) {
+    return [{ text: first }];
+  }
+  const problems: Array<{ field?: string; text: string }> = [];
+  for (const [field, value] of Object.entries(entry)) {
+    try {
+      validateAttemptScript({ [field]: value }, where);
+    } catch (error) {
+      problems.push({ field, text: errorMessage(error) });
+    }
+  }
+  if (!problems.some((problem) => problem.text === first)) {
+    problems.unshift({ text: first });
+  }
+  const misfit = method === undefined ? undefined : scriptFitProblem(entry as AttemptScript, method);
+  if (misfit !== undefined) {
+    problems.push({ text: `${where}: ${misfit}` });
+  }
+  return problems;
 }
 
 /**
@@ -335,6 +377,9 @@ export async function runFlakyServerCommand(argv: readonly string[], io: Command
         throw error;
       }
       io.stderr(`flaky-server: ${error.message}\n`);
+      for (const warning of error.warnings) {
+        io.stderr(`flaky-server: warning: ${warning}\n`);
+      }
       return EXIT_CODE.failure;
     }
   }

@@ -201,7 +201,7 @@ describe('flaky-server command', () => {
       '{"c": [{"status": 14},]}',
       ':1:22: a trailing comma: JSON allows no "," after the last array element; remove it',
     ],
-    ['\uFEFF{"c": [{"stauts": 14}]}', ':1:8: "c"[0]: unknown field "stauts"; did you mean "status"?'],
+    ['\uFEFF{"c": [{"stauts": 14}]}', ':1:9: "c"[0]: unknown field "stauts"; did you mean "status"?'],
     ['[]', ':1:1: must be a JSON object'],
     ['{"c": []}', ':1:7: "c": must contain at least one'],
   ])(
@@ -226,9 +226,9 @@ describe('flaky-server command', () => {
     expect(await exit).toBe(1);
     const lines = io.err.trimEnd().split('\n');
     expect(lines).toEqual([
-      `flaky-server: ${file}:2:25: "a"[1]: "delayMs" must be a number between 0 and 2147483647, got -1`,
+      `flaky-server: ${file}:2:26: "a"[1]: "delayMs" must be a number between 0 and 2147483647, got -1`,
       `flaky-server: ${file}:3:8: "b": must be an array of attempt scripts`,
-      expect.stringMatching(new RegExp(`^flaky-server: ${file}:4:9: "c"\\[0\\]: "status" must be`)),
+      expect.stringMatching(new RegExp(`^flaky-server: ${file}:4:10: "c"\\[0\\]: "status" must be`)),
     ]);
   });
 
@@ -284,7 +284,7 @@ describe('flaky-server command', () => {
       ),
       expect.stringMatching(
         new RegExp(
-          `^flaky-server: ${file}:4:47: "fixture.orders.v1.OrderService/GetOrder"\\[0\\]: unknown field "statu"; did you mean "status"\\?`,
+          `^flaky-server: ${file}:4:48: "fixture.orders.v1.OrderService/GetOrder"\\[0\\]: unknown field "statu"; did you mean "status"\\?`,
         ),
       ),
       `flaky-server: ${file}:4:76: "fixture.orders.v1.OrderService/GetOrder"[1].response.order_id: "order_id" is not a field of Order (in the response of /fixture.orders.v1.OrderService/GetOrder); did you mean "orderId"? (the server loaded this proto with camelCase field names; load it with keepCase: true, or --keep-case, to use the proto's names, as a client loaded with keepCase: true does)`,
@@ -318,6 +318,25 @@ describe('flaky-server command', () => {
     io.controller.abort();
     expect(await exit).toBe(0);
     expect(io.err).toBe('');
+  });
+
+  it('names every problem of an attempt, each at its field, and shows the warnings with the errors', async () => {
+    const file = join(dir, 'all-at-once.json');
+    writeFileSync(
+      file,
+      '{\n  "fixture.orders.v1.OrderService/GetOrder": [{"delayMs": -5, "echo": true, "pushback": 30}],\n  "GetOrder": [{}]\n}',
+    );
+    const { io, exit } = start(['--proto', ORDERS, '--script', file]);
+    expect(await exit).toBe(1);
+    const where = '"fixture.orders.v1.OrderService/GetOrder"[0]';
+    expect(io.err.trimEnd().split('\n')).toEqual([
+      `flaky-server: ${file}:2:48: ${where}: "delayMs" must be a number between 0 and 2147483647, got -5`,
+      expect.stringMatching(
+        new RegExp(`^flaky-server: ${file}:2:77: ${where.replace(/[[\]]/g, '\\$&')}: "pushback" must be`),
+      ),
+      `flaky-server: ${file}:2:47: ${where}: "echo" is for bidi streaming methods, and /fixture.orders.v1.OrderService/GetOrder is unary: it would be ignored`,
+      `flaky-server: warning: ${file}:3:3: "GetOrder" scripts the calls whose x-flaky-call-id is "GetOrder", not a method; to script the method, write "fixture.orders.v1.OrderService/GetOrder"`,
+    ]);
   });
 
   it('takes keys that name no served method as call ids, warning, placed, for those that look like one', async () => {
