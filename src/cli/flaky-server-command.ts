@@ -311,7 +311,8 @@ function deadlinePassed(attempt: RecordedAttempt): boolean {
  * cancelled now was cut off by the shutdown, not by its client.
  */
 export function formatAttemptLine(attempt: RecordedAttempt, stopping = false): string {
-  const method = attempt.method.slice(attempt.method.lastIndexOf('/') + 1);
+  // the method as a script file's key names it: two services may share a method name
+  const method = attempt.method.replace(/^\//, '');
   const previous = attempt.previousRpcAttempts === undefined ? '-' : String(attempt.previousRpcAttempts);
   let outcome: string;
   if (attempt.cancelled) {

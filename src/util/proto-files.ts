@@ -65,7 +65,9 @@ function directoryHolding(file: string): string | undefined {
     let entries: string[];
     try {
       entries = readdirSync(dir, { withFileTypes: true })
-        .filter((entry) => entry.isDirectory() && entry.name !== 'node_modules' && !entry.name.startsWith('.'))
+        .filter(
+          (entry) => entry.isDirectory() && entry.name !== 'node_modules' && !entry.name.startsWith('.'),
+        )
         .map((entry) => entry.name)
         .sort();
     } catch {

@@ -109,9 +109,11 @@ describe('flaky-server command', () => {
     await io.waitForOut(/attempt=2/);
     const lines = io.out.trim().split('\n').slice(1);
     expect(lines[0]).toMatch(
-      /^\d{4}-\d\d-\d\dT[\d:.]+Z call="c1" attempt=1 Unary previous-attempts=1 -> UNAVAILABLE "down for a bit" \d+ms$/,
+      /^\d{4}-\d\d-\d\dT[\d:.]+Z call="c1" attempt=1 grpc_retry_hedging\.testing\.v1\.FlakyTest\/Unary previous-attempts=1 -> UNAVAILABLE "down for a bit" \d+ms$/,
     );
-    expect(lines[1]).toMatch(/ call="c1" attempt=2 Unary previous-attempts=1 -> OK responses=1 \d+ms$/);
+    expect(lines[1]).toMatch(
+      / call="c1" attempt=2 grpc_retry_hedging\.testing\.v1\.FlakyTest\/Unary previous-attempts=1 -> OK responses=1 \d+ms$/,
+    );
 
     io.controller.abort();
     expect(await exit).toBe(0);
@@ -145,7 +147,7 @@ describe('flaky-server command', () => {
     expect((await sayHello(undefined))?.code).toBe(grpc.status.UNAVAILABLE);
     expect(await sayHello('1')).toBeNull();
     client.close();
-    await io.waitForOut(/attempt=2 SayHello previous-attempts=1 -> OK/);
+    await io.waitForOut(/attempt=2 helloworld\.Greeter\/SayHello previous-attempts=1 -> OK/);
   });
 
   it("warns when a call-id key is a served method's bare name, naming the key that scripts the method", async () => {
@@ -314,7 +316,7 @@ describe('flaky-server command', () => {
     });
     client.close();
     expect(reply?.order_id).toBe('o-9');
-    await io.waitForOut(/GetOrder previous-attempts=- -> OK responses=1/);
+    await io.waitForOut(/ fixture\.orders\.v1\.OrderService\/GetOrder previous-attempts=- -> OK responses=1/);
     io.controller.abort();
     expect(await exit).toBe(0);
     expect(io.err).toBe('');
