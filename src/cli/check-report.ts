@@ -146,7 +146,9 @@ export function invalidReport(
   protos?: { readonly services: ProtoServices },
   source?: JsonSource,
 ): CheckReport {
-  const first = errors[0] ?? { path: '', message: 'invalid' };
+  // in file order, as the warnings are, whatever order the checks found them in (a policy's before its timeout)
+  const sorted = byPosition(errors);
+  const first = sorted[0] ?? { path: '', message: 'invalid' };
   const located = first.path === '' ? first.message : `${first.path}: ${first.message}`;
   // The names are checked against the protos even so, where they are well-formed: every problem at once.
   const nameWarnings =
@@ -157,7 +159,7 @@ export function invalidReport(
         );
   return {
     ...emptyReport(input, 'invalid'),
-    errors,
+    errors: sorted,
     warnings: byPosition([...warnings, ...nameWarnings]),
     error: { path: first.path, message: input.file === null ? located : `${input.file}: ${located}` },
   };

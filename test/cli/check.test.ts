@@ -248,6 +248,26 @@ describe('check: invalid configs', () => {
     ]);
   });
 
+  it('lists the errors in file order, whichever check found them (a timeout above its policy first)', async () => {
+    const file = join(SCRATCH, 'order.json');
+    writeFileSync(
+      file,
+      '{\n  "methodConfig": [\n    { "name": [{ "service": "a.B" }],\n      "timeout": "500ms",\n' +
+        '      "retryPolicy": { "maxAttempts": 4, "initialBackoff": "1m", "maxBackoff": "1s", "backoffMultiplier": 2, "retryableStatusCodes": [14] } }\n  ]\n}\n',
+    );
+    const run = await check(file);
+    expect(run.code).toBe(1);
+    const lines = run.stderr.trimEnd().split('\n');
+    expect(lines.map((line) => line.slice(file.length).split(': ')[0])).toEqual([':4:18', ':5:60', '']);
+    expect(lines[0]).toContain('methodConfig[0].timeout: must be a duration string');
+    const report = JSON.parse((await check(file, '--json')).stdout) as CheckReport;
+    expect(report.errors.map((e) => e.path)).toEqual([
+      'methodConfig[0].timeout',
+      'methodConfig[0].retryPolicy.initialBackoff',
+    ]);
+    expect(report.error?.path).toBe('methodConfig[0].timeout');
+  });
+
   it('reports the error in the JSON report', async () => {
     const run = await check('test/fixtures/bad-service-config.json', '--json');
     expect(run.code).toBe(1);
