@@ -25,6 +25,8 @@ export interface ApplicationHost {
   onAttemptStatus(attempt: Attempt, status: StatusObject): void;
   /** A message `attempt` had still to send changed after another attempt wrote it: end that attempt. */
   onAttemptRequestChanged(attempt: Attempt, index: number): void;
+  /** What `attempt` received (its headers, or its trailers): a retry layer below may have marked it. */
+  checkRetriedBelow(attempt: Attempt, received: Metadata): void;
 }
 
 /**
@@ -129,6 +131,8 @@ export class ApplicationSide implements AttemptOwner {
       return;
     }
     const host = this.host;
+    // grpc-js's own retries mark the headers of an attempt of theirs after their first, when it has headers
+    host.checkRetriedBelow(attempt, metadata);
     if (host.phase.tag === 'in-flight') {
       host.commit(attempt, 'headers');
     }

@@ -168,6 +168,7 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
     if (this.attempts.settle(attempt, status, counts) !== 'live') {
       return;
     }
+    this.checkRetriedBelow(attempt, status.metadata);
     const phase = this.phase; // a listener may have ended the call
     if (phase.tag === 'committed' && phase.attempt === attempt) {
       // Committed: no further attempt, but a failure still counts against the server (A6 throttling).
@@ -180,12 +181,20 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
         this.commit(attempt, 'status');
         this.end(status, 'call-ended');
       } else {
-        if (retriedBelow(attempt.number, status.metadata)) {
-          this.ctx.onChannelRetries();
-        }
         this.lastFailed = { attempt, status };
         this.failures.afterFailure(attempt, status, false);
       }
+    }
+  }
+
+  /**
+   * A retry layer below this one (grpc-js's own retries) marks what an attempt of theirs after their first received
+   * with `grpc-previous-rpc-attempts`, in its headers or, without headers, its trailers; reported once per
+   * interceptor, whether that layer's retries failed or succeeded.
+   */
+  checkRetriedBelow(attempt: Attempt, received: Metadata | undefined): void {
+    if (retriedBelow(attempt.number, received)) {
+      this.ctx.onChannelRetries();
     }
   }
 

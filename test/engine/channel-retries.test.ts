@@ -1,6 +1,8 @@
 import { Metadata } from '@grpc/grpc-js';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { retriedBelow } from '../../src/retry/channel-retries.js';
+import { engineCall, retryPolicy, Status } from '../helpers/engine.js';
+import { type CapturedWarning, captureWarnings } from '../helpers/warnings.js';
 
 function trailers(previous?: string): Metadata {
   const metadata = new Metadata();
@@ -27,5 +29,40 @@ describe('retriedBelow', () => {
     expect(retriedBelow(3, trailers('2'))).toBe(false);
     expect(retriedBelow(2, trailers('2'))).toBe(true);
     expect(retriedBelow(3, trailers('4'))).toBe(true);
+  });
+});
+
+describe('the engine reports a retry layer below, whether its retries failed or succeeded', () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+  const codes = (warnings: CapturedWarning[]) => warnings.map((w) => w.code);
+
+  it("from an OK status's trailers (grpc-js marks them when no headers came), and from headers", () => {
+    const warnings = captureWarnings();
+    const trailersOnly = engineCall(retryPolicy());
+    trailersOnly.attempt(0).status(Status.OK, '', { 'grpc-previous-rpc-attempts': '2' });
+    expect(codes(warnings)).toEqual(['GRPC_RETRY_HEDGING_CHANNEL_RETRIES']);
+
+    const viaHeaders = engineCall(retryPolicy());
+    viaHeaders.attempt(0).headers(trailers('1'));
+    viaHeaders.attempt(0).succeed();
+    expect(viaHeaders.status.code).toBe(Status.OK);
+    // warned once per interceptor: each engineCall has its own
+    expect(codes(warnings)).toEqual([
+      'GRPC_RETRY_HEDGING_CHANNEL_RETRIES',
+      'GRPC_RETRY_HEDGING_CHANNEL_RETRIES',
+    ]);
+  });
+
+  it('not for headers that echo what the attempt sent', () => {
+    const warnings = captureWarnings();
+    const h = engineCall(retryPolicy());
+    h.attempt(0).fail(Status.UNAVAILABLE);
+    h.clock.advance(200);
+    h.attempt(1).headers(trailers('1'));
+    h.attempt(1).succeed();
+    expect(h.status.code).toBe(Status.OK);
+    expect(warnings).toEqual([]);
   });
 });

@@ -50,6 +50,23 @@ describe('retries of grpc-js under the interceptor', () => {
     expect(emitted[0]?.message).toContain('createChannelOptions(config)');
   });
 
+  it("grpc-js's own retries that succeed below: the interceptor says so too, from the answer's headers", async () => {
+    const emitted: CapturedWarning[] = captureWarnings();
+    const config = retryConfig({ maxAttempts: 3 });
+    const client = testClient(server.address, [createRetryInterceptor(config)], {
+      ...RETRIES_ON,
+      'grpc.service_config': JSON.stringify(config),
+    });
+    try {
+      server.script('below-ok', [{ status: 'UNAVAILABLE' }, { status: 'UNAVAILABLE' }, {}]);
+      expect((await unary(client, 'below-ok')).code).toBe(status.OK);
+    } finally {
+      client.close();
+    }
+    expect(server.attempts('below-ok')).toHaveLength(3);
+    expect(emitted.map((w) => w.code)).toEqual([CODE]);
+  });
+
   it('the same config split by createChannelOptions: maxAttempts attempts, no warning', async () => {
     const emitted: CapturedWarning[] = captureWarnings();
     const config = retryConfig({ maxAttempts: 3 });
