@@ -8,10 +8,12 @@ import type { RetryingCallContext } from './call-context.js';
 import type { CallEvents } from './call-events.js';
 import { engineStatus } from './engine-statuses.js';
 import { isMessageSizeRejection } from './local-failure.js';
-import type { ReplayBuffer } from './replay-buffer.js';
+import type { ReplayBuffer, ReplayVerdict } from './replay-buffer.js';
 import {
+  type AttemptFailure,
   countsAgainstServer,
   decideAfterFailure,
+  type FailureDecision,
   finishStatus,
   type HedgeFailureDecision,
 } from './retry-decision.js';
@@ -74,24 +76,13 @@ export class FailureHandler {
   /** An uncommitted attempt failed, or hit its per-attempt timeout (`timedOut`). */
   afterFailure(attempt: Attempt, status: StatusObject, timedOut: boolean): void {
     const { policy, ctx, host } = this;
-    const hint = timedOut ? NO_HINT : readServerHint(status.metadata, ctx.retryInfo);
-    const failure = { code: status.code, hint, timedOut, sizeRejected: isMessageSizeRejection(status) };
-    if (countsAgainstServer(policy, failure)) {
-      ctx.gate?.recordFailure();
-    }
-    const decision = decideAfterFailure({
-      policy,
+    const failure = this.failureOf(status, timedOut);
+    const decision = this.decide(
       failure,
-      attemptsStarted: this.attempts.count,
-      backoff: this.backoff,
-      jitter: ctx.jitter,
-      random: policy.kind === 'retry' ? ctx.random() : 0,
-      now: ctx.clock.now(),
-      deadline: this.deadline,
-      deadlineAware: ctx.deadlineAware,
-      replay: () => this.replay.replayable(),
-      gate: () => this.askGate('retry'),
-    });
+      policy.kind === 'retry' ? ctx.random() : 0,
+      () => this.replay.replayable(),
+      () => this.askGate('retry'),
+    );
     if (!host.inFlight) {
       return; // a `throttled` listener ended the call
     }
@@ -129,44 +120,60 @@ export class FailureHandler {
 
   /** A failure of the committed attempt: no further attempt, but it still counts against the server (A6). */
   afterCommittedFailure(status: StatusObject, committedByOverflow: boolean): void {
-    const { policy, ctx } = this;
-    const hint = readServerHint(status.metadata, ctx.retryInfo);
-    const failure = {
-      code: status.code,
-      hint,
-      timedOut: false,
-      sizeRejected: isMessageSizeRejection(status),
-    };
-    if (countsAgainstServer(policy, failure)) {
-      ctx.gate?.recordFailure();
-    }
+    const failure = this.failureOf(status, false);
     if (!committedByOverflow) {
       return; // committed by the server's answer: A6 makes no further attempt, by design
     }
     // Committed only because the request outgrew the replay buffer: had it fit, would this failure have been
     // retried (or hedged past)? Asked of the pure decision with the buffer full; the gate is not asked (it comes
     // after the buffer), and neither the backoff nor the random source moves.
-    const decision = decideAfterFailure({
-      policy,
+    const decision = this.decide(
       failure,
-      attemptsStarted: this.attempts.count,
-      backoff: this.backoff,
-      jitter: ctx.jitter,
-      random: 0.5,
-      now: ctx.clock.now(),
-      deadline: this.deadline,
-      deadlineAware: ctx.deadlineAware,
-      replay: () => 'full',
-      gate: () => 'allow',
-    });
+      0.5,
+      () => 'full',
+      () => 'allow',
+    );
     const another =
       decision.type === 'hedge-now' ||
       decision.type === 'hedge-after' ||
       (decision.type === 'finish' && decision.reason === 'replay-buffer');
     if (another) {
       this.events?.noFurtherAttempt('replay-buffer');
-      ctx.onReplayBufferFull();
+      this.ctx.onReplayBufferFull();
     }
+  }
+
+  /** What the decision reads of a failed attempt's status; one that counts against the server is told the gate. */
+  private failureOf(status: StatusObject, timedOut: boolean): AttemptFailure {
+    const hint = timedOut ? NO_HINT : readServerHint(status.metadata, this.ctx.retryInfo);
+    const failure = { code: status.code, hint, timedOut, sizeRejected: isMessageSizeRejection(status) };
+    if (countsAgainstServer(this.policy, failure)) {
+      this.ctx.gate?.recordFailure();
+    }
+    return failure;
+  }
+
+  /** The pure decision on `failure`, where the call and its backoff stand now. */
+  private decide(
+    failure: AttemptFailure,
+    random: number,
+    replay: () => ReplayVerdict,
+    gate: () => GateVerdict,
+  ): FailureDecision {
+    const { policy, ctx } = this;
+    return decideAfterFailure({
+      policy,
+      failure,
+      attemptsStarted: this.attempts.count,
+      backoff: this.backoff,
+      jitter: ctx.jitter,
+      random,
+      now: ctx.clock.now(),
+      deadline: this.deadline,
+      deadlineAware: ctx.deadlineAware,
+      replay,
+      gate,
+    });
   }
 
   /** The interceptor's gate (A6 throttle or the `gate` option) for one more attempt; a refusal is reported. */
