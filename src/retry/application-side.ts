@@ -111,17 +111,25 @@ export class ApplicationSide implements AttemptOwner {
     }
   }
 
-  /** The committed attempt's peer (after the end too), or the newest attempt's when none was committed. */
+  /**
+   * The committed attempt's peer (after the end too), or the newest attempt's when none was committed; before the
+   * call starts, the first attempt's call already made answers (with the channel's target, as grpc-js does).
+   */
   peer(): string {
-    return this.answering()?.call.getPeer() ?? '';
+    return this.answering()?.getPeer() ?? '';
   }
 
   authContext(): ReturnType<InterceptingCallInterface['getAuthContext']> {
-    return this.answering()?.call.getAuthContext() ?? null;
+    return this.answering()?.getAuthContext() ?? null;
   }
 
-  private answering(): Attempt | undefined {
-    return this.host.committedTo ?? this.decidedBy ?? this.host.attempts.newest;
+  private answering(): InterceptingCallInterface | undefined {
+    const host = this.host;
+    const phase = host.phase;
+    if (phase.tag === 'not-started') {
+      return phase.firstCall;
+    }
+    return (host.committedTo ?? this.decidedBy ?? host.attempts.newest)?.call;
   }
 
   // ---- what the attempts report (AttemptOwner) ----
@@ -180,19 +188,13 @@ export class ApplicationSide implements AttemptOwner {
 
   // ---- the end ----
 
-  /** The call ended: writers still waiting on the replay buffer go on (on the next tick). */
-  releaseWriters(): void {
-    const waiting = this.replay.clear();
-    if (waiting) {
-      for (const callback of waiting) {
-        process.nextTick(callback);
-      }
-    }
-  }
-
   /**
-   * The application's one status, now or on the next tick (after a cancel); nothing reaches it afterwards.
+   * The application's one status, now or on the next tick (after a cancel); nothing reaches it afterwards. Writers
+   * still waiting on the replay buffer go on after it, with no error, as grpc-js calls back a write completed
+   * before the status arrived. (grpc-js drops the callback of a write still in flight at the status, which leaves
+   * a writer waiting for 'drain' forever: here it runs.)
    * `decidedBy`: the attempt whose status it is (the committed one, or the one whose failure ended the call).
+   * `cancelled`: the caller cancelled, so the status is the caller's own.
    */
   close(
     given: StatusObject,
@@ -205,8 +207,9 @@ export class ApplicationSide implements AttemptOwner {
     // How many attempts came before the one whose answer the caller gets, in the trailers (as grpc-java does):
     // the number of the attempt whose status it is, less one (a first attempt that beat its hedges: absent); for a
     // status of the engine's own (the deadline during a backoff), the attempts made less one; for the caller's
-    // cancel of an uncommitted call, absent (no attempt answered). Absent means none.
-    const previous = decidedBy ? decidedBy.number - 1 : cancelled ? 0 : this.host.attempts.count - 1;
+    // cancel, absent, committed or not: the status is the caller's, made on the client as grpc-js makes it, and
+    // carries no trailers. Absent means none.
+    const previous = cancelled ? 0 : decidedBy ? decidedBy.number - 1 : this.host.attempts.count - 1;
     if (previous > 0 && status.metadata) {
       // On a copy: grpc-js may hand the same trailers to every call that fails while the channel has no connection
       // (one object per picker), and a count written into them would reach other calls' attempts, where it reads as
@@ -218,10 +221,27 @@ export class ApplicationSide implements AttemptOwner {
     const listener = this.listener;
     this.listener = undefined;
     this.metadata = undefined;
+    const waiting = this.replay.clear();
     if (deliverLater) {
-      process.nextTick(() => listener?.onReceiveStatus?.(status));
+      process.nextTick(() => {
+        releaseAfter(waiting);
+        listener?.onReceiveStatus?.(status);
+      });
     } else {
+      releaseAfter(waiting);
       listener?.onReceiveStatus?.(status);
+    }
+  }
+}
+
+/**
+ * Runs each writer's callback on a tick of its own after the current one: after the status being delivered (one a
+ * listener throws from, too), and each apart, so that one writer's throw does not hold back the others.
+ */
+function releaseAfter(waiting: readonly (() => void)[] | undefined): void {
+  if (waiting) {
+    for (const callback of waiting) {
+      process.nextTick(callback);
     }
   }
 }

@@ -25,6 +25,9 @@ export class AttemptSet {
   /** The newest attempt, for getPeer and getAuthContext before a commit. */
   newest: Attempt | undefined;
 
+  /** The call ended ({@link cancelAll}): an attempt's outstanding write is no longer called back here. */
+  private callEnded = false;
+
   /** Where this call's attempts went, for the replica-avoiding policy (src/lb); only once it is registered. */
   private triedReplicas: TriedReplicas | undefined;
 
@@ -243,6 +246,7 @@ export class AttemptSet {
 
   /** The call ended: every live attempt is cancelled, with the caller's status when the caller cancelled. */
   cancelAll(reason: AttemptCancelReason, status: { code: Status; details: string } | undefined): void {
+    this.callEnded = true;
     if (this.live.length === 0) {
       return;
     }
@@ -281,6 +285,11 @@ export class AttemptSet {
    */
   private abandonWrite(attempt: Attempt): void {
     if (!attempt.writing) {
+      return;
+    }
+    if (this.callEnded) {
+      // The writer stays in the replay buffer, whose writers go on after the call's status (ApplicationSide.close).
+      attempt.writing = false;
       return;
     }
     const callback = this.endWrite(attempt);

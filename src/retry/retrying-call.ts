@@ -46,7 +46,7 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
   private hedges: HedgeScheduler | undefined;
   private failureHandler: FailureHandler | undefined;
   private readonly deadline: number;
-  /** The options each attempt is made with: a fixed deadline, no parent (see {@link callBounds}). */
+  /** The options each attempt is made with; the parent's cancellation is left to the call (see {@link callBounds}). */
   private readonly attemptOptions: InterceptorOptions;
   /** The application called `start`. */
   private started = false;
@@ -443,7 +443,6 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
     }
     // A cancel tells the server the caller's status; otherwise the attempt's reason.
     this.attempts.cancelAll(cancelReason, cancelReason === 'call-cancelled' ? status : undefined);
-    this.app.releaseWriters();
     if (status.code === Status.OK) {
       this.ctx.gate?.recordSuccess();
     }

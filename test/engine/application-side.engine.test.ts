@@ -97,6 +97,26 @@ describe('engine: writes', () => {
     expect(h.status.code).toBe(Status.CANCELLED);
   });
 
+  it("a writer held when the caller cancels goes on after the cancel's status, as grpc-js orders them", async () => {
+    const order: string[] = [];
+    for (const cancelled of [true, false]) {
+      order.length = 0;
+      const h = engineCall(retryPolicy(), { type: 'bidi', start: false });
+      h.call.start(new Metadata(), { onReceiveStatus: (s) => order.push(`status ${s.code}`) });
+      h.attempt(0).autoCompleteWrites = false;
+      h.call.sendMessageWithContext({ callback: () => order.push('write 1') }, 'held');
+      h.call.sendMessageWithContext({ callback: () => order.push('write 2') }, 'queued');
+      if (cancelled) {
+        h.call.cancelWithStatus(Status.CANCELLED, 'Cancelled on client');
+      } else {
+        h.attempt(0).fail(Status.INVALID_ARGUMENT);
+      }
+      await h.settle();
+      const code = cancelled ? Status.CANCELLED : Status.INVALID_ARGUMENT;
+      expect(order).toEqual([`status ${code}`, 'write 1', 'write 2']);
+    }
+  });
+
   it('a write the committed attempt completes releases its writer then', async () => {
     const h = engineCall(retryPolicy(), { type: 'client-stream', interceptor: { perRpcBufferBytes: 100 } });
     h.attempt(0).autoCompleteWrites = false;
@@ -167,10 +187,13 @@ describe('engine: what the application sees', () => {
     }
   });
 
-  it("the peer is the newest attempt's before the commit, the committed one's after", () => {
+  it("the peer is the first call's before the start, the newest attempt's before the commit, the committed one's after", () => {
     const h = engineCall(hedgingPolicy({ hedgingDelay: '0.1s', maxAttempts: 2 }), { start: false });
-    expect(h.call.getPeer()).toBe('');
-    expect(h.call.getAuthContext()).toBeNull();
+    // grpc-js answers with the channel's target before a call starts: the call made for the first attempt does
+    const early = { transportSecurityType: 'insecure' };
+    h.attempt(0).getAuthContext = () => early as never;
+    expect(h.call.getPeer()).toBe('peer-0');
+    expect(h.call.getAuthContext()).toBe(early);
     h.start();
     expect(h.call.getPeer()).toBe('peer-0');
     h.clock.advance(100);
@@ -202,5 +225,24 @@ describe('engine: what the application sees', () => {
     two.clock.runNext();
     two.attempt(1).succeed();
     expect(two.status.metadata.get('grpc-previous-rpc-attempts')).toEqual(['1']);
+  });
+
+  it("the caller's cancel carries no grpc-previous-rpc-attempts, after a hedge or a retry committed too", async () => {
+    const hedged = engineCall(hedgingPolicy({ hedgingDelay: '0.1s', maxAttempts: 2 }));
+    hedged.clock.advance(100);
+    hedged.attempt(1).headers();
+    const retried = engineCall(retryPolicy());
+    retried.attempt(0).fail();
+    retried.clock.runNext();
+    retried.attempt(1).headers();
+    for (const h of [hedged, retried]) {
+      expect(eventsOfType(h.events, 'committed')).toEqual([expect.objectContaining({ attempt: 2 })]);
+      h.call.cancelWithStatus(Status.CANCELLED, 'Cancelled on client');
+      await h.settle();
+      expect(h.status).toMatchObject({ code: Status.CANCELLED, details: 'Cancelled on client' });
+      expect(h.status.metadata.toJSON()).toEqual({});
+      // the committed attempt's peer is still the call's
+      expect(h.call.getPeer()).toBe('peer-1');
+    }
   });
 });
