@@ -36,7 +36,8 @@ const identity = (message: Buffer): Buffer => message;
  * - no per-call options beyond what the channel is given: the deadline, host, parent call and per-call
  *   credentials. Options that only reach a client's own interceptors (such as `withRetryOptions`) are not seen.
  *   An attempt's channel call gets the parent call only if the interceptors left `parent` in the options they
- *   hand down (the retry interceptor takes it out and follows the parent's cancellation once per call).
+ *   hand down, with the propagate flags they hand down (the retry interceptor keeps the parent but clears the
+ *   deadline and cancellation flags: it follows both once per call).
  *
  * The returned channel inherits everything but `createCall` from `channel` (so it is still an instance of the
  * channel's class); closing either closes both.
@@ -139,9 +140,9 @@ class InterceptedCall implements ChannelCall {
       this.method,
       options.deadline ?? this.deadline,
       options.host ?? this.host,
-      // The parent only when the chain left it in the options: an interceptor that took it out (the retry
-      // interceptor does, and listens for the parent's cancellation itself, once per call) must not have it put
-      // back on every attempt, where grpc-js would add a 'cancelled' listener to the parent per attempt.
+      // The parent only when the chain left it in the options: an interceptor that took it out must not have it
+      // put back on every attempt. (The retry interceptor leaves it with the cancellation flag cleared, so that
+      // grpc-js adds no 'cancelled' listener to the parent per attempt: it listens itself, once per call.)
       'parent' in options ? (options.parent ?? null) : null,
       options.propagate_flags ?? this.propagateFlags,
     );

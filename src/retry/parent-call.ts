@@ -4,9 +4,10 @@ import { deadlineToMs } from './deadline.js';
 /**
  * What a call takes from its parent server call (the `parent` call option, with `propagate_flags`), read once when
  * the call is made, as grpc-js reads it for a call without retries: the parent's deadline when it comes first, and
- * its cancellation. The engine applies both to the whole call, across every attempt and backoff, and hands the
- * attempts a fixed deadline and no parent: grpc-js ties an attempt to its parent only when the attempt is made, so
- * a retry made after the parent was cancelled would never hear of it.
+ * its cancellation. The engine applies both to the whole call, across every attempt and backoff: grpc-js ties an
+ * attempt to its parent only when the attempt is made, so a retry made after the parent was cancelled would never
+ * hear of it. The attempts still get the parent (an interceptor below may read it), and the caller's propagate
+ * flags less the cancellation's, which the engine follows once for the call.
  * @internal
  */
 export interface CallBounds {
@@ -25,31 +26,30 @@ export interface ParentEvents {
 }
 
 /**
- * The call's deadline and its attempts' options. A Date deadline becomes a number, so that an application that
- * moves its Date after making the call (reusing one options object) does not move the deadline of later attempts.
+ * The call's deadline and its attempts' options. The attempts get the call's deadline (the parent's when earlier)
+ * in the caller's form: a Date stays a Date, for an interceptor below that reads it as one, in a copy of its own,
+ * so that an application that moves its Date after making the call (reusing one options object) does not move the
+ * deadline of later attempts.
  * @internal
  */
 export function callBounds(options: InterceptorOptions): CallBounds {
   const own = options.deadline;
   const parent = options.parent;
-  if (!parent) {
-    if (own instanceof Date) {
-      const deadline = own.getTime();
-      return { deadline, attemptOptions: { ...options, deadline }, cancelledWith: undefined };
-    }
-    return { deadline: deadlineToMs(own), attemptOptions: options, cancelledWith: undefined };
-  }
   const flags = options.propagate_flags ?? propagate.DEFAULTS;
-  let deadline = deadlineToMs(own);
-  if (flags & propagate.DEADLINE) {
-    deadline = Math.min(deadline, deadlineToMs(parent.getDeadline()));
+  const ownMs = deadlineToMs(own);
+  const deadline =
+    parent && flags & propagate.DEADLINE ? Math.min(ownMs, deadlineToMs(parent.getDeadline())) : ownMs;
+  const attemptDeadline = own instanceof Date ? new Date(deadline) : deadline === ownMs ? own : deadline;
+  const followed = parent !== undefined && parent !== null && (flags & propagate.CANCELLATION) !== 0;
+  if (attemptDeadline === own && !followed) {
+    return { deadline, attemptOptions: options, cancelledWith: undefined };
   }
-  const { parent: _parent, propagate_flags: _flags, ...rest } = options;
-  return {
-    deadline,
-    attemptOptions: { ...rest, deadline } as InterceptorOptions,
-    cancelledWith: flags & propagate.CANCELLATION ? (parent as unknown as ParentEvents) : undefined,
-  };
+  const attemptOptions = { ...options, deadline: attemptDeadline };
+  if (!followed) {
+    return { deadline, attemptOptions, cancelledWith: undefined };
+  }
+  attemptOptions.propagate_flags = flags & ~propagate.CANCELLATION;
+  return { deadline, attemptOptions, cancelledWith: parent as unknown as ParentEvents };
 }
 
 /** The calls that follow a parent's cancellation, and the one listener the parent holds for them all. */

@@ -75,8 +75,12 @@ describe('engine: a Date deadline', () => {
     h.attempt(0).fail();
     h.clock.advance(300);
     expect(h.attempts).toHaveLength(2);
-    expect(h.attempt(1).options.deadline).toBe(T0 + 500);
-    expect(h.attempt(0).options.deadline).toBe(T0 + 500);
+    // Still a Date (an interceptor below may call its methods), in a copy of the call's own.
+    for (const attempt of h.attempts) {
+      expect(attempt.options.deadline).toBeInstanceOf(Date);
+      expect((attempt.options.deadline as Date).getTime()).toBe(T0 + 500);
+      expect(attempt.options.deadline).not.toBe(deadline);
+    }
     h.attempt(1).fail();
     h.clock.advance(200);
     expect(h.status.code).toBe(Status.DEADLINE_EXCEEDED);
@@ -108,15 +112,17 @@ describe('engine: the parent call', () => {
     expect(h.attempts.map((a) => a.cancelled?.code)).toEqual([Status.CANCELLED, Status.CANCELLED]);
   });
 
-  it('the attempts are made without a parent (the call listens once), with the earlier of the two deadlines', () => {
+  it('the attempts keep the parent, with the earlier of the two deadlines, and leave the cancellation to the call', () => {
     const parent = parentCall(T0 + 400);
     const h = engineCall(retryPolicy({ initialBackoff: '0.3s', maxBackoff: '0.3s' }), {
       deadlineMs: 1_000,
       callOptions: { parent },
     });
     expect(parent.listenerCount('cancelled')).toBe(1);
-    expect(h.attempt(0).options.parent).toBeUndefined();
-    expect(h.attempt(0).options.propagate_flags).toBeUndefined();
+    expect(h.attempt(0).options.parent).toBe(parent);
+    // grpc-js's defaults (every flag) less the cancellation, which the call follows once (it listens once)
+    expect(h.attempt(0).options.propagate_flags).toBe(propagate.DEFAULTS & ~propagate.CANCELLATION);
+    // the earlier of the two deadlines, fixed for every attempt
     expect(h.attempt(0).options.deadline).toBe(T0 + 400);
     h.attempt(0).fail();
     h.clock.advance(300);
@@ -174,13 +180,24 @@ describe('engine: the parent call', () => {
       callOptions: { parent, propagate_flags: propagate.DEADLINE },
     });
     expect(parent.listenerCount('cancelled')).toBe(0);
-    expect(noCancel.attempt(0).options.deadline).toBe(T0 + 400);
+    expect(noCancel.attempt(0).options).toMatchObject({
+      deadline: T0 + 400,
+      propagate_flags: propagate.DEADLINE,
+    });
     const noDeadline = engineCall(retryPolicy(), {
       deadlineMs: 1_000,
       callOptions: { parent, propagate_flags: propagate.CANCELLATION },
     });
     expect(parent.listenerCount('cancelled')).toBe(1);
-    expect(noDeadline.attempt(0).options.deadline).toBe(T0 + 1_000);
+    expect(noDeadline.attempt(0).options).toMatchObject({ deadline: T0 + 1_000, propagate_flags: 0 });
+  });
+
+  it("a Date deadline stays a Date when the parent's comes first; no deadline at all stays none", () => {
+    const parent = parentCall(T0 + 400);
+    const dated = engineCall(retryPolicy(), { callOptions: { parent, deadline: new Date(T0 + 1_000) } });
+    expect(dated.attempt(0).options.deadline).toEqual(new Date(T0 + 400));
+    const none = engineCall(retryPolicy(), { callOptions: { parent: parentCall(Infinity) } });
+    expect(none.attempt(0).options.deadline).toBeUndefined();
   });
 });
 
