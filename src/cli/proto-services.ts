@@ -9,6 +9,7 @@ import { listMethodIdempotency } from '../idempotency/idempotency-level.js';
 import { errorMessage } from '../util/error-message.js';
 import { locateProtoFile, missingIncludeDir } from '../util/proto-files.js';
 import { loadWithWarningsFolded } from '../util/proto-load-warnings.js';
+import { withUnresolvedTypePlace } from '../util/unresolved-type-place.js';
 
 /** Services found in the protos: fully qualified name → method names. */
 export type ProtoServices = ReadonlyMap<string, ReadonlySet<string>>;
@@ -45,7 +46,7 @@ export function loadProtos(files: readonly string[], includePaths: readonly stri
   const methods: ProtoMethod[] = [];
   for (const file of files) {
     const absolute = locateProto(file, includeDirs);
-    const definition = withCapturedWarnings(file, () =>
+    const definition = withCapturedWarnings(file, absolute, includeDirs, () =>
       loadSync(absolute, {
         keepCase: true,
         longs: String,
@@ -68,12 +69,21 @@ function locateProto(file: string, includeDirs: readonly string[]): string {
   return found.path;
 }
 
-/** Runs `load` with process warnings captured; a failure becomes one ProtoLoadError naming them. */
-function withCapturedWarnings<T>(file: string, load: () => T): T {
+/**
+ * Runs `load` with process warnings captured; a failure becomes one ProtoLoadError naming them, and the place of a
+ * type that does not resolve.
+ */
+function withCapturedWarnings<T>(
+  file: string,
+  absolute: string,
+  includeDirs: readonly string[],
+  load: () => T,
+): T {
   try {
     return loadWithWarningsFolded(load, 'add its directory with -I');
   } catch (error) {
-    throw new ProtoLoadError(`cannot load the proto file ${file}: ${errorMessage(error)}`);
+    const message = withUnresolvedTypePlace(errorMessage(error), absolute, includeDirs);
+    throw new ProtoLoadError(`cannot load the proto file ${file}: ${message}`);
   }
 }
 

@@ -10,6 +10,7 @@ import { errorMessage } from '../util/error-message.js';
 import { didYouMean } from '../util/option-checks.js';
 import { locateProtoFile, missingIncludeDir } from '../util/proto-files.js';
 import { loadWithWarningsFolded } from '../util/proto-load-warnings.js';
+import { withUnresolvedTypePlace } from '../util/unresolved-type-place.js';
 import { type MessageFields, responseFieldsOf } from './response-fields.js';
 
 /**
@@ -184,7 +185,8 @@ export function servicesInProtos(
         'add its directory to includeDirs, or with -I on the command line',
       );
     } catch (error) {
-      throw new Error(`FlakyServer: cannot load the proto file ${file}: ${errorMessage(error)}`);
+      const message = withUnresolvedTypePlace(errorMessage(error), absolute, includeDirs);
+      throw new Error(`FlakyServer: cannot load the proto file ${file}: ${message}`);
     }
     services.push(...servicesIn(definition, `proto file ${file}`));
   }

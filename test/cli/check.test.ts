@@ -452,6 +452,20 @@ describe('check: proto include paths', () => {
     expect(run.stderr.split('\n')).toHaveLength(2);
   });
 
+  it('names the line and column of a type that does not resolve (protobufjs names neither)', async () => {
+    const dir = mkdtempSync(join(SCRATCH, 'proto-'));
+    const file = join(dir, 'typo.proto');
+    writeFileSync(
+      file,
+      'syntax = "proto3";\nmessage Req {\n  Strnig id = 1;\n}\nservice S { rpc M(Req) returns (Req); }\n',
+    );
+    const run = await check('examples/service-config.json', '--proto', file);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(
+      `no such Type or Enum 'Strnig' in Type .Req, at ${file}:3:3: Strnig id = 1;\n`,
+    );
+  });
+
   it('exits 1 for an include path that does not exist', async () => {
     const run = await check('examples/service-config.json', '-I', 'no/such/dir', '--proto', PROTO);
     expect(run.code).toBe(1);

@@ -193,6 +193,19 @@ describe('FlakyServer serves any service', () => {
     ).rejects.toThrow('methodScripts["helloworld.Greeter/SayHello"][0]: unknown field "stat"');
   });
 
+  it('names the place of a type that does not resolve', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'grh-type-'));
+    try {
+      const file = join(dir, 'app.proto');
+      writeFileSync(file, 'syntax = "proto3";\nmessage A {}\nservice S {\n  rpc M(A) returns (B);\n}\n');
+      await expect(FlakyServer.start({ proto: file })).rejects.toThrow(
+        `FlakyServer: cannot load the proto file ${file}: no such type: B, at ${file}:4:21: rpc M(A) returns (B);`,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('names an import it cannot find in one error, with the include paths, and prints no warning', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'grh-import-'));
     try {
