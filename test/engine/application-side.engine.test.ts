@@ -196,6 +196,11 @@ describe('engine: what the application sees', () => {
     expect(h.call.getAuthContext()).toBe(early);
     h.start();
     expect(h.call.getPeer()).toBe('peer-0');
+    // cancelled before it started: no attempt to ask
+    const cancelled = engineCall(retryPolicy(), { start: false });
+    cancelled.call.cancelWithStatus(Status.CANCELLED, 'early');
+    expect(cancelled.call.getPeer()).toBe('');
+    expect(cancelled.call.getAuthContext()).toBeNull();
     h.clock.advance(100);
     expect(h.call.getPeer()).toBe('peer-1');
     const auth = { transportSecurityType: 'ssl' };

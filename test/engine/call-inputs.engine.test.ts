@@ -6,8 +6,9 @@
  * `grpc-previous-rpc-attempts`.
  */
 import { EventEmitter } from 'node:events';
-import { Metadata, propagate } from '@grpc/grpc-js';
+import { type InterceptorOptions, Metadata, propagate } from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
+import { callBounds } from '../../src/retry/parent-call.js';
 import { engineCall, eventsOfType, hedgingPolicy, retryPolicy, Status, T0 } from '../helpers/engine.js';
 
 /** A parent server call: an EventEmitter with the deadline grpc-js would give it. */
@@ -190,6 +191,21 @@ describe('engine: the parent call', () => {
     });
     expect(parent.listenerCount('cancelled')).toBe(1);
     expect(noDeadline.attempt(0).options).toMatchObject({ deadline: T0 + 1_000, propagate_flags: 0 });
+  });
+
+  it('with no parent and no Date, the attempts are made with the call options as they are', () => {
+    const options = { method_definition: {}, deadline: T0 + 100, host: 'h' } as unknown as InterceptorOptions;
+    expect(callBounds(options)).toEqual({
+      deadline: T0 + 100,
+      attemptOptions: options,
+      cancelledWith: undefined,
+    });
+    expect(callBounds(options).attemptOptions).toBe(options);
+    // grpc-js's own default for no parent
+    const nullParent = { ...options, parent: null } as unknown as InterceptorOptions;
+    expect(callBounds(nullParent).attemptOptions).toBe(nullParent);
+    const h = engineCall(retryPolicy(), { deadlineMs: 100 });
+    expect(h.attempt(0).options).not.toHaveProperty('propagate_flags');
   });
 
   it("a Date deadline stays a Date when the parent's comes first; no deadline at all stays none", () => {
