@@ -3,20 +3,22 @@
  * over, such as nice-grpc's `createClient(definition, channel)`, which gives its grpc-js client no interceptors.
  */
 
-import type {
-  CallCredentials,
-  ChannelInterface,
-  Deadline,
-  InterceptingListener,
-  Interceptor,
-  InterceptorOptions,
-  Metadata,
-  MethodDefinition,
-  NextCall,
-  status,
+import {
+  type CallCredentials,
+  type ChannelInterface,
+  connectivityState,
+  type Deadline,
+  type InterceptingListener,
+  type Interceptor,
+  type InterceptorOptions,
+  type Metadata,
+  type MethodDefinition,
+  type NextCall,
+  type status,
 } from '@grpc/grpc-js';
 import { markChannelLevel } from '../shared/channel-level.js';
 import type { InterceptingCallInterface as AttemptCall, MessageContext } from '../shared/grpc-types.js';
+import { UnstartableCall } from './unstartable-call.js';
 
 /** A call as a grpc-js channel creates it (grpc-js does not export the type by name). */
 type ChannelCall = ReturnType<ChannelInterface['createCall']>;
@@ -63,6 +65,10 @@ export function interceptChannel<C extends ChannelInterface>(
   const chain = [...interceptors];
   let callNumber = 0;
   const createCall: ChannelInterface['createCall'] = (method, deadline, host, parentCall, propagateFlags) => {
+    if (channel.getConnectivityState(false) === connectivityState.SHUTDOWN) {
+      // A call on a closed channel throws when it is made, as grpc-js makes it throw (its own error).
+      return channel.createCall(method, deadline, host, parentCall, propagateFlags);
+    }
     callNumber += 1;
     return new InterceptedCall(
       channel,
@@ -131,7 +137,12 @@ class InterceptedCall implements ChannelCall {
       const inner = next;
       next = (callOptions) => interceptor(callOptions, inner);
     }
-    this.top = next(options);
+    try {
+      this.top = next(options);
+    } catch (error) {
+      // The channel was closed since the call was made, or an interceptor threw: the call ends with a status.
+      this.top = new UnstartableCall(error);
+    }
     return this.top;
   }
 
@@ -188,8 +199,9 @@ class InterceptedCall implements ChannelCall {
     this.chain().cancelWithStatus(code, details);
   }
 
+  /** Before the call starts, the channel's target, as a grpc-js call answers. */
   getPeer(): string {
-    return this.top?.getPeer() ?? '';
+    return this.top?.getPeer() ?? this.channel.getTarget();
   }
 
   getAuthContext(): ReturnType<ChannelCall['getAuthContext']> {

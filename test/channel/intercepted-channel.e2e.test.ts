@@ -215,6 +215,50 @@ describe('interceptChannel: the chain', () => {
     }
   });
 
+  it('a call made after the channel closed throws when it is made, as on a plain channel', () => {
+    for (const interceptors of [[], [createRetryInterceptor(retryConfig())]]) {
+      const { client, channel } = channelClient(interceptors);
+      channel.close();
+      expect(() => client.Unary({ payload: 'x' }, () => {})).toThrow('Channel has been shut down');
+      client.close();
+    }
+  });
+
+  it('closed while an interceptor above holds the start back: the call ends UNAVAILABLE, nothing is thrown', async () => {
+    const deferStart: grpc.Interceptor = (options, next) =>
+      new grpc.InterceptingCall(next(options), {
+        start: (metadata, listener, start) => setTimeout(() => start(metadata, listener), 30),
+      });
+    const thrown: unknown[] = [];
+    const onThrown = (error: unknown) => thrown.push(error);
+    process.on('uncaughtException', onThrown);
+    try {
+      for (const interceptors of [[], [createRetryInterceptor(retryConfig())]]) {
+        const channel = interceptChannel(
+          new grpc.Channel(server.address, grpc.credentials.createInsecure(), {}),
+          [...interceptors],
+        );
+        const client = testClient(server.address, [deferStart], { channelOverride: channel });
+        const peers: string[] = [];
+        const ended = new Promise<grpc.ServiceError | null>((resolve) => {
+          const call = client.Unary({ payload: 'x' }, (error: grpc.ServiceError | null) =>
+            resolve(error),
+          ) as grpc.ClientUnaryCall;
+          peers.push(call.getPeer());
+        });
+        client.close();
+        const error = await ended;
+        expect(error).toMatchObject({ code: UNAVAILABLE, details: 'Channel has been shut down' });
+        // before the start, a call names the channel's target, as grpc-js's do
+        expect(peers).toEqual([channel.getTarget()]);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(thrown).toEqual([]);
+    } finally {
+      process.off('uncaughtException', onThrown);
+    }
+  });
+
   it('rejects what is not a channel or not an interceptor, naming it', () => {
     const channel = new grpc.Channel(server.address, grpc.credentials.createInsecure(), {});
     try {
