@@ -4,6 +4,7 @@ import type { TimerHandle } from '../shared/clock.js';
 import type { InterceptingCallInterface } from '../shared/grpc-types.js';
 import { markTurn } from './event-loop-turn.js';
 import type { AttemptCancelReason, AttemptKind } from './events.js';
+import { handlingAttemptStatus } from './status-callback.js';
 
 /** What an attempt reports to the call that owns it. @internal */
 export interface AttemptOwner {
@@ -78,7 +79,7 @@ export class Attempt implements InterceptingListener {
   }
 
   onReceiveStatus(status: StatusObject): void {
-    this.owner.onAttemptStatus(this, status);
+    handlingAttemptStatus(() => this.owner.onAttemptStatus(this, status));
   }
 }
 

@@ -3,6 +3,7 @@ import type { Attempt } from './attempt.js';
 import type { RetryingCallContext } from './call-context.js';
 import { inTurn } from './event-loop-turn.js';
 import type { AttemptCancelReason } from './events.js';
+import { inAttemptStatus } from './status-callback.js';
 
 /** Why an attempt was left running rather than cancelled, and its cap (when the call has no deadline). */
 export interface LeftRunning {
@@ -62,8 +63,10 @@ export function cancelOrLeaveRunning(
   }
   attempt.state = 'cancelled';
   attempt.cancelReason = reason;
-  if (inTurn(attempt.turn)) {
-    // grpc-js has not made the call under this one yet: a cancel now would not reach it (event-loop-turn.ts).
+  if (inTurn(attempt.turn) || inAttemptStatus()) {
+    // grpc-js has not made the call under this one yet: a cancel now would not reach it (event-loop-turn.ts). Or
+    // another attempt's status is being handled, maybe from inside a connection's teardown, where a reset of
+    // another stream never returns (status-callback.ts).
     setImmediate(() => attempt.call.cancelWithStatus(code, details));
   } else {
     attempt.call.cancelWithStatus(code, details);

@@ -1,7 +1,8 @@
 /**
  * An attempt cancelled in the event-loop turn it was made in is cancelled on the next turn: grpc-js makes the call
  * under a started one a few microtasks later, and a cancel before that does not reach it (its stream would stay
- * open on the server). src/retry/event-loop-turn.ts. Everything else about the cancel happens at once.
+ * open on the server). src/retry/event-loop-turn.ts. So is one cancelled while another attempt's status is handled
+ * (src/retry/status-callback.ts). Everything else about the cancel happens at once.
  */
 import { describe, expect, it } from 'vitest';
 import { inTurn, markTurn } from '../../src/retry/event-loop-turn.js';
@@ -62,5 +63,36 @@ describe('engine: an attempt cancelled in the turn it was made in', () => {
     await nextTurn();
     h.call.cancelWithStatus(Status.CANCELLED, 'by the app');
     expect(h.attempt(0).cancelled?.code).toBe(Status.CANCELLED);
+  });
+});
+
+describe("engine: attempts cancelled while another attempt's status is handled", () => {
+  it('a fatal status: the call ends at once, the hedges still out are cancelled on the next turn', async () => {
+    const h = engineCall(hedgingPolicy({ hedgingDelay: '0.1s', maxAttempts: 3 }), { turnGuard: true });
+    h.clock.advance(200);
+    await nextTurn(); // the hedges' own turn is over: only the status defers their cancel
+    expect(h.attempts).toHaveLength(3);
+    h.attempt(0).status(Status.INTERNAL, 'connection torn down');
+    expect(h.status.code).toBe(Status.INTERNAL);
+    expect(h.attempts.map((a) => a.cancelled)).toEqual([undefined, undefined, undefined]);
+    await nextTurn();
+    expect(h.attempts.map((a) => a.cancelled?.code)).toEqual([undefined, Status.CANCELLED, Status.CANCELLED]);
+  });
+
+  it('an OK status commits: the others are cancelled on the next turn; a cancel in a later turn goes at once', async () => {
+    const h = engineCall(hedgingPolicy({ hedgingDelay: '0.1s', maxAttempts: 2 }), { turnGuard: true });
+    h.clock.advance(100);
+    await nextTurn();
+    h.attempt(1).status(Status.OK, 'OK');
+    expect(h.status.code).toBe(Status.OK);
+    expect(h.attempt(0).cancelled).toBeUndefined();
+    await nextTurn();
+    expect(h.attempt(0).cancelled?.code).toBe(Status.CANCELLED);
+
+    const later = engineCall(hedgingPolicy({ hedgingDelay: '0.1s', maxAttempts: 2 }), { turnGuard: true });
+    later.clock.advance(100);
+    await nextTurn();
+    later.attempt(1).headers(); // a commit on headers is not a status: at once
+    expect(later.attempt(0).cancelled?.code).toBe(Status.CANCELLED);
   });
 });
