@@ -56,6 +56,16 @@ describe('unresolvedTypePlace', () => {
     });
   });
 
+  it('in the message protobufjs names, past an earlier use elsewhere and past a comment naming the type', () => {
+    workdir({
+      'two.proto': `message Req {\n  // Missing: a type to add\n  Missing thing = 1;\n}\nmessage Earlier { Missing x = 1; }\n`,
+      'later.proto': `message Earlier { Missing x = 1; }\nmessage Req {\n  Missing thing = 1;\n}\n`,
+    });
+    const said = "no such Type or Enum 'Missing' in Type .demo.Req";
+    expect(unresolvedTypePlace(said, join(dir, 'two.proto'), [])).toMatchObject({ line: 3, column: 3 });
+    expect(unresolvedTypePlace(said, join(dir, 'later.proto'), [])).toMatchObject({ line: 3, column: 3 });
+  });
+
   it("a method's type, and a qualified name", () => {
     workdir({
       'svc.proto': `${HEADER}message Req { string id = 1; }\nservice Svc {\n  rpc Get(Req) returns (other.Nope);\n}\n`,
