@@ -10,18 +10,11 @@ import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRetryInterceptor } from '../../src/index.js';
 import { bindLocal } from '../helpers/bind-local.js';
+import { bufferClientConstructor, bufferMethod } from '../helpers/buffer-service.js';
 
 const require = createRequire(import.meta.url);
-const ident = (b: Buffer) => b;
-const method = (name: string, requestStream: boolean, responseStream: boolean) => ({
-  path: `/diff.S/${name}`,
-  requestStream,
-  responseStream,
-  requestSerialize: ident,
-  requestDeserialize: ident,
-  responseSerialize: ident,
-  responseDeserialize: ident,
-});
+const method = (name: string, requestStream: boolean, responseStream: boolean) =>
+  bufferMethod('diff.S', name, requestStream, responseStream);
 const SERVICE = {
   Echo: method('Echo', true, true),
   Up: method('Up', true, false),
@@ -37,11 +30,7 @@ type Client = grpc.Client & {
   Unary(request: Buffer, options: grpc.CallOptions, cb: Callback): grpc.ClientUnaryCall;
   Relay(request: Buffer, options: grpc.CallOptions, cb: Callback): grpc.ClientUnaryCall;
 };
-const ClientCtor = grpc.makeGenericClientConstructor(SERVICE as never, 'S') as unknown as new (
-  address: string,
-  credentials: grpc.ChannelCredentials,
-  options?: grpc.ClientOptions,
-) => Client;
+const ClientCtor = bufferClientConstructor<Client>(SERVICE);
 
 const RETRY = {
   methodConfig: [
@@ -155,8 +144,25 @@ function grpcJsAtLeast(major: number, minor: number): boolean {
   return own > major || (own === major && ownMinor >= minor);
 }
 
-const ended = (call: grpc.ClientWritableStream<Buffer> | grpc.ClientDuplexStream<Buffer, Buffer>) =>
-  new Promise<void>((resolve) => call.on('status', () => setTimeout(resolve, 50)));
+/** Writes two messages, cancels in the first one's callback, and logs the status and the callbacks in order. */
+async function cancelInFirstWriteCallback(
+  call: grpc.ClientWritableStream<Buffer> | grpc.ClientDuplexStream<Buffer, Buffer>,
+  name: string,
+  log: string[],
+): Promise<void> {
+  const ended = new Promise<void>((resolve) =>
+    call.on('status', (s: grpc.StatusObject) => {
+      log.push(`${name} status ${s.code}`);
+      setTimeout(resolve, 50);
+    }),
+  );
+  call.write(Buffer.from('1'), () => {
+    log.push(`${name} write 1`);
+    call.cancel();
+  });
+  call.write(Buffer.from('2'), () => log.push(`${name} write 2`));
+  await ended;
+}
 
 describe('the same user code, bare and through the interceptor', () => {
   it('cancel() in a write callback: the status comes before the next write callback, on bidi and client streams', async () => {
@@ -164,21 +170,12 @@ describe('the same user code, bare and through the interceptor', () => {
       const bidi = c.Echo();
       bidi.on('data', () => {});
       bidi.on('error', (e: grpc.ServiceError) => log.push(`bidi error ${e.code}`));
-      bidi.on('status', (s) => log.push(`bidi status ${s.code}`));
-      bidi.write(Buffer.from('1'), () => {
-        log.push('bidi write 1');
-        bidi.cancel();
-      });
-      bidi.write(Buffer.from('2'), () => log.push('bidi write 2'));
-      await ended(bidi);
-      const up = c.Up({}, (e) => log.push(`up callback ${e?.code}`));
-      up.on('status', (s) => log.push(`up status ${s.code}`));
-      up.write(Buffer.from('1'), () => {
-        log.push('up write 1');
-        up.cancel();
-      });
-      up.write(Buffer.from('2'), () => log.push('up write 2'));
-      await ended(up);
+      await cancelInFirstWriteCallback(bidi, 'bidi', log);
+      await cancelInFirstWriteCallback(
+        c.Up({}, (e) => log.push(`up callback ${e?.code}`)),
+        'up',
+        log,
+      );
     });
     // grpc-js 1.14's order. grpc-js 1.10 runs the queued write's callback before the status; the interceptor keeps
     // 1.14's order on every version.

@@ -9,17 +9,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRetryInterceptor } from '../../src/index.js';
 import type { RetryInterceptorOptions } from '../../src/retry/interceptor-options.js';
 import { bindLocal } from '../helpers/bind-local.js';
+import { bufferClientConstructor, bufferMethod } from '../helpers/buffer-service.js';
 
-const ident = (b: Buffer) => b;
-const method = (name: string, requestStream: boolean, responseStream: boolean) => ({
-  path: `/smoke.S/${name}`,
-  requestStream,
-  responseStream,
-  requestSerialize: ident,
-  requestDeserialize: ident,
-  responseSerialize: ident,
-  responseDeserialize: ident,
-});
+const method = (name: string, requestStream: boolean, responseStream: boolean) =>
+  bufferMethod('smoke.S', name, requestStream, responseStream);
 const SERVICE = {
   Up: method('Up', true, false),
   Echo: method('Echo', true, true),
@@ -44,11 +37,7 @@ type Client = grpc.Client & {
     cb: (e: grpc.ServiceError | null, v?: Buffer) => void,
   ): grpc.ClientUnaryCall;
 };
-const ClientCtor = grpc.makeGenericClientConstructor(SERVICE as never, 'S') as unknown as new (
-  address: string,
-  credentials: grpc.ChannelCredentials,
-  options?: grpc.ClientOptions,
-) => Client;
+const ClientCtor = bufferClientConstructor<Client>(SERVICE);
 
 const RETRY = {
   methodConfig: [
