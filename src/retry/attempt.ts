@@ -4,7 +4,7 @@ import type { TimerHandle } from '../shared/clock.js';
 import type { InterceptingCallInterface } from '../shared/grpc-types.js';
 import { markTurn } from './event-loop-turn.js';
 import type { AttemptCancelReason, AttemptKind } from './events.js';
-import { handlingAttemptStatus } from './status-callback.js';
+import { enterAttemptStatus, leaveAttemptStatus } from './status-callback.js';
 
 /** What an attempt reports to the call that owns it. @internal */
 export interface AttemptOwner {
@@ -79,7 +79,13 @@ export class Attempt implements InterceptingListener {
   }
 
   onReceiveStatus(status: StatusObject): void {
-    handlingAttemptStatus(() => this.owner.onAttemptStatus(this, status));
+    // Marked without a closure: this runs once per attempt of every call.
+    enterAttemptStatus();
+    try {
+      this.owner.onAttemptStatus(this, status);
+    } finally {
+      leaveAttemptStatus();
+    }
   }
 }
 

@@ -14,14 +14,14 @@ import { turnGuard } from './event-loop-turn.js';
  */
 let depth = 0;
 
-/** Runs `handle` (the engine's handling of an attempt's status) marked as such. */
-export function handlingAttemptStatus(handle: () => void): void {
+/** The engine starts handling an attempt's status (a pair with {@link leaveAttemptStatus}, in a `finally`). */
+export function enterAttemptStatus(): void {
   depth += 1;
-  try {
-    handle();
-  } finally {
-    depth -= 1;
-  }
+}
+
+/** The engine is done handling an attempt's status. */
+export function leaveAttemptStatus(): void {
+  depth -= 1;
 }
 
 /** Whether an attempt's status is being handled now (always false while a test turns the guard off). */
