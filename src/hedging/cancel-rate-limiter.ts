@@ -1,6 +1,6 @@
 import type { CancelLimiter } from '../shared/cancel-limiter.js';
 import { type Clock, systemClock, type TimerHandle } from '../shared/clock.js';
-import { checkClock, checkNumber, checkOptions, describeValue } from '../util/option-checks.js';
+import { checkClock, checkNumber, checkOptions } from '../util/option-checks.js';
 
 /**
  * Default sustained rate of attempt cancellations, per second. Node.js's HTTP/2 server (nghttp2 1.61 in Node 20)
@@ -42,14 +42,46 @@ export interface CancelRateLimiterOptions {
   clock?: Clock;
 }
 
+/** {@link CancelRateLimiterOptions} checked, with every default filled in. @internal */
+export interface CancelRateLimiterSettings {
+  readonly ratePerSecond: number;
+  readonly burst: number;
+  readonly loserCapMs: number;
+  readonly clock: Clock;
+}
+
+/**
+ * Checks a limiter's options (unknown keys and bad values named at `where`) and fills in the defaults.
+ * @internal
+ */
+export function checkCancelRateLimiterOptions(
+  options: CancelRateLimiterOptions,
+  where: string,
+): CancelRateLimiterSettings {
+  const o = checkOptions(where, options, ['ratePerSecond', 'burst', 'loserCapMs', 'clock']);
+  return {
+    ratePerSecond: checkNumber(where, 'ratePerSecond', o.ratePerSecond, DEFAULT_CANCEL_RATE_PER_SECOND, {
+      min: 0,
+    }),
+    burst: checkNumber(where, 'burst', o.burst, DEFAULT_CANCEL_BURST, { min: 1, integer: true }),
+    loserCapMs: checkNumber(where, 'loserCapMs', o.loserCapMs, DEFAULT_UNCANCELLED_LOSER_CAP_MS, {
+      min: 0,
+      minExclusive: true,
+      unit: 'ms',
+    }),
+    clock: checkClock(where, 'clock', o.clock) ?? systemClock,
+  };
+}
+
 /**
  * A token bucket over the cancellations of losing attempts (each one an HTTP/2 RST_STREAM), so that hedging at a
  * high rate does not trip the server's rapid-reset guard and get the connection torn down, failing every call on
  * it. When {@link tryCancel} says no, the engine lets the loser run to completion and discards its result; it
  * still ends at the call's deadline, or after {@link loserCapMs} when the call has none.
  *
- * The guard counts per connection; one limiter serves one interceptor (one channel in practice). Share one
- * between interceptors whose clients share a connection.
+ * The guard counts per connection. The interceptor's own limit (the default, or `cancelRateLimit` options) is one
+ * such limiter per target, shared by every interceptor of the process with the same settings; a limiter you pass
+ * as `cancelRateLimit` counts every cancel of the interceptors you give it to, whatever their target.
  */
 export class CancelRateLimiter implements CancelLimiter {
   readonly ratePerSecond: number;
@@ -75,28 +107,13 @@ export class CancelRateLimiter implements CancelLimiter {
    * @param where Where option errors point (internal: the interceptor names its own option).
    */
   constructor(options: CancelRateLimiterOptions = {}, where = 'CancelRateLimiter: options') {
-    const o = checkOptions(where, options, ['ratePerSecond', 'burst', 'loserCapMs', 'clock']);
-    const ratePerSecond = checkNumber(
-      where,
-      'ratePerSecond',
-      o.ratePerSecond,
-      DEFAULT_CANCEL_RATE_PER_SECOND,
-      {
-        min: 0,
-      },
-    );
-    const burst = checkNumber(where, 'burst', o.burst, DEFAULT_CANCEL_BURST, { min: 1, integer: true });
-    const loserCapMs = checkNumber(where, 'loserCapMs', o.loserCapMs, DEFAULT_UNCANCELLED_LOSER_CAP_MS, {
-      min: 0,
-      minExclusive: true,
-      unit: 'ms',
-    });
-    this.ratePerSecond = ratePerSecond;
-    this.burst = burst;
-    this.loserCapMs = loserCapMs;
-    this.clock = checkClock(where, 'clock', o.clock) ?? systemClock;
-    this.available = burst;
-    this.floor = Math.min(0, burst - NODE_RAPID_RESET_BURST);
+    const settings = checkCancelRateLimiterOptions(options, where);
+    this.ratePerSecond = settings.ratePerSecond;
+    this.burst = settings.burst;
+    this.loserCapMs = settings.loserCapMs;
+    this.clock = settings.clock;
+    this.available = this.burst;
+    this.floor = Math.min(0, this.burst - NODE_RAPID_RESET_BURST);
     this.refilledAt = this.clock.now();
   }
 
@@ -250,30 +267,4 @@ export function isCancelRateLimiter(value: unknown): value is CancelRateLimiter 
     value !== null &&
     typeof (value as Record<string, unknown>).tryCancel === 'function'
   );
-}
-
-/**
- * The interceptor option `cancelRateLimit`: `undefined`/`true` (a limiter with the defaults), `false` (cancel
- * every loser at once, as before), an options object, or a {@link CancelRateLimiter} to share.
- * @internal
- */
-export function resolveCancelRateLimiter(
-  option: boolean | CancelRateLimiterOptions | CancelRateLimiter | undefined,
-  where = 'createRetryInterceptor: options.cancelRateLimit',
-): CancelRateLimiter | undefined {
-  if (option === false) {
-    return undefined;
-  }
-  if (option === undefined || option === true) {
-    return new CancelRateLimiter();
-  }
-  if (isCancelRateLimiter(option)) {
-    return option;
-  }
-  if (typeof option !== 'object' || option === null || Array.isArray(option)) {
-    throw new TypeError(
-      `${where} must be true, false, an options object or a CancelRateLimiter, got ${describeValue(option)}`,
-    );
-  }
-  return new CancelRateLimiter(option, where);
 }

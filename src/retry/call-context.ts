@@ -1,4 +1,4 @@
-import type { CancelLimiter } from '../shared/cancel-limiter.js';
+import type { CancelLimits } from '../shared/cancel-limiter.js';
 import type { Clock } from '../shared/clock.js';
 import type { HedgeDelaySource } from '../shared/hedge-delay-source.js';
 import type { RetryGate } from '../shared/retry-gate.js';
@@ -25,8 +25,11 @@ export interface RetryingCallContext {
   readonly retryInfo: RetryInfoPolicy | undefined;
   /** Adaptive hedging delays and their budget; undefined: the config's hedgingDelay, no budget. */
   readonly adaptive: HedgeDelaySource | undefined;
-  /** Keeps cancellations of losing attempts under the server's rapid-reset guard; undefined: cancel every loser. */
-  readonly cancelLimiter: CancelLimiter | undefined;
+  /**
+   * Keep cancellations of losing attempts under the server's rapid-reset guard, one limiter per connection;
+   * undefined: cancel every loser.
+   */
+  readonly cancelLimits: CancelLimits | undefined;
   nextCallId(): number;
   /**
    * Told when a call that makes a second attempt came with `grpc-previous-rpc-attempts` already in its headers: a

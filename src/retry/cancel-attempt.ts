@@ -28,13 +28,17 @@ export function cancelOrLeaveRunning(
   details: string,
   ctx: RetryingCallContext,
   deadline: number,
+  /** The call's target, which names the connection whose limit counts the cancel (see `CancelLimits`). */
+  target: string,
 ): LeftRunning | undefined {
-  const limiter = ctx.cancelLimiter;
+  const limits = ctx.cancelLimits;
   const limited =
-    limiter !== undefined &&
+    limits !== undefined &&
     (reason === 'other-attempt-committed' || reason === 'per-attempt-timeout') &&
     attempt.halfCloseSent;
-  if (limited && !limiter.tryCancel()) {
+  // The guard counts resets per connection: the limiter of the connection to the call's target.
+  const limiter = limits !== undefined && (limited || attempt.started) ? limits.forTarget(target) : undefined;
+  if (limited && limiter !== undefined && !limiter.tryCancel()) {
     attempt.state = 'left-running';
     // Why the call was done with it (its `attempt-end` says `leftRunning` too): it is no failure of its own.
     attempt.cancelReason = reason;

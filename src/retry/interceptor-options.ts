@@ -1,11 +1,9 @@
 import { DEFAULT_MAX_ATTEMPTS_LIMIT } from '../config/types.js';
 import { type AdaptiveHedging, resolveAdaptiveHedging } from '../hedging/adaptive-hedging-delay.js';
 import type { AdaptiveHedgingOptions } from '../hedging/adaptive-hedging-options.js';
-import {
-  type CancelRateLimiter,
-  type CancelRateLimiterOptions,
-  resolveCancelRateLimiter,
-} from '../hedging/cancel-rate-limiter.js';
+import { resolveCancelLimits } from '../hedging/cancel-rate-limit-option.js';
+import type { CancelRateLimiter, CancelRateLimiterOptions } from '../hedging/cancel-rate-limiter.js';
+import type { CancelLimits } from '../shared/cancel-limiter.js';
 import { type Clock, systemClock } from '../shared/clock.js';
 import { isRetryGate, type RetryGate } from '../shared/retry-gate.js';
 import {
@@ -80,9 +78,11 @@ export interface RetryInterceptorOptions {
   readonly adaptiveHedging?: boolean | AdaptiveHedgingOptions | AdaptiveHedging;
   /**
    * Limit on cancellations of losing attempts (each an HTTP/2 RST_STREAM), below Node's rapid-reset guard. On by
-   * default (burst 250, then 25/s); beyond it a losing hedge or a timed-out attempt runs to completion and its
-   * result is discarded (an `attempt-left-running` event says so). `false` cancels every loser at once; or options,
-   * or a shared `CancelRateLimiter`.
+   * default (burst 250, then 25/s per connection); beyond it a losing hedge or a timed-out attempt runs to completion
+   * and its result is discarded (an `attempt-left-running` event says so). The limit is kept per connection (the
+   * server address an attempt is on) and shared by every interceptor of the process with the same settings, since
+   * grpc-js puts clients of one target on one connection. `false` cancels every loser at once; options set the limit
+   * per connection; a `CancelRateLimiter` of yours is one limit for every cancel of the interceptors you give it to.
    */
   readonly cancelRateLimit?: boolean | CancelRateLimiterOptions | CancelRateLimiter;
 }
@@ -122,7 +122,7 @@ export interface ResolvedInterceptorOptions {
   readonly checkResentRequests: boolean;
   readonly retryInfo: RetryInfoPolicy | undefined;
   readonly adaptiveHedging: AdaptiveHedging | undefined;
-  readonly cancelLimiter: CancelRateLimiter | undefined;
+  readonly cancelLimits: CancelLimits | undefined;
 }
 
 /** Where option errors point: `createRetryInterceptor: options.maxAttemptsLimit must be ...`. */
@@ -180,10 +180,7 @@ export function resolveInterceptorOptions(options: unknown): ResolvedInterceptor
     checkResentRequests: checkBoolean(PATH, 'checkResentRequests', o.checkResentRequests, true),
     retryInfo: retryInfoPolicy(o.retryInfo),
     adaptiveHedging: resolveAdaptiveHedging(withClock(o.adaptiveHedging, clock), `${PATH}.adaptiveHedging`),
-    cancelLimiter: resolveCancelRateLimiter(
-      withClock(o.cancelRateLimit ?? true, clock),
-      `${PATH}.cancelRateLimit`,
-    ),
+    cancelLimits: resolveCancelLimits(withClock(o.cancelRateLimit ?? true, clock), `${PATH}.cancelRateLimit`),
   };
 }
 

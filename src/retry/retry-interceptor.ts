@@ -77,7 +77,7 @@ export function createRetryInterceptor(
     checkResends: resolved.checkResentRequests,
     retryInfo: resolved.retryInfo,
     adaptive: resolved.adaptiveHedging,
-    cancelLimiter: resolved.cancelLimiter,
+    cancelLimits: resolved.cancelLimits,
     nextCallId,
     onNestedRetries: warnOnce(
       'grpc-retry-hedging: a call reached the retry interceptor already carrying grpc-previous-rpc-attempts, so another retry layer runs outside this one (two retry interceptors on one client, or one on a client and one on the channel under it): every outer attempt is retried again, and the attempts multiply. Attach one retry interceptor per call path. (An application that copies this header from a call it received into a call it makes sees this too: do not forward it.)',

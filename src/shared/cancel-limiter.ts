@@ -12,3 +12,13 @@ export interface CancelLimiter {
   /** How long an attempt left running instead is allowed when its call has no deadline, ms. */
   readonly loserCapMs: number;
 }
+
+/**
+ * Which limiter counts a cancel. The server's guard counts resets per connection, and grpc-js puts the channels of
+ * every client of one target (with the same options) on one connection, so the engine names the connection by its
+ * call's target: what the first attempt's `getPeer()` says before it starts (`dns:localhost:50051`). @internal
+ */
+export interface CancelLimits {
+  /** The limiter of the connection to `target`. */
+  forTarget(target: string): CancelLimiter;
+}

@@ -1,12 +1,12 @@
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { describe, expect, it } from 'vitest';
+import { resolveCancelLimits } from '../../src/hedging/cancel-rate-limit-option.js';
 import {
   CancelRateLimiter,
   DEFAULT_CANCEL_BURST,
   DEFAULT_CANCEL_RATE_PER_SECOND,
   DEFAULT_UNCANCELLED_LOSER_CAP_MS,
-  resolveCancelRateLimiter,
 } from '../../src/hedging/cancel-rate-limiter.js';
 import { FakeClock as TimerClock } from '../../src/testing/fake-clock.js';
 import { FakeClock } from './fake-clock.js';
@@ -208,18 +208,42 @@ describe('CancelRateLimiter', () => {
   });
 });
 
-describe('resolveCancelRateLimiter (the interceptor option)', () => {
-  it('is on by default, off for false, and passes a shared limiter through', () => {
-    expect(resolveCancelRateLimiter(undefined)).toBeInstanceOf(CancelRateLimiter);
-    expect(resolveCancelRateLimiter(true)).toBeInstanceOf(CancelRateLimiter);
-    expect(resolveCancelRateLimiter(false)).toBeUndefined();
-    expect(resolveCancelRateLimiter({ burst: 7 })?.burst).toBe(7);
+describe('resolveCancelLimits (the interceptor option)', () => {
+  it('is on by default, per connection, and shared by every interceptor with the same settings', () => {
+    const byDefault = resolveCancelLimits(undefined);
+    const a = byDefault?.forTarget('a:1');
+    expect(a).toBeInstanceOf(CancelRateLimiter);
+    expect(a).toMatchObject({ burst: 250, ratePerSecond: 25, loserCapMs: 30_000 });
+    expect(byDefault?.forTarget('a:1')).toBe(a);
+    expect(byDefault?.forTarget('b:1')).not.toBe(a);
+    expect(resolveCancelLimits(true)?.forTarget('a:1')).toBe(a);
+    expect(resolveCancelLimits({})?.forTarget('a:1')).toBe(a);
+    expect(resolveCancelLimits({ burst: 250 })?.forTarget('a:1')).toBe(a);
+  });
+
+  it('options set the limit per connection; other settings or another clock, limits of their own', () => {
+    const seven = resolveCancelLimits({ burst: 7 })?.forTarget('a:1');
+    expect(seven).toMatchObject({ burst: 7 });
+    expect(resolveCancelLimits({ burst: 7 })?.forTarget('a:1')).toBe(seven);
+    expect(resolveCancelLimits({ burst: 8 })?.forTarget('a:1')).not.toBe(seven);
+    expect(resolveCancelLimits({ burst: 7, ratePerSecond: 24 })?.forTarget('a:1')).not.toBe(seven);
+    expect(resolveCancelLimits({ burst: 7, loserCapMs: 1 })?.forTarget('a:1')).not.toBe(seven);
+    const clock = new TimerClock(0);
+    const onFake = resolveCancelLimits({ burst: 7, clock })?.forTarget('a:1');
+    expect(onFake).not.toBe(seven);
+    expect(resolveCancelLimits({ burst: 7, clock })?.forTarget('a:1')).toBe(onFake);
+  });
+
+  it('is off for false, passes a limiter of yours through for every connection, and names bad options', () => {
+    expect(resolveCancelLimits(false)).toBeUndefined();
     const shared = new CancelRateLimiter();
-    expect(resolveCancelRateLimiter(shared)).toBe(shared);
-    expect(() => resolveCancelRateLimiter({ burst: -1 })).toThrow(
+    const limits = resolveCancelLimits(shared);
+    expect(limits?.forTarget('a:1')).toBe(shared);
+    expect(limits?.forTarget('b:1')).toBe(shared);
+    expect(() => resolveCancelLimits({ burst: -1 })).toThrow(
       /createRetryInterceptor: options\.cancelRateLimit\.burst/,
     );
-    expect(() => resolveCancelRateLimiter(5 as never)).toThrow(/options\.cancelRateLimit must be/);
+    expect(() => resolveCancelLimits(5 as never)).toThrow(/options\.cancelRateLimit must be/);
   });
 });
 

@@ -4,7 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { resolveAdaptiveHedging } from '../../src/hedging/adaptive-hedging-delay.js';
-import { CancelRateLimiter, resolveCancelRateLimiter } from '../../src/hedging/cancel-rate-limiter.js';
+import { resolveCancelLimits } from '../../src/hedging/cancel-rate-limit-option.js';
+import { CancelRateLimiter } from '../../src/hedging/cancel-rate-limiter.js';
 import { HedgeBudget } from '../../src/hedging/hedge-budget.js';
 import { FakeClock } from './fake-clock.js';
 
@@ -13,14 +14,14 @@ describe('cancelRateLimit', () => {
     'createRetryInterceptor: options.cancelRateLimit must be true, false, an options object or a CancelRateLimiter';
 
   it.each([null, [], 5])('rejects %j', (option) => {
-    expect(() => resolveCancelRateLimiter(option as never)).toThrow(TypeError);
-    expect(() => resolveCancelRateLimiter(option as never)).toThrow(`${NOT_AN_OPTION}, got `);
+    expect(() => resolveCancelLimits(option as never)).toThrow(TypeError);
+    expect(() => resolveCancelLimits(option as never)).toThrow(`${NOT_AN_OPTION}, got `);
   });
 
   it('takes an object with tryCancel as a shared limiter, and any other object as options', () => {
     const shared = { tryCancel: () => true };
-    expect(resolveCancelRateLimiter(shared as never)).toBe(shared);
-    expect(() => resolveCancelRateLimiter({ tryCancel: true } as never)).toThrow(
+    expect(resolveCancelLimits(shared as never)?.forTarget('a:1')).toBe(shared);
+    expect(() => resolveCancelLimits({ tryCancel: true } as never)).toThrow(
       /options\.cancelRateLimit\.tryCancel is not an option/,
     );
   });

@@ -48,6 +48,8 @@ export class FakeAttempt implements InterceptingCallInterface {
   cancelled: { code: number; details: string } | undefined;
   reads = 0;
   ended = false;
+  /** What `getPeer()` answers: the connection the attempt is on (default `peer-<index>`). */
+  peer: string;
   /** Complete writes at once (default); when false, completions wait in `pendingWrites`. */
   autoCompleteWrites = true;
   readonly pendingWrites: (() => void)[] = [];
@@ -55,7 +57,9 @@ export class FakeAttempt implements InterceptingCallInterface {
   constructor(
     readonly index: number,
     readonly options: InterceptorOptions,
-  ) {}
+  ) {
+    this.peer = `peer-${index}`;
+  }
 
   start(metadata: Metadata, listener?: Partial<InterceptingListener>): void {
     this.metadata = metadata;
@@ -83,7 +87,7 @@ export class FakeAttempt implements InterceptingCallInterface {
     queueMicrotask(() => this.status(code, details));
   }
   getPeer(): string {
-    return `peer-${this.index}`;
+    return this.peer;
   }
   getAuthContext(): null {
     return null;
@@ -143,6 +147,8 @@ export interface EngineCallOptions {
   unobserved?: boolean;
   /** More call options (a Date `deadline`, `parent`, `propagate_flags`, ...), over the harness's own. */
   callOptions?: Record<string, unknown>;
+  /** The connection attempt `index` (0-based) is on, as its `getPeer()` says (default `peer-<index>`). */
+  peer?: (index: number) => string;
   /** Runs before the scripted next call makes attempt `index` (0-based); a throw is the channel refusing it. */
   beforeAttempt?: (index: number) => void;
 }
@@ -202,6 +208,7 @@ export function engineCall(config: object, opts: EngineCallOptions = {}): Engine
   const nextCall = (o: InterceptorOptions) => {
     opts.beforeAttempt?.(attempts.length);
     const attempt = new FakeAttempt(attempts.length, o);
+    if (opts.peer) attempt.peer = opts.peer(attempt.index);
     attempts.push(attempt);
     return attempt;
   };

@@ -1,0 +1,73 @@
+import type { CancelLimiter, CancelLimits } from '../shared/cancel-limiter.js';
+import type { Clock } from '../shared/clock.js';
+import { CancelRateLimiter, type CancelRateLimiterSettings } from './cancel-rate-limiter.js';
+
+/** Limiters held before idle ones are looked for and dropped (the bound doubles while none is idle). */
+const SWEEP_AT = 64;
+
+/**
+ * One {@link CancelRateLimiter} per connection, named by the calls' target. Node's rapid-reset guard counts resets
+ * per HTTP/2 connection, and grpc-js puts the channels of every client with the same target and options on one
+ * connection (its global subchannel pool), so a limit per interceptor let several clients of one server reset past
+ * the guard together. A limiter at rest (its burst whole, no loser waiting) is the same as a new one, so such
+ * limiters are dropped once many are held: targets that come and go do not pile up. @internal
+ */
+export class PerConnectionCancelLimits implements CancelLimits {
+  private readonly limiters = new Map<string, CancelRateLimiter>();
+  private sweepAt = SWEEP_AT;
+
+  constructor(private readonly settings: CancelRateLimiterSettings) {}
+
+  forTarget(target: string): CancelLimiter {
+    const held = this.limiters.get(target);
+    if (held !== undefined) {
+      return held;
+    }
+    if (this.limiters.size >= this.sweepAt) {
+      this.dropLimitersAtRest();
+    }
+    const limiter = new CancelRateLimiter(this.settings);
+    this.limiters.set(target, limiter);
+    return limiter;
+  }
+
+  /** Targets with a limiter held (for tests and diagnostics). */
+  get size(): number {
+    return this.limiters.size;
+  }
+
+  private dropLimitersAtRest(): void {
+    for (const [target, limiter] of this.limiters) {
+      if (limiter.queued === 0 && limiter.tokens >= limiter.burst) {
+        this.limiters.delete(target);
+      }
+    }
+    this.sweepAt = Math.max(SWEEP_AT, 2 * this.limiters.size);
+  }
+}
+
+/**
+ * The process's per-connection limits for these settings: every interceptor made with the same rate, burst, cap
+ * and clock shares them, as the clients behind those interceptors share grpc-js's connections. @internal
+ */
+export function sharedPerConnectionLimits(settings: CancelRateLimiterSettings): PerConnectionCancelLimits {
+  let byClock = registry.get(settings.clock);
+  if (byClock === undefined) {
+    byClock = new Map();
+    registry.set(settings.clock, byClock);
+  }
+  const key = `${settings.ratePerSecond}/${settings.burst}/${settings.loserCapMs}`;
+  let limits = byClock.get(key);
+  if (limits === undefined) {
+    limits = new PerConnectionCancelLimits(settings);
+    byClock.set(key, limits);
+  }
+  return limits;
+}
+
+const registry = new WeakMap<Clock, Map<string, PerConnectionCancelLimits>>();
+
+/** The one limiter an application passed: it counts every cancel, whatever the connection. @internal */
+export function oneLimiterForAll(limiter: CancelLimiter): CancelLimits {
+  return { forTarget: () => limiter };
+}

@@ -1,0 +1,77 @@
+/**
+ * The per-connection cancel limits: one limiter per target, shared by every interceptor with the same settings and
+ * clock; limiters at rest dropped once many are held, never one that is spending or has losers waiting.
+ */
+import { describe, expect, it } from 'vitest';
+import { checkCancelRateLimiterOptions } from '../../src/hedging/cancel-rate-limiter.js';
+import {
+  oneLimiterForAll,
+  PerConnectionCancelLimits,
+  sharedPerConnectionLimits,
+} from '../../src/hedging/connection-cancel-limiters.js';
+import { FakeClock } from '../../src/testing/fake-clock.js';
+
+const settings = (clock: FakeClock, burst = 2) =>
+  checkCancelRateLimiterOptions({ clock, burst, ratePerSecond: 1 }, 'test');
+
+describe('PerConnectionCancelLimits', () => {
+  it('keeps one limiter per target, with the settings given', () => {
+    const limits = new PerConnectionCancelLimits(settings(new FakeClock(0), 3));
+    const a = limits.forTarget('dns:a:1');
+    expect(limits.forTarget('dns:a:1')).toBe(a);
+    expect(limits.forTarget('dns:b:1')).not.toBe(a);
+    expect(a).toMatchObject({ burst: 3, ratePerSecond: 1 });
+    expect(limits.size).toBe(2);
+  });
+
+  it('drops limiters at rest once 64 are held, and keeps those spending or with losers waiting', () => {
+    const clock = new FakeClock(0);
+    const limits = new PerConnectionCancelLimits(settings(clock));
+    const spending = limits.forTarget('spending');
+    expect(spending.tryCancel()).toBe(true);
+    const waiting = limits.forTarget('waiting');
+    waiting.tryCancel();
+    waiting.tryCancel();
+    waiting.whenAllowed?.(() => {});
+    for (let i = 0; i < 62; i++) limits.forTarget(`idle-${i}`);
+    expect(limits.size).toBe(64);
+    limits.forTarget('new');
+    expect(limits.size).toBe(3); // spending, waiting, new
+    expect(limits.forTarget('spending')).toBe(spending);
+    expect(limits.forTarget('waiting')).toBe(waiting);
+    expect(limits.forTarget('spending').tryCancel()).toBe(true); // still one spent, not a whole new burst
+    expect(limits.forTarget('spending').tryCancel()).toBe(false);
+  });
+
+  it('looks again only after the held limiters double when none is at rest', () => {
+    const clock = new FakeClock(0);
+    const limits = new PerConnectionCancelLimits(settings(clock, 1));
+    for (let i = 0; i < 64; i++) limits.forTarget(`busy-${i}`).tryCancel();
+    limits.forTarget('busy-64').tryCancel(); // a sweep: none at rest, the next once 128 are held
+    expect(limits.size).toBe(65);
+    clock.advance(10_000); // every limiter back to its whole burst
+    for (let i = 65; i < 128; i++) limits.forTarget(`busy-${i}`);
+    expect(limits.size).toBe(128);
+    limits.forTarget('one-more');
+    expect(limits.size).toBe(1);
+  });
+});
+
+describe('sharedPerConnectionLimits', () => {
+  it('is one per clock and settings', () => {
+    const clock = new FakeClock(0);
+    const limits = sharedPerConnectionLimits(settings(clock));
+    expect(sharedPerConnectionLimits(settings(clock))).toBe(limits);
+    expect(sharedPerConnectionLimits(settings(clock, 3))).not.toBe(limits);
+    expect(sharedPerConnectionLimits(settings(new FakeClock(0)))).not.toBe(limits);
+  });
+});
+
+describe('oneLimiterForAll', () => {
+  it('answers the same limiter for every target', () => {
+    const limiter = { tryCancel: () => true, loserCapMs: 1 };
+    const limits = oneLimiterForAll(limiter);
+    expect(limits.forTarget('a')).toBe(limiter);
+    expect(limits.forTarget('b')).toBe(limiter);
+  });
+});
