@@ -36,6 +36,7 @@ export function resolveCancelLimits(
       `${where} must be true, false, an options object or a CancelRateLimiter, got ${describeValue(option)}`,
     );
   }
-  const options = option === undefined || option === true ? {} : option;
-  return sharedPerConnectionLimits(checkCancelRateLimiterOptions(options, where));
+  return sharedPerConnectionLimits(
+    checkCancelRateLimiterOptions(option === true ? undefined : option, where),
+  );
 }

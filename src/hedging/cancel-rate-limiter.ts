@@ -55,7 +55,7 @@ export interface CancelRateLimiterSettings {
  * @internal
  */
 export function checkCancelRateLimiterOptions(
-  options: CancelRateLimiterOptions,
+  options: CancelRateLimiterOptions | undefined,
   where: string,
 ): CancelRateLimiterSettings {
   const o = checkOptions(where, options, ['ratePerSecond', 'burst', 'loserCapMs', 'clock']);

@@ -43,6 +43,24 @@ describe('PerConnectionCancelLimits', () => {
     expect(limits.forTarget('spending').tryCancel()).toBe(false);
   });
 
+  it('keeps a limiter with losers waiting even when its burst is whole again (its timer has not run yet)', () => {
+    let now = 0;
+    // A clock whose timers never fire: the event loop held while time passes.
+    const stalled = { now: () => now, setTimer: () => 0, clearTimer: () => {} };
+    const limits = new PerConnectionCancelLimits(
+      checkCancelRateLimiterOptions({ clock: stalled, burst: 1 }, 'test'),
+    );
+    const held = limits.forTarget('held');
+    held.tryCancel();
+    held.whenAllowed?.(() => {});
+    now += 10_000;
+    expect(held).toMatchObject({ queued: 1, tokens: 1 });
+    for (let i = 0; i < 63; i++) limits.forTarget(`idle-${i}`);
+    limits.forTarget('new');
+    expect(limits.size).toBe(2);
+    expect(limits.forTarget('held')).toBe(held);
+  });
+
   it('looks again only after the held limiters double when none is at rest', () => {
     const clock = new FakeClock(0);
     const limits = new PerConnectionCancelLimits(settings(clock, 1));
