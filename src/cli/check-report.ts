@@ -3,6 +3,7 @@
  * methodConfig entry, throttling, errors and warnings. Pure: the command reads the files, this builds the report.
  */
 
+import { attemptLimitExcessMessage, findAttemptLimitExcess } from '../config/attempt-limit-excess.js';
 import { findUnsafeRetriedMethods, type ProtoMethod } from '../config/idempotency.js';
 import { formatJsonPath, type JsonPath } from '../config/json-path.js';
 import type { JsonSource } from '../config/json-source.js';
@@ -95,7 +96,8 @@ export interface CheckDiagnostic extends ServiceConfigIssue {
     | 'not-idempotent'
     | 'hedging-one-connection'
     | 'unknown-lb-policy'
-    | 'ineffective-policy';
+    | 'ineffective-policy'
+    | 'attempts-over-limit';
 }
 
 /** How a check ended: the exit code follows from it. */
@@ -229,6 +231,17 @@ export function validReport(
   const ineffective = findIneffectivePolicies(config, input.jitter).map((w) =>
     located(w.path, w.message, 'ineffective-policy'),
   );
+  const overLimit = findAttemptLimitExcess(config, input.maxAttemptsLimit).map((e) =>
+    located(
+      e.path,
+      attemptLimitExcessMessage(
+        e,
+        input.maxAttemptsLimit,
+        'raise --max-attempts-limit here and the maxAttemptsLimit option of the interceptor',
+      ),
+      'attempts-over-limit',
+    ),
+  );
   return {
     valid: true,
     status: 'valid',
@@ -238,7 +251,7 @@ export function validReport(
     entries: config.methodConfig.map((entry, index) => describeEntry(entry, index, input)),
     throttling: config.retryThrottling === undefined ? null : describeThrottling(config.retryThrottling),
     errors: [],
-    warnings: byPosition([...warnings, ...protoWarnings, ...lbWarnings, ...ineffective]),
+    warnings: byPosition([...warnings, ...protoWarnings, ...lbWarnings, ...ineffective, ...overLimit]),
   };
 }
 

@@ -1,4 +1,6 @@
 import { type CallOptions, InterceptingCall, type Interceptor, type InterceptorOptions } from '@grpc/grpc-js';
+import { attemptLimitExcessMessage, findAttemptLimitExcess } from '../config/attempt-limit-excess.js';
+import { formatJsonPath } from '../config/json-path.js';
 import { clampPolicy, createMethodConfigLookup } from '../config/method-policy.js';
 import { nearMissName } from '../config/name-near-miss.js';
 import { configSourceOf } from '../config/normalized-config.js';
@@ -64,6 +66,15 @@ export function createRetryInterceptor(
     });
   }
   const { maxAttemptsLimit, clock } = resolved;
+  const overLimit = findAttemptLimitExcess(serviceConfig, maxAttemptsLimit).map(
+    (e) =>
+      `the service config's ${formatJsonPath(e.path)} ${attemptLimitExcessMessage(e, maxAttemptsLimit, 'set the maxAttemptsLimit option')}`,
+  );
+  if (overLimit.length > 0) {
+    process.emitWarning(`grpc-retry-hedging: createRetryInterceptor: ${overLimit.join('; ')}`, {
+      code: 'GRPC_RETRY_HEDGING_MAX_ATTEMPTS',
+    });
+  }
   const lookup = createMethodConfigLookup(serviceConfig, maxAttemptsLimit);
   const context: RetryingCallContext = {
     pool: new BufferPool(resolved.perRpcBufferBytes, resolved.totalBufferBytes),

@@ -84,7 +84,10 @@ describe('check: valid configs', () => {
     expect(report.valid).toBe(true);
     expect(report.error).toBeUndefined();
     expect(report.maxAttemptsLimit).toBe(3);
-    expect(report.warnings).toEqual([]);
+    // maxAttempts 4 under a limit of 3: the calls keep to 3, and the report says so.
+    expect(report.warnings.map((w) => [w.kind, w.path])).toEqual([
+      ['attempts-over-limit', 'methodConfig[0].retryPolicy.maxAttempts'],
+    ]);
     expect(report.throttling).toEqual({
       maxTokens: 10,
       tokenRatio: 0.1,
