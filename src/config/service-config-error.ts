@@ -39,9 +39,10 @@ export interface ServiceConfigErrorOptions {
  * `path` is the JSON path of the offending value, such as `methodConfig[1].retryPolicy.maxAttempts`, or `` for the
  * root (and for JSON syntax errors).
  *
- * The message's first line reads `[file: ][path: ]detail`, for example
- * `methodConfig[1].retryPolicy.maxAttempts: must be an integer greater than 1, got 1`; when there are more
- * problems, each follows on a line of its own.
+ * The message's first line reads `[file[:line:column]: ][path: ]detail`, for example
+ * `service-config.json:12:24: methodConfig[1].retryPolicy.maxAttempts: must be an integer greater than 1, got 1`
+ * (the place as `check` prints it, and as editors and terminals link it); when there are more problems, each
+ * follows on a line of its own.
  */
 export class ServiceConfigError extends Error {
   /** JSON path of the offending value; `` for the root. */
@@ -90,14 +91,27 @@ function composeMessage(
   errors: readonly ServiceConfigIssue[],
 ): string {
   const located = path === '' ? detail : `${path}: ${detail}`;
-  const first = file === undefined ? located : `${file}: ${located}`;
+  const first = `${place(file, errors[0])}${located}`;
   if (errors.length <= 1) {
     return first;
   }
   const rest = errors
     .slice(1)
-    .map((issue) => `    ${issue.path === '' ? '' : `${issue.path}: `}${issue.message}`);
+    .map((issue) => `    ${place(file, issue)}${issue.path === '' ? '' : `${issue.path}: `}${issue.message}`);
   return `${first}\n  and ${errors.length - 1} more:\n${rest.join('\n')}`;
+}
+
+/**
+ * Where in a file a problem is, as a compiler names it: `file:line:column: ` (as `check` prints it), `file: ` when
+ * the line is unknown, nothing without a file (the issue's `line` and `column` say it).
+ */
+function place(file: string | undefined, issue: ServiceConfigIssue | undefined): string {
+  if (file === undefined) {
+    return '';
+  }
+  return issue?.line === undefined || issue.column === undefined
+    ? `${file}: `
+    : `${file}:${issue.line}:${issue.column}: `;
 }
 
 /**

@@ -63,7 +63,7 @@ describe.each(loaders)('%s', (_name, load) => {
     expect(error.file).toBe('test/fixtures/bad-service-config.json');
     expect(error.path).toBe('methodConfig[0].retryPolicy.maxAttempts');
     expect(error.message).toBe(
-      'test/fixtures/bad-service-config.json: methodConfig[0].retryPolicy.maxAttempts: ' +
+      'test/fixtures/bad-service-config.json:6:24: methodConfig[0].retryPolicy.maxAttempts: ' +
         'must be an integer greater than 1, got 1; for a single attempt, leave the retryPolicy out (without a policy, a call makes one attempt)',
     );
   });
@@ -78,14 +78,17 @@ describe.each(loaders)('%s', (_name, load) => {
       { path: 'retryThrottling.maxTokens', line: 3, column: 18, message: expect.stringContaining('got 0') },
       { path: 'retryThrottling.tokenRatio', line: 4, column: 19, message: expect.stringContaining('got -1') },
     ]);
-    expect(error.message.split('\n')[0]).toBe(`${file}: retryThrottling.maxTokens: ${error.detail}`);
+    expect(error.message.split('\n')[0]).toBe(`${file}:3:18: retryThrottling.maxTokens: ${error.detail}`);
+    expect(error.message.split('\n')[2]).toBe(
+      `    ${file}:4:19: retryThrottling.tokenRatio: ${error.errors[1]?.message}`,
+    );
   });
 
   it('names the file and the position of a JSON syntax error', async () => {
     const file = writeTemp('syntax.json', '{\n  "methodConfig": [}\n');
     const error = await errorOf(() => load(file));
     expect(error.file).toBe(file);
-    expect(error.message.startsWith(`${file}: invalid JSON at line 2, column 20`)).toBe(true);
+    expect(error.message.startsWith(`${file}:2:20: invalid JSON at line 2, column 20`)).toBe(true);
   });
 
   it('accepts a byte-order mark', async () => {
