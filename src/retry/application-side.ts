@@ -17,8 +17,8 @@ export interface ApplicationHost {
   /** A live attempt answered first while the call is in flight: commit to it. */
   commit(attempt: Attempt, reason: 'headers' | 'message'): void;
   /**
-   * The replay buffer overflows: commit to the live attempt that has sent the most (A6), or, during a wait, make
-   * the next attempt commit.
+   * The replay buffer overflows: commit to the live attempt that has sent the most (A6), or, during a wait (no
+   * attempt in flight), end the call with the failure the wait followed.
    */
   commitMostAdvanced(): void;
   /** An attempt's status arrived (or an attempt never started). */

@@ -55,16 +55,8 @@ export class AttemptSet {
    * application's, with `grpc-previous-rpc-attempts` and the method's `waitForReady`), what the application has
    * sent (and its half-close), and a read if one is wanted. An `attempt-start` listener may cancel the call first: then the attempt
    * never starts, and its owner hears of it as a cancelled attempt. Check the attempt's state after.
-   * `beforeCall` runs after those listeners, before the call starts: what it does (a commit) holds for anything the
-   * start reports, a failure among them.
    */
-  start(
-    kind: AttemptKind,
-    call: InterceptingCallInterface,
-    now: number,
-    base: Metadata,
-    beforeCall?: (attempt: Attempt) => void,
-  ): Attempt {
+  start(kind: AttemptKind, call: InterceptingCallInterface, now: number, base: Metadata): Attempt {
     this.count += 1;
     const attempt = new Attempt(this.owner, this.count, kind, call, now, this.replay.start);
     this.live.push(attempt);
@@ -86,9 +78,6 @@ export class AttemptSet {
       attempt.replica = this.triedReplicas.addHint(metadata);
     }
     this.events?.attemptStart(attempt, metadata);
-    if (attempt.state === 'live') {
-      beforeCall?.(attempt);
-    }
     if (attempt.state !== 'live') {
       // grpc-js reports nothing for an attempt that never started, so say it here.
       this.owner.onAttemptStatus(attempt, NEVER_STARTED);

@@ -25,8 +25,6 @@ export type CallPhase =
       /** When the wait began (for the A96 retry_delay). */
       readonly since: number;
       readonly lastFailure: StatusObject;
-      /** The replay buffer overflowed during the wait: the next attempt carries it once and is the last. */
-      commitNext: boolean;
     }
   /** One attempt won; everything goes to it and its status is the call's. */
   | {

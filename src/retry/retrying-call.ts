@@ -221,7 +221,11 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
       this.commit(target, 'buffer-overflow');
       this.attempts.feed(target);
     } else if (phase.tag === 'waiting') {
-      phase.commitNext = true;
+      // Committed with no attempt in flight: A6 makes no further attempt, so the failure the wait followed is the
+      // call's result (as grpc-js's own retries end it), and what was written past the limit is not held for one.
+      this.events?.noFurtherAttempt('replay-buffer');
+      this.ctx.onReplayBufferFull();
+      this.end(phase.lastFailure, 'call-ended', false, this.failedAttempt(phase.lastFailure));
     }
   }
 
@@ -260,17 +264,8 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
         lastFailure: from.tag === 'waiting' ? from.lastFailure : undefined,
       });
     }
-    // Bound to commit (the replay buffer overflowed during the wait): committed before its call starts, so that a
-    // failure its start reports (an interceptor below ending it at once) is the call's, as it would be a moment later.
-    const commitNext = from.tag === 'waiting' && from.commitNext;
-    const attempt = this.attempts.start(
-      kind,
-      call,
-      now,
-      this.app.headers,
-      commitNext ? (live) => this.commit(live, 'buffer-overflow') : undefined,
-    );
-    if (attempt.state !== 'live' || commitNext) {
+    const attempt = this.attempts.start(kind, call, now, this.app.headers);
+    if (attempt.state !== 'live') {
       return;
     }
     const recvTimeoutMs = this.policy.kind === 'retry' ? this.policy.perAttemptRecvTimeoutMs : undefined;
@@ -318,7 +313,6 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
       timer: undefined,
       since: this.ctx.clock.now(),
       lastFailure,
-      commitNext: false,
     };
     if (!this.transition(waiting)) {
       return;

@@ -19,7 +19,6 @@ const WAITING: CallPhase = {
   timer: undefined,
   since: 0,
   lastFailure: { code: Status.UNAVAILABLE, details: '', metadata: undefined as never },
-  commitNext: false,
 };
 
 describe('an illegal phase change', () => {

@@ -240,17 +240,21 @@ describe('engine: commit', () => {
     expect(h.attempt(0).messages).toHaveLength(2);
   });
 
-  it('an overflow during a backoff makes the next attempt the last: it carries the whole log and commits', () => {
+  it('an overflow during a backoff commits the call with no attempt in flight: it ends with the failure (A6)', () => {
+    // A6: once committed, the client "will not make any subsequent attempts"; grpc-js's own retries end it the same way.
     const h = engineCall(retryPolicy(), { type: 'client-stream', interceptor: { perRpcBufferBytes: 200 } });
     h.call.sendMessage(Buffer.alloc(100));
     h.attempt(0).fail();
+    expect(h.received.statuses).toHaveLength(0); // waiting out the backoff
     h.call.sendMessage(Buffer.alloc(100));
-    h.clock.runNext();
-    expect(h.attempt(1).messages).toHaveLength(2);
-    expect(eventsOfType(h.events, 'committed')[0]).toMatchObject({ attempt: 2, reason: 'buffer-overflow' });
-    h.attempt(1).fail();
-    expect(h.status.code).toBe(UNAVAILABLE);
-    expect(h.attempts).toHaveLength(2);
+    expect(h.status).toMatchObject({ code: UNAVAILABLE, details: 'attempt 1 failed' });
+    expect(h.clock.pendingTimers).toBe(0); // the backoff's timer is gone
+    h.clock.advance(60_000);
+    expect(h.attempts).toHaveLength(1);
+    expect(eventsOfType(h.events, 'committed')).toEqual([]);
+    expect(eventsOfType(h.events, 'call-end')).toEqual([
+      expect.objectContaining({ code: UNAVAILABLE, attempts: 1, reason: 'replay-buffer' }),
+    ]);
   });
 
   it('empty messages count their frame: 100,000 empty writes commit instead of growing the buffer', () => {

@@ -282,35 +282,6 @@ describe('engine: a listener whose write overflows the replay buffer, committing
     h.attempt(1).succeed();
     expect(h.status.code).toBe(Status.OK);
   });
-
-  it('inside the attempt-start of a retry already bound to commit: the retry is committed once', () => {
-    // An overflow during the backoff makes the retry commit as it starts; its attempt-start listener overflows the
-    // buffer again, which commits it first. The call goes on with that attempt.
-    let overflowAgain = false;
-    const h = engineCall(retryPolicy(), {
-      type: 'client-stream',
-      interceptor: {
-        perRpcBufferBytes: 100,
-        onEvent: (e) => {
-          if (e.type === 'attempt-start' && e.attempt === 2 && overflowAgain) {
-            h.call.sendMessage(Buffer.alloc(200));
-          }
-        },
-      },
-    });
-    h.attempt(0).fail();
-    h.call.sendMessage(Buffer.alloc(200)); // during the backoff
-    overflowAgain = true;
-    h.clock.runNext();
-    expect(h.attempts).toHaveLength(2);
-    expect(eventsOfType(h.events, 'committed')).toEqual([
-      expect.objectContaining({ attempt: 2, reason: 'buffer-overflow' }),
-    ]);
-    expect(h.attempt(1).messages).toHaveLength(2);
-    h.call.halfClose();
-    h.attempt(1).succeed();
-    expect(h.status.code).toBe(Status.OK);
-  });
 });
 
 describe('engine: an attempt left running after its per-attempt timeout (cancel-rate limit spent)', () => {
@@ -354,74 +325,40 @@ describe('engine: an OK status that commits its attempt, with one other hedge in
   });
 });
 
-describe('engine: an attempt bound to commit (the buffer overflowed during the wait) that fails inside its own start', () => {
-  // Committed before its call starts: its failure is the call's whether the start reports it (an interceptor below
-  // ending it at once) or it comes a moment later. Before, a failure inside the start dropped the pending commit, and
-  // further attempts went uncommitted, replaying a buffer over its limit.
-  function boundHedge(failInsideStart: boolean) {
+describe('engine: the replay buffer overflows during a wait, with no attempt in flight', () => {
+  // A6: a committed call makes no further attempt, so the failure the wait followed is the result at once. Before, the
+  // next attempt went anyway, committed, carrying a log over the buffer's limit held through the wait.
+  it('hedging, waiting out a pushback: the call ends with that failure, no hedge follows', () => {
     const h = engineCall(hedgingPolicy({ hedgingDelay: '1s', maxAttempts: 4 }), {
       type: 'client-stream',
-      interceptor: {
-        perRpcBufferBytes: 100,
-        onEvent: (e) => {
-          if (failInsideStart && e.type === 'attempt-start' && e.attempt === 2) {
-            failsOnWrite(h.attempts[1] as FakeAttempt);
-          }
-        },
-      },
+      interceptor: { perRpcBufferBytes: 100 },
     });
     h.call.sendMessage(Buffer.alloc(10));
     h.attempt(0).fail(Status.UNAVAILABLE, { 'grpc-retry-pushback-ms': '100' }); // wait out the pushback
+    expect(h.received.statuses).toHaveLength(0);
     h.call.sendMessage(Buffer.alloc(200)); // overflows the buffer during the wait
-    h.clock.advance(100); // hedge 2 goes, bound to commit
-    if (!failInsideStart) {
-      h.attempt(1).fail(Status.UNAVAILABLE);
-    }
-    return h;
-  }
+    expect(h.status).toMatchObject({ code: Status.UNAVAILABLE, details: 'attempt 1 failed' });
+    h.clock.advance(5000);
+    expect(h.attempts).toHaveLength(1);
+    expect(eventsOfType(h.events, 'committed')).toEqual([]);
+    expect(eventsOfType(h.events, 'call-end')).toEqual([
+      expect.objectContaining({ attempts: 1, reason: 'replay-buffer' }),
+    ]);
+  });
 
-  it.each([true, false])(
-    'hedging (failing inside its start: %s): its failure ends the call, no hedge follows',
-    (inside) => {
-      const h = boundHedge(inside);
-      expect(eventsOfType(h.events, 'committed')).toEqual([
-        expect.objectContaining({ attempt: 2, reason: 'buffer-overflow' }),
-      ]);
-      expect(h.attempts).toHaveLength(2);
-      expect(h.status.code).toBe(Status.UNAVAILABLE);
-      expect(h.attempt(1).messages.map((m) => (m as Buffer).length)).toEqual(inside ? [10] : [10, 200]); // failing on its first write, or after the replay
-      h.clock.advance(5000);
-      expect(h.attempts).toHaveLength(2);
-      expect(h.received.statuses).toHaveLength(1);
-    },
-  );
-
-  it('retry: its failure ends the call though attempts remain, and counts against the throttle once', () => {
+  it('retry: the failure counts against the throttle once, and the call makes no other attempt', () => {
     const throttle = new RetryThrottle({ maxTokens: 10, tokenRatio: 0.1 });
     const h = engineCall(retryPolicy({ maxAttempts: 5 }), {
       type: 'client-stream',
-      interceptor: {
-        perRpcBufferBytes: 100,
-        gate: throttle,
-        onEvent: (e) => {
-          if (e.type === 'attempt-start' && e.attempt === 2) {
-            failsOnWrite(h.attempts[1] as FakeAttempt);
-          }
-        },
-      },
+      interceptor: { perRpcBufferBytes: 100, gate: throttle },
     });
     h.call.sendMessage(Buffer.alloc(10));
     h.attempt(0).fail(); // the backoff
     h.call.sendMessage(Buffer.alloc(200)); // overflows the buffer during the backoff
-    h.clock.runNext();
-    expect(eventsOfType(h.events, 'committed')).toEqual([
-      expect.objectContaining({ attempt: 2, reason: 'buffer-overflow' }),
-    ]);
-    expect(h.attempts).toHaveLength(2);
     expect(h.status.code).toBe(Status.UNAVAILABLE);
-    expect(throttle.tokens).toBe(8); // two failures, one token each
+    expect(throttle.tokens).toBe(9);
     h.clock.advance(60_000);
-    expect(h.attempts).toHaveLength(2);
+    expect(h.attempts).toHaveLength(1);
   });
 });
 
