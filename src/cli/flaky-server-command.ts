@@ -330,7 +330,7 @@ export function formatAttemptLine(attempt: RecordedAttempt, stopping = false): s
   }
   const took = attempt.endedAt === undefined ? '' : ` ${attempt.endedAt - attempt.arrivedAt}ms`;
   return (
-    `${new Date(attempt.arrivedAt).toISOString()} call=${JSON.stringify(attempt.callId)} attempt=${attempt.attempt}` +
+    `${new Date(attempt.arrivedAt).toISOString()} call=${attempt.callId === '' ? '-' : JSON.stringify(attempt.callId)} attempt=${attempt.attempt}` +
     ` ${method} previous-attempts=${previous} -> ${outcome}${took}\n`
   );
 }

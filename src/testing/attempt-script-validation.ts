@@ -145,6 +145,12 @@ export function validateAttemptScript(value: unknown, where = 'attempt script'):
         out.response = v as Record<string, unknown>;
         break;
       case 'responses':
+        if (Array.isArray(v)) {
+          fail(
+            field,
+            `must be an integer between 0 and ${MAX_RESPONSES}, got an array: it is how many messages to stream, and \`response\` the message each one is (to vary them, build each in the server's \`respond\` option, which is told its index)`,
+          );
+        }
         if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > MAX_RESPONSES) {
           wrong(field, `must be an integer between 0 and ${MAX_RESPONSES}`, v, 'number');
         }

@@ -64,7 +64,7 @@ function unary(
   const Service = loadFlakyTestService();
   const client = new Service(address, grpc.credentials.createInsecure(), { 'grpc.enable_retries': 0 });
   const metadata = new grpc.Metadata();
-  metadata.set(CALL_ID_METADATA_KEY, callId);
+  if (callId !== '') metadata.set(CALL_ID_METADATA_KEY, callId);
   metadata.set('grpc-previous-rpc-attempts', '1');
   const method = (client as unknown as Record<string, UnaryMethod>).Unary!.bind(client);
   return new Promise((resolve) => {
@@ -114,6 +114,10 @@ describe('flaky-server command', () => {
     expect(lines[1]).toMatch(
       / call="c1" attempt=2 grpc_retry_hedging\.testing\.v1\.FlakyTest\/Unary previous-attempts=1 -> OK responses=1 \d+ms$/,
     );
+    // A call without a call id is logged as `-`, as a missing previous-attempts header is.
+    await unary(address!, '');
+    await io.waitForOut(/ call=- /);
+    expect(io.out.trim().split('\n').at(-1)).toMatch(/ call=- attempt=2 .* previous-attempts=1 -> OK responses=1 \d+ms$/);
 
     io.controller.abort();
     expect(await exit).toBe(0);

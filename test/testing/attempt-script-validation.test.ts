@@ -58,6 +58,10 @@ describe('attempt script status', () => {
     ],
     [{ retryInfoMs: '20' }, 'got "20"; did you mean 20 (a number, not a string)?'],
     [{ responses: 'two' }, '"responses" must be an integer between 0 and 100000, got "two"'],
+    [
+      { responses: [{ id: 1 }, { id: 2 }] },
+      '"responses" must be an integer between 0 and 100000, got an array: it is how many messages to stream, and `response` the message each one is',
+    ],
     [{ echo: 'TRUE' }, '"echo" must be a boolean, got "TRUE"; did you mean true (a boolean, not a string)?'],
   ])('names the value of %j and what it likely meant', (script, message) => {
     expect(() => validateAttemptScript(script)).toThrow(message);
