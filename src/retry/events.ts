@@ -178,8 +178,9 @@ export interface CommittedEvent extends EventBase {
  * retry (`do-not-retry`), maxAttempts were used (`attempts-exhausted`), the request did not fit the replay buffer
  * (`replay-buffer`: perRpcBufferBytes or totalBufferBytes; also a call committed because its request outgrew the
  * buffer, whose attempt then failed with a status the policy would have retried or hedged past), a request message
- * changed after it was written or cannot be serialized again (`request-changed`, `request-unserializable`), or the
- * retry gate refused (`throttled`).
+ * changed after it was written or cannot be serialized again (`request-changed`, `request-unserializable`), the
+ * retry gate refused (`throttled`), or the call was committed by the server's answer (headers or a message) before
+ * the failure, which A6 never retries (`committed`).
  */
 export type CallEndReason =
   | 'fatal-status'
@@ -190,7 +191,8 @@ export type CallEndReason =
   | 'request-changed'
   | 'request-unserializable'
   | 'deadline-aware'
-  | 'throttled';
+  | 'throttled'
+  | 'committed';
 
 /** The call ended; exactly one per call. */
 export interface CallEndEvent extends EventBase {

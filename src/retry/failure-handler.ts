@@ -118,28 +118,30 @@ export class FailureHandler {
     }
   }
 
-  /** A failure of the committed attempt: no further attempt, but it still counts against the server (A6). */
+  /**
+   * A failure of the committed attempt: no further attempt (A6), but it still counts against the server, and the
+   * call's end says why none followed: `committed` (by the server's answer) or `replay-buffer` (by the request
+   * outgrowing the buffer) when, uncommitted, the failure would have been retried or hedged past; otherwise what
+   * would have ended it anyway (a fatal status, attempts used up).
+   */
   afterCommittedFailure(status: StatusObject, committedByOverflow: boolean): void {
     const failure = this.failureOf(status, false);
-    if (!committedByOverflow) {
-      return; // committed by the server's answer: A6 makes no further attempt, by design
-    }
-    // Committed only because the request outgrew the replay buffer: had it fit, would this failure have been
-    // retried (or hedged past)? Asked of the pure decision with the buffer full; the gate is not asked (it comes
-    // after the buffer), and neither the backoff nor the random source moves.
+    // Asked of the pure decision as if the call were not committed; the gate is not asked (it comes after the
+    // buffer), and neither the backoff nor the random source moves.
     const decision = this.decide(
       failure,
       0.5,
-      () => 'full',
+      () => (committedByOverflow ? 'full' : 'fits'),
       () => 'allow',
     );
-    const another =
-      decision.type === 'hedge-now' ||
-      decision.type === 'hedge-after' ||
-      (decision.type === 'finish' && decision.reason === 'replay-buffer');
-    if (another) {
+    const another = decision.type !== 'finish' || decision.reason === 'replay-buffer';
+    if (!another) {
+      this.events?.noFurtherAttempt(decision.reason);
+    } else if (committedByOverflow) {
       this.events?.noFurtherAttempt('replay-buffer');
       this.ctx.onReplayBufferFull();
+    } else {
+      this.events?.noFurtherAttempt('committed');
     }
   }
 

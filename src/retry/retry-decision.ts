@@ -48,8 +48,8 @@ export interface FailureDecisionInput {
   readonly gate: () => GateVerdict;
 }
 
-/** Why a call ends with a failure (the `reason` of its `call-end` event). */
-export type FinishReason = CallEndReason;
+/** Why the decision ends a call with a failure (the `reason` of its `call-end` event; `committed` is the call's, never the decision's). */
+export type FinishReason = Exclude<CallEndReason, 'committed'>;
 
 export type FailureDecision =
   /** End the call with the failure (for a timed-out attempt: DEADLINE_EXCEEDED saying so). */

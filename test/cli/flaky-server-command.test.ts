@@ -117,7 +117,9 @@ describe('flaky-server command', () => {
     // A call without a call id is logged as `-`, as a missing previous-attempts header is.
     await unary(address!, '');
     await io.waitForOut(/ call=- /);
-    expect(io.out.trim().split('\n').at(-1)).toMatch(/ call=- attempt=2 .* previous-attempts=1 -> OK responses=1 \d+ms$/);
+    expect(io.out.trim().split('\n').at(-1)).toMatch(
+      / call=- attempt=2 .* previous-attempts=1 -> OK responses=1 \d+ms$/,
+    );
 
     io.controller.abort();
     expect(await exit).toBe(0);

@@ -83,7 +83,7 @@ describe('call-end reason', () => {
     ]);
   });
 
-  it('no reason after an overflow commit when the failure would not have been retried, nor after a server commit', () => {
+  it('after a commit, the reason that would have ended the call anyway, or committed after a server commit', () => {
     const warnings = captureWarnings();
     const fatal = engineCall(retryPolicy(), {
       type: 'client-stream',
@@ -91,8 +91,7 @@ describe('call-end reason', () => {
     });
     fatal.call.sendMessage(Buffer.alloc(1000));
     fatal.attempt(0).fail(Status.INVALID_ARGUMENT);
-    expect(callEnd(fatal)).toMatchObject({ code: Status.INVALID_ARGUMENT });
-    expect(callEnd(fatal)).not.toHaveProperty('reason');
+    expect(callEnd(fatal)).toMatchObject({ code: Status.INVALID_ARGUMENT, reason: 'fatal-status' });
 
     const last = engineCall(retryPolicy({ maxAttempts: 2 }), {
       type: 'client-stream',
@@ -105,13 +104,20 @@ describe('call-end reason', () => {
       expect.objectContaining({ attempt: 2, reason: 'buffer-overflow' }),
     ]);
     last.attempt(1).fail(Status.UNAVAILABLE);
-    expect(callEnd(last)).toMatchObject({ attempts: 2 });
-    expect(callEnd(last)).not.toHaveProperty('reason');
+    expect(callEnd(last)).toMatchObject({ attempts: 2, reason: 'attempts-exhausted' });
 
     const answered = engineCall(retryPolicy(), { type: 'client-stream' });
     answered.attempt(0).headers();
     answered.attempt(0).fail(Status.UNAVAILABLE);
-    expect(callEnd(answered)).not.toHaveProperty('reason');
+    // A6 never retries a committed call: that, not the status, is why no attempt followed.
+    expect(callEnd(answered)).toMatchObject({ attempts: 1, reason: 'committed' });
+    const answeredFatal = engineCall(retryPolicy(), { type: 'client-stream' });
+    answeredFatal.attempt(0).headers();
+    answeredFatal.attempt(0).fail(Status.INVALID_ARGUMENT);
+    expect(callEnd(answeredFatal)).toMatchObject({ reason: 'fatal-status' });
+    const answeredOk = engineCall(retryPolicy(), { type: 'client-stream' });
+    answeredOk.attempt(0).succeed();
+    expect(callEnd(answeredOk)).not.toHaveProperty('reason');
     expect(warnings).toEqual([]);
   });
 
