@@ -31,14 +31,13 @@ export function cancelOrLeaveRunning(
   /** The call's target, which names the connection whose limit counts the cancel (see `CancelLimits`). */
   target: string,
 ): LeftRunning | undefined {
-  const limits = ctx.cancelLimits;
+  // The guard counts resets per connection: the limiter of the connection to the call's target (none: no limit).
+  const limiter = ctx.cancelLimits?.forTarget(target);
   const limited =
-    limits !== undefined &&
+    limiter !== undefined &&
     (reason === 'other-attempt-committed' || reason === 'per-attempt-timeout') &&
     attempt.halfCloseSent;
-  // The guard counts resets per connection: the limiter of the connection to the call's target.
-  const limiter = limits !== undefined && (limited || attempt.started) ? limits.forTarget(target) : undefined;
-  if (limited && limiter !== undefined && !limiter.tryCancel()) {
+  if (limited && !limiter.tryCancel()) {
     attempt.state = 'left-running';
     // Why the call was done with it (its `attempt-end` says `leftRunning` too): it is no failure of its own.
     attempt.cancelReason = reason;
