@@ -71,9 +71,7 @@ export function createRetryInterceptor(
       `the service config's ${formatJsonPath(e.path)} ${attemptLimitExcessMessage(e, maxAttemptsLimit, 'set the maxAttemptsLimit option')}`,
   );
   if (overLimit.length > 0) {
-    process.emitWarning(`grpc-retry-hedging: createRetryInterceptor: ${overLimit.join('; ')}`, {
-      code: 'GRPC_RETRY_HEDGING_MAX_ATTEMPTS',
-    });
+    warnOncePerProcess(`grpc-retry-hedging: createRetryInterceptor: ${overLimit.join('; ')}`);
   }
   const lookup = createMethodConfigLookup(serviceConfig, maxAttemptsLimit);
   const context: RetryingCallContext = {
@@ -184,4 +182,15 @@ function withDeadlineWithin(options: InterceptorOptions, deadlineMs: number): In
     return options;
   }
   return { ...options, deadline: deadlineMs } as InterceptorOptions & CallOptions;
+}
+
+/** Over-limit warnings already given: a process that makes an interceptor per client, or per call, hears it once. */
+const overLimitWarned = new Set<string>();
+
+function warnOncePerProcess(message: string): void {
+  if (overLimitWarned.has(message) || overLimitWarned.size >= 100) {
+    return;
+  }
+  overLimitWarned.add(message);
+  process.emitWarning(message, { code: 'GRPC_RETRY_HEDGING_MAX_ATTEMPTS' });
 }

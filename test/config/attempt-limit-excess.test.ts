@@ -86,6 +86,7 @@ describe('createRetryInterceptor', () => {
       emitted.push({ message: String(message), code: options?.code });
     }) as typeof process.emitWarning;
     createRetryInterceptor(config);
+    createRetryInterceptor(config); // the same config again: said once per process
     createRetryInterceptor(config, { maxAttemptsLimit: 10 });
     expect(emitted).toEqual([
       {
