@@ -86,6 +86,14 @@ const ROOT_ADVICE: Readonly<Record<string, string>> = {
     'a policy goes in a methodConfig entry: {"methodConfig": [{"name": [{"service": "pkg.Service"}], "hedgingPolicy": ...}]}',
 };
 
+/** Fields of a retryPolicy written in a hedgingPolicy, which takes none of them. */
+const HEDGING_ADVICE: Readonly<Record<string, string>> = {
+  perAttemptRecvTimeout:
+    'it is a retryPolicy field: hedging has no per-attempt timeout (a hedge goes after hedgingDelay whatever the attempts before it do), so no attempt is cut',
+  retryableStatusCodes:
+    'it is a retryPolicy field: a hedgingPolicy names the statuses that send the next hedge at once in nonFatalStatusCodes',
+};
+
 /**
  * Every field of a service-config JSON value that the service config does not define, at any level (the root,
  * methodConfig entries, names, policies, retryThrottling, healthCheckConfig), in document order. Values of the
@@ -107,7 +115,10 @@ function visit(value: unknown, shape: FieldShape, path: JsonPath, found: Unknown
     const childPath = [...path, key];
     if (!Object.hasOwn(shape.fields, key)) {
       const suggestion = closestName(key, known);
-      const advice = shape === SERVICE_CONFIG ? ROOT_ADVICE[key] : undefined;
+      const advice = adviceFor(
+        shape === SERVICE_CONFIG ? ROOT_ADVICE : shape === HEDGING_POLICY ? HEDGING_ADVICE : undefined,
+        key,
+      );
       found.push({
         path: childPath,
         key,
@@ -156,3 +167,8 @@ export function describeUnknownField(field: UnknownField): string {
 /** What a name left with neither service nor method does (see {@link UnknownField.widensName}). */
 export const WIDENED_NAME =
   'the name is then {}, which matches every method of every service: this entry applies to all calls no other entry names';
+
+/** The advice a table holds for `key` (its own entries only: `constructor` is no field with advice). */
+function adviceFor(table: Readonly<Record<string, string>> | undefined, key: string): string | undefined {
+  return table !== undefined && Object.hasOwn(table, key) ? table[key] : undefined;
+}

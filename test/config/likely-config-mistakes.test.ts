@@ -60,6 +60,33 @@ describe('likely mistakes in a service config handed to the interceptor', () => 
   });
 });
 
+describe('retryPolicy fields in a hedgingPolicy', () => {
+  const hedging = { maxAttempts: 3, hedgingDelay: '0.2s', nonFatalStatusCodes: ['UNAVAILABLE'] };
+
+  it('say why they do nothing there, so the interceptor warns of them at creation', () => {
+    const config = {
+      methodConfig: [
+        {
+          name: [{}],
+          hedgingPolicy: { ...hedging, perAttemptRecvTimeout: '0.05s', retryableStatusCodes: [] },
+        },
+      ],
+    };
+    expect(mistakes(config)).toEqual([
+      "the service config's methodConfig[0].hedgingPolicy.perAttemptRecvTimeout is not a service-config field: it is a retryPolicy field: hedging has no per-attempt timeout (a hedge goes after hedgingDelay whatever the attempts before it do), so no attempt is cut",
+      "the service config's methodConfig[0].hedgingPolicy.retryableStatusCodes is not a service-config field: it is a retryPolicy field: a hedgingPolicy names the statuses that send the next hedge at once in nonFatalStatusCodes",
+    ]);
+  });
+
+  it('an inherited name is no field with advice', () => {
+    const config = {
+      methodConfig: [{ name: [{}], hedgingPolicy: { ...hedging, constructor: 1 } }],
+      toString: 1,
+    };
+    expect(mistakes(config)).toEqual([]);
+  });
+});
+
 describe('createRetryInterceptor reports them once, at creation', () => {
   const original = process.emitWarning;
   afterEach(() => {
