@@ -22,13 +22,16 @@ import {
 export type { RetryInterceptorOptions };
 
 import { hasThrottleAbove } from '../shared/throttle-order.js';
-import { warnOnce } from '../util/warn-once.js';
+import { warnOnce, warnOncePerMessage } from '../util/warn-once.js';
 import { RetryThrottle } from './retry-throttle.js';
 import { RetryingCall } from './retrying-call.js';
 import { withConfigWaitForReady } from './wait-for-ready.js';
 
 let callCount = 0;
 /** Call numbers are unique within the module instance, so one listener can serve several interceptors. */
+/** A maxAttempts over the limit, said once per process for each config that says it. */
+const warnOverLimit = warnOncePerMessage('GRPC_RETRY_HEDGING_MAX_ATTEMPTS');
+
 function nextCallId(): number {
   callCount += 1;
   return callCount;
@@ -71,7 +74,7 @@ export function createRetryInterceptor(
       `the service config's ${formatJsonPath(e.path)} ${attemptLimitExcessMessage(e, maxAttemptsLimit, 'set the maxAttemptsLimit option')}`,
   );
   if (overLimit.length > 0) {
-    warnOncePerProcess(`grpc-retry-hedging: createRetryInterceptor: ${overLimit.join('; ')}`);
+    warnOverLimit(`grpc-retry-hedging: createRetryInterceptor: ${overLimit.join('; ')}`);
   }
   const lookup = createMethodConfigLookup(serviceConfig, maxAttemptsLimit);
   const context: RetryingCallContext = {
@@ -182,15 +185,4 @@ function withDeadlineWithin(options: InterceptorOptions, deadlineMs: number): In
     return options;
   }
   return { ...options, deadline: deadlineMs } as InterceptorOptions & CallOptions;
-}
-
-/** Over-limit warnings already given: a process that makes an interceptor per client, or per call, hears it once. */
-const overLimitWarned = new Set<string>();
-
-function warnOncePerProcess(message: string): void {
-  if (overLimitWarned.has(message) || overLimitWarned.size >= 100) {
-    return;
-  }
-  overLimitWarned.add(message);
-  process.emitWarning(message, { code: 'GRPC_RETRY_HEDGING_MAX_ATTEMPTS' });
 }

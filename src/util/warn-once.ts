@@ -13,3 +13,18 @@ export function warnOnce(message: string, code: string): () => void {
     }
   };
 }
+
+/**
+ * Returns a function that emits each distinct message with `code` once per process (up to `maxMessages` of them):
+ * for a warning about a config, which a process may hand to an interceptor made per client, or per call.
+ */
+export function warnOncePerMessage(code: string, maxMessages = 100): (message: string) => void {
+  const warned = new Set<string>();
+  return (message) => {
+    if (warned.has(message) || warned.size >= maxMessages) {
+      return;
+    }
+    warned.add(message);
+    process.emitWarning(message, { code });
+  };
+}

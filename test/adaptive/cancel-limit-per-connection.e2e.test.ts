@@ -11,7 +11,7 @@ import type { RetryEvent } from '../../src/retry/events.js';
 import { createRetryInterceptor } from '../../src/retry/retry-interceptor.js';
 import { PREVIOUS_ATTEMPTS_METADATA_KEY } from '../../src/shared/headers.js';
 import { FlakyServer } from '../../src/testing/index.js';
-import { type FlakyClient, hedgingConfig, testClient } from '../helpers/harness.js';
+import { type FlakyClient, hedgingConfig, testClient, unary } from '../helpers/harness.js';
 
 /** Five cancels at once, then none for the test's length: the same settings in every interceptor. */
 const LIMIT = { burst: 5, ratePerSecond: 0.001 };
@@ -47,17 +47,6 @@ function hedgingClient(address: string): { client: FlakyClient; events: RetryEve
   return { client, events };
 }
 
-function unaryCall(client: FlakyClient): Promise<number> {
-  return new Promise((resolve) => {
-    (client.Unary as (...args: unknown[]) => unknown)(
-      { payload: 'x' },
-      new grpc.Metadata(),
-      { deadline: Date.now() + 10_000 },
-      (error: grpc.ServiceError | null) => resolve(error ? error.code : grpc.status.OK),
-    );
-  });
-}
-
 /** Losers cancelled at the commit, and losers left running (their own end comes later, when they answer). */
 function losers(events: RetryEvent[]): { cancelled: number; leftRunning: number } {
   const cancelled = events.filter(
@@ -75,8 +64,10 @@ describe('the cancel-rate limit per connection, against real grpc-js servers', (
     const elsewhere = hedgingClient(other.address);
 
     const codes = await Promise.all(
-      [first, second, elsewhere].flatMap(({ client }) =>
-        Array.from({ length: CALLS_PER_CLIENT }, () => unaryCall(client)),
+      [first, second, elsewhere].flatMap(({ client }, c) =>
+        Array.from({ length: CALLS_PER_CLIENT }, (_, i) =>
+          unary(client, `client${c}-call${i}`, undefined, { deadlineMs: 10_000 }).then((o) => o.code),
+        ),
       ),
     );
     expect(codes.every((code) => code === grpc.status.OK)).toBe(true);

@@ -6,13 +6,14 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import type { CheckReport } from '../../src/cli/check.js';
 import { findAttemptLimitExcess } from '../../src/config/attempt-limit-excess.js';
 import { parseServiceConfig } from '../../src/config/parse-service-config.js';
 import { createRetryInterceptor } from '../../src/retry/retry-interceptor.js';
 import { check } from '../helpers/check-run.js';
 import { RETRY_UNAVAILABLE_POLICY } from '../helpers/service-configs.js';
+import { captureWarnings } from '../helpers/warnings.js';
 
 const { retryPolicy } = RETRY_UNAVAILABLE_POLICY;
 const hedgingPolicy = { maxAttempts: 3, hedgingDelay: '0.2s', nonFatalStatusCodes: ['UNAVAILABLE'] };
@@ -75,16 +76,12 @@ describe('check', () => {
 });
 
 describe('createRetryInterceptor', () => {
-  const original = process.emitWarning;
   afterEach(() => {
-    process.emitWarning = original;
+    vi.restoreAllMocks();
   });
 
   it('warns once at creation, naming every policy over the limit, and not when the limit allows them', () => {
-    const emitted: { message: string; code: string | undefined }[] = [];
-    process.emitWarning = ((message: string | Error, options?: { code?: string }) => {
-      emitted.push({ message: String(message), code: options?.code });
-    }) as typeof process.emitWarning;
+    const emitted = captureWarnings();
     createRetryInterceptor(config);
     createRetryInterceptor(config); // the same config again: said once per process
     createRetryInterceptor(config, { maxAttemptsLimit: 10 });
