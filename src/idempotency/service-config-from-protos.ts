@@ -11,6 +11,7 @@ import type {
   ServiceConfigJson,
 } from '../config/service-config-json.js';
 import { closestName } from '../util/closest-name.js';
+import { warnOncePerMessage } from '../util/warn-once.js';
 import {
   type IdempotencyLevel,
   methodsOf,
@@ -40,6 +41,9 @@ export interface IdempotencyPolicies {
   /** Only methods for which this returns true get a policy (default: every method of every service). */
   include?: (method: ProtoMethodIdempotency) => boolean;
 }
+
+/** A result that gives no method a policy, said once per process for each reason and protos. */
+const warnNoPolicy = warnOncePerMessage('GRPC_RETRY_HEDGING_EMPTY_CONFIG');
 
 const LEVEL_KEYS: ReadonlyArray<readonly [IdempotencyLevel, 'noSideEffects' | 'idempotent' | 'unknown']> = [
   ['NO_SIDE_EFFECTS', 'noSideEffects'],
@@ -127,6 +131,9 @@ export function serviceConfigFromProtos(
       methodConfig.push({ name, ...copyPolicy(policy) });
     }
   }
+  if (methodConfig.length === 0) {
+    warnNoPolicy(`grpc-retry-hedging: serviceConfigFromProtos: ${whyNoMethod(found, methods, byLevel)}`);
+  }
   const config: ServiceConfigJson & { methodConfig: MethodConfigJson[] } = { methodConfig };
   if (policies.retryThrottling !== undefined) {
     config.retryThrottling = { ...policies.retryThrottling };
@@ -164,4 +171,40 @@ function checkLevelPolicy(policy: LevelPolicy, path: string): void {
 /** A deep copy, so that the result can be edited without changing the caller's policies (or the other levels). */
 function copyPolicy(policy: LevelPolicy): Omit<MethodConfigJson, 'name'> {
   return JSON.parse(JSON.stringify(policy)) as Omit<MethodConfigJson, 'name'>;
+}
+
+/**
+ * Why no method got a policy, and what to do about it: no level has a policy, `include` left no method, or no
+ * method is marked with a level that has one (the common case: most protos mark none).
+ */
+export function whyNoMethod(
+  found: readonly ProtoMethodIdempotency[],
+  included: readonly ProtoMethodIdempotency[],
+  byLevel: ReadonlyMap<IdempotencyLevel, LevelPolicy>,
+): string {
+  const services = [...new Set(found.map((m) => m.service))];
+  const shown = services.length <= 3 ? services.join(', ') : `${services.slice(0, 3).join(', ')}, …`;
+  const of = `${found.length === 1 ? 'the 1 method' : `the ${found.length} methods`} of ${shown}`;
+  if (byLevel.size === 0) {
+    return `no method gets a policy, as no idempotency level has one: give policies.noSideEffects, policies.idempotent or policies.unknown a retryPolicy or hedgingPolicy`;
+  }
+  if (included.length === 0) {
+    return `no method gets a policy: policies.include returned false for ${of}`;
+  }
+  const counts = new Map<IdempotencyLevel, number>();
+  for (const m of included) {
+    counts.set(m.level, (counts.get(m.level) ?? 0) + 1);
+  }
+  const marked = [...counts]
+    .map(([level, n]) => `${n} ${level === 'IDEMPOTENCY_UNKNOWN' ? 'not marked' : `marked ${level}`}`)
+    .join(', ');
+  const advice = counts.has('IDEMPOTENCY_UNKNOWN')
+    ? '. Mark the methods safe to repeat in the protos (option idempotency_level = IDEMPOTENT, or NO_SIDE_EFFECTS ' +
+      'for reads), or give policies.unknown a policy for the methods not marked (a retried call may then run more ' +
+      'than once on the server)'
+    : '';
+  return (
+    `no method gets a policy: of ${included.length < found.length ? `the ${included.length} that policies.include kept of ${of}` : of}, ` +
+    `${marked}, and only ${[...byLevel.keys()].join(' and ')} ${byLevel.size === 1 ? 'has' : 'have'} a policy${advice}`
+  );
 }

@@ -31,6 +31,14 @@ let callCount = 0;
 /** Call numbers are unique within the module instance, so one listener can serve several interceptors. */
 /** A maxAttempts over the limit, said once per process for each config that says it. */
 const warnOverLimit = warnOncePerMessage('GRPC_RETRY_HEDGING_MAX_ATTEMPTS');
+/**
+ * A call made through an interceptor whose config has no methodConfig entry, with no policy of its own: said once
+ * per process (an empty config is a mistake made once, often in a helper that makes every client).
+ */
+const warnEmptyConfig = warnOnce(
+  'grpc-retry-hedging: a call went through createRetryInterceptor without a retry or hedging policy, as the service config it was given has no methodConfig entries: such calls are neither retried nor hedged. Give the config a methodConfig entry that names the service (docs/configuration.md), or the call a policy of its own (withRetryOptions).',
+  'GRPC_RETRY_HEDGING_EMPTY_CONFIG',
+);
 
 function nextCallId(): number {
   callCount += 1;
@@ -116,6 +124,7 @@ export function createRetryInterceptor(
 
   /** Paths already asked whether a name nearly matches them (calls no entry matches; bounded). */
   const nearMissChecked = new Set<string>();
+  const hasNoEntries = serviceConfig.methodConfig.length === 0;
 
   return (callOptions, nextCall) => {
     if (typeof nextCall !== 'function' || typeof callOptions?.method_definition?.path !== 'string') {
@@ -151,6 +160,9 @@ export function createRetryInterceptor(
       timeoutMs === undefined ? callOptions : withDeadlineWithin(callOptions, clock.now() + timeoutMs);
     const waitForReady = entry?.waitForReady;
     if (policy === undefined || policy.maxAttempts < 2) {
+      if (hasNoEntries && perCall === undefined) {
+        warnEmptyConfig();
+      }
       // No policy: hand grpc-js the next call itself (it only uses the InterceptingCall interface), or a thin
       // wrapper when waitForReady must go on the metadata.
       const call = nextCall(options);
