@@ -1,69 +1,54 @@
-/**
- * The README's example: a helloworld.Greeter client whose calls are retried and hedged as the service config says.
- * To run on its own it serves the Greeter with the package's flaky server, which fails the first attempt.
- *
- *   npm run build && node --import tsx examples/quick-start.ts
- */
-import { fileURLToPath } from 'node:url';
+// The README's quick start, whole: it runs as pasted. CI compiles it with strict tsc against the packed package
+// and runs it, as ESM and as CommonJS (test/package/packed-package.test.ts).
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
-import { createRetryInterceptor, loadServiceConfig } from 'grpc-retry-hedging';
-import { FlakyServer } from 'grpc-retry-hedging/testing';
+import { createRetryInterceptor, type ServiceConfigJson } from 'grpc-retry-hedging';
+import { FlakyServer, greeterProtoPath } from 'grpc-retry-hedging/testing';
 
-const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
+// Stand-ins for your .proto and your server: gRPC's hello-world Greeter, served by the package's flaky test
+// server, whose first answer is UNAVAILABLE and second is a reply.
+const protoFile = greeterProtoPath();
+const server = await FlakyServer.start({ proto: protoFile });
+server.scriptMethod('helloworld.Greeter/SayHello', [
+  { status: 'UNAVAILABLE' },
+  { response: { message: 'Hello world' } },
+]);
 
-/**
- * The client type your code generator gives you (proto-loader-gen-types, ts-proto, grpc-tools), with the overloads
- * that take call options, where per-call retry options go (`withRetryOptions`, docs/configuration.md).
- */
+// The service config (from a JSON file: loadServiceConfig('service-config.json')): retry UNAVAILABLE.
+const config: ServiceConfigJson = {
+  methodConfig: [
+    {
+      name: [{ service: 'helloworld.Greeter' }],
+      retryPolicy: {
+        maxAttempts: 4,
+        initialBackoff: '0.01s',
+        maxBackoff: '0.1s',
+        backoffMultiplier: 2,
+        retryableStatusCodes: ['UNAVAILABLE'],
+      },
+    },
+  ],
+};
+
+// Your client, as usual, with the interceptor. (A code generator gives you its type: proto-loader-gen-types,
+// ts-proto, grpc-tools.)
 interface GreeterClient extends grpc.Client {
   sayHello(
     request: { name: string },
     callback: grpc.requestCallback<{ message: string }>,
   ): grpc.ClientUnaryCall;
-  sayHello(
-    request: { name: string },
-    options: grpc.CallOptions,
-    callback: grpc.requestCallback<{ message: string }>,
-  ): grpc.ClientUnaryCall;
-  sayHello(
-    request: { name: string },
-    metadata: grpc.Metadata,
-    options: grpc.CallOptions,
-    callback: grpc.requestCallback<{ message: string }>,
-  ): grpc.ClientUnaryCall;
 }
-type GreeterConstructor = new (
+const proto = grpc.loadPackageDefinition(protoLoader.loadSync(protoFile));
+const Greeter = (proto.helloworld as grpc.GrpcObject).Greeter as unknown as new (
   ...args: ConstructorParameters<grpc.ServiceClientConstructor>
 ) => GreeterClient;
+const client = new Greeter(server.address, grpc.credentials.createInsecure(), {
+  interceptors: [createRetryInterceptor(config)],
+});
 
-export async function main(
-  print: (line: string) => void = console.log,
-): Promise<{ reply: unknown; attempts: number }> {
-  const server = await FlakyServer.start({ proto: here('helloworld.proto') });
-  server.scriptMethod('helloworld.Greeter/SayHello', [
-    { status: 'UNAVAILABLE' },
-    { response: { message: 'Hello' } },
-  ]);
-  const address = server.address;
-
-  // Your client, as usual; the interceptor applies the service config's retryPolicy and hedgingPolicy.
-  const proto = grpc.loadPackageDefinition(protoLoader.loadSync(here('helloworld.proto')));
-  const Greeter = (proto.helloworld as grpc.GrpcObject).Greeter as unknown as GreeterConstructor;
-  const config = loadServiceConfig(here('greeter-service-config.json'));
-  const client = new Greeter(address, grpc.credentials.createInsecure(), {
-    interceptors: [createRetryInterceptor(config)],
-  });
-  const reply = await new Promise((resolve, reject) => {
-    client.sayHello({ name: 'world' }, (error, reply) => (error ? reject(error) : resolve(reply)));
-  });
-  print(`${JSON.stringify(reply)} after ${server.attemptsOf('helloworld.Greeter/SayHello').length} attempts`);
-
+client.sayHello({ name: 'world' }, (error, reply) => {
+  const attempts = server.attemptsOf('helloworld.Greeter/SayHello').length;
+  console.log(error ?? reply, `after ${attempts} attempts`); // { message: 'Hello world' } after 2 attempts
   client.close();
-  await server.stop();
-  return { reply, attempts: server.attemptsOf('helloworld.Greeter/SayHello').length };
-}
-
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  await main();
-}
+  void server.stop();
+});

@@ -40,7 +40,7 @@ export {
   flakyMethodPath,
   loadFlakyTestService,
 } from './flaky-test-service.js';
-export { flakyTestProtoPath } from './proto-path.js';
+export { flakyTestProtoPath, greeterProtoPath } from './proto-path.js';
 export type { ReplicaScript } from './replica-script.js';
 export { seededRandom } from './seeded-random.js';
 export type { FlakyServiceSource } from './served-services.js';

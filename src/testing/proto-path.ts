@@ -2,12 +2,10 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** Path of the proto file relative to the package root. */
-const PROTO_RELATIVE_PATH = join('protos', 'flaky_test.proto');
 /** How many parent directories above this module's directory are searched. */
 const MAX_LEVELS_UP = 5;
 
-let cachedPath: string | undefined;
+const found = new Map<string, string>();
 
 /**
  * Directory of the running module. tsup (with `shims: true`) provides `__dirname` in ESM bundles and
@@ -22,20 +20,22 @@ function currentModuleDir(): string {
 }
 
 /**
- * Absolute path of `protos/flaky_test.proto`, found by walking up from this module's directory
- * (at most {@link MAX_LEVELS_UP} levels). Throws an Error naming the searched locations when it is missing.
+ * Absolute path of a file the package ships, given relative to the package root, found by walking up from this
+ * module's directory (at most {@link MAX_LEVELS_UP} levels). Throws an Error naming the searched locations when it
+ * is missing.
  */
-export function flakyTestProtoPath(): string {
-  if (cachedPath !== undefined) {
-    return cachedPath;
+function packageFilePath(relativePath: string): string {
+  const cached = found.get(relativePath);
+  if (cached !== undefined) {
+    return cached;
   }
   const searched: string[] = [];
   let dir = currentModuleDir();
   for (let level = 0; level <= MAX_LEVELS_UP; level++) {
-    const candidate = join(dir, PROTO_RELATIVE_PATH);
+    const candidate = join(dir, relativePath);
     searched.push(candidate);
     if (existsSync(candidate)) {
-      cachedPath = candidate;
+      found.set(relativePath, candidate);
       return candidate;
     }
     const parent = dirname(dir);
@@ -44,7 +44,19 @@ export function flakyTestProtoPath(): string {
     }
     dir = parent;
   }
-  throw new Error(
-    `grpc-retry-hedging: cannot find ${PROTO_RELATIVE_PATH}; searched:\n  ${searched.join('\n  ')}`,
-  );
+  throw new Error(`grpc-retry-hedging: cannot find ${relativePath}; searched:\n  ${searched.join('\n  ')}`);
+}
+
+/** Absolute path of `protos/flaky_test.proto`, the FlakyTest service's proto. */
+export function flakyTestProtoPath(): string {
+  return packageFilePath(join('protos', 'flaky_test.proto'));
+}
+
+/**
+ * Absolute path of `examples/helloworld.proto`: gRPC's hello-world `helloworld.Greeter` (unary `SayHello` and
+ * `GetCached`, server-streaming `StreamHellos`), which the package ships for trying it out, as the README's quick
+ * start does, before your own protos are at hand.
+ */
+export function greeterProtoPath(): string {
+  return packageFilePath(join('examples', 'helloworld.proto'));
 }

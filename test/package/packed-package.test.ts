@@ -124,13 +124,16 @@ describe.skipIf(!enabled)('the packed tarball', () => {
   });
 
   it.each<ProjectKind>(['esm', 'cjs', 'node10'])(
-    'compiles the flaky-server example of docs/testing.md and every entry point with strict tsc, and runs them (%s)',
+    "compiles the README's quick start, the flaky-server example of docs/testing.md and every entry point with strict tsc, and runs them (%s)",
     (kind) => {
       // docs/testing.md shows this file (test/docs/code-blocks.test.ts holds them together).
       const snippet = readFileSync(join(repoRoot, 'examples', 'flaky-server-quick.ts'), 'utf8');
+      // The README's quick start, whole, as a user pastes it.
+      const quickStart = readFileSync(join(repoRoot, 'examples', 'quick-start.ts'), 'utf8');
       const dir = join(work, 'root', kind);
       writeProject(dir, kind, {
         'readme-flaky-server.ts': kind === 'esm' ? snippet : wrapInAsyncMain(snippet),
+        'quick-start.ts': kind === 'esm' ? quickStart : wrapInAsyncMain(quickStart),
         'entry-points.ts': readFileSync(
           join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'entry-points.ts'),
           'utf8',
@@ -157,6 +160,14 @@ describe.skipIf(!enabled)('the packed tarball', () => {
         'attempt 1: previous undefined, ended 14, id req-1',
         'attempt 2: previous 1, ended 14, id req-1',
       ]);
+
+      const quick = spawnSync(process.execPath, [join(dir, 'out', 'quick-start.js')], {
+        encoding: 'utf8',
+        timeout: 20_000,
+      });
+      expect(quick.stderr).toBe('');
+      expect(quick.status).toBe(0);
+      expect(quick.stdout).toBe("{ message: 'Hello world' } after 2 attempts\n");
     },
     60_000,
   );
