@@ -25,6 +25,12 @@ import {
   messageDescriptorIndex,
   resolveMessageType,
 } from './message-descriptor-index.js';
+import {
+  acceptedForms,
+  type WellKnownType,
+  wellKnownTypeOf,
+  wellKnownValueProblem,
+} from './well-known-values.js';
 
 /** The fields of one message type, nested message fields included where the descriptor holds their type. */
 export interface MessageFields {
@@ -38,6 +44,13 @@ export interface MessageFields {
   readonly oneofs?: ReadonlyMap<string, string>;
   /** The map fields, by key: a response gives each as an object keyed by the map's keys. */
   readonly maps?: ReadonlySet<string>;
+  /**
+   * The fields (or map fields' values) of a well-known type whose proto3 JSON form a response may give (a
+   * Timestamp's RFC 3339 string): see well-known-values.ts.
+   */
+  readonly wellKnown?: ReadonlyMap<string, WellKnownType>;
+  /** The map fields whose values are messages found (not well-known), by key, with the values' message type. */
+  readonly mapValues?: ReadonlyMap<string, MessageFields>;
 }
 
 /** One problem of a scripted response: where in it (keys and indexes below `response`) and what. */
@@ -118,11 +131,23 @@ interface FieldTypes {
   enumValues(typeName: string): EnumValues | undefined;
   /** Whether `typeName` names a map's entry type. */
   isMap(typeName: string): boolean;
+  /** The well-known type `typeName` names, when one whose JSON form a response may give. */
+  wellKnown(typeName: string): WellKnownType | undefined;
+  /** The type of the values of the map whose entry type `typeName` names, when a message type. */
+  mapValue(typeName: string): MapValueType | undefined;
   /** Whether the descriptor's `oneofIndex` tells oneof members from other fields (see {@link nestedFields}). */
   readonly oneofsKnown: boolean;
 }
 
-type FieldFacts = Required<Pick<MessageFields, 'keys' | 'enums' | 'oneofs' | 'maps'>>;
+/** A map's value type: a well-known type, or the fields of another message type. */
+interface MapValueType {
+  readonly wellKnown?: WellKnownType;
+  readonly fields?: MessageFields;
+}
+
+type FieldFacts = Required<
+  Pick<MessageFields, 'keys' | 'enums' | 'oneofs' | 'maps' | 'wellKnown' | 'mapValues'>
+>;
 
 /**
  * The fields of `descriptor`, their types found through `types`. Read when first asked for, since the types a
@@ -148,6 +173,12 @@ function fieldsOf(descriptor: MessageDescriptor, types: FieldTypes): MessageFiel
     get maps() {
       return read().maps;
     },
+    get wellKnown() {
+      return read().wellKnown;
+    },
+    get mapValues() {
+      return read().mapValues;
+    },
   };
 }
 
@@ -157,6 +188,8 @@ function readFields(descriptor: MessageDescriptor, types: FieldTypes): FieldFact
   const enums = new Map<string, EnumValues>();
   const oneofs = new Map<string, string>();
   const maps = new Set<string>();
+  const wellKnown = new Map<string, WellKnownType>();
+  const mapValues = new Map<string, MessageFields>();
   const oneofNames = list<{ name?: unknown }>(descriptor.oneofDecl).map((o) => o.name);
   for (const field of list<FieldDescriptor>(descriptor.field)) {
     if (typeof field.name !== 'string') {
@@ -167,6 +200,16 @@ function readFields(descriptor: MessageDescriptor, types: FieldTypes): FieldFact
     keys.set(field.name, isMessage ? types.message(typeName) : undefined);
     if (isMessage && types.isMap(typeName)) {
       maps.add(field.name);
+      const value = types.mapValue(typeName);
+      if (value?.wellKnown !== undefined) {
+        wellKnown.set(field.name, value.wellKnown);
+      } else if (value?.fields !== undefined) {
+        mapValues.set(field.name, value.fields);
+      }
+    }
+    const wellKnownType = isMessage ? types.wellKnown(typeName) : undefined;
+    if (wellKnownType !== undefined) {
+      wellKnown.set(field.name, wellKnownType);
     }
     const values =
       field.type === 'TYPE_ENUM' && typeName !== undefined ? types.enumValues(typeName) : undefined;
@@ -186,15 +229,22 @@ function readFields(descriptor: MessageDescriptor, types: FieldTypes): FieldFact
       keys.set(name, undefined);
     }
   }
-  return { keys, enums, oneofs, maps };
+  return { keys, enums, oneofs, maps, wellKnown, mapValues };
 }
 
 /**
- * A map's entry type takes an object keyed by the map's keys, not its fields: not checked; nor is a message that
- * holds itself, directly or through others (its fields are checked one level down only).
+ * A map's entry type takes an object keyed by the map's keys, not its fields: not checked as a message (its
+ * values are: {@link mapValueTypeName}); nor is a message that holds itself, directly or through others (its fields
+ * are checked one level down only).
  */
 function isMapEntry(descriptor: MessageDescriptor): boolean {
   return descriptor.options?.mapEntry === true;
+}
+
+/** The type name of a map entry's `value` field, when a message type. */
+function mapValueTypeName(entry: MessageDescriptor): string | undefined {
+  const value = list<FieldDescriptor>(entry.field).find((f) => f.name === 'value');
+  return value?.type === 'TYPE_MESSAGE' && typeof value.typeName === 'string' ? value.typeName : undefined;
 }
 
 /** Fields of `descriptor`, message types found among those nested in it and in `enclosing` (innermost first). */
@@ -211,6 +261,23 @@ function nestedFields(descriptor: MessageDescriptor, enclosing: readonly Message
     isMap: (typeName) => {
       const found = nestedType(typeName, scope);
       return found !== undefined && isMapEntry(found);
+    },
+    // Without the file descriptors a type declared elsewhere is not found: a well-known one is told by its name.
+    wellKnown: (typeName) => wellKnownTypeOf(typeName),
+    mapValue: (typeName) => {
+      const entry = nestedType(typeName, scope);
+      const valueType = entry === undefined ? undefined : mapValueTypeName(entry);
+      if (entry === undefined || valueType === undefined) {
+        return undefined;
+      }
+      const wellKnown = wellKnownTypeOf(valueType);
+      if (wellKnown !== undefined) {
+        return { wellKnown };
+      }
+      const found = nestedType(valueType, [entry, ...scope]);
+      return found === undefined || scope.includes(found) || isMapEntry(found)
+        ? undefined
+        : { fields: nestedFields(found, scope) };
     },
     // proto-loader's descriptors are made with defaults: every field has a oneofIndex (0 when in no oneof).
     oneofsKnown: false,
@@ -233,8 +300,8 @@ function nestedEnum(typeName: string, scope: readonly MessageDescriptor[]): Enum
 
 /**
  * Fields of `descriptor` (the message `fullName`, reached through the messages `path` names), message types found
- * among all those of `index`. Well-known types (`google.protobuf`) are not checked: protobufjs takes some in another
- * form (an Any's `@type`).
+ * among all those of `index`. The fields of well-known types (`google.protobuf`) are not checked: protobufjs takes
+ * some in another form (an Any's `@type`); the values of a Timestamp or Duration are (see well-known-values.ts).
  */
 function indexedFields(
   descriptor: MessageDescriptor,
@@ -243,23 +310,42 @@ function indexedFields(
   index: MessageDescriptorIndex,
   enums: EnumIndex,
 ): MessageFields {
-  const messageEntry = (typeName: string): { fullName: string; entry: IndexedMessage } | undefined => {
-    const found = resolveMessageType(index, typeName, fullName);
+  const messageEntry = (
+    typeName: string,
+    from = fullName,
+  ): { fullName: string; entry: IndexedMessage } | undefined => {
+    const found = resolveMessageType(index, typeName, from);
     const entry = found === undefined ? undefined : index.get(found);
     return found === undefined || entry === undefined ? undefined : { fullName: found, entry };
   };
+  const message = (typeName: string, from = fullName): MessageFields | undefined => {
+    const found = messageEntry(typeName, from);
+    if (
+      found === undefined ||
+      path.includes(found.fullName) ||
+      isMapEntry(found.entry.descriptor) ||
+      found.fullName.startsWith('.google.protobuf.')
+    ) {
+      return undefined;
+    }
+    return indexedFields(found.entry.descriptor, found.fullName, [...path, found.fullName], index, enums);
+  };
+  // A well-known type's file may be missing from the descriptors (then its name tells it).
+  const wellKnown = (typeName: string, from = fullName): WellKnownType | undefined =>
+    wellKnownTypeOf(resolveMessageType(index, typeName, from) ?? typeName);
   return fieldsOf(descriptor, {
-    message: (typeName) => {
-      const found = messageEntry(typeName);
-      if (
-        found === undefined ||
-        path.includes(found.fullName) ||
-        isMapEntry(found.entry.descriptor) ||
-        found.fullName.startsWith('.google.protobuf.')
-      ) {
+    message: (typeName) => message(typeName),
+    wellKnown: (typeName) => wellKnown(typeName),
+    mapValue: (typeName) => {
+      const entry = messageEntry(typeName);
+      const valueType = entry === undefined ? undefined : mapValueTypeName(entry.entry.descriptor);
+      if (entry === undefined || valueType === undefined) {
         return undefined;
       }
-      return indexedFields(found.entry.descriptor, found.fullName, [...path, found.fullName], index, enums);
+      const wellKnownValue = wellKnown(valueType, entry.fullName);
+      return wellKnownValue !== undefined
+        ? { wellKnown: wellKnownValue }
+        : { fields: message(valueType, entry.fullName) };
     },
     enumValues: (typeName) => {
       const found = resolveMessageType(enums, typeName, fullName);
@@ -339,6 +425,20 @@ export function responseKeyProblems(
       problems.push(...enumValueProblems(value, enumType, key, fields, method, [...path, key]));
       continue;
     }
+    const wellKnown = fields.wellKnown?.get(key);
+    if (wellKnown !== undefined) {
+      problems.push(...wellKnownProblems(value, wellKnown, key, fields, method, [...path, key]));
+      continue;
+    }
+    const mapValue = fields.mapValues?.get(key);
+    if (mapValue !== undefined && isObject(value)) {
+      for (const [mapKey, element] of Object.entries(value)) {
+        if (isObject(element)) {
+          problems.push(...responseKeyProblems(element, mapValue, method, [...path, key, mapKey]));
+        }
+      }
+      continue;
+    }
     const nested = fields.keys.get(key);
     if (nested === undefined) {
       continue;
@@ -384,6 +484,35 @@ function enumValueProblems(
       },
     ];
   };
+  return Array.isArray(value) ? value.flatMap((item, i) => check(item, [...path, i])) : check(value, path);
+}
+
+/**
+ * A value a Timestamp or Duration field (each element of a repeated one, each value of a map) cannot take: one
+ * that is neither its proto3 JSON string nor an object of its fields (see well-known-values.ts).
+ */
+function wellKnownProblems(
+  value: unknown,
+  type: WellKnownType,
+  key: string,
+  fields: MessageFields,
+  method: string,
+  path: readonly (string | number)[],
+): ResponseKeyProblem[] {
+  const check = (item: unknown, at: readonly (string | number)[]): ResponseKeyProblem[] => {
+    const problem = wellKnownValueProblem(type, item);
+    return problem === undefined
+      ? []
+      : [
+          {
+            path: at,
+            message: `${fields.name}.${key} is a ${type} (in the response of ${method}): ${problem}; give ${acceptedForms(type)}`,
+          },
+        ];
+  };
+  if (fields.maps?.has(key) === true && isObject(value)) {
+    return Object.entries(value).flatMap(([mapKey, item]) => check(item, [...path, mapKey]));
+  }
   return Array.isArray(value) ? value.flatMap((item, i) => check(item, [...path, i])) : check(value, path);
 }
 

@@ -11,6 +11,7 @@ import { didYouMean } from '../util/option-checks.js';
 import { locateProtoFile, missingIncludeDir } from '../util/proto-files.js';
 import { loadWithWarningsFolded } from '../util/proto-load-warnings.js';
 import { withUnresolvedTypePlace } from '../util/unresolved-type-place.js';
+import { serializeWithWellKnownValues } from './response-conversion.js';
 import { type MessageFields, responseFieldsOf } from './response-fields.js';
 
 /**
@@ -31,7 +32,10 @@ export interface ServedMethod {
   readonly path: string;
   readonly requestStream: boolean;
   readonly responseStream: boolean;
-  /** The definition's response serializer, run on each response before it is sent (undefined: not checked). */
+  /**
+   * The definition's response serializer, run on each response before it is sent (undefined: not checked), taking
+   * Timestamps and Durations in their proto3 JSON form too (see response-conversion.ts).
+   */
   readonly serialize?: (message: unknown) => unknown;
   /** The response message's fields, when the definition carries its descriptor (proto-loader's). */
   readonly response?: MessageFields;
@@ -87,12 +91,16 @@ function toServed(definition: grpc.ServiceDefinition, where: string): ServedServ
       unknown,
       unknown
     >;
+    const response = responseFieldsOf(method);
     const served: ServedMethod = {
       path,
       requestStream,
       responseStream,
-      serialize: typeof responseSerialize === 'function' ? responseSerialize : undefined,
-      response: responseFieldsOf(method),
+      serialize:
+        typeof responseSerialize === 'function'
+          ? serializeWithWellKnownValues(responseSerialize, response)
+          : undefined,
+      response,
     };
     return { key, method: served };
   });

@@ -88,14 +88,23 @@ describe.each([
     ]);
   });
 
-  it('does not check the values of a map (though their type is checked elsewhere), nor well-known types', () => {
+  it("checks the values of a map, and a Timestamp's value (its two fields, or its RFC 3339 string)", () => {
     expect(
       problemsOf(getOrder(), {
         [itemsBySku]: { 'any-key': { skuu: 'x' } },
         items: [{ skuu: 'y' }],
-        [createdAt]: { seconds: 1, '@type': 'not checked' },
+        [createdAt]: { seconds: 1, '@type': 'not a field' },
       }),
-    ).toEqual([expect.stringMatching(/^response\.items\[0\]\.skuu: /)]);
+    ).toEqual([
+      expect.stringMatching(new RegExp(`^response\\.${itemsBySku}\\.any-key\\.skuu: .* of Item .*"sku"`)),
+      expect.stringMatching(/^response\.items\[0\]\.skuu: /),
+      expect.stringMatching(
+        new RegExp(
+          `^response\\.${createdAt}: Order\\.${createdAt} is a google\\.protobuf\\.Timestamp .*"@type" is not one of its fields`,
+        ),
+      ),
+    ]);
+    expect(problemsOf(getOrder(), { [createdAt]: '2024-01-01T00:00:00Z' })).toEqual([]);
   });
 
   it('terminates on mutually recursive types, checking a message that holds itself one level down only', () => {
