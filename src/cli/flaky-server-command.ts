@@ -1,6 +1,6 @@
 /**
  * `grpc-retry-hedging flaky-server [--port N] [--host HOST] [--script FILE] [--proto FILE ...] [-I DIR ...]
- * [--keep-case] [--max-receive-message-size BYTES] [--quiet]`: runs the scripted flaky test server (FlakyTest and
+ * [--keep-case] [--no-flaky-test] [--max-receive-message-size BYTES] [--quiet]`: runs the scripted flaky test server (FlakyTest and
  * the services of the given protos) and logs one line per attempt.
  */
 
@@ -36,7 +36,7 @@ import { type CommandIo, EXIT_CODE } from './command-io.js';
 
 /** Usage text of the flaky-server command. */
 export const FLAKY_SERVER_USAGE = `Usage: grpc-retry-hedging flaky-server [--port N] [--host HOST] [--script FILE]
-                                      [--proto FILE ...] [-I DIR ...] [--keep-case]
+                                      [--proto FILE ...] [-I DIR ...] [--keep-case] [--no-flaky-test]
                                       [--max-receive-message-size BYTES] [--quiet]
 
 Starts the scripted flaky test gRPC server (service grpc_retry_hedging.testing.v1.FlakyTest, protos/flaky_test.proto,
@@ -51,6 +51,7 @@ and every service of the --proto files) and logs one line per attempt until SIGI
   -I, --proto-path DIR    directory in which to look for protos and their imports, as protoc (repeatable)
   --keep-case             load --proto files with the proto's field names (order_id), as a client loaded with
                           proto-loader's keepCase: true; default camelCase (orderId)
+  --no-flaky-test         serve the --proto files' services alone, without FlakyTest
   --max-receive-message-size BYTES
                           largest request message the server accepts (default grpc-js's, 4 MiB)
   -q, --quiet             do not log attempts
@@ -67,6 +68,7 @@ const FLAKY_SERVER_OPTIONS = {
   proto: { type: 'string', multiple: true },
   'proto-path': { type: 'string', short: 'I', multiple: true },
   'keep-case': { type: 'boolean' },
+  'no-flaky-test': { type: 'boolean' },
   'max-receive-message-size': { type: 'string' },
   quiet: { type: 'boolean', short: 'q' },
   help: { type: 'boolean', short: 'h' },
@@ -80,6 +82,7 @@ interface FlakyServerArgs {
   readonly protoFiles: readonly string[];
   readonly includeDirs: readonly string[];
   readonly keepCase: boolean;
+  readonly serveFlakyTest: boolean;
   readonly maxReceiveMessageSize: number | undefined;
   readonly quiet: boolean;
 }
@@ -110,6 +113,12 @@ function serverArgs(args: CommandArgs): FlakyServerArgs {
   if (keepCase && protoFiles.length === 0) {
     throw new UsageError('--keep-case is used only with --proto (it says how to load the protos)');
   }
+  const serveFlakyTest = !flagOption(args, 'no-flaky-test');
+  if (!serveFlakyTest && protoFiles.length === 0) {
+    throw new UsageError(
+      '--no-flaky-test needs --proto: without FlakyTest, the server serves the protos alone',
+    );
+  }
   const sizeText = stringOption(args, 'max-receive-message-size');
   const maxReceiveMessageSize =
     sizeText === undefined ? undefined : /^\d+$/.test(sizeText) ? Number(sizeText) : -1;
@@ -128,6 +137,7 @@ function serverArgs(args: CommandArgs): FlakyServerArgs {
     protoFiles,
     includeDirs,
     keepCase,
+    serveFlakyTest,
     maxReceiveMessageSize,
     quiet: flagOption(args, 'quiet'),
   };
@@ -364,6 +374,7 @@ export async function runFlakyServerCommand(argv: readonly string[], io: Command
       includeDirs: args.includeDirs,
       keepCase: args.keepCase,
       services: [],
+      serveFlakyTest: args.serveFlakyTest,
     });
   } catch (error) {
     io.stderr(`flaky-server: ${startErrorMessage(errorMessage(error), args)}\n`);
@@ -401,10 +412,11 @@ export async function runFlakyServerCommand(argv: readonly string[], io: Command
         host: args.host,
         scripts: scripts.byCallId,
         methodScripts: scripts.byMethod,
-        // the services of the protos, as loaded above (FlakyTest is served anyway)
+        // the services of the protos, as loaded above (FlakyTest is served by this option)
         services: services
           .filter((service) => service.name !== FLAKY_TEST_SERVICE)
           .map((service) => service.definition),
+        serveFlakyTest: args.serveFlakyTest,
         serverOptions:
           args.maxReceiveMessageSize === undefined
             ? undefined

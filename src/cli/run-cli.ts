@@ -17,7 +17,7 @@ Commands:
       Validate a gRPC service config, report every error with its line and column, and show the effective
       retry/hedging policy, timeouts and worst-case time of every entry.
   flaky-server [--port N] [--host 127.0.0.1] [--script file.json] [--proto file.proto ...] [-I dir ...]
-        [--keep-case] [--max-receive-message-size BYTES] [-q]
+        [--keep-case] [--no-flaky-test] [--max-receive-message-size BYTES] [-q]
       Run the scripted flaky test server (FlakyTest, and the services of your protos), to exercise your own
       client's retry configuration.
 

@@ -70,6 +70,12 @@ export interface FlakyServerOptions {
    */
   services?: FlakyServiceSource | readonly FlakyServiceSource[];
   /**
+   * Serve the FlakyTest demo service (`grpc_retry_hedging.testing.v1.FlakyTest`) beside `proto` and `services`.
+   * Default true. false serves your services alone, so that `servedMethods()` and the served lists in error
+   * messages name only yours; it needs `proto` or `services`.
+   */
+  serveFlakyTest?: boolean;
+  /**
    * Scripts by method (`"helloworld.Greeter/SayHello"`), registered up front: what attempts whose call id has no
    * script play (same as calling {@link FlakyServer.scriptMethod} for each).
    */
@@ -156,6 +162,7 @@ export interface CheckedFlakyServerOptions {
   includeDirs: readonly string[];
   keepCase: boolean;
   services: readonly unknown[];
+  serveFlakyTest: boolean;
   methodScripts: ReadonlyArray<readonly [string, AttemptScript[]]>;
   respond: FlakyServerOptions['respond'];
   maxRecordedAttempts: number;
@@ -176,6 +183,7 @@ const OPTION_NAMES: ReadonlySet<string> = new Set([
   'includeDirs',
   'keepCase',
   'services',
+  'serveFlakyTest',
   'methodScripts',
   'respond',
   'maxRecordedAttempts',
@@ -267,6 +275,17 @@ export function checkFlakyServerOptions(options: unknown): CheckedFlakyServerOpt
   }
   const services: readonly unknown[] =
     o.services === undefined ? [] : Array.isArray(o.services) ? o.services : [o.services];
+  const serveFlakyTest = o.serveFlakyTest ?? true;
+  if (typeof serveFlakyTest !== 'boolean') {
+    throw new TypeError(
+      `FlakyServer: option "serveFlakyTest" must be a boolean; got ${JSON.stringify(serveFlakyTest)}`,
+    );
+  }
+  if (!serveFlakyTest && proto.length === 0 && services.length === 0) {
+    throw new TypeError(
+      'FlakyServer: option "serveFlakyTest" is false and neither "proto" nor "services" is given: the server would serve nothing',
+    );
+  }
   if (o.methodScripts !== undefined && (typeof o.methodScripts !== 'object' || o.methodScripts === null)) {
     throw new TypeError('FlakyServer: option "methodScripts" must be an object of scripts by method name');
   }
@@ -309,6 +328,7 @@ export function checkFlakyServerOptions(options: unknown): CheckedFlakyServerOpt
     includeDirs,
     keepCase,
     services,
+    serveFlakyTest,
     methodScripts,
     respond: checkHook('respond', o.respond),
     maxRecordedAttempts,

@@ -181,7 +181,7 @@ export class FlakyServer {
     }
   }
 
-  /** Full paths (`/pkg.Service/Method`) of every method served, FlakyTest's included. */
+  /** Full paths (`/pkg.Service/Method`) of every method served, FlakyTest's included unless `serveFlakyTest` is false. */
   servedMethods(): readonly string[] {
     return [...this.served];
   }
@@ -705,14 +705,18 @@ export class FlakyServer {
 const flakyEcho: Respond = (run, echo) => run.script.response ?? echo;
 
 /**
- * FlakyTest first, then the user's services (a service named twice is served once, the first time).
+ * FlakyTest first (unless `serveFlakyTest` is false), then the user's services (a service named twice is served
+ * once, the first time).
  * @internal exported for the CLI, which checks a script file against them before it starts the server
  */
 export function servedServices(
-  options: Pick<CheckedFlakyServerOptions, 'proto' | 'includeDirs' | 'keepCase' | 'services'>,
+  options: Pick<
+    CheckedFlakyServerOptions,
+    'proto' | 'includeDirs' | 'keepCase' | 'services' | 'serveFlakyTest'
+  >,
 ): ServedService[] {
   const all = [
-    ...servicesIn(loadFlakyTestService(), 'FlakyTest'),
+    ...(options.serveFlakyTest ? servicesIn(loadFlakyTestService(), 'FlakyTest') : []),
     ...servicesInProtos(options.proto, options.includeDirs, options.keepCase),
     ...options.services.flatMap((source, i) => servicesIn(source, `option "services"[${i}]`)),
   ];

@@ -194,6 +194,7 @@ describe('flaky-server command', () => {
     [['--host='], /--host needs a value/],
     [['-I', 'examples'], /-I\/--proto-path is used only with --proto/],
     [['--keep-case'], /--keep-case is used only with --proto/],
+    [['--no-flaky-test'], /--no-flaky-test needs --proto/],
     [['--max-receive-message-size', '1k'], /--max-receive-message-size must be a number of bytes/],
   ])('exits with 2 on usage error %j', async (argv, message) => {
     const { io, exit } = start(argv);
@@ -302,6 +303,24 @@ describe('flaky-server command', () => {
         ),
       ),
     ]);
+  });
+
+  it('with --no-flaky-test, serves the protos alone: a script key naming FlakyTest is no served method', async () => {
+    const file = join(dir, 'no-flaky-test.json');
+    writeFileSync(file, '{\n  "grpc_retry_hedging.testing.v1.FlakyTest/Unary": [{}]\n}');
+    const refused = start(['--proto', ORDERS, '--no-flaky-test', '--script', file]);
+    expect(await refused.exit).toBe(1);
+    expect(refused.io.err).toMatch(
+      /no served method "grpc_retry_hedging\.testing\.v1\.FlakyTest\/Unary" \(served: fixture\.orders\.v1\.OrderService\/GetOrder, /,
+    );
+    expect(refused.io.err).not.toMatch(/served: [^)]*FlakyTest/);
+
+    const { io, exit } = start(['--proto', ORDERS, '--no-flaky-test']);
+    const [, address] = await io.waitForOut(/^flaky server listening on (127\.0\.0\.1:\d+)$/m);
+    const { error } = await unary(address!, '');
+    expect(error?.code).toBe(grpc.status.UNIMPLEMENTED);
+    io.controller.abort();
+    expect(await exit).toBe(0);
   });
 
   it('with --keep-case, loads the protos with their field names: scripted responses and recorded requests', async () => {
