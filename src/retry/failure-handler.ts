@@ -1,5 +1,6 @@
 import { status as Status, type StatusObject } from '@grpc/grpc-js';
 import type { CallPolicy } from '../config/types.js';
+import { isLocalRejection } from '../shared/local-rejection.js';
 import type { GateVerdict } from '../shared/retry-gate.js';
 import type { Attempt } from './attempt.js';
 import type { AttemptSet } from './attempt-set.js';
@@ -44,6 +45,11 @@ export interface FailureHost {
 export class FailureHandler {
   /** Where the backoff stands; undefined before the first retry. */
   private backoff: BackoffState | undefined;
+  /**
+   * The last failure a server (or the transport) gave, as opposed to a local rejection by an adaptive throttle below
+   * this interceptor: what the call reports when its next attempt is rejected locally.
+   */
+  private lastAnswered: StatusObject | undefined;
 
   constructor(
     private readonly policy: CallPolicy,
@@ -73,10 +79,21 @@ export class FailureHandler {
     }
   }
 
-  /** An uncommitted attempt failed, or hit its per-attempt timeout (`timedOut`). */
+  /**
+   * An uncommitted attempt failed, or hit its per-attempt timeout (`timedOut`).
+   *
+   * An attempt after the first that an adaptive throttle below rejected locally (it never reached the server) is
+   * not retried (its pushback says so), and the call reports the failure it was retrying, with reason `throttled`,
+   * as when the interceptor's own gate refuses a retry: the server's status, not the client's refusal.
+   */
   afterFailure(attempt: Attempt, status: StatusObject, timedOut: boolean): void {
     const { policy, ctx, host } = this;
-    const failure = this.failureOf(status, timedOut);
+    const rejectedLocally = isLocalRejection(status);
+    const shown = rejectedLocally ? (this.lastAnswered ?? status) : status;
+    if (!rejectedLocally) {
+      this.lastAnswered = status;
+    }
+    const failure = this.failureOf(status, timedOut, rejectedLocally);
     const decision = this.decide(
       failure,
       policy.kind === 'retry' ? ctx.random() : 0,
@@ -87,8 +104,9 @@ export class FailureHandler {
       return; // a `throttled` listener ended the call
     }
     switch (decision.type) {
-      case 'finish':
-        this.events?.noFurtherAttempt(decision.reason);
+      case 'finish': {
+        const reason = shown !== status ? 'throttled' : decision.reason;
+        this.events?.noFurtherAttempt(reason);
         if (decision.reason === 'replay-buffer') {
           ctx.onReplayBufferFull();
         }
@@ -96,7 +114,7 @@ export class FailureHandler {
         // deadline, as it does when the deadline passes during a backoff, not with a status a retry was meant to
         // hide (grpc-js's own retries end such a call at its deadline timer too). A DEADLINE_EXCEEDED is that status.
         if (decision.reason === 'deadline' && status.code !== Status.DEADLINE_EXCEEDED) {
-          host.endAtDeadline(status);
+          host.endAtDeadline(shown);
           return;
         }
         // A request the replay buffer cannot hold ('replay-buffer') commits no attempt here: the failed one has
@@ -104,8 +122,9 @@ export class FailureHandler {
         if (decision.reason === 'request-changed') {
           ctx.onRequestChanged();
         }
-        host.finish(finishStatus(status, decision.reason, attempt.cancelReason), attempt);
+        host.finish(finishStatus(shown, reason, attempt.cancelReason), attempt);
         return;
+      }
       case 'retry':
         this.backoff = decision.backoff;
         this.events?.retryScheduled(this.attempts.count + 1, decision.delayMs, decision.reason);
@@ -114,7 +133,7 @@ export class FailureHandler {
         }
         return;
       default:
-        host.hedgeAfterFailure(status, decision);
+        host.hedgeAfterFailure(shown, decision);
     }
   }
 
@@ -145,11 +164,14 @@ export class FailureHandler {
     }
   }
 
-  /** What the decision reads of a failed attempt's status; one that counts against the server is told the gate. */
-  private failureOf(status: StatusObject, timedOut: boolean): AttemptFailure {
+  /**
+   * What the decision reads of a failed attempt's status; one that counts against the server is told the gate (a
+   * local rejection never reached the server, and says nothing of it).
+   */
+  private failureOf(status: StatusObject, timedOut: boolean, rejectedLocally = false): AttemptFailure {
     const hint = timedOut ? NO_HINT : readServerHint(status.metadata, this.ctx.retryInfo);
     const failure = { code: status.code, hint, timedOut, sizeRejected: isMessageSizeRejection(status) };
-    if (countsAgainstServer(this.policy, failure)) {
+    if (!rejectedLocally && countsAgainstServer(this.policy, failure)) {
       this.ctx.gate?.recordFailure();
     }
     return failure;

@@ -11,6 +11,7 @@ import { parseStatusCode } from '../config/status-codes.js';
 import type { Clock } from '../shared/clock.js';
 import type { InterceptingCallInterface, MessageContext } from '../shared/grpc-types.js';
 import { PREVIOUS_ATTEMPTS_METADATA_KEY, PUSHBACK_METADATA_KEY } from '../shared/headers.js';
+import { LOCAL_REJECTION_DETAILS_PREFIX } from '../shared/local-rejection.js';
 import { markThrottleAbove } from '../shared/throttle-order.js';
 import { errorMessage } from '../util/error-message.js';
 import { checkNotUsedAsInterceptor } from '../util/factory-misuse.js';
@@ -28,6 +29,7 @@ import {
   type AdaptiveThrottleRuleConfig,
   type AdaptiveThrottleRuleOptions,
   AdaptiveThrottleState,
+  rejectionProbability,
   resolveAdaptiveThrottleRule,
 } from './adaptive-throttle-rule.js';
 
@@ -115,8 +117,7 @@ export interface AdaptiveThrottleInterceptor extends Interceptor {
   readonly rule: AdaptiveThrottleRuleConfig;
 }
 
-/** Details of a local rejection start with this, so that logs and callers can tell it from a server's answer. */
-export const LOCAL_REJECTION_DETAILS_PREFIX = 'adaptive throttle: rejected locally';
+export { LOCAL_REJECTION_DETAILS_PREFIX };
 
 /** Where option errors point: `createAdaptiveThrottle: options.k must be ...`. */
 const WHERE = 'createAdaptiveThrottle: options';
@@ -231,9 +232,20 @@ export function createAdaptiveThrottle(options?: AdaptiveThrottleOptions): Adapt
       }
       counters.rejected += 1;
       emit?.({ type: 'adaptive-throttle-rejected', method, key, probability, requests, accepts, retry });
-      const why = retry
-        ? `a retry or hedge while rejecting (probability ${probability.toFixed(3)})`
-        : `rejection probability ${probability.toFixed(3)}`;
+      // Under 'reject-while-throttling' a retry is rejected outright (probability 1) while new calls are rejected
+      // with some probability above 0: the message gives that one, which is what the counts make of the backend.
+      const newCallProbability = rejectionProbability(
+        requests,
+        accepts,
+        rule.k,
+        rule.padding,
+        rule.maxRejectionProbability,
+      );
+      const why = !retry
+        ? `rejection probability ${probability.toFixed(3)}`
+        : rule.retries === 'reject-while-throttling'
+          ? `a retry or hedge, rejected while new calls are rejected with probability ${newCallProbability.toFixed(3)} (option retries: 'reject-while-throttling')`
+          : `a retry or hedge, rejection probability ${probability.toFixed(3)}`;
       return new RejectedCall(
         `${LOCAL_REJECTION_DETAILS_PREFIX} (client-side adaptive throttling of ${key}: ${why}, ` +
           `${requests} requests and ${accepts} accepts in the last ${rule.windowMs / 1000} s)`,

@@ -14,6 +14,7 @@ import {
   callMetadata,
   eventsOf,
   type FlakyClient,
+  hedgingConfig,
   retryConfig,
   testClient,
   unary,
@@ -126,18 +127,64 @@ describe('createAdaptiveThrottle against a real server', () => {
       throttle,
     ]);
     const call = id();
-    server.script(call, [{ status: UNAVAILABLE }]);
+    server.script(call, [{ status: UNAVAILABLE, details: 'db shard 7 down' }]);
     const out = await unary(c, call);
     // Attempt 1 reached the server and was refused; retry 1 went through the throttle, which rejected it (P = 1/9).
     expect(server.attempts(call)).toHaveLength(1);
+    // The call reports the server's failure it was retrying, as a retry the gate refuses does: not the client's
+    // own refusal, which never reached the server.
+    expect(out.code).toBe(UNAVAILABLE);
+    expect(out.error?.details).toBe('db shard 7 down');
+    expect(eventsOf(retryEvents, 'attempt-start').map((e) => e.kind)).toEqual(['original', 'retry']);
+    expect(eventsOf(retryEvents, 'attempt-end')[1]?.details.startsWith(LOCAL_REJECTION_DETAILS_PREFIX)).toBe(
+      true,
+    );
+    expect(eventsOf(retryEvents, 'call-end')[0]).toMatchObject({
+      attempts: 2,
+      reason: 'throttled',
+      details: 'db shard 7 down',
+    });
+    // The local rejection carries a do-not-retry pushback: the engine does not retry it; it says nothing of the
+    // server, so the gate counts the server's refusal alone: 10 − 1.
+    expect(gate.tokens).toBe(9);
+    expect(throttle.counters()).toMatchObject({ calls: 2, rejected: 1, notAccepted: 1 });
+    c.close();
+  });
+
+  it('a hedge rejected locally after the server refused the first attempt: the call reports the server', async () => {
+    const retryEvents: RetryEvent[] = [];
+    const throttle = createAdaptiveThrottle({ random: () => 0.999 });
+    const c = client([
+      createRetryInterceptor(hedgingConfig({ maxAttempts: 2, hedgingDelay: '5s' }), {
+        onEvent: (e) => retryEvents.push(e),
+      }),
+      throttle,
+    ]);
+    const call = id();
+    server.script(call, [{ status: UNAVAILABLE, details: 'replica draining' }]);
+    const out = await unary(c, call);
+    // The non-fatal failure sends the hedge at once; the throttle (P = 1/9 now) rejects it, as a retry or hedge.
+    expect(server.attempts(call)).toHaveLength(1);
+    expect(out.code).toBe(UNAVAILABLE);
+    expect(out.error?.details).toBe('replica draining');
+    expect(eventsOf(retryEvents, 'attempt-start').map((e) => e.kind)).toEqual(['original', 'hedge']);
+    expect(eventsOf(retryEvents, 'call-end')[0]).toMatchObject({ attempts: 2, details: 'replica draining' });
+    expect(throttle.counters()).toMatchObject({ calls: 2, rejected: 1, notAccepted: 1 });
+    c.close();
+  });
+
+  it('a first attempt rejected locally has no server failure to report: the call ends with the rejection', async () => {
+    const throttle = createAdaptiveThrottle({ random: () => 0 });
+    const c = client([createRetryInterceptor(retryConfig()), throttle]);
+    const refused = id();
+    server.script(refused, [{ status: UNAVAILABLE }]);
+    await unary(c, refused); // P = 1/9 from here on; the draw 0 rejects the next call's first attempt
+    const next = id();
+    server.script(next, [{}]);
+    const out = await unary(c, next);
+    expect(server.attempts(next)).toHaveLength(0);
     expect(out.code).toBe(UNAVAILABLE);
     expect(out.error?.details.startsWith(LOCAL_REJECTION_DETAILS_PREFIX)).toBe(true);
-    expect(eventsOf(retryEvents, 'attempt-start').map((e) => e.kind)).toEqual(['original', 'retry']);
-    expect(eventsOf(retryEvents, 'call-end')[0]?.attempts).toBe(2);
-    // The local rejection carries a do-not-retry pushback: the engine does not retry it, and counts it against the
-    // gate once, as it does any do-not-retry answer: 10 − 1 (server refusal) − 1 (local rejection).
-    expect(gate.tokens).toBe(8);
-    expect(throttle.counters()).toMatchObject({ calls: 2, rejected: 1, notAccepted: 1 });
     c.close();
   });
 
@@ -162,7 +209,7 @@ describe('createAdaptiveThrottle against a real server', () => {
     const out = await unary(c, call);
     // Attempt 1 was refused (P = 1/9 now); the retry carries grpc-previous-rpc-attempts and is rejected locally.
     expect(out.code).toBe(UNAVAILABLE);
-    expect(out.error?.details).toContain('a retry or hedge while rejecting');
+    expect(out.error?.details).toBe('scripted failure (attempt 1)');
     expect(server.attempts(call)).toHaveLength(1);
     expect(events).toEqual([
       expect.objectContaining({ retry: true, probability: 1, requests: 1, accepts: 0 }),

@@ -70,7 +70,9 @@ describe('createAdaptiveThrottle (unit, fake time)', () => {
     expect(calls).toHaveLength(1); // the retry was not passed on
     await new Promise((resolve) => setImmediate(resolve));
     expect(ended).toEqual([expect.objectContaining({ code: status.UNAVAILABLE })]);
-    expect(ended[0]?.details).toContain('a retry or hedge while rejecting');
+    expect(ended[0]?.details).toContain(
+      "a retry or hedge, rejected while new calls are rejected with probability 0.111 (option retries: 'reject-while-throttling'), 1 requests and 0 accepts",
+    );
     expect(ended[0]?.metadata.get('grpc-retry-pushback-ms')).toEqual(['-1']);
     // A first attempt goes (0.999 is above P).
     throttle(options, next).start(new Metadata(), listener);
