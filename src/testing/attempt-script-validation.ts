@@ -54,13 +54,13 @@ function isEncodable(text: string): boolean {
 }
 
 /**
- * A script's status: any number is kept as is (a code outside 0..16 is sent as UNKNOWN, so clients can be tested
- * against it); a string must be a status name in any case, as in a service config (`"UNAVAILABLE"`,
- * `"unavailable"`). Numeric strings such as `"14"` are rejected.
+ * A script's status: an integer code 0..16, or a status name in any case, as in a service config
+ * (`"UNAVAILABLE"`, `"unavailable"`). Numeric strings such as `"14"` are rejected, and so are other numbers: a
+ * code outside 0..16 reaches the client as UNKNOWN, which `"UNKNOWN"` says plainly.
  */
 function checkStatus(value: unknown): number | undefined {
   if (typeof value === 'number') {
-    return value;
+    return Number.isInteger(value) && value >= 0 && value <= 16 ? value : undefined;
   }
   if (typeof value === 'string') {
     try {
@@ -102,10 +102,15 @@ export function validateAttemptScript(value: unknown, where = 'attempt script'):
       case 'status': {
         const code = checkStatus(v);
         if (code === undefined) {
-          const hint = typeof v === 'string' ? statusNameHint(v) : '';
+          const hint =
+            typeof v === 'string'
+              ? statusNameHint(v)
+              : typeof v === 'number'
+                ? ' (a code outside 0..16 reaches the client as UNKNOWN: write "UNKNOWN" for that)'
+                : '';
           fail(
             field,
-            `must be a number (grpc status code) or a status name such as "UNAVAILABLE", got ${JSON.stringify(v)}${hint}`,
+            `must be a grpc status code 0..16 or a status name such as "UNAVAILABLE", got ${JSON.stringify(v)}${hint}`,
           );
         }
         out.status = code;

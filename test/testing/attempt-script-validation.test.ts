@@ -17,19 +17,24 @@ describe('attempt script status', () => {
     expect(validateAttemptScript({ status: name })).toEqual({ status: code });
   });
 
-  it('keeps numbers as they are, in range or not (a code outside 0..16 is sent as UNKNOWN)', () => {
-    expect(validateAttemptScripts([{ status: 14 }, { status: 99 }, { status: -3 }])).toEqual([
+  it('keeps codes 0..16 as they are, and refuses other numbers, saying what they would do', () => {
+    expect(validateAttemptScripts([{ status: 14 }, { status: 0 }, { status: 16 }])).toEqual([
       { status: 14 },
-      { status: 99 },
-      { status: -3 },
+      { status: 0 },
+      { status: 16 },
     ]);
+    for (const bad of [99, 17, -1, 1.5, Number.NaN]) {
+      expect(() => validateAttemptScript({ status: bad })).toThrow(
+        `must be a grpc status code 0..16 or a status name such as "UNAVAILABLE", got ${JSON.stringify(bad)} (a code outside 0..16 reaches the client as UNKNOWN: write "UNKNOWN" for that)`,
+      );
+    }
   });
 
   it.each([['14'], ['UNAVAILABLEX'], [''], [true], [null]])(
     'rejects %j, naming the field and the value',
     (bad) => {
       expect(() => validateAttemptScripts([{}, { status: bad }])).toThrow(
-        /^script\[1\]: "status" must be a number \(grpc status code\) or a status name such as "UNAVAILABLE", got /,
+        /^script\[1\]: "status" must be a grpc status code 0\.\.16 or a status name such as "UNAVAILABLE", got /,
       );
     },
   );
@@ -42,7 +47,7 @@ describe('attempt script status', () => {
     ['14', '; write the number 14 without quotes, or its name "UNAVAILABLE"'],
   ])('names the status meant by %j, as the service config does', (bad, hint) => {
     expect(() => validateAttemptScript({ status: bad })).toThrow(
-      `attempt script: "status" must be a number (grpc status code) or a status name such as "UNAVAILABLE", got "${bad}"${hint}`,
+      `attempt script: "status" must be a grpc status code 0..16 or a status name such as "UNAVAILABLE", got "${bad}"${hint}`,
     );
   });
 
