@@ -66,6 +66,13 @@ interface SurfaceCall {
 }
 
 /**
+ * How long `waitFor` and `waitForAttempts` wait by default: under the 5 s a test may take in vitest and Jest, so
+ * that a condition never met fails with this server's message (what it waited for, and how far it got) rather than
+ * the test runner's timeout.
+ */
+const DEFAULT_WAIT_MS = 4000;
+
+/**
  * A scripted gRPC server for testing retrying/hedging clients: every attempt of a call (identified by the
  * `x-flaky-call-id` request header) plays the next entry of that call's script. See `flaky-script.ts`.
  *
@@ -323,11 +330,14 @@ export class FlakyServer {
     return this.running.size;
   }
 
-  /** Resolves once `callId` has at least `count` recorded attempts; rejects after `timeoutMs`. */
+  /**
+   * Resolves once `callId` has at least `count` recorded attempts; rejects after `timeoutMs` (default
+   * {@link DEFAULT_WAIT_MS}).
+   */
   async waitForAttempts(
     callId: string,
     count: number,
-    timeoutMs = 5000,
+    timeoutMs = DEFAULT_WAIT_MS,
   ): Promise<readonly RecordedAttempt[]> {
     try {
       await this.waitFor(() => this.attempts(callId).length >= count, timeoutMs);
@@ -341,9 +351,9 @@ export class FlakyServer {
 
   /**
    * Resolves once `predicate()` is true (checked now and then every few ms); rejects with an Error after
-   * `timeoutMs`, or with the predicate's own error if it throws.
+   * `timeoutMs` (default {@link DEFAULT_WAIT_MS}), or with the predicate's own error if it throws.
    */
-  waitFor(predicate: () => boolean, timeoutMs = 5000): Promise<void> {
+  waitFor(predicate: () => boolean, timeoutMs = DEFAULT_WAIT_MS): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     return new Promise<void>((resolve, reject) => {
       const check = (): void => {
