@@ -23,7 +23,7 @@ import { findHedgingBehindPickFirst } from '../lb/hedging-lb-warning.js';
 import { unknownPoliciesWarning } from '../lb/lb-policy-names.js';
 import { cappedBackoffMs, type JitterStrategy, maxBackoffMs } from '../retry/backoff.js';
 import { formatMethodName } from './format.js';
-import { findIneffectivePolicies } from './ineffective-policies.js';
+import { findIneffectivePolicies, findTokenRatioPrecision } from './ineffective-policies.js';
 import type { ProtoServices } from './proto-services.js';
 
 /** A retry policy as the report describes it. Durations in ms; codes by name. */
@@ -228,8 +228,8 @@ export function validReport(
       located(w.path, w.message, 'hedging-one-connection'),
     ),
   ];
-  const ineffective = findIneffectivePolicies(config, input.jitter).map((w) =>
-    located(w.path, w.message, 'ineffective-policy'),
+  const ineffective = [...findIneffectivePolicies(config, input.jitter), ...findTokenRatioPrecision(raw)].map(
+    (w) => located(w.path, w.message, 'ineffective-policy'),
   );
   const overLimit = findAttemptLimitExcess(config, input.maxAttemptsLimit).map((e) =>
     located(

@@ -1,10 +1,11 @@
 /**
  * Policies that validate but cannot do what they say, for `check` to warn about (pure): a name list that matches
  * nothing, a timeout no retry or hedge fits in, an initialBackoff the cap overrides, `OK` among the codes a call is
- * retried or hedged on.
+ * retried or hedged on, a `tokenRatio` more precise than A6 reads.
  */
 
 import type { JsonPath } from '../config/json-path.js';
+import { truncateTokenRatio } from '../config/token-ratio.js';
 import type { MethodConfig, ServiceConfig } from '../config/types.js';
 import { initialBackoffState, type JitterStrategy, nextBackoff } from '../retry/backoff.js';
 import { formatDuration } from './format.js';
@@ -81,4 +82,30 @@ function entryFindings(entry: MethodConfig, path: JsonPath, jitter: JitterStrate
     }
   }
   return found;
+}
+
+/**
+ * A `retryThrottling.tokenRatio` written with more than three decimals, which A6 drops: read off the JSON as
+ * written (`raw`), since the parsed config holds the truncated ratio.
+ */
+export function findTokenRatioPrecision(raw: unknown): IneffectivePolicy[] {
+  const throttling = isRecord(raw) ? raw.retryThrottling : undefined;
+  const ratio = isRecord(throttling) ? throttling.tokenRatio : undefined;
+  if (typeof ratio !== 'number' || !Number.isFinite(ratio) || ratio <= 0) {
+    return [];
+  }
+  const truncated = truncateTokenRatio(ratio);
+  if (truncated === ratio || truncated <= 0) {
+    return [];
+  }
+  return [
+    {
+      path: ['retryThrottling', 'tokenRatio'],
+      message: `has more than three decimals, which A6 drops: the ratio is ${truncated}, not ${ratio}`,
+    },
+  ];
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

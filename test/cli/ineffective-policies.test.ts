@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { CheckReport } from '../../src/cli/check.js';
-import { findIneffectivePolicies } from '../../src/cli/ineffective-policies.js';
+import { findIneffectivePolicies, findTokenRatioPrecision } from '../../src/cli/ineffective-policies.js';
 import { parseServiceConfig } from '../../src/config/parse-service-config.js';
 import { check } from '../helpers/check-run.js';
 import { RETRY_UNAVAILABLE_POLICY } from '../helpers/service-configs.js';
@@ -118,6 +118,38 @@ describe('check with ineffective policies', () => {
     ]);
     const full = JSON.parse((await check(file, '--json', '--jitter', 'full')).stdout) as CheckReport;
     expect(full.warnings).toEqual([]);
+    expect((await check(file, '--strict')).code).toBe(1);
+  });
+});
+
+describe('a tokenRatio more precise than A6 reads', () => {
+  it('is found in the JSON as written, and not when three decimals or fewer are given', () => {
+    const throttling = (tokenRatio: unknown) => ({ retryThrottling: { maxTokens: 10, tokenRatio } });
+    expect(findTokenRatioPrecision(throttling(0.1234))).toEqual([
+      {
+        path: ['retryThrottling', 'tokenRatio'],
+        message: 'has more than three decimals, which A6 drops: the ratio is 0.123, not 0.1234',
+      },
+    ]);
+    for (const fine of [0.1, 0.123, 1, 2.5, 0.57]) {
+      expect(findTokenRatioPrecision(throttling(fine))).toEqual([]);
+    }
+    // Invalid values are the validator's errors, not this warning.
+    for (const invalid of [0.0004, 0, -1, '0.1234', undefined]) {
+      expect(findTokenRatioPrecision(throttling(invalid))).toEqual([]);
+    }
+    expect(findTokenRatioPrecision({})).toEqual([]);
+    expect(findTokenRatioPrecision(null)).toEqual([]);
+  });
+
+  it('check warns at the value (kind ineffective-policy), and --strict fails', async () => {
+    const file = join(SCRATCH, 'token-ratio.json');
+    writeFileSync(file, '{\n  "retryThrottling": { "maxTokens": 10, "tokenRatio": 0.1234 }\n}\n');
+    const run = await check(file);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain(
+      `${file}:2:55: warning: retryThrottling.tokenRatio: has more than three decimals, which A6 drops: the ratio is 0.123, not 0.1234`,
+    );
     expect((await check(file, '--strict')).code).toBe(1);
   });
 });
