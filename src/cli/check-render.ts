@@ -37,12 +37,17 @@ export function formatDiagnostic(
   return `${where}${label}${path}${diagnostic.message}`;
 }
 
+/** Said under the errors: some warnings cannot be checked on an invalid config. */
+export const WARNINGS_AFTER_ERRORS =
+  '(warnings that need a valid config, on ineffective policies, the attempt limit and idempotency, come once the errors are fixed)';
+
 /** The lines printed (to stderr) for a config that did not validate: every error, every warning, a summary. */
 export function renderInvalid(report: CheckReport): string {
   const lines = [
     ...report.errors.map((e) => formatDiagnostic(report.file, e, 'error')),
     ...report.warnings.map((w) => formatDiagnostic(report.file, w, 'warning')),
     `${report.file ?? 'config'}: invalid service config (${plural(report.errors.length, 'error')})`,
+    WARNINGS_AFTER_ERRORS,
   ];
   return `${lines.join('\n')}\n`;
 }

@@ -140,11 +140,40 @@ export function failedReport(
   return { ...emptyReport(input, status), errors: [{ path: '', message }], error: { path: '', message } };
 }
 
-/** The report of a config that did not validate. */
+/**
+ * The warnings read off the JSON as written, which a config with errors gets too: the load-balancing policies (an
+ * unknown one, hedging behind `pick_first`) and a `tokenRatio` more precise than A6 reads.
+ */
+function writtenValueWarnings(
+  source: JsonSource | undefined,
+  isKnownPolicy: (name: string) => boolean,
+): CheckDiagnostic[] {
+  const located = (path: JsonPath, message: string, kind: CheckDiagnostic['kind']): CheckDiagnostic =>
+    locatedDiagnostic(source, path, message, kind);
+  const raw = source?.value;
+  const unknownPolicies = isJsonObject(raw)
+    ? unknownPoliciesWarning(raw.loadBalancingConfig, isKnownPolicy)
+    : undefined;
+  return [
+    ...(unknownPolicies === undefined
+      ? []
+      : [located(unknownPolicies.path, unknownPolicies.message, 'unknown-lb-policy')]),
+    ...findHedgingBehindPickFirst(raw, isKnownPolicy).map((w) =>
+      located(w.path, w.message, 'hedging-one-connection'),
+    ),
+    ...findTokenRatioPrecision(raw).map((w) => located(w.path, w.message, 'ineffective-policy')),
+  ];
+}
+
+/**
+ * The report of a config that did not validate: its errors, and the warnings that need no valid config (unknown
+ * fields, names against the protos, what is read off the JSON as written); the others wait for a valid config.
+ */
 export function invalidReport(
   input: ReportInput,
   errors: readonly ServiceConfigIssue[],
   warnings: readonly CheckDiagnostic[],
+  isKnownPolicy: (name: string) => boolean,
   protos?: { readonly services: ProtoServices },
   source?: JsonSource,
 ): CheckReport {
@@ -162,7 +191,7 @@ export function invalidReport(
   return {
     ...emptyReport(input, 'invalid'),
     errors: sorted,
-    warnings: byPosition([...warnings, ...nameWarnings]),
+    warnings: byPosition([...warnings, ...nameWarnings, ...writtenValueWarnings(source, isKnownPolicy)]),
     error: { path: first.path, message: input.file === null ? located : `${input.file}: ${located}` },
   };
 }
@@ -216,20 +245,8 @@ export function validReport(
             ),
           ),
         ];
-  const raw = source?.value;
-  const unknownPolicies = isJsonObject(raw)
-    ? unknownPoliciesWarning(raw.loadBalancingConfig, isKnownPolicy)
-    : undefined;
-  const lbWarnings = [
-    ...(unknownPolicies === undefined
-      ? []
-      : [located(unknownPolicies.path, unknownPolicies.message, 'unknown-lb-policy')]),
-    ...findHedgingBehindPickFirst(raw, isKnownPolicy).map((w) =>
-      located(w.path, w.message, 'hedging-one-connection'),
-    ),
-  ];
-  const ineffective = [...findIneffectivePolicies(config, input.jitter), ...findTokenRatioPrecision(raw)].map(
-    (w) => located(w.path, w.message, 'ineffective-policy'),
+  const ineffective = findIneffectivePolicies(config, input.jitter).map((w) =>
+    located(w.path, w.message, 'ineffective-policy'),
   );
   const overLimit = findAttemptLimitExcess(config, input.maxAttemptsLimit).map((e) =>
     located(
@@ -251,7 +268,13 @@ export function validReport(
     entries: config.methodConfig.map((entry, index) => describeEntry(entry, index, input)),
     throttling: config.retryThrottling === undefined ? null : describeThrottling(config.retryThrottling),
     errors: [],
-    warnings: byPosition([...warnings, ...protoWarnings, ...lbWarnings, ...ineffective, ...overLimit]),
+    warnings: byPosition([
+      ...warnings,
+      ...protoWarnings,
+      ...writtenValueWarnings(source, isKnownPolicy),
+      ...ineffective,
+      ...overLimit,
+    ]),
   };
 }
 

@@ -247,7 +247,14 @@ async function buildReport(options: CheckOptions, io: CommandIo): Promise<CheckR
     findAvoidPolicyProblems,
   );
   if (result.config === undefined || errors.length > 0) {
-    return invalidReport(options, errors, warnings, protos, source.ok ? source : undefined);
+    return invalidReport(
+      options,
+      errors,
+      warnings,
+      isPolicyKnownToGrpcJs,
+      protos,
+      source.ok ? source : undefined,
+    );
   }
   return validReport(
     options,

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type CheckReport, runCheck } from '../../src/cli/check.js';
+import { WARNINGS_AFTER_ERRORS } from '../../src/cli/check-render.js';
 import { type CheckRun, check } from '../helpers/check-run.js';
 
 // Every file a test writes goes under one scratch directory, removed when the file's tests end.
@@ -216,7 +217,8 @@ describe('check: invalid configs', () => {
     expect(run.stderr).toBe(
       'test/fixtures/bad-service-config.json:6:24: methodConfig[0].retryPolicy.maxAttempts: ' +
         'must be an integer greater than 1, got 1; for a single attempt, leave the retryPolicy out (without a policy, a call makes one attempt)\n' +
-        'test/fixtures/bad-service-config.json: invalid service config (1 error)\n',
+        'test/fixtures/bad-service-config.json: invalid service config (1 error)\n' +
+        `${WARNINGS_AFTER_ERRORS}\n`,
     );
   });
 
@@ -236,6 +238,7 @@ describe('check: invalid configs', () => {
       `${file}:2:3: warning: methodconfig: unknown field "methodconfig" is ignored; did you mean "methodConfig"?`,
       `${file}:5:40: warning: methodConfig[0].name[0].methd: unknown field "methd" is ignored; did you mean "method"?`,
       `${file}: invalid service config (4 errors)`,
+      WARNINGS_AFTER_ERRORS,
     ]);
     const report = JSON.parse((await check(file, '--json')).stdout) as CheckReport;
     expect(report.status).toBe('invalid');
@@ -261,7 +264,12 @@ describe('check: invalid configs', () => {
     const run = await check(file);
     expect(run.code).toBe(1);
     const lines = run.stderr.trimEnd().split('\n');
-    expect(lines.map((line) => line.slice(file.length).split(': ')[0])).toEqual([':4:18', ':5:60', '']);
+    expect(lines.at(-1)).toBe(WARNINGS_AFTER_ERRORS);
+    expect(lines.slice(0, -1).map((line) => line.slice(file.length).split(': ')[0])).toEqual([
+      ':4:18',
+      ':5:60',
+      '',
+    ]);
     expect(lines[0]).toContain('methodConfig[0].timeout: must be a duration string');
     const report = JSON.parse((await check(file, '--json')).stdout) as CheckReport;
     expect(report.errors.map((e) => e.path)).toEqual([
@@ -269,6 +277,24 @@ describe('check: invalid configs', () => {
       'methodConfig[0].retryPolicy.initialBackoff',
     ]);
     expect(report.error?.path).toBe('methodConfig[0].timeout');
+  });
+
+  it('gives the warnings read off the JSON as written with the errors: load-balancing policies, tokenRatio', async () => {
+    const file = join(SCRATCH, 'errors-and-written-warnings.json');
+    writeFileSync(
+      file,
+      '{\n  "methodConfig": [{ "name": [{ "service": "a.B" }], "timeout": "5" }],\n' +
+        '  "loadBalancingConfig": [{ "round_robbin": {} }],\n' +
+        '  "retryThrottling": { "maxTokens": 10, "tokenRatio": 0.1234 }\n}\n',
+    );
+    const run = await check(file);
+    expect(run.code).toBe(1);
+    const report = JSON.parse((await check(file, '--json')).stdout) as CheckReport;
+    expect(report.errors.map((e) => e.path)).toEqual(['methodConfig[0].timeout']);
+    expect(report.warnings.map((w) => [w.kind, w.path, w.line])).toEqual([
+      ['unknown-lb-policy', 'loadBalancingConfig', 3],
+      ['ineffective-policy', 'retryThrottling.tokenRatio', 4],
+    ]);
   });
 
   it('reports the error in the JSON report', async () => {
