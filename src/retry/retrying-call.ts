@@ -426,7 +426,8 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
     }
     const decidedBy = this.committedTo ?? from;
     if (decidedBy !== undefined) {
-      status = withAttemptDeadline(status, decidedBy.number);
+      // Hedges run side by side: the attempt that reports may not be the last one sent.
+      status = withAttemptDeadline(status, decidedBy.number, this.attempts.count);
     }
     const beforeStart = !this.started;
     this.transition(ENDED);

@@ -35,6 +35,19 @@ describe("engine: hedging, a DEADLINE_EXCEEDED 1 ms before the clock reads the c
     expect(h.clock.pendingTimers).toBe(0);
   });
 
+  it("the call's other hedges are counted, whichever attempt reports the deadline last", () => {
+    const h = engineCall(policy, { deadlineMs: 100 });
+    h.clock.advance(99);
+    expect(h.attempts).toHaveLength(3);
+    h.attempt(0).status(Status.DEADLINE_EXCEEDED, 'Deadline exceeded after 0.099s');
+    h.attempt(2).status(Status.DEADLINE_EXCEEDED, 'Deadline exceeded after 0.019s');
+    h.attempt(1).status(Status.DEADLINE_EXCEEDED, 'Deadline exceeded after 0.059s,LB pick: 0.001s');
+    expect(h.status).toMatchObject({
+      code: Status.DEADLINE_EXCEEDED,
+      details: 'Deadline exceeded,previous attempts: 2,current attempt: 0.059s,LB pick: 0.001s',
+    });
+  });
+
   it('the live attempts may also end at the deadline, as grpc-js reports it then', () => {
     const h = engineCall(policy, { deadlineMs: 100 });
     h.clock.advance(99);
