@@ -1,0 +1,75 @@
+/**
+ * An attempt the adaptive throttle below rejected locally (UNAVAILABLE, details starting with its prefix, a
+ * do-not-retry pushback): never retried, never counted against the gate, and a later attempt's rejection leaves the
+ * call with the server's failure it was retrying, reason `throttled`. Under fake time with scripted attempts.
+ */
+import { describe, expect, it } from 'vitest';
+import { RetryThrottle } from '../../src/retry/retry-throttle.js';
+import { isLocalRejection, LOCAL_REJECTION_DETAILS_PREFIX } from '../../src/shared/local-rejection.js';
+import { engineCall, eventsOfType, hedgingPolicy, retryPolicy, Status } from '../helpers/engine.js';
+
+const REJECTED = `${LOCAL_REJECTION_DETAILS_PREFIX} (client-side adaptive throttling of pkg.S: ...)`;
+const DO_NOT_RETRY = { 'grpc-retry-pushback-ms': '-1' };
+
+describe('isLocalRejection', () => {
+  it('is UNAVAILABLE with details that start with the prefix, nothing else', () => {
+    expect(isLocalRejection({ code: Status.UNAVAILABLE, details: REJECTED })).toBe(true);
+    expect(isLocalRejection({ code: Status.UNAVAILABLE, details: LOCAL_REJECTION_DETAILS_PREFIX })).toBe(
+      true,
+    );
+    expect(isLocalRejection({ code: Status.RESOURCE_EXHAUSTED, details: REJECTED })).toBe(false);
+    expect(isLocalRejection({ code: Status.UNAVAILABLE, details: `server says: ${REJECTED}` })).toBe(false);
+    expect(isLocalRejection({ code: Status.UNAVAILABLE, details: 'db down' })).toBe(false);
+  });
+});
+
+describe('engine: an attempt rejected locally by an adaptive throttle below', () => {
+  it("a retry rejected: the call ends with the server's failure (details, trailers), reason throttled", () => {
+    const gate = new RetryThrottle({ maxTokens: 10, tokenRatio: 0.1 });
+    const h = engineCall(retryPolicy({ initialBackoff: '0.01s', maxBackoff: '0.01s' }), {
+      interceptor: { gate },
+    });
+    h.attempt(0).status(Status.UNAVAILABLE, 'db shard 7 down', { 'x-shard': '7' });
+    h.clock.runNext();
+    h.attempt(1).status(Status.UNAVAILABLE, REJECTED, DO_NOT_RETRY);
+    expect(h.attempts).toHaveLength(2);
+    expect(h.status.code).toBe(Status.UNAVAILABLE);
+    expect(h.status.details).toBe('db shard 7 down');
+    expect(h.status.metadata.get('x-shard')).toEqual(['7']);
+    expect(eventsOfType(h.events, 'call-end')[0]).toMatchObject({ reason: 'throttled', attempts: 2 });
+    // Only the server's failure counted against the gate.
+    expect(gate.tokens).toBe(9);
+  });
+
+  it('a first attempt rejected: nothing else to report, the call ends with the rejection, the gate untouched', () => {
+    const gate = new RetryThrottle({ maxTokens: 10, tokenRatio: 0.1 });
+    const h = engineCall(retryPolicy(), { interceptor: { gate } });
+    h.attempt(0).status(Status.UNAVAILABLE, REJECTED, DO_NOT_RETRY);
+    expect(h.attempts).toHaveLength(1);
+    expect(h.status.details).toBe(REJECTED);
+    expect(eventsOfType(h.events, 'call-end')[0]?.reason).not.toBe('throttled');
+    expect(gate.tokens).toBe(10);
+  });
+
+  it('the failure shown is the latest a server gave, across several retries', () => {
+    const h = engineCall(retryPolicy({ maxAttempts: 4, initialBackoff: '0.01s', maxBackoff: '0.01s' }));
+    h.attempt(0).status(Status.UNAVAILABLE, 'first');
+    h.clock.runNext();
+    h.attempt(1).status(Status.UNAVAILABLE, 'second');
+    h.clock.runNext();
+    h.attempt(2).status(Status.UNAVAILABLE, REJECTED, DO_NOT_RETRY);
+    expect(h.status.details).toBe('second');
+  });
+
+  it("hedging: the hedge sent after a server's failure is rejected: the call ends with the server's failure", () => {
+    const h = engineCall(
+      hedgingPolicy({ maxAttempts: 3, hedgingDelay: '5s', nonFatalStatusCodes: ['UNAVAILABLE'] }),
+    );
+    h.attempt(0).status(Status.UNAVAILABLE, 'replica draining');
+    expect(h.attempts).toHaveLength(2); // a non-fatal failure sends the next hedge at once
+    h.attempt(1).status(Status.UNAVAILABLE, REJECTED, DO_NOT_RETRY);
+    expect(h.attempts).toHaveLength(2); // the do-not-retry pushback stops the hedges
+    expect(h.status.details).toBe('replica draining');
+    expect(eventsOfType(h.events, 'call-end')[0]?.details).toBe('replica draining');
+  });
+});
