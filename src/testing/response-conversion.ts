@@ -89,28 +89,14 @@ export function withWellKnownValues(message: unknown, fields: MessageFields): un
   return out ?? message;
 }
 
-/** Whether a message of `fields` can hold a well-known value at some depth (recursive types are followed once). */
-export function mayHoldWellKnownValues(fields: MessageFields, seen = new Set<MessageFields>()): boolean {
-  if (seen.has(fields)) {
-    return false;
-  }
-  seen.add(fields);
-  if ((fields.wellKnown?.size ?? 0) > 0) {
-    return true;
-  }
-  const nestedTypes = [...fields.keys.values(), ...(fields.mapValues?.values() ?? [])];
-  return nestedTypes.some((nested) => nested !== undefined && mayHoldWellKnownValues(nested, seen));
-}
-
 /**
- * `serialize`, taking Timestamps and Durations in their proto3 JSON form in responses of the message `fields`;
- * `serialize` itself for a message that holds none at any depth, so that most methods pay nothing per response.
+ * `serialize`, taking Timestamps and Durations in their proto3 JSON form in responses of the message `fields`. The
+ * walk follows the response's own values, so its cost is the message's size; the message types are not walked
+ * ahead (a type graph where every message refers to the others has factorially many paths).
  */
 export function serializeWithWellKnownValues<T>(
   serialize: (message: unknown) => T,
   fields: MessageFields | undefined,
 ): (message: unknown) => T {
-  return fields === undefined || !mayHoldWellKnownValues(fields)
-    ? serialize
-    : (message) => serialize(withWellKnownValues(message, fields));
+  return fields === undefined ? serialize : (message) => serialize(withWellKnownValues(message, fields));
 }
