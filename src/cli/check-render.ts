@@ -39,7 +39,7 @@ export function formatDiagnostic(
 
 /** Said under the errors: some warnings cannot be checked on an invalid config. */
 export const WARNINGS_AFTER_ERRORS =
-  '(warnings that need a valid config, on ineffective policies, the attempt limit and idempotency, come once the errors are fixed)';
+  '(the warnings that need a valid config, on most ineffective policies, the attempt limit and idempotency, come once the errors are fixed)';
 
 /** The lines printed (to stderr) for a config that did not validate: every error, every warning, a summary. */
 export function renderInvalid(report: CheckReport): string {

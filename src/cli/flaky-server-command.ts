@@ -380,6 +380,12 @@ export async function runFlakyServerCommand(argv: readonly string[], io: Command
     io.stderr(`flaky-server: ${startErrorMessage(errorMessage(error), args)}\n`);
     return EXIT_CODE.failure;
   }
+  if (services.length === 0) {
+    io.stderr(
+      'flaky-server: --no-flaky-test: the --proto files declare no service, so there is nothing to serve\n',
+    );
+    return EXIT_CODE.failure;
+  }
   let scripts: ScriptFile = { byCallId: {}, byMethod: {}, warnings: [] };
   if (args.scriptFile !== undefined) {
     try {
@@ -412,9 +418,9 @@ export async function runFlakyServerCommand(argv: readonly string[], io: Command
         host: args.host,
         scripts: scripts.byCallId,
         methodScripts: scripts.byMethod,
-        // the services of the protos, as loaded above (FlakyTest is served by this option)
+        // the services of the protos, as loaded above (FlakyTest, when served, by this option)
         services: services
-          .filter((service) => service.name !== FLAKY_TEST_SERVICE)
+          .filter((service) => !args.serveFlakyTest || service.name !== FLAKY_TEST_SERVICE)
           .map((service) => service.definition),
         serveFlakyTest: args.serveFlakyTest,
         serverOptions:

@@ -17,6 +17,9 @@ export function truncateTokenRatio(value: number): number {
   if (text.includes('e-')) {
     return 0; // below 1e-6
   }
+  if (text.includes('e')) {
+    return value; // 1e21 and above: no decimals
+  }
   const dot = text.indexOf('.');
   return dot === -1 ? value : Number(text.slice(0, dot + 4));
 }

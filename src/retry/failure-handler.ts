@@ -82,9 +82,11 @@ export class FailureHandler {
   /**
    * An uncommitted attempt failed, or hit its per-attempt timeout (`timedOut`).
    *
-   * An attempt after the first that an adaptive throttle below rejected locally (it never reached the server) is
-   * not retried (its pushback says so), and the call reports the failure it was retrying, with reason `throttled`,
-   * as when the interceptor's own gate refuses a retry: the server's status, not the client's refusal.
+   * An attempt an adaptive throttle below rejected locally, asking for no retry (its do-not-retry pushback), ends
+   * the attempts whatever the policy's codes say: a retrying call ends with reason `throttled`, as when the
+   * interceptor's own gate refuses a retry, and a hedged call sends no further hedge while the attempts in flight
+   * may still answer. Either way the call reports the last failure a server gave, not the client's refusal (the
+   * rejection itself only when no server answered). A local rejection counts nothing against the gate.
    */
   afterFailure(attempt: Attempt, status: StatusObject, timedOut: boolean): void {
     const { policy, ctx, host } = this;
@@ -94,6 +96,17 @@ export class FailureHandler {
       this.lastAnswered = status;
     }
     const failure = this.failureOf(status, timedOut, rejectedLocally);
+    if (rejectedLocally && failure.hint.kind === 'do-not-retry') {
+      if (policy.kind === 'hedging') {
+        host.hedgeAfterFailure(shown, { type: 'stop-hedging', reason: 'throttled' });
+        return;
+      }
+      this.events?.noFurtherAttempt('throttled');
+      if (host.inFlight) {
+        host.finish(shown, attempt); // unless a listener ended the call
+      }
+      return;
+    }
     const decision = this.decide(
       failure,
       policy.kind === 'retry' ? ctx.random() : 0,
@@ -105,7 +118,7 @@ export class FailureHandler {
     }
     switch (decision.type) {
       case 'finish': {
-        const reason = shown !== status ? 'throttled' : decision.reason;
+        const reason = decision.reason;
         this.events?.noFurtherAttempt(reason);
         if (decision.reason === 'replay-buffer') {
           ctx.onReplayBufferFull();
@@ -129,7 +142,7 @@ export class FailureHandler {
         this.backoff = decision.backoff;
         this.events?.retryScheduled(this.attempts.count + 1, decision.delayMs, decision.reason);
         if (host.inFlight) {
-          host.wait('retry', decision.delayMs, status); // unless a listener ended the call
+          host.wait('retry', decision.delayMs, shown); // unless a listener ended the call
         }
         return;
       default:

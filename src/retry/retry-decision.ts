@@ -68,7 +68,8 @@ export type FailureDecision =
   /** Send no further hedge; the call ends with the last failure once no attempt is in flight. */
   | {
       readonly type: 'stop-hedging';
-      readonly reason: 'do-not-retry' | 'attempts-exhausted' | 'deadline-aware';
+      /** `throttled`: an adaptive throttle below rejected the attempt locally (the failure handler's decision). */
+      readonly reason: 'do-not-retry' | 'attempts-exhausted' | 'deadline-aware' | 'throttled';
     };
 
 /** The decisions after a failure that only a hedging policy makes. */

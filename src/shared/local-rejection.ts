@@ -1,14 +1,27 @@
 /**
  * A call rejected by the client itself (the adaptive throttle below the retry interceptor) before it reached the
- * network: how its status reads, so that the retry engine can tell it from a server's answer without importing the
- * throttle.
+ * network: its trailers carry a mark, so that the retry engine can tell it from a server's answer without
+ * importing the throttle. The mark is the trailers object itself (a WeakSet), not anything on the wire: a server
+ * that forwards another service's local rejection, text and all, is still a server's answer.
  */
-import { status as Status } from '@grpc/grpc-js';
+import { Metadata, status as Status } from '@grpc/grpc-js';
 
 /** Details of a local rejection start with this, so that logs and callers can tell it from a server's answer. */
 export const LOCAL_REJECTION_DETAILS_PREFIX = 'adaptive throttle: rejected locally';
 
-/** Whether `status` is a local rejection (UNAVAILABLE, details starting with the prefix): no server answered. */
-export function isLocalRejection(status: { readonly code: number; readonly details: string }): boolean {
-  return status.code === Status.UNAVAILABLE && status.details.startsWith(LOCAL_REJECTION_DETAILS_PREFIX);
+const marked = new WeakSet<Metadata>();
+
+/** New trailers for a local rejection, marked as such (and empty but for what the caller adds). */
+export function localRejectionTrailers(): Metadata {
+  const trailers = new Metadata();
+  marked.add(trailers);
+  return trailers;
+}
+
+/**
+ * Whether `status` is a local rejection: UNAVAILABLE with trailers made by {@link localRejectionTrailers}. A status
+ * whose trailers were copied on the way (by another interceptor between) reads as a server's answer.
+ */
+export function isLocalRejection(status: { readonly code: number; readonly metadata?: Metadata }): boolean {
+  return status.code === Status.UNAVAILABLE && status.metadata !== undefined && marked.has(status.metadata);
 }

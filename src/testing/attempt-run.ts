@@ -31,7 +31,10 @@ export interface ResponseStream {
   emit(event: 'error', status: Partial<grpc.StatusObject>): unknown;
 }
 
-/** The code a script's status is sent as: OK when absent, UNKNOWN when outside 0..16 or not an integer. */
+/**
+ * The code a script's status is sent as: OK when absent; UNKNOWN when outside 0..16 or not an integer, which the
+ * script checks refuse (a guard for a script that reached here unchecked).
+ */
 export function normalizeStatus(code: number | undefined): grpc.status {
   if (code === undefined) {
     return grpc.status.OK;

@@ -28,8 +28,8 @@ export const DEFAULT_REQUEST_ID_FIELD = 'request_id';
 /** What the server does on one attempt. Every field is optional; `{}` is a prompt success. */
 export interface AttemptScript {
   /**
-   * Status code to end the attempt with (numeric `grpc.status`). Default 0 (OK). A number outside 0..16 is sent as
-   * UNKNOWN. Scripts given to the server may name the status instead, see {@link AttemptScriptInput}.
+   * Status code to end the attempt with (numeric `grpc.status`, 0..16; the server refuses others). Default 0 (OK).
+   * Scripts given to the server may name the status instead, see {@link AttemptScriptInput}.
    */
   status?: number;
   /** Status details for a non-OK status. Default: `"scripted failure (attempt N)"`. */

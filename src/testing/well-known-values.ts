@@ -184,7 +184,7 @@ function isWrappedValue(kind: (typeof WRAPPERS)[WrapperType], value: unknown): b
       return typeof value === 'string';
     case 'bytes':
       return (
-        (typeof value === 'string' && /^[A-Za-z0-9+/_-]*={0,2}$/.test(value)) || value instanceof Uint8Array
+        (typeof value === 'string' && /^[A-Za-z0-9+/]*={0,2}$/.test(value)) || value instanceof Uint8Array
       );
   }
 }
@@ -233,7 +233,17 @@ function describe(value: unknown): string {
   if (typeof value === 'object' && value !== null && !isPlainObject(value)) {
     return `an instance of ${value.constructor?.name ?? 'a class'}`;
   }
-  return typeof value === 'object' ? JSON.stringify(value) : `${typeof value} ${JSON.stringify(value)}`;
+  if (typeof value === 'bigint') {
+    return `the bigint ${value}n`;
+  }
+  if (typeof value === 'symbol' || typeof value === 'function') {
+    return `a ${typeof value}`;
+  }
+  try {
+    return typeof value === 'object' ? JSON.stringify(value) : `${typeof value} ${JSON.stringify(value)}`;
+  } catch {
+    return 'an object JSON cannot write (it holds a bigint or refers to itself)';
+  }
 }
 
 /** What is wrong with the `{seconds, nanos}` object `value`; undefined when nothing is. */

@@ -11,7 +11,7 @@ import { parseStatusCode } from '../config/status-codes.js';
 import type { Clock } from '../shared/clock.js';
 import type { InterceptingCallInterface, MessageContext } from '../shared/grpc-types.js';
 import { PREVIOUS_ATTEMPTS_METADATA_KEY, PUSHBACK_METADATA_KEY } from '../shared/headers.js';
-import { LOCAL_REJECTION_DETAILS_PREFIX } from '../shared/local-rejection.js';
+import { LOCAL_REJECTION_DETAILS_PREFIX, localRejectionTrailers } from '../shared/local-rejection.js';
 import { markThrottleAbove } from '../shared/throttle-order.js';
 import { errorMessage } from '../util/error-message.js';
 import { checkNotUsedAsInterceptor } from '../util/factory-misuse.js';
@@ -454,7 +454,7 @@ class RejectedCall implements InterceptingCallInterface {
       this.listener?.onReceiveStatus?.(this.cancelStatus);
       return;
     }
-    const trailers = new Metadata();
+    const trailers = localRejectionTrailers();
     if (!this.retryable) {
       trailers.set(PUSHBACK_METADATA_KEY, '-1');
     }

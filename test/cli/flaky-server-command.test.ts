@@ -323,6 +323,16 @@ describe('flaky-server command', () => {
     expect(await exit).toBe(0);
   });
 
+  it("with --no-flaky-test, serves a FlakyTest the user's own --proto declares", async () => {
+    const { io, exit } = start(['--proto', 'protos/flaky_test.proto', '--no-flaky-test']);
+    const [, address] = await io.waitForOut(/^flaky server listening on (127\.0\.0\.1:\d+)$/m);
+    expect(io.out).toContain('serving grpc_retry_hedging.testing.v1.FlakyTest');
+    const { error } = await unary(address!, '');
+    expect(error).toBeNull();
+    io.controller.abort();
+    expect(await exit).toBe(0);
+  });
+
   it('with --keep-case, loads the protos with their field names: scripted responses and recorded requests', async () => {
     const file = join(dir, 'keep-case.json');
     writeFileSync(

@@ -26,3 +26,10 @@ describe('truncateTokenRatio (A6: decimals beyond the third are ignored)', () =>
     expect(tokenRatioThousandths(3)).toBe(3000);
   });
 });
+
+describe('truncateTokenRatio on numbers printed with an exponent', () => {
+  it('keeps a number too large for decimals (1.5e21), and reads one below 1e-6 as 0', () => {
+    expect(truncateTokenRatio(1.5e21)).toBe(1.5e21);
+    expect(truncateTokenRatio(1e-7)).toBe(0);
+  });
+});

@@ -3,23 +3,35 @@
  * do-not-retry pushback): never retried, never counted against the gate, and a later attempt's rejection leaves the
  * call with the server's failure it was retrying, reason `throttled`. Under fake time with scripted attempts.
  */
+
+import { Metadata } from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
 import { RetryThrottle } from '../../src/retry/retry-throttle.js';
-import { isLocalRejection, LOCAL_REJECTION_DETAILS_PREFIX } from '../../src/shared/local-rejection.js';
+import {
+  isLocalRejection,
+  LOCAL_REJECTION_DETAILS_PREFIX,
+  localRejectionTrailers,
+} from '../../src/shared/local-rejection.js';
 import { engineCall, eventsOfType, hedgingPolicy, retryPolicy, Status } from '../helpers/engine.js';
 
 const REJECTED = `${LOCAL_REJECTION_DETAILS_PREFIX} (client-side adaptive throttling of pkg.S: ...)`;
-const DO_NOT_RETRY = { 'grpc-retry-pushback-ms': '-1' };
+/** The trailers the throttle sends with a rejection it does not want retried: marked, with a do-not-retry pushback. */
+function doNotRetry(): Metadata {
+  const trailers = localRejectionTrailers();
+  trailers.set('grpc-retry-pushback-ms', '-1');
+  return trailers;
+}
 
 describe('isLocalRejection', () => {
-  it('is UNAVAILABLE with details that start with the prefix, nothing else', () => {
-    expect(isLocalRejection({ code: Status.UNAVAILABLE, details: REJECTED })).toBe(true);
-    expect(isLocalRejection({ code: Status.UNAVAILABLE, details: LOCAL_REJECTION_DETAILS_PREFIX })).toBe(
-      true,
-    );
-    expect(isLocalRejection({ code: Status.RESOURCE_EXHAUSTED, details: REJECTED })).toBe(false);
-    expect(isLocalRejection({ code: Status.UNAVAILABLE, details: `server says: ${REJECTED}` })).toBe(false);
-    expect(isLocalRejection({ code: Status.UNAVAILABLE, details: 'db down' })).toBe(false);
+  it('is UNAVAILABLE with the trailers the throttle made, not the text: a server may forward that', () => {
+    expect(isLocalRejection({ code: Status.UNAVAILABLE, metadata: doNotRetry() })).toBe(true);
+    expect(isLocalRejection({ code: Status.UNAVAILABLE, metadata: localRejectionTrailers() })).toBe(true);
+    expect(isLocalRejection({ code: Status.RESOURCE_EXHAUSTED, metadata: doNotRetry() })).toBe(false);
+    const forwarded = new Metadata();
+    forwarded.set('grpc-retry-pushback-ms', '-1');
+    expect(isLocalRejection({ code: Status.UNAVAILABLE, metadata: forwarded })).toBe(false);
+    expect(isLocalRejection({ code: Status.UNAVAILABLE, metadata: doNotRetry().clone() })).toBe(false);
+    expect(isLocalRejection({ code: Status.UNAVAILABLE })).toBe(false);
   });
 });
 
@@ -31,7 +43,7 @@ describe('engine: an attempt rejected locally by an adaptive throttle below', ()
     });
     h.attempt(0).status(Status.UNAVAILABLE, 'db shard 7 down', { 'x-shard': '7' });
     h.clock.runNext();
-    h.attempt(1).status(Status.UNAVAILABLE, REJECTED, DO_NOT_RETRY);
+    h.attempt(1).status(Status.UNAVAILABLE, REJECTED, doNotRetry());
     expect(h.attempts).toHaveLength(2);
     expect(h.status.code).toBe(Status.UNAVAILABLE);
     expect(h.status.details).toBe('db shard 7 down');
@@ -44,10 +56,10 @@ describe('engine: an attempt rejected locally by an adaptive throttle below', ()
   it('a first attempt rejected: nothing else to report, the call ends with the rejection, the gate untouched', () => {
     const gate = new RetryThrottle({ maxTokens: 10, tokenRatio: 0.1 });
     const h = engineCall(retryPolicy(), { interceptor: { gate } });
-    h.attempt(0).status(Status.UNAVAILABLE, REJECTED, DO_NOT_RETRY);
+    h.attempt(0).status(Status.UNAVAILABLE, REJECTED, doNotRetry());
     expect(h.attempts).toHaveLength(1);
     expect(h.status.details).toBe(REJECTED);
-    expect(eventsOfType(h.events, 'call-end')[0]?.reason).not.toBe('throttled');
+    expect(eventsOfType(h.events, 'call-end')[0]?.reason).toBe('throttled');
     expect(gate.tokens).toBe(10);
   });
 
@@ -57,7 +69,7 @@ describe('engine: an attempt rejected locally by an adaptive throttle below', ()
     h.clock.runNext();
     h.attempt(1).status(Status.UNAVAILABLE, 'second');
     h.clock.runNext();
-    h.attempt(2).status(Status.UNAVAILABLE, REJECTED, DO_NOT_RETRY);
+    h.attempt(2).status(Status.UNAVAILABLE, REJECTED, doNotRetry());
     expect(h.status.details).toBe('second');
   });
 
@@ -67,9 +79,30 @@ describe('engine: an attempt rejected locally by an adaptive throttle below', ()
     );
     h.attempt(0).status(Status.UNAVAILABLE, 'replica draining');
     expect(h.attempts).toHaveLength(2); // a non-fatal failure sends the next hedge at once
-    h.attempt(1).status(Status.UNAVAILABLE, REJECTED, DO_NOT_RETRY);
+    h.attempt(1).status(Status.UNAVAILABLE, REJECTED, doNotRetry());
     expect(h.attempts).toHaveLength(2); // the do-not-retry pushback stops the hedges
     expect(h.status.details).toBe('replica draining');
-    expect(eventsOfType(h.events, 'call-end')[0]?.details).toBe('replica draining');
+    expect(eventsOfType(h.events, 'call-end')[0]).toMatchObject({
+      details: 'replica draining',
+      reason: 'throttled',
+    });
+  });
+
+  it('hedging: a rejected hedge is no fatal status, whatever the policy lists: the attempt in flight answers', () => {
+    const h = engineCall(
+      hedgingPolicy({ maxAttempts: 3, hedgingDelay: '0.05s', nonFatalStatusCodes: ['INTERNAL'] }),
+    );
+    h.clock.advance(50);
+    expect(h.attempts).toHaveLength(2);
+    h.attempt(1).status(Status.UNAVAILABLE, REJECTED, doNotRetry());
+    expect(h.received.statuses).toEqual([]);
+    expect(h.attempt(0).cancelled).toBeUndefined();
+    h.clock.advance(50);
+    expect(h.attempts).toHaveLength(2); // no further hedge
+    h.attempt(0).headers();
+    h.attempt(0).message('reply');
+    h.attempt(0).status(Status.OK);
+    expect(h.status.code).toBe(Status.OK);
+    expect(h.received.messages).toEqual(['reply']);
   });
 });

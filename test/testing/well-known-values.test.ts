@@ -268,3 +268,18 @@ describe('a scripted response with Timestamps and Durations', () => {
     expect(withWellKnownValues(plain, fieldsOf())).toBe(plain);
   });
 });
+
+describe('wellKnownValueProblem on values JSON cannot write, and base64 protobufjs cannot read', () => {
+  it('names a bigint, a symbol or a function instead of throwing', () => {
+    expect(wellKnownValueProblem('google.protobuf.Int64Value', 5n)).toContain('the bigint 5n');
+    expect(wellKnownValueProblem('google.protobuf.Timestamp', { seconds: 5n })).toContain(
+      'an object JSON cannot write',
+    );
+    expect(wellKnownValueProblem('google.protobuf.StringValue', Symbol('s'))).toContain('a symbol');
+  });
+
+  it('refuses URL-safe base64 for a BytesValue (protobufjs reads the standard alphabet only)', () => {
+    expect(wellKnownValueProblem('google.protobuf.BytesValue', 'ab+/')).toBeUndefined();
+    expect(wellKnownValueProblem('google.protobuf.BytesValue', 'ab-_')).toBeDefined();
+  });
+});
