@@ -63,6 +63,17 @@ describe('engine: an attempt rejected locally by an adaptive throttle below', ()
     expect(gate.tokens).toBe(10);
   });
 
+  it("with retryLocalRejections (no pushback), a rejection is retried, and the server's failure is still the one shown", () => {
+    const h = engineCall(retryPolicy({ maxAttempts: 4, initialBackoff: '0.01s', maxBackoff: '0.01s' }));
+    h.attempt(0).status(Status.UNAVAILABLE, 'first');
+    h.clock.runNext();
+    h.attempt(1).status(Status.UNAVAILABLE, REJECTED, localRejectionTrailers()); // retryable: no pushback
+    h.clock.runNext();
+    expect(h.attempts).toHaveLength(3);
+    h.attempt(2).status(Status.UNAVAILABLE, REJECTED, doNotRetry());
+    expect(h.status.details).toBe('first');
+  });
+
   it('the failure shown is the latest a server gave, across several retries', () => {
     const h = engineCall(retryPolicy({ maxAttempts: 4, initialBackoff: '0.01s', maxBackoff: '0.01s' }));
     h.attempt(0).status(Status.UNAVAILABLE, 'first');
