@@ -118,8 +118,7 @@ export class FailureHandler {
     }
     switch (decision.type) {
       case 'finish': {
-        const reason = decision.reason;
-        this.events?.noFurtherAttempt(reason);
+        this.events?.noFurtherAttempt(decision.reason);
         if (decision.reason === 'replay-buffer') {
           ctx.onReplayBufferFull();
         }
@@ -135,7 +134,7 @@ export class FailureHandler {
         if (decision.reason === 'request-changed') {
           ctx.onRequestChanged();
         }
-        host.finish(finishStatus(shown, reason, attempt.cancelReason), attempt);
+        host.finish(finishStatus(shown, decision.reason, attempt.cancelReason), attempt);
         return;
       }
       case 'retry':

@@ -232,20 +232,7 @@ export function createAdaptiveThrottle(options?: AdaptiveThrottleOptions): Adapt
       }
       counters.rejected += 1;
       emit?.({ type: 'adaptive-throttle-rejected', method, key, probability, requests, accepts, retry });
-      // Under 'reject-while-throttling' a retry is rejected outright (probability 1) while new calls are rejected
-      // with some probability above 0: the message gives that one, which is what the counts make of the backend.
-      const newCallProbability = rejectionProbability(
-        requests,
-        accepts,
-        rule.k,
-        rule.padding,
-        rule.maxRejectionProbability,
-      );
-      const why = !retry
-        ? `rejection probability ${probability.toFixed(3)}`
-        : rule.retries === 'reject-while-throttling'
-          ? `a retry or hedge, rejected while new calls are rejected with probability ${newCallProbability.toFixed(3)} (option retries: 'reject-while-throttling')`
-          : `a retry or hedge, rejection probability ${probability.toFixed(3)}`;
+      const why = rejectionReason(retry, probability, requests, accepts, rule);
       return new RejectedCall(
         `${LOCAL_REJECTION_DETAILS_PREFIX} (client-side adaptive throttling of ${key}: ${why}, ` +
           `${requests} requests and ${accepts} accepts in the last ${rule.windowMs / 1000} s)`,
@@ -473,4 +460,32 @@ class RejectedCall implements InterceptingCallInterface {
   getAuthContext(): null {
     return null;
   }
+}
+
+/**
+ * Why a call was rejected, for its status details. Under 'reject-while-throttling' a retry is rejected outright
+ * (probability 1) while new calls are rejected with some probability above 0: the message gives that one, which is
+ * what the counts make of the backend.
+ */
+function rejectionReason(
+  retry: boolean,
+  probability: number,
+  requests: number,
+  accepts: number,
+  rule: AdaptiveThrottleRuleConfig,
+): string {
+  if (!retry) {
+    return `rejection probability ${probability.toFixed(3)}`;
+  }
+  if (rule.retries !== 'reject-while-throttling') {
+    return `a retry or hedge, rejection probability ${probability.toFixed(3)}`;
+  }
+  const newCalls = rejectionProbability(
+    requests,
+    accepts,
+    rule.k,
+    rule.padding,
+    rule.maxRejectionProbability,
+  );
+  return `a retry or hedge, rejected while new calls are rejected with probability ${newCalls.toFixed(3)} (option retries: 'reject-while-throttling')`;
 }

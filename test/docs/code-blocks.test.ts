@@ -7,18 +7,14 @@
  * - a JSON block must parse, and one with `methodConfig` must be a valid service config (or be an excerpt too).
  * Other blocks (shell commands, output, diagrams) are not code and are not checked.
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseServiceConfig } from '../../src/config/parse-service-config.js';
+import { DOC_PAGES, REPO_ROOT } from '../helpers/doc-pages.js';
 
-const ROOT = join(import.meta.dirname, '..', '..');
-const DOCS = [
-  'README.md',
-  ...readdirSync(join(ROOT, 'docs'))
-    .filter((f) => f.endsWith('.md'))
-    .map((f) => `docs/${f}`),
-];
+const ROOT = REPO_ROOT;
+const DOCS = DOC_PAGES;
 const CODE_LANGUAGES = new Set(['ts', 'typescript', 'js', 'javascript']);
 const EXCERPT = /^<!--\s*excerpt:\s*(\S+)\s*-->$/;
 /** A line `// ...` (or `// …`) in a block stands for lines of the file left out. */

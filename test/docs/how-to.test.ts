@@ -19,33 +19,17 @@ import {
 import { createRetryMetrics, createRetryTracing } from 'grpc-retry-hedging/otel';
 import { FakeClock, FlakyServer, seededRandom } from 'grpc-retry-hedging/testing';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import {
+  GREETER_PROTO,
+  Greeter,
+  type GreeterClient,
+  type HelloRequest,
+  type Reply,
+} from '../helpers/greeter.js';
 
-interface Reply {
-  message: string;
-}
-interface HelloRequest {
-  name: string;
-}
-interface GreeterClient extends grpc.Client {
-  sayHello(request: HelloRequest, callback: grpc.requestCallback<Reply>): grpc.ClientUnaryCall;
-  sayHello(
-    request: HelloRequest,
-    options: grpc.CallOptions,
-    callback: grpc.requestCallback<Reply>,
-  ): grpc.ClientUnaryCall;
-  getCached(request: HelloRequest, callback: grpc.requestCallback<Reply>): grpc.ClientUnaryCall;
-}
-type GreeterConstructor = new (
-  address: string,
-  credentials: grpc.ChannelCredentials,
-  options?: grpc.ClientOptions,
-) => GreeterClient;
-
-const PROTO = 'examples/helloworld.proto';
+const PROTO = GREETER_PROTO;
 const SAY_HELLO = 'helloworld.Greeter/SayHello';
 const GET_CACHED = 'helloworld.Greeter/GetCached';
-const loaded = grpc.loadPackageDefinition(protoLoader.loadSync(PROTO));
-const Greeter = (loaded.helloworld as grpc.GrpcObject).Greeter as unknown as GreeterConstructor;
 const credentials = grpc.credentials.createInsecure();
 const request: HelloRequest = { name: 'world' };
 const retryPolicy: RetryPolicyJson = {

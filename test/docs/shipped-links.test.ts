@@ -4,17 +4,13 @@
  * linked by their address on GitHub.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { DOC_PAGES, REPO_ROOT } from '../helpers/doc-pages.js';
 
-const ROOT = join(import.meta.dirname, '..', '..');
-const DOCS = [
-  'README.md',
-  ...readdirSync(join(ROOT, 'docs'))
-    .filter((f) => f.endsWith('.md'))
-    .map((f) => `docs/${f}`),
-];
+const ROOT = REPO_ROOT;
+const DOCS = DOC_PAGES;
 /** `[text](target)`, the target up to a `#` or a space (a title). */
 const LINK = /\]\(([^)#\s]*)(?:#[^)\s]*)?(?:\s+"[^"]*")?\)/g;
 

@@ -26,37 +26,9 @@ import {
 import { createRetryMetrics, createRetryTracing } from 'grpc-retry-hedging/otel';
 import { FlakyServer } from 'grpc-retry-hedging/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GREETER_PROTO, Greeter, type HelloRequest, type Reply } from '../helpers/greeter.js';
 
-interface Reply {
-  message: string;
-}
-interface HelloRequest {
-  name: string;
-}
-interface GreeterClient extends grpc.Client {
-  sayHello(request: HelloRequest, callback: grpc.requestCallback<Reply>): grpc.ClientUnaryCall;
-  sayHello(
-    request: HelloRequest,
-    options: grpc.CallOptions,
-    callback: grpc.requestCallback<Reply>,
-  ): grpc.ClientUnaryCall;
-  sayHello(
-    request: HelloRequest,
-    metadata: grpc.Metadata,
-    options: grpc.CallOptions,
-    callback: grpc.requestCallback<Reply>,
-  ): grpc.ClientUnaryCall;
-}
-type GreeterConstructor = new (
-  address: string,
-  credentials: grpc.ChannelCredentials,
-  options?: grpc.ClientOptions,
-) => GreeterClient;
-
-const PROTO = 'examples/helloworld.proto';
-const loaded = grpc.loadPackageDefinition(protoLoader.loadSync(PROTO));
-const Greeter = (loaded.helloworld as grpc.GrpcObject).Greeter as unknown as GreeterConstructor &
-  grpc.ServiceClientConstructor;
+const PROTO = GREETER_PROTO;
 const credentials = grpc.credentials.createInsecure();
 const config = loadServiceConfig('examples/greeter-service-config.json');
 const request: HelloRequest = { name: 'world' };
