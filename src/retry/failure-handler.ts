@@ -47,9 +47,10 @@ export class FailureHandler {
   private backoff: BackoffState | undefined;
   /**
    * The last failure a server (or the transport) gave, as opposed to a local rejection by an adaptive throttle below
-   * this interceptor: what the call reports when its next attempt is rejected locally.
+   * this interceptor, and its attempt: what the call reports when its next attempt is rejected locally (its trailers
+   * count the attempts before that one, and a per-attempt timeout says why no attempt followed).
    */
-  private lastAnswered: StatusObject | undefined;
+  private lastAnswered: { readonly status: StatusObject; readonly attempt: Attempt } | undefined;
 
   constructor(
     private readonly policy: CallPolicy,
@@ -91,10 +92,10 @@ export class FailureHandler {
   afterFailure(attempt: Attempt, status: StatusObject, timedOut: boolean): void {
     const { policy, ctx, host } = this;
     const rejectedLocally = isLocalRejection(status);
-    const shown = rejectedLocally ? (this.lastAnswered ?? status) : status;
     if (!rejectedLocally) {
-      this.lastAnswered = status;
+      this.lastAnswered = { status, attempt };
     }
+    const { status: shown, attempt: shownBy } = (rejectedLocally && this.lastAnswered) || { status, attempt };
     const failure = this.failureOf(status, timedOut, rejectedLocally);
     if (rejectedLocally && failure.hint.kind === 'do-not-retry') {
       if (policy.kind === 'hedging') {
@@ -103,7 +104,7 @@ export class FailureHandler {
       }
       this.events?.noFurtherAttempt('throttled');
       if (host.inFlight) {
-        host.finish(shown, attempt); // unless a listener ended the call
+        host.finish(finishStatus(shown, 'throttled', shownBy.cancelReason), shownBy); // unless a listener ended the call
       }
       return;
     }
@@ -134,7 +135,7 @@ export class FailureHandler {
         if (decision.reason === 'request-changed') {
           ctx.onRequestChanged();
         }
-        host.finish(finishStatus(shown, decision.reason, attempt.cancelReason), attempt);
+        host.finish(finishStatus(shown, decision.reason, shownBy.cancelReason), shownBy);
         return;
       }
       case 'retry':

@@ -9,6 +9,7 @@ import {
 import type { CallPolicy } from '../config/types.js';
 import type { TimerHandle } from '../shared/clock.js';
 import type { InterceptingCallInterface, MessageContext } from '../shared/grpc-types.js';
+import { isLocalRejection } from '../shared/local-rejection.js';
 import type { GateVerdict } from '../shared/retry-gate.js';
 import { type ApplicationHost, ApplicationSide } from './application-side.js';
 import { type Attempt, writtenBy } from './attempt.js';
@@ -181,7 +182,10 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
         this.commit(attempt, 'status');
         this.end(status, 'call-ended');
       } else {
-        this.lastFailed = { attempt, status };
+        // A local rejection is shown only when no server answered (FailureHandler.afterFailure).
+        if (this.lastFailed === undefined || !isLocalRejection(status)) {
+          this.lastFailed = { attempt, status };
+        }
         this.failures.afterFailure(attempt, status, false);
       }
     }

@@ -84,6 +84,47 @@ describe('engine: an attempt rejected locally by an adaptive throttle below', ()
     expect(h.status.details).toBe('second');
   });
 
+  it("the trailers count the attempts before the server's failure shown, not before the rejected attempt", () => {
+    const h = engineCall(retryPolicy({ maxAttempts: 4, initialBackoff: '0.01s', maxBackoff: '0.01s' }));
+    h.attempt(0).status(Status.UNAVAILABLE, 'first');
+    h.clock.runNext();
+    h.attempt(1).status(Status.UNAVAILABLE, 'second');
+    h.clock.runNext();
+    h.attempt(2).status(Status.UNAVAILABLE, REJECTED, doNotRetry());
+    expect(h.status.details).toBe('second');
+    expect(h.status.metadata.get('grpc-previous-rpc-attempts')).toEqual(['1']);
+  });
+
+  it('a per-attempt timeout shown after a rejected retry says why no attempt followed', () => {
+    const h = engineCall(
+      retryPolicy({
+        perAttemptRecvTimeout: '0.05s',
+        initialBackoff: '0.01s',
+        maxBackoff: '0.01s',
+        retryableStatusCodes: ['DEADLINE_EXCEEDED'],
+      }),
+    );
+    h.clock.advance(50);
+    h.clock.runNext();
+    expect(h.attempts).toHaveLength(2);
+    h.attempt(1).status(Status.UNAVAILABLE, REJECTED, doNotRetry());
+    expect(h.status.code).toBe(Status.DEADLINE_EXCEEDED);
+    expect(h.status.details).toBe(
+      'per-attempt receive timeout (50 ms) hit on attempt 1; the retry gate refused a retry',
+    );
+    expect(h.status.metadata.get('grpc-previous-rpc-attempts')).toEqual([]);
+  });
+
+  it("hedging: the trailers count the attempts before the server's failure shown", () => {
+    const h = engineCall(
+      hedgingPolicy({ maxAttempts: 3, hedgingDelay: '5s', nonFatalStatusCodes: ['UNAVAILABLE'] }),
+    );
+    h.attempt(0).status(Status.UNAVAILABLE, 'replica draining');
+    h.attempt(1).status(Status.UNAVAILABLE, REJECTED, doNotRetry());
+    expect(h.status.details).toBe('replica draining');
+    expect(h.status.metadata.get('grpc-previous-rpc-attempts')).toEqual([]);
+  });
+
   it("hedging: the hedge sent after a server's failure is rejected: the call ends with the server's failure", () => {
     const h = engineCall(
       hedgingPolicy({ maxAttempts: 3, hedgingDelay: '5s', nonFatalStatusCodes: ['UNAVAILABLE'] }),
