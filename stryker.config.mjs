@@ -1,4 +1,4 @@
-// Mutation testing of the retry, hedging and throttle engines and of the config parsing: `npm run mutate` (see TESTING.md, "Mutation").
+// Mutation testing of the retry, hedging and throttle engines, of the config parsing, and of the flaky server's pure checks: `npm run mutate` (see TESTING.md, "Mutation").
 // A scoped run: `npm run mutate -- --mutate src/retry/backoff.ts`. Runs are incremental: the results of the last
 // run live in reports/stryker-incremental.json (ignored by git), and only mutants whose code or tests changed are
 // run again. `npm run mutate -- --force` reruns everything.
@@ -12,6 +12,12 @@ export default {
     'src/hedging/**/*.ts',
     'src/throttle/**/*.ts',
     'src/config/**/*.ts',
+    // The flaky server's pure parts (its server and cluster are tested end to end, which Stryker does not run).
+    'src/testing/attempt-script-validation.ts',
+    'src/testing/response-conversion.ts',
+    'src/testing/response-fields.ts',
+    'src/testing/seeded-random.ts',
+    'src/testing/well-known-values.ts',
     '!src/config/index.ts',
     '!src/config/types.ts',
     '!src/**/*.d.ts',
