@@ -3,6 +3,7 @@ import { parseCallPolicy } from '../config/parse-service-config.js';
 import type { HedgingPolicyJson, RetryPolicyJson } from '../config/service-config-json.js';
 import type { CallPolicy } from '../config/types.js';
 import { checkBoolean, checkOptions } from '../util/option-checks.js';
+import { checkCallPolicy, isCallPolicyForm } from './call-policy-check.js';
 import type { RetryEvent, RetryEventListener } from './events.js';
 import { chainListeners, listenerOf } from './interceptor-options.js';
 
@@ -27,8 +28,9 @@ export interface CallRetryOptions {
   readonly enabled?: boolean;
   /**
    * Use this policy for the call instead of the one the service config gives its method, in service-config form:
-   * `{ retryPolicy: {...} }` or `{ hedgingPolicy: {...} }`. It is validated by {@link withRetryOptions} and its
-   * maxAttempts is clamped to the interceptor's limit.
+   * `{ retryPolicy: {...} }` or `{ hedgingPolicy: {...} }`, or in the interceptor's own form (what
+   * `findMethodPolicy` returns: `{ kind: 'retry', maxAttempts, initialBackoffMs, ... }`). Either is validated by
+   * {@link withRetryOptions}, and its maxAttempts is clamped to the interceptor's limit.
    */
   readonly policy?: PolicyOverride | CallPolicy;
   /** A listener (or several) for this call's events, called after the interceptor's own `onEvent`. */
@@ -43,11 +45,6 @@ export interface ResolvedCallRetryOptions {
 }
 
 const KNOWN_KEYS: readonly (keyof CallRetryOptions)[] = ['enabled', 'policy', 'onEvent'];
-
-function isCallPolicy(value: unknown): value is CallPolicy {
-  const kind = (value as { kind?: unknown } | null)?.kind;
-  return kind === 'retry' || kind === 'hedging';
-}
 
 /** Where option errors point: `withRetryOptions: options.enabled must be ...`. */
 const PATH = 'withRetryOptions: options';
@@ -82,8 +79,8 @@ export function withRetryOptions(retry: CallRetryOptions, callOptions: CallOptio
   const policy =
     retry.policy === undefined
       ? undefined
-      : isCallPolicy(retry.policy)
-        ? retry.policy
+      : isCallPolicyForm(retry.policy)
+        ? checkCallPolicy(`${PATH}.policy`, retry.policy)
         : parseCallPolicy(retry.policy);
   const onEvent = listenerOf(retry.onEvent, `${PATH}.onEvent`);
   const earlier = callOptions === null ? undefined : readCallRetryOptions(callOptions);

@@ -1,0 +1,121 @@
+/**
+ * A per-call policy in the interceptor's own form (`{ kind: 'retry', ... }`, what findMethodPolicy returns) is
+ * checked as the service-config form is: a plain-JS caller's missing or misspelled field is an error at
+ * withRetryOptions, not a TypeError out of a grpc-js callback at the first failure.
+ */
+
+import { describe, expect, it } from 'vitest';
+import { findMethodPolicy, parseServiceConfig } from '../../src/config/index.js';
+import type { CallPolicy } from '../../src/config/types.js';
+import { readCallRetryOptions, withRetryOptions } from '../../src/retry/call-options.js';
+
+const RETRY = {
+  kind: 'retry',
+  maxAttempts: 3,
+  initialBackoffMs: 100,
+  maxBackoffMs: 1000,
+  backoffMultiplier: 2,
+  retryableStatusCodes: [14],
+} as const;
+const HEDGING = { kind: 'hedging', maxAttempts: 3, hedgingDelayMs: 10, nonFatalStatusCodes: [14] } as const;
+
+/** withRetryOptions with a policy a plain-JS caller wrote (no type checks). */
+function withPolicy(policy: unknown) {
+  return () => withRetryOptions({ policy: policy as CallPolicy });
+}
+
+function policyOf(policy: unknown): CallPolicy | undefined {
+  return readCallRetryOptions(withRetryOptions({ policy: policy as CallPolicy }))?.policy;
+}
+
+describe('withRetryOptions: a policy in the interceptor form', () => {
+  it('takes a complete policy of either kind, as a frozen copy', () => {
+    const retry = policyOf({ ...RETRY });
+    expect(retry).toEqual(RETRY);
+    expect(Object.isFrozen(retry)).toBe(true);
+    expect(policyOf({ ...HEDGING })).toEqual(HEDGING);
+    expect(policyOf({ ...RETRY, perAttemptRecvTimeoutMs: 50, retryableStatusCodes: [] })).toMatchObject({
+      perAttemptRecvTimeoutMs: 50,
+      retryableStatusCodes: [],
+    });
+  });
+
+  it('takes what findMethodPolicy returns', () => {
+    const config = parseServiceConfig({
+      methodConfig: [
+        {
+          name: [{ service: 'pkg.S' }],
+          retryPolicy: {
+            maxAttempts: 4,
+            initialBackoff: '0.1s',
+            maxBackoff: '1s',
+            backoffMultiplier: 2,
+            retryableStatusCodes: ['UNAVAILABLE'],
+          },
+        },
+      ],
+    });
+    const found = findMethodPolicy(config, '/pkg.S/M');
+    expect(found).toBeDefined();
+    expect(policyOf(found?.policy)).toEqual(found?.policy);
+  });
+
+  it('a missing field is named (it used to crash the process at the first failure)', () => {
+    expect(withPolicy({ kind: 'retry', maxAttempts: 3 })).toThrow(
+      'withRetryOptions: options.policy.initialBackoffMs is required in a policy of kind "retry"',
+    );
+    // As in service-config form, a hedging policy's delay and non-fatal codes may be left out.
+    expect(policyOf({ kind: 'hedging', maxAttempts: 3 })).toEqual({
+      kind: 'hedging',
+      maxAttempts: 3,
+      hedgingDelayMs: 0,
+      nonFatalStatusCodes: [],
+    });
+    expect(withPolicy({ kind: 'hedging', hedgingDelayMs: 0, nonFatalStatusCodes: [] })).toThrow(
+      'options.policy.maxAttempts is required in a policy of kind "hedging"',
+    );
+  });
+
+  it('a field in service-config spelling names the form’s own', () => {
+    const { initialBackoffMs: _i, maxBackoffMs: _m, ...rest } = RETRY;
+    expect(withPolicy({ ...rest, initialBackoff: '0.1s', maxBackoff: '1s' })).toThrow(
+      'options.policy.initialBackoff was renamed to "initialBackoffMs" (a number of ms in this form)',
+    );
+    expect(withPolicy({ ...RETRY, jitter: 0.2 })).toThrow('options.policy.jitter is not an option');
+  });
+
+  it('NaN, negative, fractional and out-of-range values are refused, naming the field', () => {
+    expect(withPolicy({ ...HEDGING, maxAttempts: Number.NaN })).toThrow(/options\.policy\.maxAttempts/);
+    expect(withPolicy({ ...HEDGING, maxAttempts: 1 })).toThrow(
+      /options\.policy\.maxAttempts must be an integer >= 2/,
+    );
+    expect(withPolicy({ ...HEDGING, maxAttempts: 2.5 })).toThrow(/maxAttempts must be an integer/);
+    expect(withPolicy({ ...HEDGING, hedgingDelayMs: -5 })).toThrow(/options\.policy\.hedgingDelayMs/);
+    expect(withPolicy({ ...RETRY, initialBackoffMs: Number.NaN })).toThrow(
+      /options\.policy\.initialBackoffMs/,
+    );
+    expect(withPolicy({ ...RETRY, maxBackoffMs: 0 })).toThrow(
+      /options\.policy\.maxBackoffMs must be a number > 0/,
+    );
+    expect(withPolicy({ ...RETRY, backoffMultiplier: Number.POSITIVE_INFINITY })).toThrow(
+      /backoffMultiplier/,
+    );
+    expect(withPolicy({ ...RETRY, retryableStatusCodes: [] })).toThrow(
+      /retryableStatusCodes must not be empty \(it may be empty only with a perAttemptRecvTimeoutMs\)/,
+    );
+    expect(withPolicy({ ...RETRY, retryableStatusCodes: ['UNAVAILABLE'] })).toThrow(
+      'options.policy.retryableStatusCodes[0] must be a status code, a number from 1 to 16 (OK is never retried), got "UNAVAILABLE"',
+    );
+    expect(withPolicy({ ...RETRY, retryableStatusCodes: [0] })).toThrow(/retryableStatusCodes\[0\]/);
+    // biome-ignore lint/suspicious/noSparseArray: a hole is what is tested
+    expect(withPolicy({ ...HEDGING, nonFatalStatusCodes: [14, , 2] })).toThrow(/nonFatalStatusCodes\[1\]/);
+  });
+
+  it('a later change to the caller’s object changes nothing', () => {
+    const mine = { ...RETRY, retryableStatusCodes: [14] };
+    const taken = policyOf(mine);
+    mine.retryableStatusCodes.push(13);
+    (mine as { maxAttempts: number }).maxAttempts = 5;
+    expect(taken).toEqual(RETRY);
+  });
+});
