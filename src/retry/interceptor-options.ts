@@ -18,6 +18,7 @@ import {
 import { sharedSafeListener } from '../util/safe-listener.js';
 import { isJitterStrategy, JITTER_STRATEGIES, type JitterStrategy } from './backoff.js';
 import type { RetryEvent, RetryEventListener } from './events.js';
+import { guardedGate, guardedRandom } from './guarded-hooks.js';
 import { type RetryInfoOptions, retryInfoPolicy } from './retry-info-option.js';
 import type { RetryInfoPolicy } from './server-hint.js';
 
@@ -36,9 +37,14 @@ export interface RetryInterceptorOptions {
    * What decides whether a retry or a further hedge may go, instead of the A6 throttle built from the config's
    * `retryThrottling`: a `RetryThrottle`, a `RetryBudget`, or any object that implements {@link RetryGate}. Share
    * one instance between interceptors or clients that talk to the same server so that they throttle together.
+   * A gate that throws never reaches grpc-js: `allowAttempt` then refuses the attempt, and the error is reported
+   * once as a warning (`GRPC_RETRY_HEDGING_HOOK_ERROR`).
    */
   readonly gate?: RetryGate;
-  /** Source of uniform random numbers in [0, 1) for jitter (default Math.random); inject one for tests. */
+  /**
+   * Source of uniform random numbers in [0, 1) for jitter (default Math.random); inject one for tests. A draw that
+   * throws or falls outside [0, 1) is taken from Math.random instead, reported once (`GRPC_RETRY_HEDGING_HOOK_ERROR`).
+   */
   readonly random?: () => number;
   /** Source of time and timers (default: the system clock); inject a fake one for tests. */
   readonly clock?: Clock;
@@ -148,6 +154,12 @@ export function resolveInterceptorOptions(options: unknown): ResolvedInterceptor
       `${PATH}.gate must be a retry gate (an object with allowAttempt, recordFailure and recordSuccess methods), such as a RetryThrottle, got ${describeValue(o.gate)}`,
     );
   }
+  const random = checkFunction<() => number>(
+    PATH,
+    'random',
+    o.random,
+    'a function returning a number in [0, 1)',
+  );
   return {
     maxAttemptsLimit: checkNumber(PATH, 'maxAttemptsLimit', o.maxAttemptsLimit, DEFAULT_MAX_ATTEMPTS_LIMIT, {
       min: 1,
@@ -169,10 +181,8 @@ export function resolveInterceptorOptions(options: unknown): ResolvedInterceptor
       integer: true,
       unit: 'bytes',
     }),
-    gate: o.gate,
-    random:
-      checkFunction<() => number>(PATH, 'random', o.random, 'a function returning a number in [0, 1)') ??
-      Math.random,
+    gate: o.gate === undefined ? undefined : guardedGate(o.gate),
+    random: random === undefined ? Math.random : guardedRandom(random),
     clock,
     jitter,
     onEvent: listenerOf(o.onEvent, `${PATH}.onEvent`),
