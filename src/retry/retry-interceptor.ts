@@ -11,7 +11,7 @@ import { checkNotUsedAsInterceptor } from '../util/factory-misuse.js';
 import { BufferPool } from './buffer-pool.js';
 import type { RetryingCallContext } from './call-context.js';
 import { readCallRetryOptions } from './call-options.js';
-import { deadlineToMs } from './deadline.js';
+import { deadlineToMs, LONGEST_CONFIG_TIMEOUT_MS } from './deadline.js';
 import type { RetryEvent } from './events.js';
 import {
   chainListeners,
@@ -156,8 +156,11 @@ export function createRetryInterceptor(
       callEmit = chainListeners(emit, perCall.onEvent);
     }
     const timeoutMs = entry?.timeoutMs;
+    // A timeout longer than a grpc-js server can time (about 24.8 days) would end the call there at once.
     const options =
-      timeoutMs === undefined ? callOptions : withDeadlineWithin(callOptions, clock.now() + timeoutMs);
+      timeoutMs === undefined
+        ? callOptions
+        : withDeadlineWithin(callOptions, clock.now() + Math.min(timeoutMs, LONGEST_CONFIG_TIMEOUT_MS));
     const waitForReady = entry?.waitForReady;
     if (policy === undefined || policy.maxAttempts < 2) {
       if (hasNoEntries && perCall === undefined) {

@@ -31,8 +31,11 @@ export function isClock(value: unknown): value is Clock {
   );
 }
 
-/** Node's setTimeout fires at once for delays of 2^31 ms or more; longer timers are re-armed in steps. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
+/**
+ * Node's setTimeout fires at once for delays of 2^31 ms (about 24.8 days) or more; longer timers are re-armed in
+ * steps here. @internal
+ */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** The real clock: `Date.now()` and Node timers (long delays are split so they do not fire early). */
 export const systemClock: Clock = {
