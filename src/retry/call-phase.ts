@@ -16,6 +16,11 @@ export type CallPhase =
       readonly tag: 'in-flight';
       /** The last failure of an attempt, the call's result if every attempt fails (hedging). */
       lastFailure: StatusObject | undefined;
+      /**
+       * The deadline has passed with attempts out: the timer that ends the call if their own deadline statuses do
+       * not come first (see RetryingCall's `atDeadline`).
+       */
+      deadlineGrace?: TimerHandle;
     }
   /** No attempt in flight: waiting for the timer of the next attempt (a retry's backoff, or a delayed hedge). */
   | {

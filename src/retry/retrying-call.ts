@@ -373,6 +373,9 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
     }
     if (current.tag === 'in-flight') {
       this.hedges?.stop();
+      if (current.deadlineGrace !== undefined) {
+        this.ctx.clock.clearTimer(current.deadlineGrace);
+      }
     } else if (current.tag === 'waiting') {
       if (current.timer !== undefined) {
         this.ctx.clock.clearTimer(current.timer);
@@ -453,9 +456,26 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
 
   /** Runs `action` after `delayMs`, or ends the call at its deadline when that comes first. @internal */
   setTimerBeforeDeadline(delayMs: number, action: () => void): TimerHandle {
-    return timerBeforeDeadline(this.ctx.clock, this.deadline, delayMs, action, () =>
-      this.endAtDeadline(this.lastFailure()),
-    );
+    return timerBeforeDeadline(this.ctx.clock, this.deadline, delayMs, action, () => this.atDeadline());
+  }
+
+  /**
+   * The call's deadline has passed (a hedge's timer found it so). With attempts out, each carries the same deadline
+   * to grpc-js, whose own timer, due now too, ends it with grpc-js's status ("Deadline exceeded after 0.050s,..."):
+   * that is the call's status, as without the interceptor, so the call waits for it, and ends by itself only if
+   * none comes within {@link DEADLINE_GRACE_MS} (an attempt whose start another interceptor holds has no timer yet).
+   * With none out, the call ends now.
+   */
+  private atDeadline(): void {
+    const phase = this.phase;
+    if (phase.tag !== 'in-flight' || this.attempts.live.length === 0) {
+      this.endAtDeadline(this.lastFailure());
+      return;
+    }
+    phase.deadlineGrace ??= this.ctx.clock.setTimer(() => {
+      phase.deadlineGrace = undefined;
+      this.endAtDeadline(this.lastFailure());
+    }, DEADLINE_GRACE_MS);
   }
 
   /** When the clock reads the deadline as passed, ends the call at its deadline and says so. @internal */
@@ -463,7 +483,7 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
     if (this.ctx.clock.now() < this.deadline) {
       return false;
     }
-    this.endAtDeadline(this.lastFailure());
+    this.atDeadline();
     return true;
   }
 
@@ -481,3 +501,9 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
 }
 
 const ENDED: CallPhase = Object.freeze({ tag: 'ended' });
+
+/**
+ * How long past its deadline a call with attempts out waits for their deadline statuses from grpc-js before it ends
+ * by itself: grpc-js's timers are due at the same moment, so this is slack for a loaded event loop only.
+ */
+const DEADLINE_GRACE_MS = 100;

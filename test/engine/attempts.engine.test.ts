@@ -180,9 +180,15 @@ describe('engine: cancelling attempts', () => {
     });
   });
 
-  it('the deadline passing with a hedge pending cancels the live attempt as "call ended"', async () => {
+  it('the deadline passing with a hedge pending and no status from grpc-js: 100 ms on, the call ends and cancels the live attempt as "call ended"', async () => {
     const h = engineCall(hedgingPolicy({ hedgingDelay: '1s' }), { deadlineMs: 300 });
     h.clock.advance(300);
+    await h.settle();
+    expect(h.received.statuses).toEqual([]); // grpc-js's deadline timer of the attempt is due too
+    h.clock.advance(99);
+    await h.settle();
+    expect(h.received.statuses).toEqual([]);
+    h.clock.advance(1);
     await h.settle();
     expect(h.status).toMatchObject({ code: Status.DEADLINE_EXCEEDED, details: 'Deadline exceeded' });
     expect(h.attempt(0).cancelled).toEqual({ code: Status.CANCELLED, details: 'call ended' });

@@ -94,13 +94,18 @@ describe('engine: a timer that fires late, past the deadline (the event loop was
     expect(h.status.details).toMatch(/^Deadline exceeded while waiting to retry \(last attempt: UNAVAILABLE/);
   });
 
-  it('a hedge whose timer fires after the deadline is not sent: the call ends, its attempt cancelled', async () => {
+  it("a hedge whose timer fires after the deadline is not sent: the attempt's deadline status from grpc-js ends the call", async () => {
     const { h, holdUntil } = lateCall(hedgingPolicy({ hedgingDelay: '0.03s' }));
     holdUntil(90);
     await h.settle();
     expect(h.attempts).toHaveLength(1);
-    expect(h.attempt(0).cancelled).toBeDefined();
-    expect(h.status).toMatchObject({ code: Status.DEADLINE_EXCEEDED, details: 'Deadline exceeded' });
+    expect(h.received.statuses).toEqual([]);
+    h.attempt(0).status(Status.DEADLINE_EXCEEDED, 'Deadline exceeded after 0.090s');
+    await h.settle();
+    expect(h.status).toMatchObject({
+      code: Status.DEADLINE_EXCEEDED,
+      details: 'Deadline exceeded after 0.090s',
+    });
     expect(eventsOfType(h.events, 'hedge-sent')).toEqual([]);
   });
 
@@ -121,6 +126,9 @@ describe('engine: a timer that fires late, past the deadline (the event loop was
     clock.set(T0 + 61); // that I/O took past the deadline
     await h.settle();
     expect(h.attempts).toHaveLength(1);
+    expect(h.received.statuses).toEqual([]); // grpc-js's deadline timer of the attempt is due
+    holdUntil(161); // it never came: the call ends by itself
+    await h.settle();
     expect(h.status).toMatchObject({ code: Status.DEADLINE_EXCEEDED, details: 'Deadline exceeded' });
     expect(h.attempt(0).cancelled).toBeDefined();
   });
@@ -131,6 +139,8 @@ describe('engine: a timer that fires late, past the deadline (the event loop was
     clock.set(T0 + 60);
     await h.settle();
     expect(h.attempts).toHaveLength(1);
+    holdUntil(160);
+    await h.settle();
     expect(h.status.code).toBe(Status.DEADLINE_EXCEEDED);
   });
 

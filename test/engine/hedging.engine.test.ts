@@ -142,12 +142,37 @@ describe('engine: hedging under fake time', () => {
     expect(h.status.code).toBe(Status.OK);
   });
 
-  it('the deadline passing while hedges wait ends the call with DEADLINE_EXCEEDED', async () => {
+  it("the deadline passing while a hedge waits: grpc-js's deadline status of the attempt out is the call's, as without the interceptor", async () => {
     const h = engineCall(hedgingPolicy({ hedgingDelay: '1s' }), { deadlineMs: 300 });
     h.clock.advance(300);
     await h.settle();
-    expect(h.status.code).toBe(Status.DEADLINE_EXCEEDED);
-    expect(h.attempt(0).cancelled).toBeDefined();
+    expect(h.received.statuses).toEqual([]);
+    h.attempt(0).status(
+      Status.DEADLINE_EXCEEDED,
+      'Deadline exceeded after 0.300s,remote_addr=127.0.0.1:5000',
+    );
+    await h.settle();
+    expect(h.status).toMatchObject({
+      code: Status.DEADLINE_EXCEEDED,
+      details: 'Deadline exceeded after 0.300s,remote_addr=127.0.0.1:5000',
+    });
+    expect(h.received.statuses).toHaveLength(1);
+    expect(eventsOfType(h.events, 'hedge-sent')).toEqual([]);
+    expect(h.clock.pendingTimers).toBe(0); // the fallback timer went with the call
+  });
+
+  it('the deadline passing with hedges out: the status of the one grpc-js ends first, counted as a hedge', async () => {
+    const h = engineCall(hedgingPolicy({ hedgingDelay: '0.1s' }), { deadlineMs: 300 });
+    h.clock.advance(300);
+    expect(h.attempts).toHaveLength(3);
+    h.attempt(2).status(
+      Status.DEADLINE_EXCEEDED,
+      'Deadline exceeded after 0.100s,remote_addr=127.0.0.1:5000',
+    );
+    await h.settle();
+    expect(h.status.details).toBe(
+      'Deadline exceeded,previous attempts: 2,current attempt: 0.100s,remote_addr=127.0.0.1:5000',
+    );
     expect(h.clock.pendingTimers).toBe(0);
   });
 
