@@ -48,7 +48,9 @@ export class PerConnectionCancelLimits implements CancelLimits {
 
 /**
  * The process's per-connection limits for these settings: every interceptor made with the same rate, burst, cap
- * and clock shares them, as the clients behind those interceptors share grpc-js's connections. @internal
+ * and clock shares them, as the clients behind those interceptors share grpc-js's connections. They are held
+ * weakly: once no interceptor holds the limits of some settings, they go, so an application that makes interceptors
+ * with settings of its own each time (a burst worked out per client) does not pile them up. @internal
  */
 export function sharedPerConnectionLimits(settings: CancelRateLimiterSettings): PerConnectionCancelLimits {
   let byClock = registry.get(settings.clock);
@@ -57,15 +59,31 @@ export function sharedPerConnectionLimits(settings: CancelRateLimiterSettings): 
     registry.set(settings.clock, byClock);
   }
   const key = `${settings.ratePerSecond}/${settings.burst}/${settings.loserCapMs}`;
-  let limits = byClock.get(key);
+  let limits = byClock.get(key)?.deref();
   if (limits === undefined) {
     limits = new PerConnectionCancelLimits(settings);
-    byClock.set(key, limits);
+    byClock.set(key, new WeakRef(limits));
+    collected.register(limits, { byClock, key });
   }
   return limits;
 }
 
-const registry = new WeakMap<Clock, Map<string, PerConnectionCancelLimits>>();
+/** How many settings' limits are held for `clock` (for tests). @internal */
+export function sharedSettingsHeld(clock: Clock): number {
+  return registry.get(clock)?.size ?? 0;
+}
+
+const registry = new WeakMap<Clock, Map<string, WeakRef<PerConnectionCancelLimits>>>();
+
+/** Forgets the key of limits no interceptor holds any more (unless new limits took the key meanwhile). */
+const collected = new FinalizationRegistry<{
+  readonly byClock: Map<string, WeakRef<PerConnectionCancelLimits>>;
+  readonly key: string;
+}>(({ byClock, key }) => {
+  if (byClock.get(key)?.deref() === undefined) {
+    byClock.delete(key);
+  }
+});
 
 /** The one limiter an application passed: it counts every cancel, whatever the connection. @internal */
 export function oneLimiterForAll(limiter: CancelLimiter): CancelLimits {
