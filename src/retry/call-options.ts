@@ -2,7 +2,7 @@ import type { CallOptions } from '@grpc/grpc-js';
 import { parseCallPolicy } from '../config/parse-service-config.js';
 import type { HedgingPolicyJson, RetryPolicyJson } from '../config/service-config-json.js';
 import type { CallPolicy } from '../config/types.js';
-import { checkBoolean, checkOptions } from '../util/option-checks.js';
+import { checkBoolean, checkOptions, describeValue } from '../util/option-checks.js';
 import { checkCallPolicy, isCallPolicyForm } from './call-policy-check.js';
 import type { RetryEvent, RetryEventListener } from './events.js';
 import { chainListeners, listenerOf } from './interceptor-options.js';
@@ -70,6 +70,12 @@ export function withRetryOptions(retry: CallRetryOptions, callOptions: CallOptio
     throw new TypeError(`${PATH} must be an object such as { enabled: false }, got nothing`);
   }
   checkOptions(PATH, retry, KNOWN_KEYS);
+  // null was taken as no call options before, and still is.
+  if (callOptions !== null && (typeof callOptions !== 'object' || Array.isArray(callOptions))) {
+    throw new TypeError(
+      `withRetryOptions: callOptions must be grpc-js call options (an object such as { deadline }), got ${describeValue(callOptions)}`,
+    );
+  }
   const enabled = checkBoolean(PATH, 'enabled', retry.enabled, true);
   if (!enabled && retry.policy !== undefined) {
     throw new TypeError(

@@ -143,7 +143,8 @@ const RENAMED_OPTIONS: Renames = {
 export function resolveInterceptorOptions(options: unknown): ResolvedInterceptorOptions {
   const o = checkOptions(PATH, options, KNOWN_OPTIONS, RENAMED_OPTIONS) as RetryInterceptorOptions;
   const clock = checkClock(PATH, 'clock', o.clock) ?? systemClock;
-  const jitter = o.jitter ?? 'a6';
+  // Left out, not null: null is refused as every other option's is.
+  const jitter = o.jitter === undefined ? 'a6' : o.jitter;
   if (!isJitterStrategy(jitter)) {
     throw new TypeError(
       `${PATH}.jitter must be one of ${JITTER_STRATEGIES.join(', ')}, got ${describeValue(jitter)}`,
@@ -190,7 +191,10 @@ export function resolveInterceptorOptions(options: unknown): ResolvedInterceptor
     checkResentRequests: checkBoolean(PATH, 'checkResentRequests', o.checkResentRequests, true),
     retryInfo: retryInfoPolicy(o.retryInfo),
     adaptiveHedging: resolveAdaptiveHedging(withClock(o.adaptiveHedging, clock), `${PATH}.adaptiveHedging`),
-    cancelLimits: resolveCancelLimits(withClock(o.cancelRateLimit ?? true, clock), `${PATH}.cancelRateLimit`),
+    cancelLimits: resolveCancelLimits(
+      withClock(o.cancelRateLimit === undefined ? true : o.cancelRateLimit, clock),
+      `${PATH}.cancelRateLimit`,
+    ),
   };
 }
 

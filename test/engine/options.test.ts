@@ -44,6 +44,13 @@ describe('option checks', () => {
     expect(() => createRetryInterceptor(config, { jitter: 'wild' as never })).toThrow(
       /options\.jitter must be one of a6, full/,
     );
+    // null is refused as for every other option (it used to read as the default for these two)
+    expect(() => createRetryInterceptor(config, { jitter: null as never })).toThrow(
+      /options\.jitter must be one of a6, full.*, got null/,
+    );
+    expect(() => createRetryInterceptor(config, { cancelRateLimit: null as never })).toThrow(
+      'createRetryInterceptor: options.cancelRateLimit must be true, false, an options object or a CancelRateLimiter, got null',
+    );
     expect(() => createRetryInterceptor(config, { clock: {} as never })).toThrow(
       /options\.clock must be a Clock \(an object with now, setTimer and clearTimer methods\)/,
     );

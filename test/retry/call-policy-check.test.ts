@@ -119,3 +119,13 @@ describe('withRetryOptions: a policy in the interceptor form', () => {
     expect(taken).toEqual(RETRY);
   });
 });
+
+describe('withRetryOptions: the call options it extends', () => {
+  it('must be an object (or null, taken as none)', () => {
+    expect(() => withRetryOptions({}, 'x' as never)).toThrow(
+      'withRetryOptions: callOptions must be grpc-js call options (an object such as { deadline }), got "x"',
+    );
+    expect(() => withRetryOptions({}, [] as never)).toThrow(/callOptions must be grpc-js call options/);
+    expect(readCallRetryOptions(withRetryOptions({ enabled: false }, null as never))?.enabled).toBe(false);
+  });
+});
