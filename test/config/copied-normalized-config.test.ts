@@ -106,7 +106,7 @@ describe('a parsed policy wrapped as JSON where a policy is expected', () => {
   const retryPolicy = parsed.methodConfig[1]?.retryPolicy;
   const hedgingPolicy = parsed.methodConfig[0]?.hedgingPolicy;
 
-  it('withRetryOptions names it once and says to pass it unwrapped, which it takes as it is', () => {
+  it('withRetryOptions names it once and says to pass it unwrapped, which it takes (checked, as a copy)', () => {
     const error = errorOf(() => withRetryOptions({ policy: { retryPolicy } as never }));
     expect(error.errors).toHaveLength(1);
     expect(error.message).toBe(
@@ -117,7 +117,7 @@ describe('a parsed policy wrapped as JSON where a policy is expected', () => {
     );
     expect(retryPolicy).toBeDefined();
     const options = withRetryOptions({ policy: retryPolicy as NonNullable<typeof retryPolicy> });
-    expect(readCallRetryOptions(options)?.policy).toBe(retryPolicy);
+    expect(readCallRetryOptions(options)?.policy).toEqual(retryPolicy);
   });
 
   it('serviceConfigFromProtos names it at its level and asks for JSON', () => {
