@@ -79,7 +79,8 @@ function checkStatus(value: unknown): number | undefined {
  */
 export function validateAttemptScript(value: unknown, where = 'attempt script'): AttemptScript {
   if (!isPlainObject(value)) {
-    throw new Error(`${where}: must be an object, got ${Array.isArray(value) ? 'an array' : typeof value}`);
+    const got = Array.isArray(value) ? 'an array' : value === null ? 'null' : typeof value;
+    throw new Error(`${where}: must be an object, got ${got}`);
   }
   const fail = (field: string, rule: string): never => {
     throw new Error(`${where}: "${field}" ${rule}`);
@@ -209,7 +210,17 @@ export function validateAttemptScripts(value: unknown, where = 'script'): Attemp
   if (value.length === 0) {
     throw new Error(`${where}: must contain at least one attempt script`);
   }
-  return value.map((entry, i) => validateAttemptScript(entry, `${where}[${i}]`));
+  const scripts: AttemptScript[] = [];
+  for (let i = 0; i < value.length; i++) {
+    // A hole (`[, {...}]`) is skipped by map and forEach: the attempt it stands for would end UNKNOWN.
+    if (!(i in value)) {
+      throw new Error(
+        `${where}[${i}]: missing (a hole in the array, as in \`[, {...}]\`); write {} for a prompt success`,
+      );
+    }
+    scripts.push(validateAttemptScript(value[i], `${where}[${i}]`));
+  }
+  return scripts;
 }
 
 /** Parses and checks a JSON text holding a per-call script, as shipped in `x-flaky-script` metadata. */

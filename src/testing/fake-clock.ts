@@ -1,4 +1,5 @@
 import type { Clock, TimerHandle } from '../shared/clock.js';
+import { describeValue } from '../util/option-checks.js';
 
 interface FakeTimer {
   readonly id: number;
@@ -10,6 +11,10 @@ interface FakeTimer {
  * A {@link Clock} whose time moves only when told: pass it as the interceptor's `clock` option (together with a
  * scripted or real next call) to test retry timing without waiting. Timers fire in due order, ties in the order
  * they were set; a timer set while advancing fires in the same advance if it falls due.
+ *
+ * Delays are read as the real clock (`systemClock`) reads them: a negative delay is 0, and a delay of
+ * `Infinity` sets a timer that never fires (it counts in {@link FakeClock.pendingTimers} until cleared). Anything
+ * else that is not a number, NaN included, is a TypeError from the call that was given it.
  */
 export class FakeClock implements Clock {
   private time: number;
@@ -25,6 +30,12 @@ export class FakeClock implements Clock {
     startMs: number = Date.now(),
     readonly resolutionMs?: number,
   ) {
+    if (typeof startMs !== 'number' || !Number.isFinite(startMs)) {
+      const Problem = typeof startMs === 'number' && !Number.isNaN(startMs) ? RangeError : TypeError;
+      throw new Problem(
+        `FakeClock: startMs must be a finite number of ms since the epoch, got ${describeValue(startMs)}`,
+      );
+    }
     this.time = startMs;
   }
 
@@ -33,6 +44,14 @@ export class FakeClock implements Clock {
   }
 
   setTimer(callback: () => void, delayMs: number): TimerHandle {
+    if (typeof callback !== 'function') {
+      throw new TypeError(`FakeClock.setTimer: callback must be a function, got ${describeValue(callback)}`);
+    }
+    if (typeof delayMs !== 'number' || Number.isNaN(delayMs)) {
+      throw new TypeError(
+        `FakeClock.setTimer: delayMs must be a number of ms (negative counts as 0, Infinity never fires), got ${describeValue(delayMs)}`,
+      );
+    }
     const timer: FakeTimer = { id: this.nextId++, dueAt: this.time + Math.max(0, delayMs), callback };
     this.timers.push(timer);
     return timer.id;
@@ -47,16 +66,19 @@ export class FakeClock implements Clock {
     return this.timers.length;
   }
 
-  /** Milliseconds until the next timer is due, or undefined when none is set. */
+  /** Milliseconds until the next timer is due (Infinity when those set never fire), or undefined when none is set. */
   nextDueInMs(): number | undefined {
     const next = this.earliest();
     return next === undefined ? undefined : next.dueAt - this.time;
   }
 
-  /** Move time forward by `ms`, firing every timer that falls due, in order. */
+  /** Move time forward by `ms` (a finite number >= 0), firing every timer that falls due, in order. */
   advance(ms: number): void {
-    if (!(ms >= 0)) {
-      throw new RangeError(`FakeClock.advance: ms must be >= 0, got ${ms}`);
+    if (typeof ms !== 'number' || Number.isNaN(ms)) {
+      throw new TypeError(`FakeClock.advance: ms must be a finite number >= 0, got ${describeValue(ms)}`);
+    }
+    if (!(Number.isFinite(ms) && ms >= 0)) {
+      throw new RangeError(`FakeClock.advance: ms must be a finite number >= 0, got ${describeValue(ms)}`);
     }
     const until = this.time + ms;
     for (let next = this.earliest(); next !== undefined && next.dueAt <= until; next = this.earliest()) {
@@ -67,10 +89,10 @@ export class FakeClock implements Clock {
     this.time = until;
   }
 
-  /** Fire the next timer (moving time to it); false when none is set. */
+  /** Fire the next timer (moving time to it); false when none is set, or only timers that never fire. */
   runNext(): boolean {
     const next = this.earliest();
-    if (next === undefined) {
+    if (next === undefined || next.dueAt === Number.POSITIVE_INFINITY) {
       return false;
     }
     this.advance(next.dueAt - this.time);

@@ -5,6 +5,8 @@
  * package's FlakyTest `Unary` method only, not the services of your protos (`FlakyServer` serves those).
  */
 import * as grpc from '@grpc/grpc-js';
+import { checkOptions, describeValue } from '../util/option-checks.js';
+import { wrongTypeHint } from '../util/wrong-type-hint.js';
 import { CallIdCounters, DEFAULT_MAX_TRACKED_CALL_IDS } from './call-id-counters.js';
 import { CALL_ID_METADATA_KEY } from './flaky-script.js';
 import { checkBound, DEFAULT_MAX_RECORDED_ATTEMPTS } from './flaky-server-options.js';
@@ -45,6 +47,8 @@ export interface FlakyClusterOptions {
    */
   maxTrackedCallIds?: number;
 }
+
+const OPTION_NAMES: readonly string[] = ['random', 'maxRecordedAttempts', 'maxTrackedCallIds'];
 
 interface Replica {
   server: grpc.Server | undefined;
@@ -94,22 +98,23 @@ export class FlakyCluster {
     if (!Array.isArray(scripts) || scripts.length === 0) {
       throw new TypeError('FlakyCluster.start: scripts must be a non-empty array, one script per replica');
     }
-    const random = options.random ?? Math.random;
-    if (typeof random !== 'function') {
-      throw new TypeError('FlakyCluster.start: options.random must be a function');
-    }
     const owner = 'FlakyCluster.start';
+    const checkedOptions = checkOptions(`${owner}: options`, options, OPTION_NAMES) as FlakyClusterOptions;
+    const random = checkedOptions.random ?? Math.random;
+    if (typeof random !== 'function') {
+      throw new TypeError(`${owner}: options.random must be a function, got ${describeValue(random)}`);
+    }
     const maxRecorded = checkBound(
       owner,
       'maxRecordedAttempts',
-      options.maxRecordedAttempts,
+      checkedOptions.maxRecordedAttempts,
       DEFAULT_MAX_RECORDED_ATTEMPTS,
       0,
     );
     const maxCallIds = checkBound(
       owner,
       'maxTrackedCallIds',
-      options.maxTrackedCallIds,
+      checkedOptions.maxTrackedCallIds,
       DEFAULT_MAX_TRACKED_CALL_IDS,
       1,
     );
@@ -206,6 +211,11 @@ export class FlakyCluster {
   }
 
   private replicaOf(index: number): Replica {
+    if (typeof index !== 'number') {
+      throw new TypeError(
+        `FlakyCluster.setScript: index must be a number (0 to ${this.replicas.length - 1}), got ${describeValue(index)}${wrongTypeHint(index, 'number')}`,
+      );
+    }
     const replica = this.replicas[index];
     if (!Number.isInteger(index) || replica === undefined) {
       throw new RangeError(`FlakyCluster: no replica ${index} (there are ${this.replicas.length})`);

@@ -100,7 +100,10 @@ export interface FlakyServerOptions {
    * INTERNAL.
    */
   onAttempt?: (info: FlakyAttemptInfo) => AttemptScriptInput | undefined;
-  /** Called once per attempt when it ends with a status or is seen cancelled (errors thrown are ignored). */
+  /**
+   * Called once per attempt when it ends with a status or is seen cancelled. An error it throws does not reach the
+   * server: the first is reported as a process warning (`GRPC_RETRY_HEDGING_LISTENER_ERROR`), once per server.
+   */
   onAttemptEnd?: (attempt: RecordedAttempt) => void;
   /**
    * Request header whose value is recorded as the attempt's `requestId` (AIP-155) when the request message
@@ -255,9 +258,14 @@ export function checkFlakyServerOptions(options: unknown): CheckedFlakyServerOpt
   if (o.scripts !== undefined && (typeof o.scripts !== 'object' || o.scripts === null)) {
     throw new TypeError('FlakyServer: option "scripts" must be an object of scripts by call id');
   }
-  const scripts = Object.entries(o.scripts ?? {}).map(
-    ([callId, script]) => [callId, validateAttemptScripts(script, `scripts["${callId}"]`)] as const,
-  );
+  const scripts = Object.entries(o.scripts ?? {}).map(([callId, script]) => {
+    if (callId === '') {
+      throw new TypeError(
+        'FlakyServer: option "scripts" has a script under the call id "": a call id must be non-empty (attempts sent without one play their method\'s script, see "methodScripts")',
+      );
+    }
+    return [callId, validateAttemptScripts(script, `scripts["${callId}"]`)] as const;
+  });
   if (o.serverOptions !== undefined && (typeof o.serverOptions !== 'object' || o.serverOptions === null)) {
     throw new TypeError('FlakyServer: option "serverOptions" must be an object');
   }
@@ -338,7 +346,8 @@ export function checkFlakyServerOptions(options: unknown): CheckedFlakyServerOpt
 }
 
 /**
- * A bound option: an integer >= `min` or `Infinity` (default `fallback`); else a RangeError naming it.
+ * A bound option: an integer >= `min` or `Infinity` (default `fallback` when left out; null is refused, as for
+ * every other option); else a RangeError naming it and the value given (a string quoted).
  * @internal shared with FlakyCluster
  */
 export function checkBound(
@@ -348,14 +357,14 @@ export function checkBound(
   fallback: number,
   min: number,
 ): number {
-  const bound = value ?? fallback;
+  const bound = value === undefined ? fallback : value;
   if (
     typeof bound !== 'number' ||
     !(Number.isInteger(bound) || bound === Number.POSITIVE_INFINITY) ||
     bound < min
   ) {
     throw new RangeError(
-      `${owner}: option "${name}" must be an integer >= ${min} or Infinity; got ${String(bound)}`,
+      `${owner}: option "${name}" must be an integer >= ${min} or Infinity; got ${describeValue(bound)}${wrongTypeHint(bound, 'number')}`,
     );
   }
   return bound;

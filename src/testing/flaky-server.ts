@@ -8,6 +8,9 @@
 import * as grpc from '@grpc/grpc-js';
 import { errorMessage } from '../util/error-message.js';
 import { formatHostPort } from '../util/host-port.js';
+import { describeValue } from '../util/option-checks.js';
+import { safeListener } from '../util/safe-listener.js';
+import { wrongTypeHint } from '../util/wrong-type-hint.js';
 import { AttemptLog, firstString, measureRequests, readMessage } from './attempt-recording.js';
 import {
   AttemptRun,
@@ -101,6 +104,8 @@ export class FlakyServer {
   private readonly log: AttemptLog;
   private readonly running = new Set<AttemptRun>();
   private stopping: Promise<void> | undefined;
+  /** The `onAttemptEnd` option, its first error reported as a warning (once per server), none thrown. */
+  private readonly onAttemptEnd: ((attempt: RecordedAttempt) => void) | undefined;
 
   private constructor(
     private readonly server: grpc.Server,
@@ -114,6 +119,8 @@ export class FlakyServer {
       maxCallIds: options.maxTrackedCallIds,
       onForgetCallId: (callId) => this.shipped.delete(callId),
     });
+    const hook = options.onAttemptEnd;
+    this.onAttemptEnd = hook && safeListener(hook, 'FlakyServer: the onAttemptEnd option');
   }
 
   /**
@@ -256,9 +263,11 @@ export class FlakyServer {
 
   /**
    * Registers (or replaces) the script of `callId`: attempt N plays `attempts[N-1]`, later attempts repeat the last
-   * entry. Resets the call id's attempt counter and forgets its recorded attempts. Throws on an invalid script.
+   * entry. Resets the call id's attempt counter and forgets its recorded attempts. Throws on an invalid script, or
+   * a call id that is not a non-empty string.
    */
   script(callId: string, attempts: AttemptScriptInput[]): void {
+    checkCallIdArgument('script', callId);
     const checked = validateAttemptScripts(attempts, `script("${callId}")`);
     this.checkCallId(callId, `script("${callId}")`, (m) => `scriptMethod("${m}", attempts)`);
     this.scripts.set(callId, checked);
@@ -332,13 +341,26 @@ export class FlakyServer {
 
   /**
    * Resolves once `callId` has at least `count` recorded attempts; rejects after `timeoutMs` (default
-   * {@link DEFAULT_WAIT_MS}).
+   * {@link DEFAULT_WAIT_MS}). Rejects at once with a TypeError or RangeError when `count` is not an integer >= 1
+   * or `timeoutMs` not a finite number >= 0.
    */
   async waitForAttempts(
     callId: string,
     count: number,
     timeoutMs = DEFAULT_WAIT_MS,
   ): Promise<readonly RecordedAttempt[]> {
+    if (typeof callId !== 'string') {
+      throw new TypeError(
+        `FlakyServer.waitForAttempts: callId must be a string ("" for attempts sent without one), got ${describeValue(callId)}`,
+      );
+    }
+    if (typeof count !== 'number' || !Number.isInteger(count) || count < 1) {
+      const Problem = typeof count === 'number' && !Number.isNaN(count) ? RangeError : TypeError;
+      throw new Problem(
+        `FlakyServer.waitForAttempts: count must be an integer >= 1, got ${describeValue(count)}${wrongTypeHint(count, 'number')}`,
+      );
+    }
+    checkTimeout('waitForAttempts', timeoutMs);
     try {
       await this.waitFor(() => this.attempts(callId).length >= count, timeoutMs);
     } catch {
@@ -351,9 +373,20 @@ export class FlakyServer {
 
   /**
    * Resolves once `predicate()` is true (checked now and then every few ms); rejects with an Error after
-   * `timeoutMs` (default {@link DEFAULT_WAIT_MS}), or with the predicate's own error if it throws.
+   * `timeoutMs` (default {@link DEFAULT_WAIT_MS}), or with the predicate's own error if it throws. Rejects at once
+   * with a TypeError or RangeError when `predicate` is not a function or `timeoutMs` not a finite number >= 0.
    */
   waitFor(predicate: () => boolean, timeoutMs = DEFAULT_WAIT_MS): Promise<void> {
+    try {
+      if (typeof predicate !== 'function') {
+        throw new TypeError(
+          `FlakyServer.waitFor: predicate must be a function returning a boolean, got ${describeValue(predicate)}`,
+        );
+      }
+      checkTimeout('waitFor', timeoutMs);
+    } catch (err) {
+      return Promise.reject(err);
+    }
     const deadline = Date.now() + timeoutMs;
     return new Promise<void>((resolve, reject) => {
       const check = (): void => {
@@ -537,14 +570,8 @@ export class FlakyServer {
   private settled(run: AttemptRun): void {
     this.running.delete(run);
     this.log.settle(run.record);
-    const hook = this.options.onAttemptEnd;
-    if (hook) {
-      try {
-        hook(run.record);
-      } catch {
-        // a logging hook must not break the server
-      }
-    }
+    // A logging hook must not break the server: its first error is a warning (GRPC_RETRY_HEDGING_LISTENER_ERROR).
+    this.onAttemptEnd?.(run.record);
   }
 
   private receive(run: AttemptRun, message: unknown): void {
@@ -708,6 +735,29 @@ export class FlakyServer {
       delayOver();
       progress();
     });
+  }
+}
+
+/** A call id given to `method`: a non-empty string (the `x-flaky-call-id` a client sends), else a TypeError. */
+function checkCallIdArgument(method: string, callId: unknown): void {
+  if (typeof callId !== 'string' || callId === '') {
+    throw new TypeError(
+      `FlakyServer.${method}: callId must be a non-empty string (the ${CALL_ID_METADATA_KEY} metadata your client sends), got ${describeValue(callId)}${wrongTypeHint(callId, 'string')}`,
+    );
+  }
+}
+
+/** The timeout of `waitFor` and `waitForAttempts`: undefined (the default) or a finite number >= 0. */
+function checkTimeout(method: string, timeoutMs: unknown): void {
+  if (typeof timeoutMs !== 'number' || Number.isNaN(timeoutMs)) {
+    throw new TypeError(
+      `FlakyServer.${method}: timeoutMs must be a finite number of ms >= 0, got ${describeValue(timeoutMs)}${wrongTypeHint(timeoutMs, 'number')}`,
+    );
+  }
+  if (!Number.isFinite(timeoutMs) || timeoutMs < 0) {
+    throw new RangeError(
+      `FlakyServer.${method}: timeoutMs must be a finite number of ms >= 0, got ${describeValue(timeoutMs)}`,
+    );
   }
 }
 

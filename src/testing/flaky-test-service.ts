@@ -4,6 +4,7 @@
 
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
+import { describeValue, didYouMean } from '../util/option-checks.js';
 import type { FlakyTestClientConstructor } from './flaky-test-client.js';
 import { flakyTestProtoPath } from './proto-path.js';
 import { FLAKY_LOADER_OPTIONS } from './served-services.js';
@@ -16,8 +17,18 @@ export const FLAKY_TEST_REQUEST = 'grpc_retry_hedging.testing.v1.TestRequest';
 /** The methods of the flaky test service. */
 export type FlakyMethodName = 'Unary' | 'ServerStream' | 'ClientStream' | 'Bidi';
 
-/** Full gRPC path of a flaky test method, e.g. `/grpc_retry_hedging.testing.v1.FlakyTest/Unary`. */
+const FLAKY_METHOD_NAMES: readonly FlakyMethodName[] = ['Unary', 'ServerStream', 'ClientStream', 'Bidi'];
+
+/**
+ * Full gRPC path of a flaky test method, e.g. `/grpc_retry_hedging.testing.v1.FlakyTest/Unary`. A name the
+ * service does not have is a TypeError listing the ones it has.
+ */
 export function flakyMethodPath(name: FlakyMethodName): string {
+  if (!(FLAKY_METHOD_NAMES as readonly unknown[]).includes(name)) {
+    throw new TypeError(
+      `flakyMethodPath: ${FLAKY_TEST_SERVICE} has no method ${describeValue(name)}${typeof name === 'string' ? didYouMean(name, FLAKY_METHOD_NAMES) : ''} (its methods: ${FLAKY_METHOD_NAMES.join(', ')})`,
+    );
+  }
   return `/${FLAKY_TEST_SERVICE}/${name}`;
 }
 

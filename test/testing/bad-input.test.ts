@@ -1,0 +1,316 @@
+/**
+ * Bad input to the `/testing` entry, as plain JS can give it: a clear error naming the method and argument, never
+ * a hang, a crash later on, or a silent fallback (bad-input audit of the testing entry).
+ */
+import type * as grpc from '@grpc/grpc-js';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import {
+  createFlakyTestClient,
+  FakeClock,
+  FlakyCluster,
+  FlakyServer,
+  flakyMethodPath,
+  seededRandom,
+  validateAttemptScript,
+  validateAttemptScripts,
+} from '../../src/testing/index.js';
+import { captureWarnings } from '../helpers/warnings.js';
+
+// biome-ignore lint/suspicious/noExplicitAny: plain-JS callers pass anything
+const js = (value: unknown): any => value;
+const UNARY = 'grpc_retry_hedging.testing.v1.FlakyTest/Unary';
+
+let server: FlakyServer;
+beforeAll(async () => {
+  server = await FlakyServer.start();
+});
+afterAll(() => server.stop());
+afterEach(() => {
+  vi.restoreAllMocks();
+  server.reset();
+});
+
+/** Settles within `ms`, or fails the test saying it hung. */
+function settlesWithin<T>(promise: Promise<T>, ms = 1000): Promise<T> {
+  return Promise.race([
+    promise,
+    new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`still pending after ${ms} ms`)), ms)),
+  ]);
+}
+
+describe('FlakyServer.waitFor and waitForAttempts', () => {
+  it.each<[unknown, ErrorConstructor, string]>([
+    [Number.NaN, TypeError, 'got NaN'],
+    ['50', TypeError, 'got "50"; did you mean 50 (a number, not a string)?'],
+    [null, TypeError, 'got null'],
+    [-5, RangeError, 'got -5'],
+    [Number.POSITIVE_INFINITY, RangeError, 'got Infinity'],
+  ])('waitFor refuses the timeout %o at once, naming the method and argument', async (timeout, kind, got) => {
+    const waiting = settlesWithin(server.waitFor(() => false, js(timeout)));
+    await expect(waiting).rejects.toThrow(kind);
+    await expect(waiting).rejects.toThrow(
+      `FlakyServer.waitFor: timeoutMs must be a finite number of ms >= 0, ${got}`,
+    );
+  });
+
+  it('waitForAttempts refuses a bad timeout at once', async () => {
+    const waiting = settlesWithin(server.waitForAttempts('a', 1, js(Number.NaN)));
+    await expect(waiting).rejects.toThrow(
+      'FlakyServer.waitForAttempts: timeoutMs must be a finite number of ms >= 0, got NaN',
+    );
+    await expect(settlesWithin(server.waitForAttempts('a', 1, js('50')))).rejects.toThrow(TypeError);
+  });
+
+  it('waitFor names itself when the predicate is not a function', async () => {
+    await expect(server.waitFor(js('notfn'))).rejects.toThrow(
+      'FlakyServer.waitFor: predicate must be a function returning a boolean, got "notfn"',
+    );
+  });
+
+  it.each<[unknown, string]>([
+    ['x', 'got "x"'],
+    ['2', 'got "2"; did you mean 2 (a number, not a string)?'],
+    [0, 'got 0'],
+    [-1, 'got -1'],
+    [1.5, 'got 1.5'],
+    [Number.NaN, 'got NaN'],
+  ])('waitForAttempts refuses the count %o before waiting', async (count, got) => {
+    const started = Date.now();
+    await expect(server.waitForAttempts('a', js(count), 300)).rejects.toThrow(
+      `FlakyServer.waitForAttempts: count must be an integer >= 1, ${got}`,
+    );
+    expect(Date.now() - started).toBeLessThan(250);
+  });
+
+  it('waitForAttempts refuses a call id that is not a string', async () => {
+    await expect(server.waitForAttempts(js(5), 1, 300)).rejects.toThrow(
+      'FlakyServer.waitForAttempts: callId must be a string ("" for attempts sent without one), got 5',
+    );
+  });
+
+  it('still waits with a good timeout, and 0 checks once', async () => {
+    await expect(server.waitFor(() => true, 0)).resolves.toBeUndefined();
+    await expect(server.waitFor(() => false, 0)).rejects.toThrow('condition not met within 0 ms');
+  });
+});
+
+describe('FlakyServer call ids', () => {
+  it.each<[unknown, string]>([
+    [undefined, 'got nothing'],
+    [5, 'got 5; did you mean "5" (a string)?'],
+    ['', 'got ""'],
+    [null, 'got null'],
+  ])('script refuses the call id %j', (callId, got) => {
+    expect(() => server.script(js(callId), [{}])).toThrow(TypeError);
+    expect(() => server.script(js(callId), [{}])).toThrow(
+      `FlakyServer.script: callId must be a non-empty string (the x-flaky-call-id metadata your client sends), ${got}`,
+    );
+  });
+
+  it('the scripts option refuses the call id ""', async () => {
+    await expect(FlakyServer.start({ scripts: { '': [{}] } })).rejects.toThrow(
+      'FlakyServer: option "scripts" has a script under the call id "": a call id must be non-empty',
+    );
+  });
+});
+
+describe('sparse scripts', () => {
+  // biome-ignore lint/suspicious/noSparseArray: the hole is the point
+  const holey = (): unknown[] => [, { status: 14 }];
+
+  it('validateAttemptScripts names the hole', () => {
+    expect(() => validateAttemptScripts(holey())).toThrow(
+      'script[0]: missing (a hole in the array, as in `[, {...}]`); write {} for a prompt success',
+    );
+    expect(() => validateAttemptScripts(new Array(2))).toThrow(/^script\[0\]: missing/);
+    const late: unknown[] = [{}, {}];
+    late[3] = {};
+    expect(() => validateAttemptScripts(late)).toThrow(/^script\[2\]: missing/);
+  });
+
+  it('script, scriptMethod and the options refuse one', async () => {
+    expect(() => server.script('cid', js(holey()))).toThrow(/^script\("cid"\)\[0\]: missing/);
+    expect(() => server.scriptMethod(UNARY, js(holey()))).toThrow(
+      /^scriptMethod\("grpc_retry_hedging\.testing\.v1\.FlakyTest\/Unary"\)\[0\]: missing/,
+    );
+    await expect(FlakyServer.start({ scripts: { a: js(holey()) } })).rejects.toThrow(
+      /^scripts\["a"\]\[0\]: missing/,
+    );
+    await expect(FlakyServer.start({ methodScripts: { [UNARY]: js(holey()) } })).rejects.toThrow(
+      /^methodScripts\[".*Unary"\]\[0\]: missing/,
+    );
+  });
+
+  it('an explicit undefined entry is named as such', () => {
+    expect(() => validateAttemptScripts([undefined, {}])).toThrow(
+      'script[0]: must be an object, got undefined',
+    );
+  });
+});
+
+describe('FakeClock', () => {
+  it.each<[unknown, ErrorConstructor, string]>([
+    ['1000', TypeError, 'got "1000"'],
+    [Number.NaN, TypeError, 'got NaN'],
+    [null, TypeError, 'got null'],
+    [Number.POSITIVE_INFINITY, RangeError, 'got Infinity'],
+  ])('refuses the start time %o', (start, kind, got) => {
+    expect(() => new FakeClock(js(start))).toThrow(kind);
+    expect(() => new FakeClock(js(start))).toThrow(
+      `FakeClock: startMs must be a finite number of ms since the epoch, ${got}`,
+    );
+  });
+
+  it('still defaults the start time to now', () => {
+    const before = Date.now();
+    expect(new FakeClock().now()).toBeGreaterThanOrEqual(before);
+  });
+
+  it.each<[unknown, ErrorConstructor, string]>([
+    ['10', TypeError, 'got "10"'],
+    [Number.NaN, TypeError, 'got NaN'],
+    [Number.POSITIVE_INFINITY, RangeError, 'got Infinity'],
+    [-1, RangeError, 'got -1'],
+  ])('advance refuses %o and leaves the time as it was', (ms, kind, got) => {
+    const clock = new FakeClock(1000);
+    expect(() => clock.advance(js(ms))).toThrow(kind);
+    expect(() => clock.advance(js(ms))).toThrow(`FakeClock.advance: ms must be a finite number >= 0, ${got}`);
+    expect(clock.now()).toBe(1000);
+  });
+
+  it('setTimer refuses a callback that is not a function, at once', () => {
+    const clock = new FakeClock(0);
+    expect(() => clock.setTimer(js('x'), 5)).toThrow(
+      'FakeClock.setTimer: callback must be a function, got "x"',
+    );
+    expect(clock.pendingTimers).toBe(0);
+  });
+
+  it.each<[unknown, string]>([
+    [Number.NaN, 'got NaN'],
+    ['5', 'got "5"'],
+    [undefined, 'got nothing'],
+  ])('setTimer refuses the delay %o, at once', (delay, got) => {
+    const clock = new FakeClock(0);
+    expect(() => clock.setTimer(() => {}, js(delay))).toThrow(TypeError);
+    expect(() => clock.setTimer(() => {}, js(delay))).toThrow(
+      `FakeClock.setTimer: delayMs must be a number of ms (negative counts as 0, Infinity never fires), ${got}`,
+    );
+    expect(clock.pendingTimers).toBe(0);
+  });
+
+  it('reads delays as the real clock does: negative is 0, Infinity never fires', () => {
+    const clock = new FakeClock(0);
+    const fired: string[] = [];
+    clock.setTimer(() => fired.push('never'), Number.POSITIVE_INFINITY);
+    clock.setTimer(() => fired.push('now'), -5);
+    expect(clock.nextDueInMs()).toBe(0);
+    expect(clock.runNext()).toBe(true);
+    expect(fired).toEqual(['now']);
+    expect(clock.pendingTimers).toBe(1);
+    expect(clock.nextDueInMs()).toBe(Number.POSITIVE_INFINITY);
+    expect(clock.runNext()).toBe(false);
+    clock.advance(1e15);
+    expect(fired).toEqual(['now']);
+    expect(clock.now()).toBe(1e15);
+    expect(clock.pendingTimers).toBe(1);
+  });
+});
+
+describe('FlakyCluster', () => {
+  it('refuses an unknown option, naming the one meant', async () => {
+    await expect(FlakyCluster.start([{}], js({ rando: 1 }))).rejects.toThrow(
+      'FlakyCluster.start: options.rando is not an option; did you mean "random"? (known: random, maxRecordedAttempts, maxTrackedCallIds)',
+    );
+  });
+
+  it('refuses null options with its own message', async () => {
+    await expect(FlakyCluster.start([{}], js(null))).rejects.toThrow(
+      'FlakyCluster.start: options must be an object, got null',
+    );
+  });
+
+  it('setScript says the index must be a number when given a string', async () => {
+    const cluster = await FlakyCluster.start([{}]);
+    try {
+      await expect(cluster.setScript(js('0'), {})).rejects.toThrow(TypeError);
+      await expect(cluster.setScript(js('0'), {})).rejects.toThrow(
+        'FlakyCluster.setScript: index must be a number (0 to 0), got "0"; did you mean 0 (a number, not a string)?',
+      );
+      await expect(cluster.setScript(5, {})).rejects.toThrow('FlakyCluster: no replica 5 (there are 1)');
+    } finally {
+      await cluster.stop();
+    }
+  });
+});
+
+describe('seededRandom', () => {
+  it.each([[Number.NaN], ['abc'], [{}], [undefined], [Number.POSITIVE_INFINITY], ['7']])(
+    'refuses the seed %o rather than playing seed 0',
+    (seed) => {
+      expect(() => seededRandom(js(seed))).toThrow(TypeError);
+      expect(() => seededRandom(js(seed))).toThrow(/^seededRandom: seed must be a finite number, got /);
+    },
+  );
+
+  it('takes any finite number, as before', () => {
+    expect(seededRandom(-1)()).toBe(seededRandom(2 ** 32 - 1)());
+    expect(typeof seededRandom(1.5)()).toBe('number');
+  });
+});
+
+describe('flakyMethodPath', () => {
+  it('refuses a method FlakyTest does not have, listing its methods', () => {
+    expect(() => flakyMethodPath(js('Nope'))).toThrow(
+      'flakyMethodPath: grpc_retry_hedging.testing.v1.FlakyTest has no method "Nope" (its methods: Unary, ServerStream, ClientStream, Bidi)',
+    );
+    expect(() => flakyMethodPath(js('unary'))).toThrow(/has no method "unary"; did you mean "Unary"\?/);
+    expect(() => flakyMethodPath(js(undefined))).toThrow(TypeError);
+    expect(flakyMethodPath('Bidi')).toBe('/grpc_retry_hedging.testing.v1.FlakyTest/Bidi');
+  });
+});
+
+describe('messages', () => {
+  it('validateAttemptScript says null', () => {
+    expect(() => validateAttemptScript(null)).toThrow('attempt script: must be an object, got null');
+  });
+
+  it.each<[unknown, string]>([
+    ['10', 'got "10"; did you mean 10 (a number, not a string)?'],
+    [null, 'got null'],
+    [-1, 'got -1'],
+  ])('a bound option shows the value %j as given', async (value, got) => {
+    const started = FlakyServer.start({ maxRecordedAttempts: js(value) });
+    await expect(started).rejects.toThrow(RangeError);
+    await expect(started).rejects.toThrow(
+      `FlakyServer: option "maxRecordedAttempts" must be an integer >= 0 or Infinity; ${got}`,
+    );
+  });
+});
+
+describe('onAttemptEnd that throws', () => {
+  it('is reported once per server as a warning, and the attempts go on', async () => {
+    const warnings = captureWarnings();
+    let calls = 0;
+    const hooked = await FlakyServer.start({
+      onAttemptEnd: () => {
+        calls++;
+        throw new Error('onAttemptEnd boom');
+      },
+    });
+    const client = createFlakyTestClient(hooked.address);
+    const unary = (): Promise<grpc.ServiceError | null> =>
+      new Promise((resolve) => client.Unary({ payload: 'x' }, (error) => resolve(error)));
+    try {
+      expect(await unary()).toBeNull();
+      expect(await unary()).toBeNull();
+      await hooked.waitFor(() => calls === 2);
+      const ours = warnings.filter((w) => w.code === 'GRPC_RETRY_HEDGING_LISTENER_ERROR');
+      expect(ours).toHaveLength(1);
+      expect(ours[0]?.message).toMatch(/FlakyServer: the onAttemptEnd option threw \(onAttemptEnd boom\)/);
+    } finally {
+      client.close();
+      await hooked.stop();
+    }
+  });
+});
