@@ -14,7 +14,7 @@ import { isChannelLevel } from '../shared/channel-level.js';
 /** Header the id goes to when no `field` is named. Envoy and many proxies propagate and log this one. */
 import { DEFAULT_REQUEST_ID_HEADER } from '../shared/headers.js';
 import { checkNotUsedAsInterceptor } from '../util/factory-misuse.js';
-import { checkFunction, checkOptions as checkKeys } from '../util/option-checks.js';
+import { checkFunction, checkOptions as checkKeys, describeValue } from '../util/option-checks.js';
 import { warnOnce } from '../util/warn-once.js';
 
 export { DEFAULT_REQUEST_ID_HEADER };
@@ -23,6 +23,8 @@ export { DEFAULT_REQUEST_ID_HEADER };
 const PREVIOUS_ATTEMPTS_HEADER = 'grpc-previous-rpc-attempts';
 /** A legal text metadata key (lowercase; `-bin` keys carry bytes, `grpc-` keys are reserved). */
 const TEXT_HEADER_KEY = /^[0-9a-z_.-]+$/;
+/** A legal text metadata value (what grpc-js accepts): printable ASCII, spaces included. */
+const TEXT_HEADER_VALUE = /^[ -~]*$/;
 const FIELD_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** How many methods the field mode checks for a serializer that drops the field (see checkedMethods). */
 const MAX_CHECKED_METHODS = 1_000;
@@ -186,6 +188,11 @@ function checkOptions(options: RequestIdInterceptorOptions): Settings {
       const id = generate();
       if (typeof id !== 'string' || id === '') {
         throw new TypeError(`${where}.generate must return a non-empty string, got ${JSON.stringify(id)}`);
+      }
+      if (options.field === undefined && !TEXT_HEADER_VALUE.test(id)) {
+        throw new TypeError(
+          `${where}.generate must return printable ASCII for the ${header} header (a metadata text value has no control or non-ASCII characters), got ${describeValue(id)}`,
+        );
       }
       return id;
     },

@@ -10,6 +10,8 @@ import type { Metadata } from '@grpc/grpc-js';
 import protobuf from 'protobufjs/light.js';
 /** Trailer holding the serialized `google.rpc.Status` of a failed call (a binary metadata key). */
 import { STATUS_DETAILS_METADATA_KEY } from '../shared/headers.js';
+import { checkOptions, describeValue, isOptionsObject } from '../util/option-checks.js';
+import { wrongTypeHint } from '../util/wrong-type-hint.js';
 
 export { STATUS_DETAILS_METADATA_KEY };
 /** Type URL of a `google.rpc.RetryInfo` packed in a `google.protobuf.Any`. */
@@ -232,6 +234,13 @@ function describeError(error: unknown): string {
 // ---------------------------------------------------------------------------------------------------------------
 // Encoding, for servers and tests
 
+/** Where errors of {@link encodeRetryInfoStatus} point: `encodeRetryInfoStatus: init.retryDelayMs is not ...`. */
+const STATUS_WHERE = 'encodeRetryInfoStatus: init';
+const STATUS_INIT_KEYS = ['code', 'message', 'retryDelay', 'details'] as const;
+const DURATION_KEYS = ['seconds', 'nanos'] as const;
+/** An int64 written as text, as protobufjs takes it. */
+const INT64_TEXT = /^-?\d+$/;
+
 /** A `google.protobuf.Any` to add to an encoded Status next to the RetryInfo. */
 export interface StatusDetail {
   readonly typeUrl: string;
@@ -263,11 +272,25 @@ export interface RetryInfoStatusInit {
  * trailers.set(STATUS_DETAILS_METADATA_KEY, encodeRetryInfoStatus({ code: 8, retryDelay: 1500 }));
  * callback({ code: grpc.status.RESOURCE_EXHAUSTED, details: 'quota', metadata: trailers });
  * ```
- * @throws RangeError when `retryDelay` in ms is not a finite integer >= 0, or `code` is not an int32.
+ * @throws TypeError when `init` is not an object, has a key other than `code`, `message`, `retryDelay` and
+ *   `details` (a misspelt `retryDelay` would otherwise encode a Status without a RetryInfo), or a field has the
+ *   wrong type; RangeError when `retryDelay` in ms is not a finite integer >= 0, or `code` is not an int32.
  */
 export function encodeRetryInfoStatus(init: RetryInfoStatusInit): Buffer {
-  if (!Number.isInteger(init.code) || init.code < -(2 ** 31) || init.code >= 2 ** 31) {
-    throw new RangeError(`encodeRetryInfoStatus: code must be an int32, got ${String(init.code)}`);
+  if (init === undefined) {
+    throw new TypeError(`${STATUS_WHERE} must be an object ({ code, retryDelay, ... }), got nothing`);
+  }
+  checkOptions(STATUS_WHERE, init, STATUS_INIT_KEYS);
+  const code: unknown = init.code;
+  if (typeof code !== 'number' || !Number.isInteger(code) || code < -(2 ** 31) || code >= 2 ** 31) {
+    const message = `${STATUS_WHERE}.code must be an int32 status code, got ${describeValue(code)}${wrongTypeHint(code, 'number')}`;
+    throw typeof code === 'number' && !Number.isNaN(code) ? new RangeError(message) : new TypeError(message);
+  }
+  if (init.message !== undefined && typeof init.message !== 'string') {
+    throw new TypeError(`${STATUS_WHERE}.message must be a string, got ${describeValue(init.message)}`);
+  }
+  if (init.details !== undefined) {
+    checkStatusDetails(init.details);
   }
   const details: { type_url: string; value: Uint8Array }[] = [];
   if (init.retryDelay !== undefined) {
@@ -280,7 +303,11 @@ export function encodeRetryInfoStatus(init: RetryInfoStatusInit): Buffer {
   return Buffer.from(StatusType.encode(message).finish());
 }
 
-/** Serializes a bare `google.rpc.RetryInfo` (the `value` of its Any). */
+/**
+ * Serializes a bare `google.rpc.RetryInfo` (the `value` of its Any).
+ * @throws TypeError when `retryDelay` is neither a number nor a `{ seconds, nanos? }` object; RangeError when a
+ *   delay in ms is not an integer >= 0, or `seconds` or `nanos` is not an integer.
+ */
 export function encodeRetryInfo(
   retryDelay: number | { readonly seconds: number | bigint | string; readonly nanos?: number },
 ): Uint8Array {
@@ -295,9 +322,64 @@ export function encodeRetryInfo(
     seconds = String(Math.floor(retryDelay / 1000));
     nanos = (retryDelay % 1000) * NANOS_PER_MS;
   } else {
+    checkDuration(retryDelay);
     seconds = String(retryDelay.seconds);
     nanos = retryDelay.nanos ?? 0;
   }
   const message = RetryInfoType.fromObject({ retry_delay: { seconds, nanos } });
   return RetryInfoType.encode(message).finish();
+}
+
+/** Every detail must be `{ typeUrl: string, value: Uint8Array }`. */
+function checkStatusDetails(details: unknown): void {
+  if (!Array.isArray(details)) {
+    throw new TypeError(
+      `${STATUS_WHERE}.details must be an array of { typeUrl, value } details, got ${describeValue(details)}`,
+    );
+  }
+  for (const [index, detail] of details.entries()) {
+    const where = `${STATUS_WHERE}.details[${index}]`;
+    if (!isOptionsObject(detail)) {
+      throw new TypeError(`${where} must be a { typeUrl, value } detail, got ${describeValue(detail)}`);
+    }
+    const { typeUrl, value } = checkOptions(where, detail, ['typeUrl', 'value']);
+    if (typeof typeUrl !== 'string') {
+      throw new TypeError(`${where}.typeUrl must be a string, got ${describeValue(typeUrl)}`);
+    }
+    if (!(value instanceof Uint8Array)) {
+      throw new TypeError(
+        `${where}.value must be a Uint8Array (a Buffer will do), got ${describeValue(value)}`,
+      );
+    }
+  }
+}
+
+/** A `{ seconds, nanos? }` delay: seconds an integer (number, bigint or decimal string), nanos an integer. */
+function checkDuration(retryDelay: unknown): void {
+  const where = 'encodeRetryInfo: retryDelay';
+  if (!isOptionsObject(retryDelay)) {
+    throw new TypeError(
+      `${where} must be a number of ms or a { seconds, nanos } Duration, got ${describeValue(retryDelay)}${wrongTypeHint(retryDelay, 'number')}`,
+    );
+  }
+  const { seconds, nanos } = checkOptions(where, retryDelay, DURATION_KEYS);
+  const secondsOk =
+    typeof seconds === 'bigint' ||
+    (typeof seconds === 'number' && Number.isInteger(seconds) && INT64_TEXT.test(String(seconds))) ||
+    (typeof seconds === 'string' && INT64_TEXT.test(seconds));
+  if (!secondsOk) {
+    const message = `${where}.seconds must be an integer (a number, a bigint or a decimal string), got ${describeValue(seconds)}`;
+    throw typeof seconds === 'number' && !Number.isNaN(seconds)
+      ? new RangeError(message)
+      : new TypeError(message);
+  }
+  if (
+    nanos !== undefined &&
+    !(typeof nanos === 'number' && Number.isInteger(nanos) && Math.abs(nanos) < 2 ** 31)
+  ) {
+    const message = `${where}.nanos must be an int32, got ${describeValue(nanos)}`;
+    throw typeof nanos === 'number' && !Number.isNaN(nanos)
+      ? new RangeError(message)
+      : new TypeError(message);
+  }
 }

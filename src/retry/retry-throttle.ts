@@ -1,6 +1,12 @@
 import { tokenRatioThousandths, truncateTokenRatio } from '../config/token-ratio.js';
 import type { RetryThrottlingConfig } from '../config/types.js';
 import type { RetryGate } from '../shared/retry-gate.js';
+import { checkOptions, describeValue } from '../util/option-checks.js';
+import { wrongTypeHint } from '../util/wrong-type-hint.js';
+
+/** Where config errors point: `RetryThrottle: config.maxToken is not an option ...`. */
+const WHERE = 'RetryThrottle: config';
+const KNOWN_KEYS = ['maxTokens', 'tokenRatio'] as const;
 
 /**
  * A6 retry throttling: a token bucket per server, shared by every call that points at it.
@@ -20,13 +26,21 @@ export class RetryThrottle implements RetryGate {
   private readonly ratioMilli: number;
   private milliTokens: number;
 
+  /**
+   * @param config `{ maxTokens, tokenRatio }`, as in a service config's `retryThrottling`.
+   * @throws TypeError when `config` is not an object, has a key other than these two, or a value is not a number;
+   *   RangeError when a number is out of range.
+   */
   constructor(config: RetryThrottlingConfig) {
-    const { maxTokens, tokenRatio } = config;
-    if (!Number.isInteger(maxTokens) || maxTokens <= 0 || maxTokens > 1000) {
-      throw new RangeError(`RetryThrottle: maxTokens must be an integer in (0, 1000], got ${maxTokens}`);
+    if (config === undefined) {
+      throw new TypeError(`${WHERE} must be an object ({ maxTokens, tokenRatio }), got nothing`);
+    }
+    const { maxTokens, tokenRatio } = checkOptions(WHERE, config, KNOWN_KEYS);
+    if (typeof maxTokens !== 'number' || !Number.isInteger(maxTokens) || maxTokens <= 0 || maxTokens > 1000) {
+      throw numberError('maxTokens', 'an integer in (0, 1000]', maxTokens);
     }
     if (typeof tokenRatio !== 'number' || !Number.isFinite(tokenRatio) || tokenRatio <= 0) {
-      throw new RangeError(`RetryThrottle: tokenRatio must be a number greater than 0, got ${tokenRatio}`);
+      throw numberError('tokenRatio', 'a number greater than 0', tokenRatio);
     }
     this.maxTokens = maxTokens;
     this.maxMilli = maxTokens * 1000;
@@ -66,4 +80,10 @@ export class RetryThrottle implements RetryGate {
   recordSuccess(): void {
     this.milliTokens = Math.min(this.maxMilli, this.milliTokens + this.ratioMilli);
   }
+}
+
+/** `RetryThrottle: maxTokens must be ..., got "10"; did you mean 10 (a number, not a string)?` */
+function numberError(name: string, rule: string, value: unknown): Error {
+  const message = `RetryThrottle: ${name} must be ${rule}, got ${describeValue(value)}${wrongTypeHint(value, 'number')}`;
+  return typeof value === 'number' && !Number.isNaN(value) ? new RangeError(message) : new TypeError(message);
 }

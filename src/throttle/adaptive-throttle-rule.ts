@@ -1,4 +1,11 @@
-import { checkNumber, checkOptions, describeValue, type Renames } from '../util/option-checks.js';
+import {
+  checkNumber,
+  checkOptions,
+  describeNumberRule,
+  describeValue,
+  type NumberRule,
+  type Renames,
+} from '../util/option-checks.js';
 import { SlidingWindow } from './sliding-window.js';
 
 /**
@@ -99,34 +106,33 @@ export const ADAPTIVE_THROTTLE_RULE_OPTIONS = [
   'retries',
 ] as const;
 
+/** The ranges of the rule's numbers, for its options and for {@link rejectionProbability}'s arguments. */
+const K_RULE: NumberRule = { min: 1, max: 1000 };
+const WINDOW_MS_RULE: NumberRule = { min: 1000, max: 600_000, unit: 'ms' };
+const WINDOW_BINS_RULE: NumberRule = { min: 1, max: 1000, integer: true };
+const PADDING_RULE: NumberRule = { min: 1, max: 1e9 };
+const MAX_REJECTION_PROBABILITY_RULE: NumberRule = { min: 0, max: 1, minExclusive: true };
+/** Counts over a window (requests, accepts). */
+const COUNT_RULE: NumberRule = { min: 0 };
+
 /** Validate rule options (`where` is the options' path in errors); unknown keys are left to the caller. */
 export function resolveAdaptiveThrottleRule(
   where: string,
   options: AdaptiveThrottleRuleOptions | undefined,
 ): AdaptiveThrottleRuleConfig {
   const o = options ?? {};
+  const d = DEFAULT_ADAPTIVE_THROTTLE_RULE;
   return {
-    k: checkNumber(where, 'k', o.k, DEFAULT_ADAPTIVE_THROTTLE_RULE.k, { min: 1, max: 1000 }),
-    windowMs: checkNumber(where, 'windowMs', o.windowMs, DEFAULT_ADAPTIVE_THROTTLE_RULE.windowMs, {
-      min: 1000,
-      max: 600_000,
-      unit: 'ms',
-    }),
-    windowBins: checkNumber(where, 'windowBins', o.windowBins, DEFAULT_ADAPTIVE_THROTTLE_RULE.windowBins, {
-      min: 1,
-      max: 1000,
-      integer: true,
-    }),
-    padding: checkNumber(where, 'padding', o.padding, DEFAULT_ADAPTIVE_THROTTLE_RULE.padding, {
-      min: 1,
-      max: 1e9,
-    }),
+    k: checkNumber(where, 'k', o.k, d.k, K_RULE),
+    windowMs: checkNumber(where, 'windowMs', o.windowMs, d.windowMs, WINDOW_MS_RULE),
+    windowBins: checkNumber(where, 'windowBins', o.windowBins, d.windowBins, WINDOW_BINS_RULE),
+    padding: checkNumber(where, 'padding', o.padding, d.padding, PADDING_RULE),
     maxRejectionProbability: checkNumber(
       where,
       'maxRejectionProbability',
       o.maxRejectionProbability,
-      DEFAULT_ADAPTIVE_THROTTLE_RULE.maxRejectionProbability,
-      { min: 0, max: 1, minExclusive: true },
+      d.maxRejectionProbability,
+      MAX_REJECTION_PROBABILITY_RULE,
     ),
     retries: retriesOption(where, o.retries),
   };
@@ -135,6 +141,10 @@ export function resolveAdaptiveThrottleRule(
 /**
  * The SRE rule: the probability of rejecting a new request locally, max(0, (requests − k·accepts) /
  * (requests + padding)), for counts taken over the window before that request.
+ *
+ * @throws TypeError when an argument is not a number (NaN included); RangeError when it is out of range: counts
+ *   must be finite and 0 or more, and `k`, `padding` and `maxProbability` have the ranges of the options `k`,
+ *   `padding` and `maxRejectionProbability`.
  */
 export function rejectionProbability(
   requests: number,
@@ -143,10 +153,40 @@ export function rejectionProbability(
   padding: number,
   maxProbability = 1,
 ): number {
+  return probabilityOf(
+    checkArgument('requests', requests, COUNT_RULE),
+    checkArgument('accepts', accepts, COUNT_RULE),
+    checkArgument('k', k, K_RULE),
+    checkArgument('padding', padding, PADDING_RULE),
+    checkArgument('maxProbability', maxProbability, MAX_REJECTION_PROBABILITY_RULE),
+  );
+}
+
+/** {@link rejectionProbability} for values known to be valid (a resolved rule and a window's counts). */
+function probabilityOf(
+  requests: number,
+  accepts: number,
+  k: number,
+  padding: number,
+  maxProbability: number,
+): number {
   const p = (requests - k * accepts) / (requests + padding);
   return p > 0 ? Math.min(p, maxProbability) : 0;
 }
 
+/** An argument of {@link rejectionProbability}, checked as {@link checkNumber} checks an option. */
+function checkArgument(name: string, value: unknown, rule: NumberRule): number {
+  try {
+    return checkNumber('rejectionProbability', name, value, Number.NaN, rule);
+  } catch (error) {
+    // `rejectionProbability: k must be ...` rather than an option path.
+    const message = `rejectionProbability: ${name} must be ${describeNumberRule(rule)}, got ${describeValue(value)}`;
+    throw error instanceof RangeError ? new RangeError(message) : new TypeError(message);
+  }
+}
+
+/** Where errors of the {@link AdaptiveThrottleState} constructor point. */
+const STATE_WHERE = 'AdaptiveThrottleState: config';
 const REQUESTS = 0;
 const ACCEPTS = 1;
 
@@ -159,10 +199,20 @@ const ACCEPTS = 1;
  *   backend accepted it.
  */
 export class AdaptiveThrottleState {
+  /** The rule, its options resolved (left-out ones take their defaults). */
+  readonly config: AdaptiveThrottleRuleConfig;
   private readonly window: SlidingWindow;
 
-  constructor(readonly config: AdaptiveThrottleRuleConfig = DEFAULT_ADAPTIVE_THROTTLE_RULE) {
-    this.window = new SlidingWindow(config.windowMs, config.windowBins, 2);
+  /**
+   * @param config The rule's options (see {@link AdaptiveThrottleRuleOptions}), checked as
+   *   {@link createAdaptiveThrottle} checks them; left out: the defaults.
+   * @throws TypeError when `config` is not an object or has an unknown key, or an option has the wrong type;
+   *   RangeError when a number is out of range.
+   */
+  constructor(config: AdaptiveThrottleRuleOptions = DEFAULT_ADAPTIVE_THROTTLE_RULE) {
+    checkAdaptiveThrottleRuleOptions(STATE_WHERE, config);
+    this.config = resolveAdaptiveThrottleRule(STATE_WHERE, config);
+    this.window = new SlidingWindow(this.config.windowMs, this.config.windowBins, 2);
   }
 
   /** Requests counted over the window ending at `nowMs` (let through and answered, or rejected locally). */
@@ -177,7 +227,7 @@ export class AdaptiveThrottleState {
 
   /** The probability that a request made at `nowMs` is rejected locally. */
   probability(nowMs: number): number {
-    return rejectionProbability(
+    return probabilityOf(
       this.window.sum(nowMs, REQUESTS),
       this.window.sum(nowMs, ACCEPTS),
       this.config.k,

@@ -9,7 +9,7 @@ describe('RetryThrottle limits (A6: maxTokens in (0, 1000], tokenRatio > 0)', ()
 
   it('rejects a tokenRatio that is not a number, naming it', () => {
     expect(() => new RetryThrottle({ maxTokens: 10, tokenRatio: '0.1' as never })).toThrow(
-      /RetryThrottle: tokenRatio must be a number greater than 0, got 0\.1/,
+      /RetryThrottle: tokenRatio must be a number greater than 0, got "0\.1"; did you mean 0\.1 \(a number, not a string\)\?/,
     );
   });
 });
