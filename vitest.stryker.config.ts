@@ -28,6 +28,8 @@ export default defineConfig({
       'test/testing/response-values.test.ts',
       'test/testing/seeded-random.test.ts',
       'test/testing/well-known-values.test.ts',
+      'test/testing/well-known-values-edges.test.ts',
+      'test/testing/response-conversion-edges.test.ts',
     ],
     // The end-to-end suites start servers: not run against mutants.
     exclude: ['**/node_modules/**', 'test/**/*.e2e.test.ts'],
