@@ -36,6 +36,16 @@ export class FakeClock implements Clock {
         `FakeClock: startMs must be a finite number of ms since the epoch, got ${describeValue(startMs)}`,
       );
     }
+    if (
+      resolutionMs !== undefined &&
+      !(typeof resolutionMs === 'number' && resolutionMs >= 0 && Number.isFinite(resolutionMs))
+    ) {
+      const Problem =
+        typeof resolutionMs === 'number' && !Number.isNaN(resolutionMs) ? RangeError : TypeError;
+      throw new Problem(
+        `FakeClock: resolutionMs must be a finite number of ms, 0 or more (or left out for an exact clock), got ${describeValue(resolutionMs)}`,
+      );
+    }
     this.time = startMs;
   }
 

@@ -94,10 +94,21 @@ describe('checkBoolean, checkFunction, checkClock', () => {
     expect(() => checkClock(AT, 'clock', { now: () => 1 })).toThrow(/^here: options.clock must be a Clock/);
     expect(checkClock(AT, 'clock', new FakeClock(0, 1))?.resolutionMs).toBe(1);
     expect(checkClock(AT, 'clock', new FakeClock(0, 0))?.resolutionMs).toBe(0);
-    expect(() => checkClock(AT, 'clock', new FakeClock(0, -1))).toThrow(
+    // A clock of the application's own (FakeClock refuses such a resolution itself).
+    const own = (resolutionMs: number) => ({
+      now: () => 0,
+      setTimer: () => 0,
+      clearTimer: () => {},
+      resolutionMs,
+    });
+    expect(() => checkClock(AT, 'clock', own(-1))).toThrow(
       'here: options.clock.resolutionMs must be a finite number of ms, 0 or more, got -1',
     );
-    expect(() => checkClock(AT, 'clock', new FakeClock(0, Number.POSITIVE_INFINITY))).toThrow(/resolutionMs/);
+    expect(() => checkClock(AT, 'clock', own(Number.POSITIVE_INFINITY))).toThrow(/resolutionMs/);
+    expect(() => new FakeClock(0, -1)).toThrow(
+      'FakeClock: resolutionMs must be a finite number of ms, 0 or more (or left out for an exact clock), got -1',
+    );
+    expect(() => new FakeClock(0, Number.NaN)).toThrow(TypeError);
   });
 });
 
