@@ -97,7 +97,9 @@ export interface CheckDiagnostic extends ServiceConfigIssue {
     | 'hedging-one-connection'
     | 'unknown-lb-policy'
     | 'ineffective-policy'
-    | 'attempts-over-limit';
+    | 'attempts-over-limit'
+    | 'duplicate-key'
+    | 'timeout-over-limit';
 }
 
 /** How a check ended: the exit code follows from it. */

@@ -3,12 +3,10 @@
  * [--jitter <kind>]`: validates a service config and explains what each policy does.
  */
 
-import { readFile } from 'node:fs/promises';
-import { formatJsonPath } from '../config/json-path.js';
+import { readFile, stat } from 'node:fs/promises';
 import { parseJsonSource } from '../config/json-source.js';
-import { findPatternNames } from '../config/pattern-names.js';
 import { DEFAULT_MAX_ATTEMPTS_LIMIT } from '../config/types.js';
-import { validateServiceConfig } from '../config/validate-service-config.js';
+import { validate } from '../config/validate-service-config.js';
 import { findAvoidPolicyProblems } from '../lb/avoid-tried-config.js';
 import { isPolicyKnownToGrpcJs } from '../lb/known-to-grpc-js.js';
 import { JITTER_STRATEGIES } from '../retry/backoff.js';
@@ -209,10 +207,36 @@ function checkOptions(args: CommandArgs): CheckOptions {
   };
 }
 
+/**
+ * The largest config `check` reads (64 MiB): a service config is a few kilobytes, and one far larger is most likely
+ * the wrong file; refusing it up front beats running out of memory.
+ */
+export const MAX_CONFIG_BYTES = 64 * 1024 * 1024;
+
+/** The config's text, or why it cannot be read. */
+async function readConfigText(options: CheckOptions, io: CommandIo): Promise<string> {
+  if (options.file === STDIN_NAME) {
+    const text = await readStdin(io);
+    if (text.length > MAX_CONFIG_BYTES) {
+      throw new Error(tooLargeMessage(text.length, 'characters'));
+    }
+    return text;
+  }
+  const { size } = await stat(options.file);
+  if (size > MAX_CONFIG_BYTES) {
+    throw new Error(tooLargeMessage(size, 'bytes'));
+  }
+  return readFile(options.file, 'utf8');
+}
+
+function tooLargeMessage(size: number, unit: string): string {
+  return `it is ${size} ${unit}, over the ${MAX_CONFIG_BYTES} (64 MiB) that check reads: a service config is a few kilobytes, is this the right file?`;
+}
+
 async function buildReport(options: CheckOptions, io: CommandIo): Promise<CheckReport> {
   let text: string;
   try {
-    text = options.file === STDIN_NAME ? await readStdin(io) : await readFile(options.file, 'utf8');
+    text = await readConfigText(options, io);
   } catch (error) {
     return failedReport(
       options,
@@ -231,15 +255,9 @@ async function buildReport(options: CheckOptions, io: CommandIo): Promise<CheckR
       return failedReport(options, 'io-error', error.message);
     }
   }
-  const result = validateServiceConfig(text);
+  const result = validate(text, true);
   const source = parseJsonSource(text);
-  const patternPaths = new Set(
-    source.ok ? findPatternNames(source.value).map((name) => formatJsonPath(name.path)) : [],
-  );
-  const warnings: CheckDiagnostic[] = result.warnings.map((w) => ({
-    ...w,
-    kind: patternPaths.has(w.path) ? 'pattern-name' : 'unknown-field',
-  }));
+  const warnings: readonly CheckDiagnostic[] = result.warnings;
   // What createChannelOptions would reject besides (the replica-avoiding policy's childPolicy) is an error too.
   const errors = withLoadBalancingErrors(
     result.errors,

@@ -23,7 +23,8 @@ export interface CommandArgs {
 }
 
 /**
- * Parses `argv` strictly: unknown options, missing values and values for flags are {@link UsageError}s.
+ * Parses `argv` strictly: unknown options, missing values, values for flags and an option that takes one value
+ * given twice are {@link UsageError}s.
  *
  * @param argv The arguments after the command name.
  * @param options The command's options.
@@ -35,22 +36,52 @@ export function parseCommandArgs(
   options: OptionSpec,
   maxPositionals: number,
 ): CommandArgs {
-  let parsed: CommandArgs;
+  let parsed: CommandArgs & { readonly tokens: readonly ParseToken[] };
   try {
     parsed = parseArgs({
       args: joinNegativeValues(argv, options),
       options,
       strict: true,
       allowPositionals: true,
+      tokens: true,
     });
   } catch (error) {
     throw new UsageError(describeParseError(error, options));
   }
+  rejectRepeatedOptions(parsed.tokens, options);
   const extra = parsed.positionals[maxPositionals];
   if (extra !== undefined) {
     throw new UsageError(`unexpected argument "${extra}"${protoOptionHint(extra, options)}`);
   }
-  return parsed;
+  return { values: parsed.values, positionals: parsed.positionals };
+}
+
+/** What `parseArgs` says it read, argument by argument. */
+type ParseToken =
+  | { readonly kind: 'option'; readonly name: string; readonly rawName: string }
+  | { readonly kind: 'positional' | 'option-terminator' };
+
+/**
+ * An option that takes one value given twice (`--port 0 --port 1`) is a {@link UsageError}: `parseArgs` would keep
+ * the last one silently, and which one the user meant is anyone's guess. Repeatable options and flags may repeat.
+ */
+function rejectRepeatedOptions(tokens: readonly ParseToken[], options: OptionSpec): void {
+  const seen = new Map<string, string>();
+  for (const token of tokens) {
+    if (token.kind !== 'option') {
+      continue;
+    }
+    const spec = options[token.name];
+    if (spec?.type !== 'string' || spec.multiple === true) {
+      continue;
+    }
+    const earlier = seen.get(token.name);
+    if (earlier !== undefined) {
+      const both = earlier === token.rawName ? `${earlier} twice` : `${earlier} and then ${token.rawName}`;
+      throw new UsageError(`--${token.name} takes one value, but was given ${both}; give it once`);
+    }
+    seen.set(token.name, token.rawName);
+  }
 }
 
 /** `; did you mean --proto x.proto?` for a .proto file given where the command takes none, if it has --proto. */

@@ -1,6 +1,6 @@
 /**
- * Policies that validate but cannot do what they say, for `check` to warn about (pure): a name list that matches
- * nothing, a timeout no retry or hedge fits in, an initialBackoff the cap overrides, `OK` among the codes a call is
+ * Policies that validate but cannot do what they say, for `check` to warn about (pure): a timeout no retry or
+ * hedge fits in, an initialBackoff the cap overrides, `OK` among the codes a call is
  * retried or hedged on, a `tokenRatio` more precise than A6 reads.
  */
 
@@ -29,14 +29,8 @@ export function findIneffectivePolicies(config: ServiceConfig, jitter: JitterStr
 }
 
 function entryFindings(entry: MethodConfig, path: JsonPath, jitter: JitterStrategy): IneffectivePolicy[] {
+  // (An entry with no name is the validator's warning: config-warnings.ts.)
   const found: IneffectivePolicy[] = [];
-  if (entry.name.length === 0) {
-    found.push({
-      path: [...path, 'name'],
-      message:
-        'is an empty list, which matches no call: this entry applies to nothing (name a service, or write [{}] for every method)',
-    });
-  }
   const retry = entry.retryPolicy;
   if (retry !== undefined) {
     const retryPath = [...path, 'retryPolicy'];

@@ -9,6 +9,13 @@ import { hedgingAroundPickFirstWarning } from '../lb/hedging-lb-warning.js';
 import { isPolicyKnownToGrpcJs } from '../lb/known-to-grpc-js.js';
 import { unknownPoliciesWarning } from '../lb/lb-policy-names.js';
 import { checkOptions } from '../util/option-checks.js';
+import {
+  findLoadBalancingConfigProblems,
+  findMessageLimitProblems,
+  type LimitSpelling,
+  messageLimit,
+} from './channel-rules.js';
+import { formatJsonPath } from './json-path.js';
 import { configSourceOf } from './normalized-config.js';
 import { isNormalizedServiceConfig, parseServiceConfig } from './parse-service-config.js';
 import { describeValue, ServiceConfigError } from './service-config-error.js';
@@ -57,11 +64,7 @@ const REMOVED_METHOD_FIELDS: ReadonlySet<string> = new Set([
 const GRPC_JS_DEFAULT_SEND_LIMIT = Number.POSITIVE_INFINITY;
 const GRPC_JS_DEFAULT_RECEIVE_LIMIT = 4 * 1024 * 1024;
 
-interface LimitField {
-  /** Standard service-config name (proto `max_request_message_bytes`). */
-  readonly standard: 'maxRequestMessageBytes' | 'maxResponseMessageBytes';
-  /** The name grpc-js's own service-config parser reads (and then ignores). */
-  readonly grpcJs: 'maxRequestBytes' | 'maxResponseBytes';
+interface LimitField extends LimitSpelling {
   readonly channelOption: 'grpc.max_send_message_length' | 'grpc.max_receive_message_length';
   /** What a method without a limit gets from grpc-js. */
   readonly grpcJsDefault: number;
@@ -222,30 +225,15 @@ function checkSettings(settings: ChannelOptionsSettings): {
   return { transparentRetries, avoidTriedReplicas, warn };
 }
 
-/** grpc-js rejects (at client construction) anything but an array of objects that each name one policy. */
+/**
+ * grpc-js rejects (at client construction) anything but an array of objects that each name one policy; the
+ * validator reports the same problems (channel-rules.ts), so this only guards configs it did not see.
+ */
 function checkLoadBalancingConfig(value: unknown): void {
-  if (value === undefined) {
-    return;
+  const [problem] = findLoadBalancingConfigProblems(value);
+  if (problem !== undefined) {
+    throw new ServiceConfigError(formatJsonPath(problem.path), problem.message);
   }
-  if (!Array.isArray(value)) {
-    throw new ServiceConfigError(
-      'loadBalancingConfig',
-      `must be an array of {"policy_name": {...}} objects, got ${describeValue(value)}`,
-    );
-  }
-  value.forEach((item, index) => {
-    const path = `loadBalancingConfig[${index}]`;
-    if (typeof item !== 'object' || item === null || Array.isArray(item)) {
-      throw new ServiceConfigError(path, `must be an object naming one policy, got ${describeValue(item)}`);
-    }
-    const keys = Object.keys(item);
-    if (keys.length !== 1) {
-      throw new ServiceConfigError(
-        path,
-        `must name exactly one load-balancing policy, got ${keys.length === 0 ? 'none' : keys.join(', ')}`,
-      );
-    }
-  });
 }
 
 function channelMethodConfig(entry: JsonObject, names: readonly MethodName[]): JsonObject {
@@ -259,35 +247,13 @@ function channelMethodConfig(entry: JsonObject, names: readonly MethodName[]): J
   return out;
 }
 
-/** A limit as written: a non-negative integer, or a decimal string (UInt32Value in proto3 JSON). */
-function readLimit(entry: JsonObject, key: string, path: string): number | undefined {
-  const value = entry[key];
-  if (value === undefined || value === null) {
-    return undefined;
+/** The limit of one entry in one direction, from either spelling (which must then agree; channel-rules.ts). */
+function entryLimit(entry: JsonObject, field: LimitField, index: number): number | undefined {
+  const [problem] = findMessageLimitProblems(entry, ['methodConfig', index], [field]);
+  if (problem !== undefined) {
+    throw new ServiceConfigError(formatJsonPath(problem.path), problem.message);
   }
-  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) {
-    return value;
-  }
-  if (typeof value === 'string' && /^\d+$/.test(value) && Number.isSafeInteger(Number(value))) {
-    return Number(value);
-  }
-  throw new ServiceConfigError(
-    `${path}.${key}`,
-    `must be a non-negative integer (a number or a decimal string), got ${describeValue(value)}`,
-  );
-}
-
-/** The limit of one entry in one direction, from either spelling (which must then agree). */
-function entryLimit(entry: JsonObject, field: LimitField, path: string): number | undefined {
-  const standard = readLimit(entry, field.standard, path);
-  const grpcJs = readLimit(entry, field.grpcJs, path);
-  if (standard !== undefined && grpcJs !== undefined && standard !== grpcJs) {
-    throw new ServiceConfigError(
-      `${path}.${field.grpcJs}`,
-      `is ${grpcJs} but ${field.standard} says ${standard}; give one limit`,
-    );
-  }
-  return standard ?? grpcJs;
+  return messageLimit(entry[field.standard]) ?? messageLimit(entry[field.grpcJs]);
 }
 
 /**
@@ -303,7 +269,7 @@ function channelWideLimit(
 ): number | undefined {
   const limits = rawEntries.map((entry, index) => ({
     path: `methodConfig[${index}]`,
-    limit: entryLimit(entry, field, `methodConfig[${index}]`),
+    limit: entryLimit(entry, field, index),
     hasNames: (entries[index]?.name.length ?? 0) > 0,
   }));
   const set = limits.filter(

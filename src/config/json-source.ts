@@ -2,10 +2,13 @@
  * Strict JSON text parsing that keeps positions, so that a diagnostic about a value can name its line and column.
  *
  * Syntax is checked by `JSON.parse` (the value is what it returns, so duplicate keys resolve as everywhere else: the
- * last one wins), positions come from `jsonc-parser`'s syntax tree.
+ * last one wins; {@link JsonSource.duplicateKeys} lists them), positions come from `jsonc-parser`'s syntax tree.
+ *
+ * Every step is linear in the text: `jsonc-parser` builds the text of a whitespace run one character at a time, so
+ * long runs are shortened before it reads the text (see {@link compactWhitespace}) and its offsets mapped back.
  */
 
-import { type Node, type ParseError, parseTree, printParseErrorCode } from 'jsonc-parser';
+import { type Node, type ParseError, parseTree, printParseErrorCode, visit } from 'jsonc-parser';
 import { errorMessage } from '../util/error-message.js';
 import type { JsonPath } from './json-path.js';
 
@@ -25,6 +28,21 @@ export interface JsonSource {
    * missing field, resolves to its nearest existing ancestor.
    */
   locate(path: JsonPath, target?: 'value' | 'key'): SourcePosition;
+  /**
+   * The keys written more than once in one object (`JSON.parse` keeps the last), each once, in text order; empty
+   * when the nesting is too deep to walk.
+   */
+  duplicateKeys(): DuplicateKey[];
+}
+
+/** A key written twice or more in one object. */
+export interface DuplicateKey {
+  /** Path of the key (the object's path and the key). */
+  readonly path: JsonPath;
+  /** Where the key is first written. */
+  readonly first: SourcePosition;
+  /** Where it is written last: the value there is the one `JSON.parse` keeps. */
+  readonly last: SourcePosition;
 }
 
 /** JSON text that does not parse. */
@@ -113,31 +131,165 @@ export function parseJsonSource(text: string): JsonSource | JsonSyntaxError {
   } catch (error) {
     parseFailure = { error };
   }
-  const lines = lineStarts(source);
   if (parseFailure !== undefined) {
-    const { tree, errors } = syntaxTree(source);
+    const compact = compactWhitespace(source);
+    const { tree, errors } = syntaxTree(compact.text);
     const first = errors[0];
+    const compactOffset =
+      first === undefined ? undefined : (trailingCommaOffset(compact.text, first) ?? first.offset);
     const offset =
-      (first === undefined ? undefined : trailingCommaOffset(source, first)) ??
-      first?.offset ??
-      engineOffset(parseFailure.error) ??
-      0;
+      compactOffset === undefined
+        ? Math.min(engineOffset(parseFailure.error) ?? 0, source.length)
+        : compact.toOriginal(compactOffset);
     const problem =
-      first === undefined ? errorMessage(parseFailure.error) : describeSyntaxError(source, first, tree);
-    return { ok: false, position: positionOf(lines, offset), problem, cause: parseFailure.error };
+      first === undefined ? errorMessage(parseFailure.error) : describeSyntaxError(compact.text, first, tree);
+    return { ok: false, position: positionAt(source, offset), problem, cause: parseFailure.error };
   }
   // The tree is built on first use: a valid config that needs no diagnostics costs one JSON.parse.
+  let compact: CompactText | undefined;
   let tree: Node | undefined | null = null;
+  let lines: readonly number[] | undefined;
+  const compacted = (): CompactText => {
+    compact ??= compactWhitespace(source);
+    return compact;
+  };
+  const position = (offset: number): SourcePosition => {
+    lines ??= lineStarts(source);
+    return positionOf(lines, offset);
+  };
   return {
     ok: true,
     value,
     locate: (path, target = 'value') => {
+      const { text: compactText, toOriginal } = compacted();
       if (tree === null) {
-        tree = syntaxTree(source).tree;
+        tree = syntaxTree(compactText).tree;
       }
-      return positionOf(lines, locateOffset(tree, path, target));
+      return position(toOriginal(locateOffset(tree, path, target)));
+    },
+    duplicateKeys: () => {
+      const { text: compactText, toOriginal } = compacted();
+      return findDuplicateKeys(compactText).map(({ path, first, last }) => ({
+        path,
+        first: position(toOriginal(first)),
+        last: position(toOriginal(last)),
+      }));
     },
   };
+}
+
+/** Runs of spaces and tabs longer than this (outside strings) are shortened before `jsonc-parser` reads them. */
+const LONG_WHITESPACE_RUN = 64;
+
+/** Text with long whitespace runs shortened, and how to map its offsets back to the text as given. */
+interface CompactText {
+  readonly text: string;
+  toOriginal(offset: number): number;
+}
+
+/**
+ * `source` with every run of spaces and tabs outside strings longer than {@link LONG_WHITESPACE_RUN} shortened to
+ * one space: the same tokens at the same lines, in text `jsonc-parser` reads in linear time (it appends a whitespace
+ * run's characters one by one, which for megabytes of spaces takes seconds and hundreds of megabytes).
+ */
+function compactWhitespace(source: string): CompactText {
+  // compacted offset of the first character after each shortened run, and how many characters were dropped
+  // before it
+  const after: number[] = [];
+  const dropped: number[] = [];
+  const chunks: string[] = [];
+  let kept = 0; // start of the source not yet copied into chunks
+  let removed = 0;
+  let inString = false;
+  const length = source.length;
+  for (let i = 0; i < length; i++) {
+    const code = source.charCodeAt(i);
+    if (inString) {
+      if (code === 0x5c) {
+        i++; // the escaped character, whatever it is
+      } else if (code === 0x22 || code === 0x0a || code === 0x0d) {
+        inString = false; // (a line break ends an unterminated string for jsonc-parser too)
+      }
+    } else if (code === 0x22) {
+      inString = true;
+    } else if (code === 0x20 || code === 0x09) {
+      let end = i + 1;
+      while (end < length && (source.charCodeAt(end) === 0x20 || source.charCodeAt(end) === 0x09)) {
+        end++;
+      }
+      if (end - i > LONG_WHITESPACE_RUN) {
+        chunks.push(source.slice(kept, i + 1)); // up to the run's first character, which stays
+        after.push(i + 1 - removed);
+        removed += end - i - 1;
+        dropped.push(removed);
+        kept = end;
+      }
+      i = end - 1;
+    }
+  }
+  if (after.length === 0) {
+    return { text: source, toOriginal: (offset) => offset };
+  }
+  chunks.push(source.slice(kept));
+  return {
+    text: chunks.join(''),
+    toOriginal: (offset) => {
+      let low = -1;
+      let high = after.length - 1;
+      while (low < high) {
+        const mid = (low + high + 1) >> 1;
+        if ((after[mid] ?? 0) <= offset) {
+          low = mid;
+        } else {
+          high = mid - 1;
+        }
+      }
+      return low < 0 ? offset : offset + (dropped[low] ?? 0);
+    },
+  };
+}
+
+/**
+ * Keys written twice in one object, with the offsets of their first and last occurrence; empty when the nesting
+ * exhausts the stack.
+ */
+function findDuplicateKeys(source: string): { path: JsonPath; first: number; last: number }[] {
+  const found = new Map<string, { path: JsonPath; first: number; last: number }>();
+  const objects: Map<string, number>[] = [];
+  let depth = 0; // objects open, to tell an object's own keys from its children's
+  try {
+    visit(
+      source,
+      {
+        onObjectBegin: () => {
+          objects[depth] = new Map();
+          depth++;
+        },
+        onObjectEnd: () => {
+          depth--;
+        },
+        onObjectProperty: (property, offset, _length, _line, _column, pathSupplier) => {
+          const keys = objects[depth - 1];
+          const first = keys?.get(property);
+          if (keys === undefined) {
+            return;
+          }
+          if (first === undefined) {
+            keys.set(property, offset);
+            return;
+          }
+          const path = [...pathSupplier(), property];
+          const id = JSON.stringify(path);
+          const known = found.get(id);
+          found.set(id, { path, first: known?.first ?? first, last: offset });
+        },
+      },
+      { disallowComments: true, allowTrailingComma: false },
+    );
+  } catch {
+    return []; // nesting deep enough to exhaust the stack
+  }
+  return [...found.values()];
 }
 
 /** jsonc-parser's tree of `source` (strict JSON options) and its syntax errors. */
@@ -199,12 +351,21 @@ function childAt(node: Node, segment: string | number): { value: Node; keyOffset
 
 function lineStarts(text: string): number[] {
   const starts = [0];
-  for (let i = 0; i < text.length; i++) {
-    if (text.charCodeAt(i) === 10) {
-      starts.push(i + 1);
-    }
+  for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) {
+    starts.push(i + 1);
   }
   return starts;
+}
+
+/** The position of one offset, without a table of every line (a syntax error needs no more). */
+function positionAt(text: string, offset: number): SourcePosition {
+  let line = 1;
+  let lineStart = 0;
+  for (let i = text.indexOf('\n'); i !== -1 && i < offset; i = text.indexOf('\n', i + 1)) {
+    line++;
+    lineStart = i + 1;
+  }
+  return { line, column: offset - lineStart + 1, offset };
 }
 
 function positionOf(starts: readonly number[], offset: number): SourcePosition {

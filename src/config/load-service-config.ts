@@ -7,7 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
 import { errorMessage } from '../util/error-message.js';
 import { parseServiceConfig } from './parse-service-config.js';
-import { isServiceConfigError, ServiceConfigError } from './service-config-error.js';
+import { describeValue, isServiceConfigError, ServiceConfigError } from './service-config-error.js';
 import type { ServiceConfig } from './types.js';
 
 /**
@@ -17,9 +17,10 @@ import type { ServiceConfig } from './types.js';
  * @returns The normalized config.
  * @throws ServiceConfigError with `file` set and a message starting with the file name, when the file cannot be
  *   read, is not valid JSON, or is not a valid service config; `errors` lists every problem with its line and
- *   column.
+ *   column. TypeError when `file` is not a string.
  */
 export function loadServiceConfig(file: string): ServiceConfig {
+  checkFileArgument('loadServiceConfig', file);
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -35,9 +36,11 @@ export function loadServiceConfig(file: string): ServiceConfig {
  * @param file Path of a JSON service config.
  * @returns The normalized config.
  * @throws ServiceConfigError (as a rejection) with `file` set and a message starting with the file name, when the
- *   file cannot be read, is not valid JSON, or is not a valid service config.
+ *   file cannot be read, is not valid JSON, or is not a valid service config. TypeError (also as a rejection) when
+ *   `file` is not a string.
  */
 export async function loadServiceConfigAsync(file: string): Promise<ServiceConfig> {
+  checkFileArgument('loadServiceConfigAsync', file);
   let text: string;
   try {
     text = await readFile(file, 'utf8');
@@ -45,6 +48,20 @@ export async function loadServiceConfigAsync(file: string): Promise<ServiceConfi
     throw readError(file, error);
   }
   return parseWithFile(text, file);
+}
+
+/** A path is a string (a config object goes to parseServiceConfig instead). */
+function checkFileArgument(caller: string, file: unknown): void {
+  if (typeof file === 'string') {
+    return;
+  }
+  const advice =
+    typeof file === 'object' && file !== null
+      ? ': for a config already in memory, call parseServiceConfig instead'
+      : '';
+  throw new TypeError(
+    `${caller}: file must be the path of a JSON service config file, got ${describeValue(file)}${advice}`,
+  );
 }
 
 function parseWithFile(text: string, file: string): ServiceConfig {

@@ -2,6 +2,9 @@
  * Finding the policy a call runs under: the most specific `methodConfig` name wins and its whole entry is used.
  */
 
+import { isNormalizedServiceConfig } from './normalized-config.js';
+import { parseServiceConfig } from './parse-service-config.js';
+import { describeValue } from './service-config-error.js';
 import type {
   CallPolicy,
   HedgingPolicy,
@@ -46,19 +49,37 @@ const indexCache = new WeakMap<ServiceConfig, Map<number, NameIndex>>();
  * is used; nothing is merged from less specific entries, so a matched entry without a policy shadows them and the
  * result is `undefined`.
  *
- * @param config A config from `parseServiceConfig`.
+ * @param config A config from `parseServiceConfig` (any other object is validated by it first, so a copy of a parsed
+ *   config, which has lost the mark that says it was validated, is refused as everywhere else).
  * @param methodPath The grpc-js method path (`/pkg.Service/Method`; the leading slash is optional).
  * @param maxAttemptsLimit Client-side cap on maxAttempts (A6 default 5); an integer >= 1.
  * @returns The clamped policy and where it came from, or `undefined` when no policy applies.
- * @throws RangeError when `maxAttemptsLimit` is not an integer >= 1.
+ * @throws ServiceConfigError for a config `parseServiceConfig` rejects; TypeError when `config` is not an object or
+ *   `methodPath` not a string; RangeError when `maxAttemptsLimit` is not an integer >= 1.
  */
 export function findMethodPolicy(
   config: ServiceConfig,
   methodPath: string,
   maxAttemptsLimit: number = DEFAULT_MAX_ATTEMPTS_LIMIT,
 ): MethodPolicyMatch | undefined {
+  if (typeof config !== 'object' || config === null) {
+    const advice =
+      typeof config === 'string'
+        ? ': parse the JSON text once with parseServiceConfig and pass what it returns'
+        : '';
+    throw new TypeError(
+      `findMethodPolicy: config must be a config from parseServiceConfig or loadServiceConfig, got ${describeValue(config)}${advice}`,
+    );
+  }
+  if (typeof methodPath !== 'string') {
+    throw new TypeError(
+      `findMethodPolicy: methodPath must be a method path such as "/pkg.Service/Method", got ${describeValue(methodPath)}`,
+    );
+  }
   checkMaxAttemptsLimit(maxAttemptsLimit);
-  const index = cachedNameIndex(config, maxAttemptsLimit);
+  // As createRetryInterceptor does: a config parseServiceConfig did not return is validated (and a copy refused).
+  const parsed = isNormalizedServiceConfig(config) ? config : parseServiceConfig(config);
+  const index = cachedNameIndex(parsed, maxAttemptsLimit);
   const { service, method } = splitMethodPath(methodPath);
   const exact = service !== undefined ? index.byMethod.get(methodKey(service, method)) : undefined;
   if (exact !== undefined) {

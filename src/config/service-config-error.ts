@@ -2,6 +2,8 @@
  * Error type for invalid service configs, carrying the JSON path of the offending value.
  */
 
+import { describeValue as describeShallow } from '../util/option-checks.js';
+
 /**
  * Registry-wide brand, so that `isServiceConfigError` recognizes errors thrown by another copy of this package
  * (two versions installed side by side, or the CJS and ESM builds loaded together).
@@ -34,6 +36,9 @@ export interface ServiceConfigErrorOptions {
   readonly errors?: readonly ServiceConfigIssue[];
 }
 
+/** The detail of an error constructed without one. */
+const DEFAULT_DETAIL = 'invalid service config';
+
 /**
  * A service config was rejected. `errors` lists every problem found; `path` and `detail` describe the first one:
  * `path` is the JSON path of the offending value, such as `methodConfig[1].retryPolicy.maxAttempts`, or `` for the
@@ -55,25 +60,31 @@ export class ServiceConfigError extends Error {
   readonly errors: readonly ServiceConfigIssue[];
 
   /**
-   * @param path JSON path of the offending value (`` for the root).
-   * @param detail What is wrong, e.g. `must be an integer greater than 1, got 1`.
+   * @param path JSON path of the offending value (`` for the root, and when left out).
+   * @param detail What is wrong, e.g. `must be an integer greater than 1, got 1` (`invalid service config` when left
+   *   out).
    * @param options Optional file name and cause.
    */
   constructor(path: string, detail: string, options: ServiceConfigErrorOptions = {}) {
+    // (Called from JavaScript with nothing, the message would read "undefined: undefined".)
+    const at: string = path === undefined || path === null ? '' : String(path);
+    const what: string =
+      detail === undefined || detail === null || detail === '' ? DEFAULT_DETAIL : String(detail);
+    const given: ServiceConfigErrorOptions = options ?? {};
     const errors =
-      options.errors !== undefined && options.errors.length > 0
-        ? Object.freeze([...options.errors])
-        : Object.freeze([{ path, message: detail }]);
+      given.errors !== undefined && given.errors.length > 0
+        ? Object.freeze([...given.errors])
+        : Object.freeze([{ path: at, message: what }]);
     super(
-      composeMessage(path, detail, options.file, errors),
-      options.cause === undefined ? undefined : { cause: options.cause },
+      composeMessage(at, what, given.file, errors),
+      given.cause === undefined ? undefined : { cause: given.cause },
     );
     this.name = 'ServiceConfigError';
-    this.path = path;
-    this.detail = detail;
+    this.path = at;
+    this.detail = what;
     this.errors = errors;
-    if (options.file !== undefined) {
-      this.file = options.file;
+    if (given.file !== undefined) {
+      this.file = given.file;
     }
   }
 }
@@ -151,4 +162,47 @@ export function isServiceConfigError(e: unknown): e is ServiceConfigError {
   );
 }
 
-export { describeValue } from '../util/option-checks.js';
+/**
+ * A value as an error message shows it: JSON, cut to 60 characters (as `describeValue` of util/option-checks.ts
+ * does), and readable for a value nested too deep for `JSON.stringify`, which the message then shows the start of
+ * rather than `[object Array]`.
+ */
+export function describeValue(value: unknown): string {
+  const text = describeShallow(value);
+  if (typeof value !== 'object' || value === null || !text.startsWith('[object ')) {
+    return text;
+  }
+  const start = boundedJson(value, { left: 61 });
+  return start.length > 60 ? `${start.slice(0, 57)}...` : start;
+}
+
+/**
+ * JSON text of `value` up to about `budget.left` characters: the start of what `JSON.stringify` would give, built
+ * without recursing past the budget (so at any depth).
+ */
+function boundedJson(value: unknown, budget: { left: number }): string {
+  if (budget.left <= 0) {
+    return '';
+  }
+  if (typeof value !== 'object' || value === null) {
+    const text = JSON.stringify(value) ?? 'null';
+    budget.left -= text.length;
+    return text;
+  }
+  const isArray = Array.isArray(value);
+  let text = isArray ? '[' : '{';
+  budget.left -= 1;
+  const entries = isArray ? value.entries() : Object.entries(value as object).values();
+  let first = true;
+  for (const [key, item] of entries) {
+    if (budget.left <= 0) {
+      return text;
+    }
+    const prefix = `${first ? '' : ','}${isArray ? '' : `${JSON.stringify(key)}:`}`;
+    budget.left -= prefix.length;
+    text += prefix + boundedJson(item, budget);
+    first = false;
+  }
+  budget.left -= 1;
+  return `${text}${isArray ? ']' : '}'}`;
+}

@@ -7,6 +7,7 @@
  */
 
 import { wrongTypeHint } from '../util/wrong-type-hint.js';
+import { findLoadBalancingConfigProblems, findMessageLimitProblems } from './channel-rules.js';
 import { readDuration } from './duration.js';
 import { formatJsonPath, type JsonPath } from './json-path.js';
 import { describeValue } from './service-config-error.js';
@@ -77,6 +78,10 @@ export function readServiceConfig(root: unknown, problems: ConfigProblems): Serv
   const lbPolicy = root.loadBalancingPolicy;
   if (isPresent(lbPolicy) && typeof lbPolicy !== 'string') {
     problems.add(['loadBalancingPolicy'], `must be a string, got ${describeValue(lbPolicy)}`);
+  }
+  // What createChannelOptions (and grpc-js) would reject.
+  for (const problem of findLoadBalancingConfigProblems(root.loadBalancingConfig)) {
+    problems.add(problem.path, problem.message);
   }
   const methodConfig = readMethodConfigList(root.methodConfig, ['methodConfig'], problems);
   const throttling = isPresent(root.retryThrottling)
@@ -216,21 +221,11 @@ function readMethodConfigEntry(
   return result;
 }
 
-/** Known fields this package does not use but still validates. */
+/** Known fields this package does not use but still validates, as createChannelOptions reads them. */
 function checkMessageSizeLimits(entry: JsonObject, path: JsonPath, problems: ConfigProblems): void {
-  for (const field of ['maxRequestMessageBytes', 'maxResponseMessageBytes'] as const) {
-    const value = entry[field];
-    if (isPresent(value) && !isByteCount(value)) {
-      problems.add(
-        [...path, field],
-        `must be a non-negative integer (a number or a decimal string), got ${describeValue(value)}`,
-      );
-    }
+  for (const problem of findMessageLimitProblems(entry, path)) {
+    problems.add(problem.path, problem.message);
   }
-}
-
-function isByteCount(value: unknown): boolean {
-  return (isInteger(value) && value >= 0) || (typeof value === 'string' && /^\d+$/.test(value));
 }
 
 function readNameList(

@@ -2,6 +2,7 @@
  * Validation that reports every problem of a service config at once, located in its JSON text.
  */
 
+import { type ConfigWarningKind, findConfigWarnings } from './config-warnings.js';
 import { COPIED_CONFIG_MESSAGE, findNormalizedPolicy } from './copied-normalized-config.js';
 import { fileNameAdvice } from './file-name-as-text.js';
 import { formatJsonPath, type JsonPath } from './json-path.js';
@@ -22,8 +23,10 @@ export interface ServiceConfigValidation {
   readonly errors: readonly ServiceConfigIssue[];
   /**
    * Findings that do not reject the config: unknown fields (ignored at run time, as the spec requires), with a
-   * "did you mean" for near misses, and method names that look like patterns or paths (matched exactly, so by no
-   * call).
+   * "did you mean" for near misses; method names that look like patterns or paths (matched exactly, so by no
+   * call); a methodConfig entry with no name (it applies to nothing); a `timeout` longer than a grpc-js server can time
+   * (2147482647 ms, about 24.8 days: it is held at that); and, for JSON text, a key written twice in one object (the
+   * last one wins).
    */
   readonly warnings: readonly ServiceConfigIssue[];
 }
@@ -36,11 +39,20 @@ export interface ServiceConfigValidation {
  */
 export function validateServiceConfig(input: string | object): ServiceConfigValidation {
   const { config, errors, warnings } = validate(input, true);
-  return { config, errors, warnings };
+  return { config, errors, warnings: warnings.map(({ kind: _kind, ...warning }) => warning) };
 }
 
-/** {@link ServiceConfigValidation} with the `JSON.parse` error behind a syntax error. @internal */
+/** A warning with what it is about, as `check --json` labels it. @internal */
+export interface KindedIssue extends ServiceConfigIssue {
+  readonly kind: ConfigWarningKind;
+}
+
+/**
+ * {@link ServiceConfigValidation} with the `JSON.parse` error behind a syntax error, and the kind of each warning.
+ * @internal
+ */
 export interface ValidationWithCause extends ServiceConfigValidation {
+  readonly warnings: readonly KindedIssue[];
   readonly syntaxErrorCause?: unknown;
 }
 
@@ -89,12 +101,23 @@ export function validate(input: string | object, withWarnings: boolean): Validat
   const errors = problems.list.map((p) =>
     issue(p.path, withMisspelling(p.message, misspelled?.get(formatJsonPath(p.path))), source, 'value'),
   );
-  const warnings = withWarnings
+  const warnings: KindedIssue[] = withWarnings
     ? [
-        ...findUnknownFields(root).map((field) =>
-          issue(field.path, describeUnknownField(field), source, 'key'),
-        ),
-        ...findPatternNames(root).map((name) => issue(name.path, name.message, source, 'value')),
+        ...findUnknownFields(root).map((field) => ({
+          ...issue(field.path, describeUnknownField(field), source, 'key'),
+          kind: 'unknown-field' as const,
+        })),
+        ...findPatternNames(root).map((name) => ({
+          ...issue(name.path, name.message, source, 'value'),
+          kind: 'pattern-name' as const,
+        })),
+        ...(source === undefined ? [] : duplicateKeyWarnings(source)),
+        ...(config === undefined || errors.length > 0
+          ? []
+          : findConfigWarnings(config, root).map((w) => ({
+              ...issue(w.path, w.message, source, 'value'),
+              kind: w.kind,
+            }))),
       ]
     : [];
   return {
@@ -121,6 +144,20 @@ function issue(
   }
   const { line, column } = source.locate(path, target);
   return { path: formatJsonPath(path), message, line, column };
+}
+
+/** A key written twice in one object, located at its last occurrence (the one that counts). */
+function duplicateKeyWarnings(source: JsonSource): KindedIssue[] {
+  return source
+    .duplicateKeys()
+    .sort((a, b) => a.last.offset - b.last.offset)
+    .map(({ path, first, last }) => ({
+      path: formatJsonPath(path),
+      message: `is written more than once in its object (first at line ${first.line}, column ${first.column}): JSON keeps only the last one, so the one at line ${first.line} is ignored`,
+      line: last.line,
+      column: last.column,
+      kind: 'duplicate-key' as const,
+    }));
 }
 
 /** A copy of a JSON value handed in as an object (the caller may change theirs later). */

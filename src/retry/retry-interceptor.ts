@@ -6,12 +6,13 @@ import { nearMissName } from '../config/name-near-miss.js';
 import { configSourceOf } from '../config/normalized-config.js';
 import { parseServiceConfig } from '../config/parse-service-config.js';
 import type { ServiceConfigJson } from '../config/service-config-json.js';
+import { LONGEST_CONFIG_TIMEOUT_MS } from '../config/timer-limit.js';
 import type { CallPolicy, ServiceConfig } from '../config/types.js';
 import { checkNotUsedAsInterceptor } from '../util/factory-misuse.js';
 import { BufferPool } from './buffer-pool.js';
 import type { RetryingCallContext } from './call-context.js';
 import { readCallRetryOptions } from './call-options.js';
-import { deadlineToMs, LONGEST_CONFIG_TIMEOUT_MS } from './deadline.js';
+import { deadlineToMs } from './deadline.js';
 import type { RetryEvent } from './events.js';
 import {
   chainListeners,
