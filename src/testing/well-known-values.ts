@@ -12,7 +12,7 @@
 /** The wrapper types, by full name (no leading dot), with the JavaScript values their `value` takes. */
 const WRAPPERS = {
   'google.protobuf.DoubleValue': 'number',
-  'google.protobuf.FloatValue': 'number',
+  'google.protobuf.FloatValue': 'float',
   'google.protobuf.Int64Value': 'int64',
   'google.protobuf.UInt64Value': 'uint64',
   'google.protobuf.Int32Value': 'int32',
@@ -132,12 +132,15 @@ const TIME_EXAMPLES = {
   'google.protobuf.Duration': 'a string of seconds ending in "s" ("1.5s", "-0.25s", within ±315576000000s)',
 } as const;
 
-const WRAPPED_VALUES: Readonly<Record<(typeof WRAPPERS)[WrapperType], string>> = {
-  number: 'a number',
+type WrappedKind = (typeof WRAPPERS)[WrapperType];
+
+const WRAPPED_VALUES: Readonly<Record<WrappedKind, string>> = {
+  number: 'a number (a number or a string of one, "NaN", "Infinity" or "-Infinity")',
+  float: 'a 32-bit float (a number or a string of one, "NaN", "Infinity" or "-Infinity")',
   int64: 'an integer (a number, or a string of digits)',
   uint64: 'a non-negative integer (a number, or a string of digits)',
-  int32: 'a 32-bit integer',
-  uint32: 'a 32-bit non-negative integer',
+  int32: 'a 32-bit integer (a number, or a string of one)',
+  uint32: 'a 32-bit non-negative integer (a number, or a string of one)',
   boolean: 'true or false',
   string: 'a string',
   bytes: 'a base64 string',
@@ -152,57 +155,162 @@ export function acceptedForms(type: WellKnownType): string {
   return `${TIME_EXAMPLES[type]} or an object {"seconds": <integer>, "nanos": <integer>}`;
 }
 
-/** Whether `value` is what a wrapper of `kind` holds. */
-function isWrappedValue(kind: (typeof WRAPPERS)[WrapperType], value: unknown): boolean {
+/** The ranges of the 64-bit integers, as proto3 JSON gives them in strings of digits. */
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+const UINT64_MAX = 2n ** 64n - 1n;
+const INT32_RANGE = '-2147483648..2147483647';
+const UINT32_RANGE = '0..4294967295';
+/** A JSON number, as proto3 JSON takes one in a string for a float, double, int32 or uint32 (no `+`, no spaces). */
+const JSON_NUMBER = /^-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
+const NON_FINITE = new Set(['NaN', 'Infinity', '-Infinity']);
+/** The largest finite float32. */
+const FLOAT_MAX = 3.4028234663852886e38;
+
+/**
+ * Why `value` is not what a wrapper of `kind` holds: undefined when it is; `''` when it is not of the kind at all;
+ * otherwise a note on what is wrong with it (`beyond ...`), for the message to give after the value.
+ */
+function wrappedValueNote(kind: WrappedKind, value: unknown): string | undefined {
   switch (kind) {
     case 'number':
-      return (
-        (typeof value === 'number' && !Number.isNaN(value)) ||
-        value === 'NaN' ||
-        value === 'Infinity' ||
-        value === '-Infinity'
-      );
+    case 'float':
+      return floatNote(kind, value);
     case 'int64':
-      return (
-        (typeof value === 'number' && Number.isSafeInteger(value)) ||
-        (typeof value === 'string' && /^-?\d+$/.test(value)) ||
-        isLongLike(value)
-      );
     case 'uint64':
-      return (
-        (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) ||
-        (typeof value === 'string' && /^\d+$/.test(value)) ||
-        isLongLike(value)
-      );
+      return int64Note(kind, value);
     case 'int32':
-      return typeof value === 'number' && Number.isInteger(value) && value >= -(2 ** 31) && value < 2 ** 31;
     case 'uint32':
-      return typeof value === 'number' && Number.isInteger(value) && value >= 0 && value < 2 ** 32;
+      return int32Note(kind, value);
     case 'boolean':
-      return typeof value === 'boolean';
+      return typeof value === 'boolean' ? undefined : '';
     case 'string':
-      return typeof value === 'string';
+      return typeof value === 'string' ? undefined : '';
     case 'bytes':
-      return (
-        (typeof value === 'string' && /^[A-Za-z0-9+/]*={0,2}$/.test(value)) || value instanceof Uint8Array
-      );
+      return bytesNote(value);
   }
+}
+
+/** The number a float or double is given as (a number, or a string of one); undefined when it is neither. */
+function floatOf(value: unknown): number | undefined {
+  if (typeof value === 'number') {
+    return value;
+  }
+  return typeof value === 'string' && (JSON_NUMBER.test(value) || NON_FINITE.has(value))
+    ? Number(value)
+    : undefined;
+}
+
+function floatNote(kind: 'number' | 'float', value: unknown): string | undefined {
+  const number = floatOf(value);
+  if (number === undefined) {
+    return '';
+  }
+  if (typeof value === 'number' && Number.isNaN(number)) {
+    return ' (proto3 JSON gives a NaN as the string "NaN")';
+  }
+  if (kind === 'float' && Number.isFinite(number) && !Number.isFinite(Math.fround(number))) {
+    return ` (beyond ±${FLOAT_MAX}, the range of a 32-bit float: it would be sent as Infinity)`;
+  }
+  return undefined;
+}
+
+/** The integer an int32 or uint32 is given as (a number, or a string of one); undefined when it is neither. */
+function int32Of(value: unknown): number | undefined {
+  const number =
+    typeof value === 'number'
+      ? value
+      : typeof value === 'string' && JSON_NUMBER.test(value)
+        ? Number(value)
+        : NaN;
+  return Number.isInteger(number) ? number : undefined;
+}
+
+function int32Note(kind: 'int32' | 'uint32', value: unknown): string | undefined {
+  const number = int32Of(value);
+  if (number === undefined) {
+    return '';
+  }
+  const [min, max, range] =
+    kind === 'int32' ? [-(2 ** 31), 2 ** 31 - 1, INT32_RANGE] : [0, 2 ** 32 - 1, UINT32_RANGE];
+  if (number < min || number > max) {
+    // a number out of range says so by itself; a string is named with the range it is outside
+    return typeof value === 'number'
+      ? ''
+      : ` (outside ${range}, the range of ${kind === 'int32' ? 'an' : 'a'} ${kind})`;
+  }
+  return undefined;
+}
+
+function int64Note(kind: 'int64' | 'uint64', value: unknown): string | undefined {
+  if (isLongLike(value)) {
+    return undefined;
+  }
+  const digits = kind === 'int64' ? /^-?\d+$/ : /^\d+$/;
+  if (typeof value === 'string' && digits.test(value)) {
+    const [min, max] = kind === 'int64' ? [INT64_MIN, INT64_MAX] : [0n, UINT64_MAX];
+    const integer = BigInt(value);
+    return integer < min || integer > max
+      ? ` (outside ${min}..${max}, the range of ${kind === 'int64' ? 'an' : 'a'} ${kind})`
+      : undefined;
+  }
+  const ok = typeof value === 'number' && Number.isSafeInteger(value) && (kind === 'int64' || value >= 0);
+  return ok ? undefined : '';
+}
+
+function bytesNote(value: unknown): string | undefined {
+  if (value instanceof Uint8Array) {
+    return undefined;
+  }
+  if (typeof value !== 'string' || !/^[A-Za-z0-9+/]*={0,2}$/.test(value)) {
+    return '';
+  }
+  const data = value.replace(/=+$/, '').length;
+  if (data % 4 === 1) {
+    return ` (${data} base64 digits, one more than a multiple of 4, encode no whole number of bytes)`;
+  }
+  if (data < value.length && value.length % 4 !== 0) {
+    return ' (padded with "=" to a length that is not a multiple of 4)';
+  }
+  return undefined;
 }
 
 function wrapperProblem(type: WrapperType, value: unknown): string | undefined {
   const kind = WRAPPERS[type];
   if (!isPlainObject(value)) {
-    return isWrappedValue(kind, value) ? undefined : `got ${describe(value)}`;
+    const note = wrappedValueNote(kind, value);
+    return note === undefined ? undefined : `got ${describe(value)}${note}`;
   }
   for (const [key, field] of Object.entries(value)) {
     if (key !== 'value') {
       return `"${key}" is not its one field, value (the serializer would drop it), in ${describe(value)}`;
     }
-    if (field !== undefined && field !== null && !isWrappedValue(kind, field)) {
-      return `"value" must be ${WRAPPED_VALUES[kind]}, got ${describe(field)}`;
+    const note = field === undefined || field === null ? undefined : wrappedValueNote(kind, field);
+    if (note !== undefined) {
+      return `"value" must be ${WRAPPED_VALUES[kind]}, got ${describe(field)}${note}`;
     }
   }
   return undefined;
+}
+
+/**
+ * The wrapped value as the serializer takes it: the number a float, double, int32 or uint32 given as a string
+ * holds (`"1.5"` → 1.5, `"NaN"` → NaN); any other value as it is.
+ */
+function wireWrappedValue(kind: WrappedKind, value: unknown): unknown {
+  if (typeof value !== 'string' || wrappedValueNote(kind, value) !== undefined) {
+    return value;
+  }
+  switch (kind) {
+    case 'number':
+    case 'float':
+      return Number(value);
+    case 'int32':
+    case 'uint32':
+      return Number(value) + 0; // `+ 0` makes "-0" 0
+    default:
+      return value;
+  }
 }
 
 function isLongLike(value: unknown): boolean {
@@ -236,6 +344,9 @@ function describe(value: unknown): string {
   if (typeof value === 'bigint') {
     return `the bigint ${value}n`;
   }
+  if (typeof value === 'number' && !Number.isFinite(value)) {
+    return `number ${value}`; // JSON writes NaN and ±Infinity as null
+  }
   if (typeof value === 'symbol' || typeof value === 'function') {
     return `a ${typeof value}`;
   }
@@ -246,30 +357,76 @@ function describe(value: unknown): string {
   }
 }
 
-/** What is wrong with the `{seconds, nanos}` object `value`; undefined when nothing is. */
-function objectProblem(value: Record<string, unknown>): string | undefined {
+/** A Long's value, signed unless it says it is unsigned. */
+function longValue(long: { low: number; high: number; unsigned?: unknown }): bigint {
+  const bits = (BigInt(long.high >>> 0) << 32n) | BigInt(long.low >>> 0);
+  return long.unsigned === true ? bits : BigInt.asIntN(64, bits);
+}
+
+/** The integer the `seconds` of a Timestamp or Duration is given as; undefined when it is not one. */
+function secondsOf(field: unknown): bigint | undefined {
+  if (typeof field === 'number') {
+    return Number.isSafeInteger(field) ? BigInt(field) : undefined;
+  }
+  if (typeof field === 'string') {
+    return /^-?\d+$/.test(field) ? BigInt(field) : undefined;
+  }
+  return isLongLike(field)
+    ? longValue(field as { low: number; high: number; unsigned?: unknown })
+    : undefined;
+}
+
+/** The range of the seconds of a Timestamp and of a Duration, and of its nanos, with the words for each. */
+const FIELD_RANGES = {
+  'google.protobuf.Timestamp': {
+    seconds: [BigInt(MIN_TIMESTAMP_SECONDS), BigInt(MAX_TIMESTAMP_SECONDS)],
+    secondsWords: '0001-01-01T00:00:00Z..9999-12-31T23:59:59Z, the range of a Timestamp',
+    nanos: [0, 999_999_999],
+  },
+  'google.protobuf.Duration': {
+    seconds: [-BigInt(MAX_DURATION_SECONDS), BigInt(MAX_DURATION_SECONDS)],
+    secondsWords: '±10000 years, the range of a Duration',
+    nanos: [-999_999_999, 999_999_999],
+  },
+} as const;
+
+/** What is wrong with the `{seconds, nanos}` object `value` of a `type`; undefined when nothing is. */
+function objectProblem(
+  type: 'google.protobuf.Timestamp' | 'google.protobuf.Duration',
+  value: Record<string, unknown>,
+): string | undefined {
+  const ranges = FIELD_RANGES[type];
+  let seconds = 0n;
+  let nanos = 0;
   for (const [key, field] of Object.entries(value)) {
     if (key === 'seconds') {
-      const ok =
-        (typeof field === 'number' && Number.isSafeInteger(field)) ||
-        (typeof field === 'string' && /^-?\d+$/.test(field)) ||
-        isLongLike(field) ||
-        field === undefined ||
-        field === null;
-      if (!ok) {
+      if (field === undefined || field === null) {
+        continue;
+      }
+      const integer = secondsOf(field);
+      if (integer === undefined) {
         return `"seconds" must be an integer (a number, a string of digits or a Long), got ${describe(field)}`;
       }
-    } else if (key === 'nanos') {
-      const ok =
-        (typeof field === 'number' && Number.isInteger(field) && Math.abs(field) <= 999_999_999) ||
-        field === undefined ||
-        field === null;
-      if (!ok) {
-        return `"nanos" must be an integer between -999999999 and 999999999, got ${describe(field)}`;
+      const [min, max] = ranges.seconds;
+      if (integer < min || integer > max) {
+        return `"seconds" must be between ${min} and ${max} (${ranges.secondsWords}), got ${describe(field)}`;
       }
+      seconds = integer;
+    } else if (key === 'nanos') {
+      if (field === undefined || field === null) {
+        continue;
+      }
+      const [min, max] = ranges.nanos;
+      if (typeof field !== 'number' || !Number.isInteger(field) || field < min || field > max) {
+        return `"nanos" must be an integer between ${min} and ${max}, got ${describe(field)}`;
+      }
+      nanos = field;
     } else {
       return `"${key}" is not one of its fields, seconds and nanos (the serializer would drop it)`;
     }
+  }
+  if (type === 'google.protobuf.Duration' && ((seconds > 0n && nanos < 0) || (seconds < 0n && nanos > 0))) {
+    return `"seconds" and "nanos" of a Duration must have the same sign, got ${seconds} and ${nanos}`;
   }
   return undefined;
 }
@@ -296,18 +453,27 @@ export function wellKnownValueProblem(type: WellKnownType, value: unknown): stri
         : '';
     return `got ${describe(value)}${hint}`;
   }
-  const problem = objectProblem(value);
+  const problem = objectProblem(type, value);
   return problem === undefined ? undefined : `${problem}, in ${describe(value)}`;
 }
 
 /**
  * `value` as protobufjs serializes a `type` field: a string of a Timestamp's or Duration's proto3 JSON form
- * becomes its `{seconds, nanos}`, a wrapper's bare value its `{value}`; anything else is returned as it is (checked
- * beforehand by {@link wellKnownValueProblem}).
+ * becomes its `{seconds, nanos}`, a wrapper's bare value its `{value}`, and a float, double, int32 or uint32 given
+ * as a string (bare or in `{value}`) the number it holds; anything else is returned as it is (checked beforehand by
+ * {@link wellKnownValueProblem}).
  */
 export function wireValueOf(type: WellKnownType, value: unknown): unknown {
   if (isWrapper(type)) {
-    return value === null || value === undefined || isPlainObject(value) ? value : { value };
+    const kind = WRAPPERS[type];
+    if (value === null || value === undefined) {
+      return value;
+    }
+    if (!isPlainObject(value)) {
+      return { value: wireWrappedValue(kind, value) };
+    }
+    const wrapped = wireWrappedValue(kind, value.value);
+    return wrapped === value.value ? value : { ...value, value: wrapped };
   }
   if (typeof value !== 'string') {
     return value;

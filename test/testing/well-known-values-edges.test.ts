@@ -117,17 +117,23 @@ describe('parseDuration at its edges', () => {
 
 describe('acceptedForms', () => {
   it('names the bare value of each wrapper, and the same without its parenthesis in the object', () => {
-    expect(acceptedForms(DOUBLE)).toBe('a number, or an object {"value": a number}');
-    expect(acceptedForms(FLOAT)).toBe('a number, or an object {"value": a number}');
+    expect(acceptedForms(DOUBLE)).toBe(
+      'a number (a number or a string of one, "NaN", "Infinity" or "-Infinity"), or an object {"value": a number}',
+    );
+    expect(acceptedForms(FLOAT)).toBe(
+      'a 32-bit float (a number or a string of one, "NaN", "Infinity" or "-Infinity"), or an object {"value": a 32-bit float}',
+    );
     expect(acceptedForms(INT64)).toBe(
       'an integer (a number, or a string of digits), or an object {"value": an integer}',
     );
     expect(acceptedForms(UINT64)).toBe(
       'a non-negative integer (a number, or a string of digits), or an object {"value": a non-negative integer}',
     );
-    expect(acceptedForms(INT32)).toBe('a 32-bit integer, or an object {"value": a 32-bit integer}');
+    expect(acceptedForms(INT32)).toBe(
+      'a 32-bit integer (a number, or a string of one), or an object {"value": a 32-bit integer}',
+    );
     expect(acceptedForms(UINT32)).toBe(
-      'a 32-bit non-negative integer, or an object {"value": a 32-bit non-negative integer}',
+      'a 32-bit non-negative integer (a number, or a string of one), or an object {"value": a 32-bit non-negative integer}',
     );
     expect(acceptedForms(BOOL)).toBe('true or false, or an object {"value": true or false}');
     expect(acceptedForms(STRING)).toBe('a string, or an object {"value": a string}');
@@ -145,19 +151,37 @@ describe('acceptedForms', () => {
 });
 
 describe('the values of each wrapper', () => {
-  it('DoubleValue and FloatValue: any number but NaN, and the strings "NaN", "Infinity", "-Infinity"', () => {
-    for (const type of [DOUBLE, FLOAT] as const) {
-      expectTaken(type, [0, 1.5, -2, Number.POSITIVE_INFINITY, 'NaN', 'Infinity', '-Infinity']);
+  it('DoubleValue and FloatValue: any number but NaN, a string of one, and "NaN", "Infinity", "-Infinity"', () => {
+    for (const [type, mustBe] of [
+      [DOUBLE, 'a number (a number or a string of one, "NaN", "Infinity" or "-Infinity")'],
+      [FLOAT, 'a 32-bit float (a number or a string of one, "NaN", "Infinity" or "-Infinity")'],
+    ] as const) {
+      expectTaken(type, [
+        0,
+        1.5,
+        -2,
+        Number.POSITIVE_INFINITY,
+        'NaN',
+        'Infinity',
+        '-Infinity',
+        '1.5',
+        '-2',
+        '1e3',
+      ]);
       expectRefused(
         type,
         [
           ['abc', 'string "abc"'],
           ['', 'string ""'],
           ['infinity', 'string "infinity"'],
+          [' 1', 'string " 1"'],
+          ['+1', 'string "+1"'],
+          ['0x10', 'string "0x10"'],
+          ['1.', 'string "1."'],
           [true, 'boolean true'],
-          [Number.NaN, 'number null'],
+          [Number.NaN, 'number NaN (proto3 JSON gives a NaN as the string "NaN")'],
         ],
-        'a number',
+        mustBe,
       );
     }
   });
@@ -228,10 +252,12 @@ describe('the values of each wrapper', () => {
         [-(2 ** 31) - 1, 'number -2147483649'],
         [2 ** 31, 'number 2147483648'],
         [1.5, 'number 1.5'],
-        ['5', 'string "5"'],
+        ['5x', 'string "5x"'],
+        ['1.5', 'string "1.5"'],
+        ['', 'string ""'],
         [true, 'boolean true'],
       ],
-      'a 32-bit integer',
+      'a 32-bit integer (a number, or a string of one)',
     );
   });
 
@@ -243,10 +269,11 @@ describe('the values of each wrapper', () => {
         [-1, 'number -1'],
         [2 ** 32, 'number 4294967296'],
         [1.5, 'number 1.5'],
-        ['5', 'string "5"'],
+        ['5x', 'string "5x"'],
+        ['', 'string ""'],
         [true, 'boolean true'],
       ],
-      'a 32-bit non-negative integer',
+      'a 32-bit non-negative integer (a number, or a string of one)',
     );
   });
 
@@ -390,5 +417,192 @@ describe('wireValueOf at its edges', () => {
     expect(wireValueOf(T, '1970-01-01T01:00:00+01:00')).toEqual({ seconds: 0, nanos: 0 });
     expect(wireValueOf(D, '1sx')).toBe('1sx');
     expect(wireValueOf(T, '2024-01-01T00:00:00+24:00')).toBe('2024-01-01T00:00:00+24:00');
+  });
+});
+
+describe('64-bit integers beyond their range', () => {
+  const INT64_MUST = 'an integer (a number, or a string of digits)';
+  const UINT64_MUST = 'a non-negative integer (a number, or a string of digits)';
+
+  it('takes an Int64Value and a UInt64Value at the ends of their ranges', () => {
+    expectTaken(INT64, ['9223372036854775807', '-9223372036854775808']);
+    expectTaken(UINT64, ['18446744073709551615', '0']);
+  });
+
+  it('refuses a string beyond them rather than sending it wrapped around', () => {
+    const int64 = ' (outside -9223372036854775808..9223372036854775807, the range of an int64)';
+    expectRefused(
+      INT64,
+      [
+        ['9223372036854775808', `string "9223372036854775808"${int64}`],
+        ['-9223372036854775809', `string "-9223372036854775809"${int64}`],
+        ['99999999999999999999', `string "99999999999999999999"${int64}`],
+      ],
+      INT64_MUST,
+    );
+    expectRefused(
+      UINT64,
+      [
+        [
+          '18446744073709551616',
+          'string "18446744073709551616" (outside 0..18446744073709551615, the range of a uint64)',
+        ],
+      ],
+      UINT64_MUST,
+    );
+  });
+
+  it('refuses the seconds of a Timestamp or Duration beyond its range, naming it', () => {
+    expect(wellKnownValueProblem(T, { seconds: '99999999999999999999' })).toBe(
+      '"seconds" must be between -62135596800 and 253402300799 (0001-01-01T00:00:00Z..9999-12-31T23:59:59Z, the range of a Timestamp), got string "99999999999999999999", in {"seconds":"99999999999999999999"}',
+    );
+    expect(wellKnownValueProblem(D, { seconds: '99999999999999999999' })).toBe(
+      '"seconds" must be between -315576000000 and 315576000000 (±10000 years, the range of a Duration), got string "99999999999999999999", in {"seconds":"99999999999999999999"}',
+    );
+    expect(wellKnownValueProblem(T, { seconds: -62_135_596_801 })).toMatch(/^"seconds" must be between/);
+    expect(wellKnownValueProblem(T, { seconds: 253_402_300_800 })).toMatch(/^"seconds" must be between/);
+    expect(wellKnownValueProblem(D, { seconds: '-315576000001' })).toMatch(/^"seconds" must be between/);
+    // a Long of 2^32 seconds is in range; one of -1 (all bits set, signed) too; unsigned, it is 2^64 - 1
+    expect(wellKnownValueProblem(D, { seconds: { low: 0, high: 1 } })).toBeUndefined();
+    expect(wellKnownValueProblem(D, { seconds: { low: -1, high: -1 } })).toBeUndefined();
+    expect(wellKnownValueProblem(D, { seconds: { low: -1, high: -1, unsigned: true } })).toMatch(
+      /^"seconds" must be between .* got \{"low":-1,"high":-1,"unsigned":true\}/,
+    );
+  });
+
+  it('takes the seconds at the ends of each range', () => {
+    for (const [type, seconds] of [
+      [T, '-62135596800'],
+      [T, 253_402_300_799],
+      [D, '-315576000000'],
+      [D, 315_576_000_000],
+    ] as const) {
+      expect(wellKnownValueProblem(type, { seconds }), `${type} ${seconds}`).toBeUndefined();
+    }
+  });
+});
+
+describe('base64 that encodes no whole number of bytes', () => {
+  it('refuses a length one more than a multiple of 4, which the serializer cannot decode', () => {
+    expectRefused(
+      BYTES,
+      [
+        ['A', 'string "A" (1 base64 digits, one more than a multiple of 4, encode no whole number of bytes)'],
+        [
+          'AQIDB',
+          'string "AQIDB" (5 base64 digits, one more than a multiple of 4, encode no whole number of bytes)',
+        ],
+        [
+          'A==',
+          'string "A==" (1 base64 digits, one more than a multiple of 4, encode no whole number of bytes)',
+        ],
+        ['AQID=', 'string "AQID=" (padded with "=" to a length that is not a multiple of 4)'],
+        ['AQ=', 'string "AQ=" (padded with "=" to a length that is not a multiple of 4)'],
+      ],
+      'a base64 string',
+    );
+  });
+
+  it('takes base64 with or without its padding', () => {
+    expectTaken(BYTES, ['AQ', 'AQI', 'AQ==', 'AQI=', 'AQIDBA']);
+  });
+});
+
+describe('numbers in strings, as proto3 JSON gives them', () => {
+  it('takes an Int32Value and a UInt32Value as a string of one, in range', () => {
+    expectTaken(INT32, ['5', '-5', '-2147483648', '2147483647', '1e2', '0']);
+    expectTaken(UINT32, ['7', '4294967295', '0']);
+  });
+
+  it('refuses such a string beyond the range, naming it', () => {
+    expectRefused(
+      INT32,
+      [
+        ['2147483648', 'string "2147483648" (outside -2147483648..2147483647, the range of an int32)'],
+        ['-2147483649', 'string "-2147483649" (outside -2147483648..2147483647, the range of an int32)'],
+      ],
+      'a 32-bit integer (a number, or a string of one)',
+    );
+    expectRefused(
+      UINT32,
+      [
+        ['-1', 'string "-1" (outside 0..4294967295, the range of a uint32)'],
+        ['4294967296', 'string "4294967296" (outside 0..4294967295, the range of a uint32)'],
+      ],
+      'a 32-bit non-negative integer (a number, or a string of one)',
+    );
+  });
+
+  it('sends the number such a string holds, bare or in the object', () => {
+    expect(wireValueOf(INT32, '5')).toEqual({ value: 5 });
+    expect(wireValueOf(INT32, '-0')).toEqual({ value: 0 });
+    expect(Object.is((wireValueOf(INT32, '-0') as { value: number }).value, 0)).toBe(true);
+    expect(wireValueOf(UINT32, { value: '7' })).toEqual({ value: 7 });
+    expect(wireValueOf(DOUBLE, '1.5')).toEqual({ value: 1.5 });
+    expect(wireValueOf(FLOAT, { value: '-2.5' })).toEqual({ value: -2.5 });
+    expect(wireValueOf(DOUBLE, 'NaN')).toEqual({ value: Number.NaN });
+    expect(wireValueOf(DOUBLE, { value: 'Infinity' })).toEqual({ value: Number.POSITIVE_INFINITY });
+    expect(wireValueOf(FLOAT, '-Infinity')).toEqual({ value: Number.NEGATIVE_INFINITY });
+    // 64-bit integers stay strings (a number would lose digits); other strings are left to the check
+    expect(wireValueOf(INT64, '123456789012345678')).toEqual({ value: '123456789012345678' });
+    expect(wireValueOf(INT32, '5x')).toEqual({ value: '5x' });
+    const object = { value: 5 };
+    expect(wireValueOf(INT32, object)).toBe(object);
+  });
+});
+
+describe('values beyond a float, and nanos of the wrong sign', () => {
+  it('refuses a FloatValue beyond ±3.4028234663852886e+38, which would be sent as Infinity', () => {
+    const beyond =
+      ' (beyond ±3.4028234663852886e+38, the range of a 32-bit float: it would be sent as Infinity)';
+    expectRefused(
+      FLOAT,
+      [
+        [1e39, `number 1e+39${beyond}`],
+        [-1e39, `number -1e+39${beyond}`],
+        ['1e39', `string "1e39"${beyond}`],
+      ],
+      'a 32-bit float (a number or a string of one, "NaN", "Infinity" or "-Infinity")',
+    );
+    expectTaken(FLOAT, [3.4028234663852886e38, '3.4028235e38', -3.4028234663852886e38, 'Infinity']);
+    expectTaken(DOUBLE, [1e39, '1e39']);
+  });
+
+  it('refuses negative nanos in a Timestamp', () => {
+    expect(wellKnownValueProblem(T, { nanos: -5 })).toBe(
+      '"nanos" must be an integer between 0 and 999999999, got number -5, in {"nanos":-5}',
+    );
+    expect(wellKnownValueProblem(T, { seconds: -1, nanos: -1 })).toMatch(
+      /^"nanos" must be an integer between 0/,
+    );
+    expect(wellKnownValueProblem(T, { seconds: -1, nanos: 999_999_999 })).toBeUndefined();
+  });
+
+  it('refuses a Duration whose seconds and nanos differ in sign', () => {
+    expect(wellKnownValueProblem(D, { seconds: 1, nanos: -5 })).toBe(
+      '"seconds" and "nanos" of a Duration must have the same sign, got 1 and -5, in {"seconds":1,"nanos":-5}',
+    );
+    expect(wellKnownValueProblem(D, { seconds: '-1', nanos: 5 })).toBe(
+      '"seconds" and "nanos" of a Duration must have the same sign, got -1 and 5, in {"seconds":"-1","nanos":5}',
+    );
+    for (const value of [
+      { seconds: 1, nanos: 5 },
+      { seconds: -1, nanos: -5 },
+      { seconds: 0, nanos: -5 },
+      { seconds: 0, nanos: 5 },
+      { seconds: -1, nanos: 0 },
+    ]) {
+      expect(wellKnownValueProblem(D, value), JSON.stringify(value)).toBeUndefined();
+    }
+  });
+
+  it('names a NaN and an Infinity rather than writing them as JSON null', () => {
+    expect(wellKnownValueProblem(DOUBLE, Number.NaN)).toBe(
+      'got number NaN (proto3 JSON gives a NaN as the string "NaN")',
+    );
+    expect(wellKnownValueProblem(INT32, Number.POSITIVE_INFINITY)).toBe('got number Infinity');
+    expect(wellKnownValueProblem(D, { nanos: Number.NaN })).toBe(
+      '"nanos" must be an integer between -999999999 and 999999999, got number NaN, in {"nanos":null}',
+    );
   });
 });
