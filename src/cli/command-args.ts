@@ -48,7 +48,8 @@ export function parseCommandArgs(
   } catch (error) {
     throw new UsageError(describeParseError(error, options));
   }
-  rejectRepeatedOptions(parsed.tokens, options);
+  // Node before 18.7 gives no tokens: the check is skipped there, and the last value wins.
+  rejectRepeatedOptions(parsed.tokens ?? [], options);
   const extra = parsed.positionals[maxPositionals];
   if (extra !== undefined) {
     throw new UsageError(`unexpected argument "${extra}"${protoOptionHint(extra, options)}`);

@@ -78,7 +78,7 @@ export function findMethodPolicy(
   }
   checkMaxAttemptsLimit(maxAttemptsLimit);
   // As createRetryInterceptor does: a config parseServiceConfig did not return is validated (and a copy refused).
-  const parsed = isNormalizedServiceConfig(config) ? config : parseServiceConfig(config);
+  const parsed = isNormalizedServiceConfig(config) ? config : parsedOnce(config);
   const index = cachedNameIndex(parsed, maxAttemptsLimit);
   const { service, method } = splitMethodPath(methodPath);
   const exact = service !== undefined ? index.byMethod.get(methodKey(service, method)) : undefined;
@@ -230,4 +230,16 @@ function toMatch(
     ...(entry.timeoutMs !== undefined ? { timeoutMs: entry.timeoutMs } : {}),
     ...(entry.waitForReady !== undefined ? { waitForReady: entry.waitForReady } : {}),
   };
+}
+
+/** Service-config JSON handed to findMethodPolicy, parsed once per object (it is looked up again for each method). */
+const parsedJson = new WeakMap<object, ServiceConfig>();
+
+function parsedOnce(config: object): ServiceConfig {
+  let parsed = parsedJson.get(config);
+  if (parsed === undefined) {
+    parsed = parseServiceConfig(config as ServiceConfig);
+    parsedJson.set(config, parsed);
+  }
+  return parsed;
 }

@@ -31,8 +31,11 @@ const SERVICE_CONFIG_NAMES: Readonly<Record<string, { readonly now: string; read
   perAttemptRecvTimeout: { now: 'perAttemptRecvTimeoutMs', hint: 'a number of ms in this form' },
 };
 
-const ATTEMPTS = { integer: true, min: 2 } as const;
-const POSITIVE_MS = { min: 0, minExclusive: true, unit: 'ms' } as const;
+/** maxAttempts 1 (what findMethodPolicy returns under an attempt limit of 1) makes a single attempt. */
+const ATTEMPTS = { integer: true, min: 1 } as const;
+/** The longest duration of service-config JSON (315,576,000,000 s), in ms. */
+const LONGEST_MS = 315_576_000_000_000;
+const POSITIVE_MS = { min: 0, minExclusive: true, max: LONGEST_MS, unit: 'ms' } as const;
 
 /**
  * A policy given in the interceptor's own form (`{ kind: 'retry', maxAttempts, initialBackoffMs, ... }`, what
@@ -44,6 +47,18 @@ const POSITIVE_MS = { min: 0, minExclusive: true, unit: 'ms' } as const;
  * @internal
  */
 export function checkCallPolicy(path: string, value: CallPolicy): CallPolicy {
+  if (checked.has(value)) {
+    return value; // one this function returned: frozen, so still as checked
+  }
+  const policy = checkedCopy(path, value);
+  checked.add(policy);
+  return policy;
+}
+
+/** The policies {@link checkCallPolicy} returned: a policy made once and passed with every call is checked once. */
+const checked = new WeakSet<CallPolicy>();
+
+function checkedCopy(path: string, value: CallPolicy): CallPolicy {
   const kind = (value as { kind: unknown }).kind;
   if (kind === 'retry') {
     const given = checkOptions(path, value, RETRY_KEYS, SERVICE_CONFIG_NAMES);
@@ -80,8 +95,17 @@ export function checkCallPolicy(path: string, value: CallPolicy): CallPolicy {
   const policy: HedgingPolicy = {
     kind: 'hedging',
     maxAttempts: required(path, 'hedging', 'maxAttempts', given.maxAttempts, ATTEMPTS),
-    hedgingDelayMs: checkNumber(path, 'hedgingDelayMs', given.hedgingDelayMs, 0, { min: 0, unit: 'ms' }),
-    nonFatalStatusCodes: statusCodes(path, 'nonFatalStatusCodes', given.nonFatalStatusCodes, false),
+    hedgingDelayMs: checkNumber(path, 'hedgingDelayMs', given.hedgingDelayMs ?? undefined, 0, {
+      min: 0,
+      max: LONGEST_MS,
+      unit: 'ms',
+    }),
+    nonFatalStatusCodes: statusCodes(
+      path,
+      'nonFatalStatusCodes',
+      given.nonFatalStatusCodes ?? undefined,
+      false,
+    ),
   };
   return Object.freeze(policy);
 }
@@ -114,7 +138,7 @@ function statusCodes(path: string, name: string, value: unknown, nonEmpty: boole
   }
   if (!Array.isArray(value)) {
     throw new TypeError(
-      `${where} must be an array of status codes (numbers 1 to 16), got ${describeValue(value)}`,
+      `${where} must be an array of status codes (integers 0..16), got ${describeValue(value)}`,
     );
   }
   if (nonEmpty && value.length === 0) {
@@ -124,9 +148,9 @@ function statusCodes(path: string, name: string, value: unknown, nonEmpty: boole
   }
   for (let index = 0; index < value.length; index++) {
     const code: unknown = value[index];
-    if (typeof code !== 'number' || !Number.isInteger(code) || code < 1 || code > 16) {
+    if (typeof code !== 'number' || !Number.isInteger(code) || code < 0 || code > 16) {
       throw new RangeError(
-        `${where}[${index}] must be a status code, a number from 1 to 16 (OK is never retried), got ${describeValue(code)}`,
+        `${where}[${index}] must be a status code, an integer 0..16 (names are for service-config form), got ${describeValue(code)}`,
       );
     }
   }

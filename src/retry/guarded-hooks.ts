@@ -8,7 +8,7 @@
  */
 
 import type { GatedAttemptKind, RetryGate } from '../shared/retry-gate.js';
-import { errorMessage } from '../util/error-message.js';
+import { errorMessage as describeError } from '../util/error-message.js';
 import { describeValue } from '../util/option-checks.js';
 
 const CODE = 'GRPC_RETRY_HEDGING_HOOK_ERROR';
@@ -102,4 +102,13 @@ export function guardedRandom(random: () => number): () => number {
     }
     return value;
   };
+}
+
+/** What was thrown, for the warning; never throws itself (a thrown value may have a throwing toString). */
+function errorMessage(error: unknown): string {
+  try {
+    return describeError(error);
+  } catch {
+    return 'a value that cannot be shown';
+  }
 }

@@ -454,7 +454,7 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
 
   // ---- helpers ----
 
-  /** Runs `action` after `delayMs`, or ends the call at its deadline when that comes first. @internal */
+  /** Runs `action` after `delayMs`, or deals with the deadline when that comes first (see `atDeadline`). @internal */
   setTimerBeforeDeadline(delayMs: number, action: () => void): TimerHandle {
     return timerBeforeDeadline(this.ctx.clock, this.deadline, delayMs, action, () => this.atDeadline());
   }
@@ -464,7 +464,8 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
    * to grpc-js, whose own timer, due now too, ends it with grpc-js's status ("Deadline exceeded after 0.050s,..."):
    * that is the call's status, as without the interceptor, so the call waits for it, and ends by itself only if
    * none comes within {@link DEADLINE_GRACE_MS} (an attempt whose start another interceptor holds has no timer yet).
-   * With none out, the call ends now.
+   * With none out, the call ends now. A failure that comes meanwhile and would have been retried or hedged past
+   * ends the call at once, with the deadline's status naming it (as such a failure past the deadline always does).
    */
   private atDeadline(): void {
     const phase = this.phase;
@@ -478,7 +479,10 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
     }, DEADLINE_GRACE_MS);
   }
 
-  /** When the clock reads the deadline as passed, ends the call at its deadline and says so. @internal */
+  /**
+   * When the clock reads the deadline as passed, deals with it (see `atDeadline`: with attempts out, their deadline
+   * statuses are waited for) and says so: true means no further attempt may go. @internal
+   */
   endIfPastDeadline(): boolean {
     if (this.ctx.clock.now() < this.deadline) {
       return false;

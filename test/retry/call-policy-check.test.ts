@@ -40,6 +40,31 @@ describe('withRetryOptions: a policy in the interceptor form', () => {
     });
   });
 
+  it('takes what findMethodPolicy returns, under any attempt limit and with any codes the parser takes', () => {
+    const config = parseServiceConfig({
+      methodConfig: [
+        {
+          name: [{ service: 'pkg.H' }],
+          hedgingPolicy: { maxAttempts: 3, hedgingDelay: '0.1s', nonFatalStatusCodes: ['OK', 'UNAVAILABLE'] },
+        },
+      ],
+    });
+    const hedged = findMethodPolicy(config, '/pkg.H/M')?.policy;
+    expect(policyOf(hedged)).toEqual(hedged);
+    const single = findMethodPolicy(config, '/pkg.H/M', 1)?.policy;
+    expect(policyOf(single)?.maxAttempts).toBe(1);
+    // null stands for a field left out, as in service-config form
+    expect(policyOf({ ...HEDGING, hedgingDelayMs: null, nonFatalStatusCodes: null })).toMatchObject({
+      hedgingDelayMs: 0,
+      nonFatalStatusCodes: [],
+    });
+  });
+
+  it('a policy it returned is taken as it is: made once and passed with every call, it is checked once', () => {
+    const checked = policyOf({ ...RETRY });
+    expect(policyOf(checked)).toBe(checked);
+  });
+
   it('takes what findMethodPolicy returns', () => {
     const config = parseServiceConfig({
       methodConfig: [
@@ -86,16 +111,17 @@ describe('withRetryOptions: a policy in the interceptor form', () => {
 
   it('NaN, negative, fractional and out-of-range values are refused, naming the field', () => {
     expect(withPolicy({ ...HEDGING, maxAttempts: Number.NaN })).toThrow(/options\.policy\.maxAttempts/);
-    expect(withPolicy({ ...HEDGING, maxAttempts: 1 })).toThrow(
-      /options\.policy\.maxAttempts must be an integer >= 2/,
+    expect(withPolicy({ ...HEDGING, maxAttempts: 0 })).toThrow(
+      /options\.policy\.maxAttempts must be an integer >= 1/,
     );
+    expect(policyOf({ ...HEDGING, maxAttempts: 1 })?.maxAttempts).toBe(1); // a single attempt, as the limit 1 gives
     expect(withPolicy({ ...HEDGING, maxAttempts: 2.5 })).toThrow(/maxAttempts must be an integer/);
     expect(withPolicy({ ...HEDGING, hedgingDelayMs: -5 })).toThrow(/options\.policy\.hedgingDelayMs/);
     expect(withPolicy({ ...RETRY, initialBackoffMs: Number.NaN })).toThrow(
       /options\.policy\.initialBackoffMs/,
     );
     expect(withPolicy({ ...RETRY, maxBackoffMs: 0 })).toThrow(
-      /options\.policy\.maxBackoffMs must be a number > 0/,
+      /options\.policy\.maxBackoffMs must be a number in \(0, 315576000000000\] \(ms\), got 0/,
     );
     expect(withPolicy({ ...RETRY, backoffMultiplier: Number.POSITIVE_INFINITY })).toThrow(
       /backoffMultiplier/,
@@ -104,9 +130,12 @@ describe('withRetryOptions: a policy in the interceptor form', () => {
       /retryableStatusCodes must not be empty \(it may be empty only with a perAttemptRecvTimeoutMs\)/,
     );
     expect(withPolicy({ ...RETRY, retryableStatusCodes: ['UNAVAILABLE'] })).toThrow(
-      'options.policy.retryableStatusCodes[0] must be a status code, a number from 1 to 16 (OK is never retried), got "UNAVAILABLE"',
+      'options.policy.retryableStatusCodes[0] must be a status code, an integer 0..16 (names are for service-config form), got "UNAVAILABLE"',
     );
-    expect(withPolicy({ ...RETRY, retryableStatusCodes: [0] })).toThrow(/retryableStatusCodes\[0\]/);
+    expect(withPolicy({ ...RETRY, retryableStatusCodes: [17] })).toThrow(/retryableStatusCodes\[0\]/);
+    expect(withPolicy({ ...RETRY, initialBackoffMs: 1e300 })).toThrow(
+      /initialBackoffMs must be a number in \(0, 315576000000000\]/,
+    );
     // biome-ignore lint/suspicious/noSparseArray: a hole is what is tested
     expect(withPolicy({ ...HEDGING, nonFatalStatusCodes: [14, , 2] })).toThrow(/nonFatalStatusCodes\[1\]/);
   });

@@ -77,6 +77,28 @@ describe('the application’s gate and random source, guarded', () => {
     expect(warnings(warn)[3]).toContain('options.random threw (no entropy)');
   });
 
+  it('a thrown value that cannot be turned into text does not escape either', () => {
+    const warn = vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
+    const unprintable = Object.create(null) as object;
+    const gate = guardedGate({
+      allowAttempt: () => {
+        throw unprintable;
+      },
+      recordFailure() {},
+      recordSuccess() {},
+    });
+    expect(gate.allowAttempt('retry')).toBe(false);
+    const random = guardedRandom(() => {
+      throw {
+        toString() {
+          throw new Error('boom');
+        },
+      };
+    });
+    expect(random()).toBeLessThan(1);
+    expect(warnings(warn).map((w) => w.includes('a value that cannot be shown'))).toEqual([true, true]);
+  });
+
   it('guardedRandom passes a good draw through and warns once for many bad ones', () => {
     const warn = vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
     expect(guardedRandom(() => 0.25)()).toBe(0.25);
