@@ -11,6 +11,7 @@ import type { CheckReport } from '../../src/cli/check.js';
 import { parseCommandArgs } from '../../src/cli/command-args.js';
 import { runFlakyServerCommand } from '../../src/cli/flaky-server-command.js';
 import { check } from '../helpers/check-run.js';
+import { RETRY_UNAVAILABLE_POLICY } from '../helpers/service-configs.js';
 
 const SCRATCH = mkdtempSync(join(tmpdir(), 'grh-check-bad-input-'));
 afterAll(() => rmSync(SCRATCH, { recursive: true, force: true }));
@@ -21,13 +22,7 @@ function file(name: string, text: string): string {
   return path;
 }
 
-const retryPolicy = {
-  maxAttempts: 3,
-  initialBackoff: '0.1s',
-  maxBackoff: '1s',
-  backoffMultiplier: 2,
-  retryableStatusCodes: ['UNAVAILABLE'],
-};
+const { retryPolicy } = RETRY_UNAVAILABLE_POLICY;
 
 describe('check on large invalid JSON', () => {
   it('20 MB of spaces is reported quickly, at the end of the text', async () => {

@@ -11,14 +11,9 @@ import { parseServiceConfig } from '../../src/config/parse-service-config.js';
 import { ServiceConfigError } from '../../src/config/service-config-error.js';
 import { LONGEST_CONFIG_TIMEOUT_MS } from '../../src/config/timer-limit.js';
 import { validateServiceConfig } from '../../src/config/validate-service-config.js';
+import { RETRY_UNAVAILABLE_POLICY } from '../helpers/service-configs.js';
 
-const retryPolicy = {
-  maxAttempts: 3,
-  initialBackoff: '0.1s',
-  maxBackoff: '1s',
-  backoffMultiplier: 2,
-  retryableStatusCodes: ['UNAVAILABLE'],
-};
+const { retryPolicy } = RETRY_UNAVAILABLE_POLICY;
 
 function syntaxError(text: string): string {
   try {
