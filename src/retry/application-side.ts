@@ -74,8 +74,7 @@ export class ApplicationSide implements AttemptOwner {
       return;
     }
     const committed = host.committedTo;
-    const shared = committed === undefined && host.attempts.live.length > 1;
-    const verdict = this.replay.append(message, context.flags, context.callback, shared);
+    const verdict = this.replay.append(message, context.flags, context.callback);
     if (committed !== undefined) {
       host.attempts.feed(committed);
     } else if (verdict === 'kept') {
@@ -143,6 +142,8 @@ export class ApplicationSide implements AttemptOwner {
     host.checkRetriedBelow(attempt, metadata);
     if (host.phase.tag === 'in-flight') {
       host.commit(attempt, 'headers');
+    } else if (attempt.timer !== undefined && host.committedTo === attempt) {
+      host.attempts.stopTimer(attempt); // committed by the buffer's overflow: its first response
     }
     if (host.committedTo === attempt) {
       this.listener?.onReceiveMetadata?.(metadata);
@@ -169,6 +170,8 @@ export class ApplicationSide implements AttemptOwner {
       }
     } else if (attempt.state !== 'live') {
       return;
+    } else if (attempt.timer !== undefined) {
+      host.attempts.stopTimer(attempt); // committed by the buffer's overflow: its first response
     }
     this.readRequested = false;
     this.listener?.onReceiveMessage?.(message);

@@ -15,8 +15,10 @@ import {
   countsAgainstServer,
   decideAfterFailure,
   type FailureDecision,
+  type FinishReason,
   finishStatus,
   type HedgeFailureDecision,
+  replayFinishReason,
 } from './retry-decision.js';
 import { NO_HINT, readServerHint } from './server-hint.js';
 
@@ -51,6 +53,8 @@ export class FailureHandler {
    * count the attempts before that one, and a per-attempt timeout says why no attempt followed).
    */
   private lastAnswered: { readonly status: StatusObject; readonly attempt: Attempt } | undefined;
+  /** The failure the last retry wait followed, and its attempt: what the call shows if the retry does not go. */
+  private waitedAfter: { readonly status: StatusObject; readonly attempt: Attempt } | undefined;
 
   constructor(
     private readonly policy: CallPolicy,
@@ -69,12 +73,23 @@ export class FailureHandler {
    * before what follows its failure), or left running under the cancel-rate limit; and it fails.
    */
   afterTimeout(attempt: Attempt, timeoutMs: number): void {
-    if (attempt.state !== 'live' || !this.host.inFlight) {
+    const committed = attempt.committed;
+    if (attempt.state !== 'live' || (!committed && !this.host.inFlight)) {
       return;
     }
     const status = engineStatus.recvTimeout(timeoutMs, attempt.number);
     // DEADLINE_EXCEEDED tells the interceptors below (an adaptive throttle, say) why: the backend was too slow.
     this.attempts.cancelAndSettle(attempt, 'per-attempt-timeout', status.code, status.details);
+    if (committed) {
+      // Committed by the request outgrowing the replay buffer, before any response: the timeout still limits the
+      // attempt (it stops at a response, not at a commit), and no attempt follows it.
+      const reason = this.afterCommittedFailure(status, true, true);
+      this.host.finish(
+        reason === 'committed' ? status : finishStatus(status, reason, 'per-attempt-timeout'),
+        attempt,
+      );
+      return;
+    }
     if (this.host.inFlight) {
       this.afterFailure(attempt, status, true); // unless an attempt-end listener ended the call
     }
@@ -142,6 +157,7 @@ export class FailureHandler {
         this.backoff = decision.backoff;
         this.events?.retryScheduled(this.attempts.count + 1, decision.delayMs, decision.reason);
         if (host.inFlight) {
+          this.waitedAfter = { status: shown, attempt: shownBy };
           host.wait('retry', decision.delayMs, shown); // unless a listener ended the call
         }
         return;
@@ -151,13 +167,41 @@ export class FailureHandler {
   }
 
   /**
+   * The retry's wait is over: whether it may go. The request was checked when the retry was decided, but the
+   * application may change a message it wrote (or write one that does not serialize) while the call waits; then no
+   * attempt is started, and the call ends as it does when the change comes before the failure: with the failure it
+   * waited after and reason `request-changed` (or `request-unserializable`). The gate's leave for the retry is not
+   * given back.
+   */
+  retryMayGo(): boolean {
+    const verdict = this.replay.replayable();
+    const after = this.waitedAfter;
+    if (verdict === 'fits' || after === undefined) {
+      return true;
+    }
+    const reason = replayFinishReason(verdict);
+    this.events?.noFurtherAttempt(reason);
+    if (reason === 'request-changed') {
+      this.ctx.onRequestChanged();
+    } else if (reason === 'replay-buffer') {
+      this.ctx.onReplayBufferFull();
+    }
+    this.host.finish(finishStatus(after.status, reason, after.attempt.cancelReason), after.attempt);
+    return false;
+  }
+
+  /**
    * A failure of the committed attempt: no further attempt (A6), but it still counts against the server, and the
    * call's end says why none followed: `committed` (by the server's answer) or `replay-buffer` (by the request
    * outgrowing the buffer) when, uncommitted, the failure would have been retried or hedged past; otherwise what
    * would have ended it anyway (a fatal status, attempts used up).
    */
-  afterCommittedFailure(status: StatusObject, committedByOverflow: boolean): void {
-    const failure = this.failureOf(status, false);
+  afterCommittedFailure(
+    status: StatusObject,
+    committedByOverflow: boolean,
+    timedOut = false,
+  ): FinishReason | 'committed' {
+    const failure = this.failureOf(status, timedOut);
     // Asked of the pure decision as if the call were not committed; the gate is not asked (it comes after the
     // buffer), and neither the backoff nor the random source moves.
     const decision = this.decide(
@@ -169,12 +213,15 @@ export class FailureHandler {
     const another = decision.type !== 'finish' || decision.reason === 'replay-buffer';
     if (!another) {
       this.events?.noFurtherAttempt(decision.reason);
-    } else if (committedByOverflow) {
+      return decision.reason;
+    }
+    if (committedByOverflow) {
       this.events?.noFurtherAttempt('replay-buffer');
       this.ctx.onReplayBufferFull();
-    } else {
-      this.events?.noFurtherAttempt('committed');
+      return 'replay-buffer';
     }
+    this.events?.noFurtherAttempt('committed');
+    return 'committed';
   }
 
   /**

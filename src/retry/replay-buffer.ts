@@ -51,8 +51,6 @@ export class ReplayBuffer {
   private held: number[] | undefined;
   /** Write flags by position, created only when a message has some. */
   private flags: (number | undefined)[] | undefined;
-  /** Absolute index of the first message not yet charged to the pool (lazy buffers charge on `replayable`). */
-  private charged = 0;
   /** Application write callbacks still waiting, by absolute index, until no attempt holds the message. */
   private pendingCallbacks: Map<number, () => void> | undefined;
   /** Absolute index of `messages[0]`. */
@@ -65,11 +63,6 @@ export class ReplayBuffer {
     private readonly pool: BufferPool,
     /** The method's request serializer: a message is charged its serialized length. */
     private readonly serialize: (message: unknown) => Uint8Array,
-    /**
-     * Reserve room in the pool only when a further attempt needs it ({@link replayable}), not as messages come:
-     * for a single request, which most calls never resend, the pool's bookkeeping is saved.
-     */
-    private readonly lazy = false,
     /** Check resends against the snapshots (`checkResentRequests`); when false, every resend is taken as is. */
     private readonly checkResends = true,
   ) {}
@@ -99,19 +92,18 @@ export class ReplayBuffer {
   }
 
   /**
-   * Keep a message; its `callback` waits until the attempts handed it have written it. Returns `'kept'` when it fits the
-   * limits (or is not reserved yet, in a lazy buffer). Returns `'overflow'` when it does not fit: it is kept anyway,
-   * and the call must commit.
+   * Keep a message; its `callback` waits until the attempts handed it have written it. Returns `'kept'` when it fits
+   * the limits. Returns `'overflow'` when it does not fit: it is kept anyway, and the call must commit.
    *
-   * `shared`: the message goes to more than one attempt at once (hedges started before the request was written, as
-   * with hedgingDelay "0s"). That is a resend like any other, so a lazy buffer reserves it now, and a message the
-   * limits do not hold overflows: it goes out once (A6).
+   * Every message is charged to the pool as it is written, a single request too (A6: a new call whose request does
+   * not fit the space left is not retryable, and the calls admitted before it keep theirs). Charging a single request
+   * only when a retry asked for it let a later call's retry take the room of an earlier call still in flight, and
+   * left the requests of calls in flight out of the total.
    */
   append(
     message: unknown,
     flags: number | undefined,
     callback: (() => void) | undefined,
-    shared = false,
   ): 'kept' | 'overflow' {
     this.push(message, flags, callback);
     if (!this.accounting) {
@@ -120,11 +112,7 @@ export class ReplayBuffer {
     }
     const snapshot = this.snapshotOf(message);
     this.snapshots.push(snapshot);
-    if (this.lazy) {
-      return !shared || this.reserveUncharged() ? 'kept' : 'overflow';
-    }
     const bytes = chargeOf(snapshot);
-    this.charged = this.end;
     if (this.pool.tryReserve(this.reserved, bytes)) {
       this.reserved += bytes;
       return 'kept';
@@ -132,24 +120,9 @@ export class ReplayBuffer {
     return 'overflow';
   }
 
-  /** Reserves in the pool every message not charged yet; false when the limits do not hold them all. */
-  private reserveUncharged(): boolean {
-    const end = this.end;
-    while (this.charged < end) {
-      const bytes = chargeOf(this.snapshots[this.charged - this.base] ?? null);
-      if (!this.pool.tryReserve(this.reserved, bytes)) {
-        return false;
-      }
-      this.reserved += bytes;
-      this.charged += 1;
-    }
-    return true;
-  }
-
   /**
    * Whether a further attempt may resend every message held (asked before each retry and hedge): each serialized
-   * when written, is accounted for in the pool (reserving what a lazy buffer has not), and serializes as it did
-   * then. Reading each message again is the price of never resending other data than the application wrote; it is
+   * when written, is accounted for in the pool, and serializes as it did then. Reading each message again is the price of never resending other data than the application wrote; it is
    * paid only when an attempt is about to be added.
    */
   replayable(): ReplayVerdict {
@@ -159,9 +132,6 @@ export class ReplayBuffer {
     }
     if (snapshots.includes(null)) {
       return 'unserializable';
-    }
-    if (!this.reserveUncharged()) {
-      return 'full';
     }
     if (!this.checkResends) {
       return 'fits';

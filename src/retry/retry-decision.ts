@@ -250,6 +250,13 @@ const REPLAY_FINISH = {
   unserializable: 'request-unserializable',
 } as const satisfies Record<Exclude<ReplayVerdict, 'fits'>, FinishReason>;
 
+/** The finish reason for a replay verdict that lets no further attempt go. */
+export function replayFinishReason(
+  verdict: Exclude<ReplayVerdict, 'fits'>,
+): (typeof REPLAY_FINISH)[keyof typeof REPLAY_FINISH] {
+  return REPLAY_FINISH[verdict];
+}
+
 const FINISH_TEXT: Readonly<Record<FinishReason, string>> = {
   'fatal-status': 'its status is not retryable',
   deadline: 'the call deadline passed',

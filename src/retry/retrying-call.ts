@@ -76,7 +76,7 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
     // Call ids number the events; a call nobody observes needs none.
     const events = emit && new CallEvents(emit, definition.path, ctx.nextCallId(), ctx.clock);
     const singleRequest = !definition.requestStream;
-    const replay = new ReplayBuffer(ctx.pool, definition.requestSerialize, singleRequest, ctx.checkResends);
+    const replay = new ReplayBuffer(ctx.pool, definition.requestSerialize, ctx.checkResends);
     const app = new ApplicationSide(this, replay, definition.responseStream);
     this.deadline = deadline;
     this.events = events;
@@ -324,7 +324,9 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
     waiting.timer = this.setTimerBeforeDeadline(delayMs, () => {
       waiting.timer = undefined;
       if (next === 'retry') {
-        this.startAttempt('retry');
+        if (this.failures.retryMayGo()) {
+          this.startAttempt('retry');
+        }
       } else {
         this.hedges?.onWaitOver();
       }
@@ -403,10 +405,12 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
     if (this.phase.tag !== 'in-flight') {
       return;
     }
-    this.attempts.stopTimer(attempt);
     if (reason !== 'buffer-overflow') {
+      this.attempts.stopTimer(attempt);
       this.hedges?.recordLatencies(attempt, this.attempts.live);
     }
+    // Committed by the request outgrowing the replay buffer, the attempt keeps its per-attempt timeout until its
+    // first response (FailureHandler.afterTimeout; ApplicationSide stops it).
     this.transition({ tag: 'committed', attempt, byOverflow: reason === 'buffer-overflow' });
     attempt.committed = true;
     this.attempts.cancelLosers(attempt);

@@ -56,17 +56,18 @@ describe('engine: writers still waiting when the call ends', () => {
 });
 
 describe('engine: a single request larger than the replay limits', () => {
-  it('does not commit the only attempt in flight: it is charged only when a resend needs it', () => {
+  it('commits the only attempt in flight as it is written (A6: sent once, not retryable)', () => {
     const h = engineCall(retryPolicy(), { start: false, interceptor: { perRpcBufferBytes: 100 } });
     h.call.start(new Metadata(), {});
     h.call.sendMessage(Buffer.alloc(500));
     h.call.halfClose();
     expect(h.attempt(0).messages).toHaveLength(1);
-    expect(eventsOfType(h.events, 'committed')).toEqual([]);
-    h.attempt(0).succeed();
     expect(eventsOfType(h.events, 'committed')).toEqual([
-      expect.objectContaining({ attempt: 1, reason: 'headers' }),
+      expect.objectContaining({ attempt: 1, reason: 'buffer-overflow' }),
     ]);
+    h.attempt(0).succeed();
+    expect(eventsOfType(h.events, 'committed')).toHaveLength(1);
+    expect(eventsOfType(h.events, 'call-end')).toEqual([expect.objectContaining({ code: Status.OK, attempts: 1 })]);
   });
 });
 

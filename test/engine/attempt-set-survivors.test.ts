@@ -123,13 +123,21 @@ describe('engine: the replica-avoidance hint (src/lb) in each attempt metadata o
 describe('engine: an attempt that ends while it is being started', () => {
   it('a retry whose resend meets a changed request is cancelled, and not asked to read', () => {
     captureWarnings();
-    const h = engineCall(retryPolicy(), { type: 'client-stream' });
-    expect(h.attempt(0).reads).toBe(1); // the application asked for a response, and got none
     const buffer = Buffer.from('0');
+    const h = engineCall(retryPolicy(), {
+      type: 'client-stream',
+      interceptor: {
+        // Its writer was called back: it may reuse the buffer, and does, as the retry starts (a change during the
+        // backoff is found before the retry is started).
+        onEvent: (e) => {
+          if (e.type === 'attempt-start' && e.attempt === 2) buffer.write('1');
+        },
+      },
+    });
+    expect(h.attempt(0).reads).toBe(1); // the application asked for a response, and got none
     write(h.call, buffer);
     h.call.halfClose();
     h.attempt(0).fail(); // the request was unchanged then: a retry is scheduled
-    buffer.write('1'); // its writer was called back: it may reuse the buffer, and does, during the backoff
     h.clock.runNext();
     const retry = h.attempt(1);
     expect(retry.cancelled?.details).toBe('a request message changed before this attempt sent it');

@@ -117,11 +117,11 @@ describe('accounting', () => {
     expect(pool.usedBytes).toBe(6 + 2 * PER_MESSAGE);
   });
 
-  it('charges a lazily kept message when room is asked for, and only the messages not charged yet', () => {
+  it('charges each message as it is written, and a check charges nothing more', () => {
     const pool = new BufferPool(100_000, 100_000, true);
-    const buffer = new ReplayBuffer(pool, size, true);
+    const buffer = new ReplayBuffer(pool, size);
     buffer.append('abc', undefined, undefined);
-    expect(buffer.reservedBytes).toBe(0);
+    expect(buffer.reservedBytes).toBe(3 + PER_MESSAGE);
     expect(buffer.replayable()).toBe('fits');
     buffer.append('de', undefined, undefined);
     expect(buffer.replayable()).toBe('fits');
@@ -193,7 +193,7 @@ describe('resends checked against what was written', () => {
     checked.append(message, undefined, undefined);
     message.text = 'b';
     expect(checked.replayable()).toBe('changed');
-    const unchecked = new ReplayBuffer(pool(), size, false, false);
+    const unchecked = new ReplayBuffer(pool(), size, false);
     unchecked.append(message, undefined, undefined);
     message.text = 'c';
     expect(unchecked.replayable()).toBe('fits');

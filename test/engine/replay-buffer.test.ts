@@ -44,30 +44,37 @@ describe('ReplayBuffer', () => {
     expect(b.append('', undefined, undefined)).toBe('kept');
   });
 
-  it('reserves room for lazily kept messages only when a further attempt needs them, serializing each once more then', () => {
+  it('reserves room as each message is written, a single request too, and reads it again on each check', () => {
     const pool = new BufferPool(PER_MESSAGE + 3, 10_000, true);
     let measured = 0;
-    const buffer = new ReplayBuffer(
-      pool,
-      (m) => {
-        measured += 1;
-        return size(m);
-      },
-      true,
-    );
-    buffer.append('abc', undefined, undefined);
-    // Serialized as it comes (the snapshot a resend is checked against), but no room reserved yet.
+    const buffer = new ReplayBuffer(pool, (m) => {
+      measured += 1;
+      return size(m);
+    });
+    expect(buffer.append('abc', undefined, undefined)).toBe('kept');
+    // Serialized as it comes: its size, and the snapshot a resend is checked against.
     expect(measured).toBe(1);
-    expect(buffer.reservedBytes).toBe(0);
-    expect(buffer.replayable()).toBe('fits');
     expect(buffer.reservedBytes).toBe(3 + PER_MESSAGE);
     // Each check reads the message again (has it changed?), but reserves nothing twice.
     expect(buffer.replayable()).toBe('fits');
+    expect(buffer.replayable()).toBe('fits');
     expect(measured).toBe(3);
     expect(buffer.reservedBytes).toBe(3 + PER_MESSAGE);
-    const tight = new ReplayBuffer(new BufferPool(4, 10_000, true), size, true);
-    tight.append('abc', undefined, undefined);
-    expect(tight.replayable()).toBe('full');
+    const tight = new ReplayBuffer(new BufferPool(4, 10_000, true), size);
+    expect(tight.append('abc', undefined, undefined)).toBe('overflow');
+  });
+
+  it('gives the shared total to the calls in the order they wrote (A6): a later call does not fit, an earlier keeps its room', () => {
+    const pool = new BufferPool(10_000, 2 * (3 + PER_MESSAGE), true);
+    const first = new ReplayBuffer(pool, size);
+    const second = new ReplayBuffer(pool, size);
+    const third = new ReplayBuffer(pool, size);
+    expect(first.append('abc', undefined, undefined)).toBe('kept');
+    expect(second.append('abc', undefined, undefined)).toBe('kept');
+    expect(third.append('abc', undefined, undefined)).toBe('overflow');
+    expect(first.replayable()).toBe('fits');
+    expect(second.replayable()).toBe('fits');
+    expect(pool.usedBytes).toBe(2 * (3 + PER_MESSAGE));
   });
 
   it('after release, accounting stops and written messages can be dropped', () => {

@@ -87,6 +87,40 @@ describe('engine: a request changed after it was written', () => {
     expect(h.attempts).toHaveLength(1);
   });
 
+  it('while the retry waits: no attempt is started, and the call ends with the failure, reason request-changed', () => {
+    vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
+    const h = engineCall(retryPolicy(), { type: 'client-stream' });
+    const buffer = Buffer.from('0');
+    write(h.call, buffer);
+    h.call.halfClose();
+    h.attempt(0).fail();
+    expect(eventsOfType(h.events, 'retry-scheduled')).toHaveLength(1);
+    buffer.write('1'); // during the backoff
+    while (h.clock.runNext()) {}
+    expect(h.attempts).toHaveLength(1);
+    expect(h.status.code).toBe(Status.UNAVAILABLE);
+    expect(eventsOfType(h.events, 'attempt-start')).toHaveLength(1);
+    expect(eventsOfType(h.events, 'call-end')).toEqual([
+      expect.objectContaining({ code: Status.UNAVAILABLE, attempts: 1, reason: 'request-changed' }),
+    ]);
+  });
+
+  it('while a hedge waits out a pushback: no hedge is started, and the call ends with reason request-changed', () => {
+    vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
+    const h = engineCall(hedgingPolicy({ hedgingDelay: '1s', maxAttempts: 3 }), { type: 'client-stream' });
+    const buffer = Buffer.from('0');
+    write(h.call, buffer);
+    h.call.halfClose();
+    h.attempt(0).fail(Status.UNAVAILABLE, { 'grpc-retry-pushback-ms': '50' });
+    buffer.write('1'); // during the pushback's wait
+    while (h.clock.runNext()) {}
+    expect(h.attempts).toHaveLength(1);
+    expect(h.status.code).toBe(Status.UNAVAILABLE);
+    expect(eventsOfType(h.events, 'call-end')).toEqual([
+      expect.objectContaining({ attempts: 1, reason: 'request-changed' }),
+    ]);
+  });
+
   it('sends no hedge, and leaves the attempt in flight to answer', () => {
     vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
     const h = engineCall(hedgingPolicy({ hedgingDelay: '0.1s', maxAttempts: 3 }), { type: 'client-stream' });

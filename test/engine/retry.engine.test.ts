@@ -268,30 +268,61 @@ describe('engine: commit', () => {
     expect(h.status.code).toBe(Status.OK);
   });
 
-  it('a single request is measured only when a second attempt needs it, and a too-large one ends the call', () => {
+  it('a too-large single request commits its attempt as it is written, and its failure ends the call', () => {
     const h = engineCall(retryPolicy(), { interceptor: { perRpcBufferBytes: 10 } });
+    expect(eventsOfType(h.events, 'committed')).toEqual([
+      expect.objectContaining({ attempt: 1, reason: 'buffer-overflow' }),
+    ]);
     h.attempt(0).fail();
     expect(h.status.code).toBe(UNAVAILABLE);
     expect(h.attempts).toHaveLength(1);
-    // The failed attempt has ended: the call commits to none (no `committed` event for it), and ends with its status.
-    expect(h.events.map((e) => e.type)).toEqual(['call-start', 'attempt-start', 'attempt-end', 'call-end']);
-    expect(eventsOfType(h.events, 'attempt-end')).toEqual([
-      expect.objectContaining({ attempt: 1, committed: false, code: UNAVAILABLE }),
+    expect(h.events.map((e) => e.type)).toEqual([
+      'call-start',
+      'attempt-start',
+      'committed',
+      'attempt-end',
+      'call-end',
     ]);
     expect(eventsOfType(h.events, 'call-end')).toEqual([
-      expect.objectContaining({ code: UNAVAILABLE, attempts: 1 }),
+      expect.objectContaining({ code: UNAVAILABLE, attempts: 1, reason: 'replay-buffer' }),
     ]);
   });
 
-  it('a too-large request after a per-attempt timeout: no attempt commits, the call ends with the timeout', () => {
+  it('an attempt committed by a too-large request keeps its per-attempt timeout: the call ends with it', () => {
     const h = engineCall(retryPolicy({ perAttemptRecvTimeout: '0.05s' }), {
       interceptor: { perRpcBufferBytes: 10 },
     });
+    expect(eventsOfType(h.events, 'committed')).toHaveLength(1);
     h.clock.advance(50);
     expect(h.status.code).toBe(Status.DEADLINE_EXCEEDED);
     expect(h.status.details).toMatch(/replay buffer is full/);
-    expect(eventsOfType(h.events, 'committed')).toEqual([]);
-    expect(h.events.map((e) => e.type)).toEqual(['call-start', 'attempt-start', 'attempt-end', 'call-end']);
+    expect(h.attempt(0).cancelled).toBeDefined();
+    expect(h.attempts).toHaveLength(1);
+    expect(eventsOfType(h.events, 'call-end')).toEqual([
+      expect.objectContaining({ code: Status.DEADLINE_EXCEEDED, attempts: 1, reason: 'replay-buffer' }),
+    ]);
+  });
+
+  it('a stream committed by its buffer overflowing keeps its per-attempt timeout until its first response', () => {
+    const late = engineCall(retryPolicy({ perAttemptRecvTimeout: '0.05s' }), {
+      type: 'client-stream',
+      interceptor: { perRpcBufferBytes: 10 },
+    });
+    late.call.sendMessage(Buffer.alloc(50));
+    expect(eventsOfType(late.events, 'committed')).toHaveLength(1);
+    late.clock.advance(50);
+    expect(late.status.code).toBe(Status.DEADLINE_EXCEEDED);
+
+    const answered = engineCall(retryPolicy({ perAttemptRecvTimeout: '0.05s' }), {
+      type: 'client-stream',
+      interceptor: { perRpcBufferBytes: 10 },
+    });
+    answered.call.sendMessage(Buffer.alloc(50));
+    answered.attempt(0).headers();
+    answered.clock.advance(100);
+    expect(answered.clock.pendingTimers).toBe(0);
+    answered.attempt(0).succeed();
+    expect(answered.status.code).toBe(Status.OK);
   });
 });
 

@@ -85,8 +85,8 @@ describe('messages larger than the replay buffer', () => {
     expect(outcome.statusEvents).toBe(1);
     expect(server.attempts('u-4mib-ok')).toHaveLength(1);
     expect(server.attempts('u-4mib-ok')[0]!.blobBytes).toBe(4 * MiB);
-    // A single request message is measured only when a retry needs it; this call never did.
-    expect(eventsOf(h.events, 'committed').map((e) => e.reason)).toEqual(['headers']);
+    // A single request is charged as it is written: over the limit, its attempt commits at once (A6).
+    expect(eventsOf(h.events, 'committed').map((e) => e.reason)).toEqual(['buffer-overflow']);
   });
 
   it('unary: a 4 MiB request that fails with UNAVAILABLE is not retried', async () => {
@@ -98,9 +98,10 @@ describe('messages larger than the replay buffer', () => {
     expect(server.attempts('u-4mib-fail')).toHaveLength(1);
     expect(eventsOf(h.events, 'retry-scheduled')).toEqual([]);
     expect(eventsOf(h.events, 'call-end').map((e) => e.attempts)).toEqual([1]);
-    // Measured only when the retry needed it, after the attempt had failed: no attempt is committed.
-    expect(eventsOf(h.events, 'committed')).toEqual([]);
-    expect(eventsOf(h.events, 'attempt-end').map((e) => e.committed)).toEqual([false]);
+    // Charged as it was written: the attempt was committed then, and its failure ends the call.
+    expect(eventsOf(h.events, 'committed').map((e) => e.reason)).toEqual(['buffer-overflow']);
+    expect(eventsOf(h.events, 'attempt-end').map((e) => e.committed)).toEqual([true]);
+    expect(eventsOf(h.events, 'call-end').map((e) => e.reason)).toEqual(['replay-buffer']);
   });
 
   it('the total buffer is shared: the call that does not fit beside the others commits, they stay retryable', async () => {
@@ -126,5 +127,22 @@ describe('messages larger than the replay buffer', () => {
     expect(again.code).toBe(OK);
     expect(server.attempts('share-5')).toHaveLength(2);
     expect([...callEnds(h.events).values()].every((list) => list.length === 1)).toBe(true);
+  });
+
+  it('the total is shared in the order the calls wrote, unary calls too: the one admitted last is not retried', async () => {
+    // 8 KiB per call, 10 KiB in all: three 3 KiB requests fit together, a fourth does not. The first three fail
+    // after the fourth was sent, so a retry asked late cannot take the room of a call admitted before it.
+    const h = await harness(8 * KiB, 10 * KiB);
+    const ids = ['u-share-1', 'u-share-2', 'u-share-3', 'u-share-4'];
+    for (const id of ids) server.script(id, [{ status: UNAVAILABLE, delayMs: 800 }, {}]);
+    server.script('u-share-4', [{ status: UNAVAILABLE }, {}]);
+    const outcomes = [];
+    for (const id of ids) {
+      outcomes.push(unary(h.client, id, { payload: id, blob: blob(3 * KiB) }));
+      await waitUntil(() => server.attempts(id)[0] !== undefined, 5000, `${id} on the server`);
+    }
+    const results = await within(Promise.all(outcomes), 10_000, 'shared-buffer unary calls');
+    expect(results.map((r) => r.code)).toEqual([OK, OK, OK, UNAVAILABLE]);
+    expect(ids.map((id) => server.attempts(id).length)).toEqual([2, 2, 2, 1]);
   });
 });
