@@ -143,7 +143,7 @@ export function resolveAdaptiveThrottleRule(
  * (requests + padding)), for counts taken over the window before that request.
  *
  * @throws TypeError when an argument is not a number (NaN included); RangeError when it is out of range: counts
- *   must be finite and 0 or more, and `k`, `padding` and `maxProbability` have the ranges of the options `k`,
+ *   must be finite and 0 or more, and `k`, `padding` and `maxRejectionProbability` have the ranges of the options `k`,
  *   `padding` and `maxRejectionProbability`.
  */
 export function rejectionProbability(
@@ -151,14 +151,14 @@ export function rejectionProbability(
   accepts: number,
   k: number,
   padding: number,
-  maxProbability = 1,
+  maxRejectionProbability = 1,
 ): number {
   return probabilityOf(
     checkArgument('requests', requests, COUNT_RULE),
     checkArgument('accepts', accepts, COUNT_RULE),
     checkArgument('k', k, K_RULE),
     checkArgument('padding', padding, PADDING_RULE),
-    checkArgument('maxProbability', maxProbability, MAX_REJECTION_PROBABILITY_RULE),
+    checkArgument('maxRejectionProbability', maxRejectionProbability, MAX_REJECTION_PROBABILITY_RULE),
   );
 }
 
@@ -168,10 +168,10 @@ function probabilityOf(
   accepts: number,
   k: number,
   padding: number,
-  maxProbability: number,
+  maxRejectionProbability: number,
 ): number {
   const p = (requests - k * accepts) / (requests + padding);
-  return p > 0 ? Math.min(p, maxProbability) : 0;
+  return p > 0 ? Math.min(p, maxRejectionProbability) : 0;
 }
 
 /** An argument of {@link rejectionProbability}, checked as {@link checkNumber} checks an option. */

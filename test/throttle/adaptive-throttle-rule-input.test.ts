@@ -56,16 +56,16 @@ describe('new AdaptiveThrottleState(config)', () => {
   });
 });
 
-describe('rejectionProbability(requests, accepts, k, padding, maxProbability)', () => {
+describe('rejectionProbability(requests, accepts, k, padding, maxRejectionProbability)', () => {
   it.each([
     [[Number.NaN, 1, 2, 1], TypeError, 'requests must be a number >= 0, got NaN'],
     [[10, -1, 2, 1], RangeError, 'accepts must be a number >= 0, got -1'],
     [[10, 1, '2', 1], TypeError, 'k must be a number in [1, 1000], got "2"'],
     [[10, 1, 0.5, 1], RangeError, 'k must be a number in [1, 1000], got 0.5'],
     [[10, 1, 2, 0], RangeError, 'padding must be a number in [1, 1000000000], got 0'],
-    [[10, 1, 2, 1, 5], RangeError, 'maxProbability must be a number in (0, 1], got 5'],
-    [[10, 1, 2, 1, Number.NaN], TypeError, 'maxProbability must be a number in (0, 1], got NaN'],
-    [[10, 1, 2, 1, 0], RangeError, 'maxProbability must be a number in (0, 1], got 0'],
+    [[10, 1, 2, 1, 5], RangeError, 'maxRejectionProbability must be a number in (0, 1], got 5'],
+    [[10, 1, 2, 1, Number.NaN], TypeError, 'maxRejectionProbability must be a number in (0, 1], got NaN'],
+    [[10, 1, 2, 1, 0], RangeError, 'maxRejectionProbability must be a number in (0, 1], got 0'],
     [[Number.POSITIVE_INFINITY, 1, 2, 1], RangeError, 'requests must be a number >= 0, got Infinity'],
   ] as const)('(%s) is a %o', (args, type, message) => {
     const call = () => (rejectionProbability as (...a: unknown[]) => number)(...args);
