@@ -221,6 +221,14 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
   commitMostAdvanced(): void {
     const phase = this.phase;
     if (phase.tag === 'in-flight') {
+      if (this.attempts.live.length === 0) {
+        // Between an attempt's end and the decision that follows it (an `attempt-end` or `retry-scheduled` listener
+        // wrote): no attempt to commit to. The buffer stops holding messages for a resend, so that decision (or the
+        // retry's wait, at its end) finds it full: no further attempt, and the call ends with that attempt's
+        // failure, reason `replay-buffer`.
+        this.replay.release();
+        return;
+      }
       const target = this.attempts.mostAdvanced();
       this.commit(target, 'buffer-overflow');
       this.attempts.feed(target);
