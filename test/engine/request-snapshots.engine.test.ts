@@ -105,6 +105,42 @@ describe('engine: a request changed after it was written', () => {
     ]);
   });
 
+  it('while the retry waits, with no listener: the same end, and the request-changed warning', () => {
+    const warn = vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
+    const h = engineCall(retryPolicy(), { type: 'client-stream', unobserved: true });
+    const buffer = Buffer.from('0');
+    write(h.call, buffer);
+    h.call.halfClose();
+    h.attempt(0).fail();
+    expect(warn).not.toHaveBeenCalled();
+    buffer.write('1');
+    while (h.clock.runNext()) {}
+    expect(h.attempts).toHaveLength(1);
+    expect(h.status.code).toBe(Status.UNAVAILABLE);
+    expect(warn).toHaveBeenCalledWith(expect.stringContaining('its request message had changed'), {
+      code: 'GRPC_RETRY_HEDGING_REQUEST_CHANGED',
+    });
+  });
+
+  it('a message written during the wait that does not serialize: no retry, reason request-unserializable, no request-changed warning', () => {
+    const warn = vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
+    const h = engineCall(retryPolicy(), { type: 'client-stream' });
+    write(h.call, Buffer.from('0'));
+    h.attempt(0).fail();
+    write(h.call, {
+      toString: () => {
+        throw new Error('not a message');
+      },
+    });
+    while (h.clock.runNext()) {}
+    expect(h.attempts).toHaveLength(1);
+    expect(h.status.code).toBe(Status.UNAVAILABLE);
+    expect(eventsOfType(h.events, 'call-end')).toEqual([
+      expect.objectContaining({ attempts: 1, reason: 'request-unserializable' }),
+    ]);
+    expect(warn).not.toHaveBeenCalledWith(expect.anything(), { code: 'GRPC_RETRY_HEDGING_REQUEST_CHANGED' });
+  });
+
   it('while a hedge waits out a pushback: no hedge is started, and the call ends with reason request-changed', () => {
     vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
     const h = engineCall(hedgingPolicy({ hedgingDelay: '1s', maxAttempts: 3 }), { type: 'client-stream' });
