@@ -9,6 +9,9 @@ import type { HedgeScheduledEvent } from './events.js';
 import type { ReplayBuffer } from './replay-buffer.js';
 import { decideHedgeSend, type HedgeFailureDecision } from './retry-decision.js';
 
+/** The shortest wait before a hedge the budget refused asks it again. */
+const MIN_BUDGET_ASK_INTERVAL_MS = 1;
+
 /**
  * A hedge timer that fires more than this after its due time (ms) lets pending I/O run before the hedge goes. Node's
  * timers fire up to a millisecond late on an idle loop, and `Date.now()` counts whole milliseconds.
@@ -296,9 +299,13 @@ export class HedgeScheduler {
         // the next hedge when it is over.
         return host.inFlight;
       case 'wait-for-budget':
+        if (!host.inFlight) {
+          return false; // a `throttled` listener ended the call
+        }
         // Ask again one delay later while the call is outstanding, rather than give up hedging for the call
-        // (only slow calls then compete for what flows back into the budget).
-        this.setTimer(this.delayMs);
+        // (only slow calls then compete for what flows back into the budget); a millisecond at least, so that a
+        // delay of 0 ("send them all at once") does not ask again in the same instant for as long as it refuses.
+        this.setTimer(Math.max(this.delayMs, MIN_BUDGET_ASK_INTERVAL_MS));
         return false;
       case 'stop':
         this.events?.noFurtherAttempt(verdict.reason);

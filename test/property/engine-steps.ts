@@ -10,13 +10,22 @@ import {
   Metadata,
   type StatusObject,
 } from '@grpc/grpc-js';
+import { vi } from 'vitest';
+import type { CallPolicy } from '../../src/config/types.js';
+import { AdaptiveHedging } from '../../src/hedging/adaptive-hedging-delay.js';
 import { CancelRateLimiter } from '../../src/hedging/cancel-rate-limiter.js';
+import type { JitterStrategy } from '../../src/retry/backoff.js';
+import { withRetryOptions } from '../../src/retry/call-options.js';
 import { turnGuard } from '../../src/retry/event-loop-turn.js';
 import type { RetryEvent, RetryEventType } from '../../src/retry/events.js';
 import type { RetryInterceptorOptions } from '../../src/retry/interceptor-options.js';
+import { encodeRetryInfoStatus } from '../../src/retry/retry-info.js';
 import { createRetryInterceptor } from '../../src/retry/retry-interceptor.js';
+import { RetryThrottle } from '../../src/retry/retry-throttle.js';
 import type { InterceptingCallInterface, MessageContext } from '../../src/shared/grpc-types.js';
+import type { GatedAttemptKind, RetryGate } from '../../src/shared/retry-gate.js';
 import { FakeClock } from '../../src/testing/fake-clock.js';
+import { RetryBudget } from '../../src/throttle/retry-budget.js';
 import {
   type CallType,
   FakeAttempt,
@@ -26,10 +35,12 @@ import {
   Status,
   T0,
 } from '../helpers/engine.js';
+import { type CapturedWarning, captureWarnings } from '../helpers/warnings.js';
 
 // ---- the scenario ----
 
-export type AppAction = 'cancel' | 'write' | 'half-close' | 'read';
+/** `mutate`: the application refills a Buffer it may reuse (see the `mutate` step), from a listener: in a wait. */
+export type AppAction = 'cancel' | 'write' | 'half-close' | 'read' | 'mutate';
 
 export type Step =
   | { readonly k: 'write'; readonly size: number; readonly callback: boolean }
@@ -43,12 +54,36 @@ export type Step =
       readonly at: number;
       readonly code: number;
       readonly pushback: string | undefined;
+      /** A google.rpc.RetryInfo delay (ms) in `grpc-status-details-bin` (failures only). */
+      readonly hint?: number | undefined;
       readonly afterHeaders: boolean;
     }
   | { readonly k: 'complete-write'; readonly at: number }
   | { readonly k: 'advance'; readonly ms: number }
   | { readonly k: 'settle' }
   | { readonly k: 'mutate'; readonly which: number };
+
+/** The interceptor's `gate` option: A6's token bucket, a retry budget, or a gate that misbehaves. */
+export type GateSpec =
+  | {
+      readonly kind: 'throttle';
+      readonly maxTokens: number;
+      readonly tokenRatio: number;
+      /** Failures recorded before the call (tokens already spent). */
+      readonly spent: number;
+    }
+  | { readonly kind: 'budget'; readonly ratio: number; readonly minPerSecond: number }
+  | { readonly kind: 'throws' }
+  | { readonly kind: 'non-boolean' };
+
+export interface AdaptiveSpec {
+  /** The hedge budget: none, the defaults, or deposits only (no floor, no room for chance). */
+  readonly budget: 'off' | 'default' | 'tight';
+  /** Outcomes recorded before the call, so that the call hedges at an adaptive delay. */
+  readonly warm: boolean;
+  /** A hedge came due before the call with no answer since: the call's first hedge due is held. */
+  readonly stalled: boolean;
+}
 
 export interface Scenario {
   readonly type: CallType;
@@ -73,6 +108,21 @@ export interface Scenario {
   readonly steps: readonly Step[];
   /** How the end answers every attempt still live: OK (with headers and a message) or a failure with this code. */
   readonly finalCode: number;
+  readonly gate?: GateSpec | undefined;
+  /** Adaptive hedging (hedging policies only), on the run's fake clock. */
+  readonly adaptive?: AdaptiveSpec | undefined;
+  /** The interceptor's `retryInfo` option (undefined: the default, on with a 60 s cap). */
+  readonly retryInfo?: false | { readonly maxDelayMs: number } | undefined;
+  /**
+   * `policy`: the policy travels in `withRetryOptions` (kind form), over a config whose policy differs;
+   * `disabled`: `withRetryOptions({ enabled: false })`, a single attempt with no engine.
+   */
+  readonly perCall?: 'policy' | 'disabled' | undefined;
+  readonly deadlineAware?: boolean;
+  readonly jitter?: JitterStrategy | undefined;
+  readonly maxAttemptsLimit?: number | undefined;
+  /** The next call throws when asked for this attempt (0-based, at least 1): the channel refuses it. */
+  readonly refuseAttempt?: number | undefined;
 }
 
 const CODES = [
@@ -87,6 +137,8 @@ const CODES = [
   Status.CANCELLED,
 ];
 const PUSHBACKS = ['0', '5', '40', '-1', 'abc', '007', ''];
+/** RetryInfo delays: 40 is over a 30 ms cap, 70 s over the default 60 s one. */
+const HINTS = [0, 5, 40, 70_000];
 const EVENT_TYPES: RetryEventType[] = [
   'call-start',
   'attempt-start',
@@ -96,6 +148,8 @@ const EVENT_TYPES: RetryEventType[] = [
   'retry-scheduled',
   'committed',
   'attempt-left-running',
+  'throttled',
+  'hedge-held',
   'call-end',
 ];
 
@@ -120,6 +174,7 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
       at,
       code: fc.constantFrom(...CODES),
       pushback: fc.option(fc.constantFrom(...PUSHBACKS), { freq: 2, nil: undefined }),
+      hint: fc.option(fc.constantFrom(...HINTS), { freq: 2, nil: undefined }),
       afterHeaders: fc.constantFrom(false, false, false, true),
     }),
     weight: 6,
@@ -144,6 +199,34 @@ const policyArb: fc.Arbitrary<Scenario['policy']> = fc.oneof(
   }),
 );
 
+const gateArb: fc.Arbitrary<GateSpec> = fc.oneof(
+  {
+    arbitrary: fc.record({
+      kind: fc.constant('throttle' as const),
+      maxTokens: fc.integer({ min: 2, max: 4 }),
+      tokenRatio: fc.constantFrom(0.5, 1),
+      spent: fc.nat(2),
+    }),
+    weight: 3,
+  },
+  {
+    arbitrary: fc.record({
+      kind: fc.constant('budget' as const),
+      ratio: fc.constantFrom(0.5, 1, 2),
+      minPerSecond: fc.constantFrom(0, 0, 1),
+    }),
+    weight: 2,
+  },
+  { arbitrary: fc.constant({ kind: 'throws' as const }), weight: 1 },
+  { arbitrary: fc.constant({ kind: 'non-boolean' as const }), weight: 1 },
+);
+
+const adaptiveArb: fc.Arbitrary<AdaptiveSpec> = fc.record({
+  budget: fc.constantFrom<AdaptiveSpec['budget']>('off', 'default', 'tight'),
+  warm: fc.boolean(),
+  stalled: fc.boolean(),
+});
+
 export const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
   type: fc.constantFrom<CallType>('unary', 'server-stream', 'client-stream', 'bidi'),
   policy: policyArb,
@@ -155,12 +238,29 @@ export const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
     fc.record({
       on: fc.constantFrom(...EVENT_TYPES),
       nth: fc.integer({ min: 1, max: 2 }),
-      action: fc.constantFrom<AppAction>('cancel', 'write', 'half-close', 'read'),
+      action: fc.constantFrom<AppAction>('cancel', 'write', 'half-close', 'read', 'mutate'),
     }),
     { freq: 3, nil: undefined },
   ),
   steps: fc.array(stepArb, { maxLength: 30 }),
   finalCode: fc.constantFrom(Status.OK, Status.UNAVAILABLE, Status.UNAVAILABLE, Status.INTERNAL),
+  gate: fc.option(gateArb, { freq: 2, nil: undefined }),
+  adaptive: fc.option(adaptiveArb, { freq: 2, nil: undefined }),
+  retryInfo: fc.constantFrom<Scenario['retryInfo']>(undefined, undefined, false, { maxDelayMs: 30 }),
+  // 'disabled' and a limit of 1 leave the engine out: kept rare.
+  perCall: fc.oneof(
+    { arbitrary: fc.constant(undefined), weight: 8 },
+    { arbitrary: fc.constant('policy' as const), weight: 3 },
+    { arbitrary: fc.constant('disabled' as const), weight: 1 },
+  ),
+  deadlineAware: fc.boolean(),
+  jitter: fc.constantFrom<JitterStrategy | undefined>(undefined, 'a6', 'full', 'equal', 'decorrelated'),
+  maxAttemptsLimit: fc.oneof(
+    { arbitrary: fc.constant(undefined), weight: 8 },
+    { arbitrary: fc.constantFrom(2, 3), weight: 3 },
+    { arbitrary: fc.constant(1), weight: 1 },
+  ),
+  refuseAttempt: fc.option(fc.integer({ min: 1, max: 4 }), { freq: 4, nil: undefined }),
 });
 
 // ---- running it ----
@@ -169,6 +269,12 @@ const seconds = (ms: number): string => `${ms / 1000}s`;
 
 export function configOf(s: Scenario): object {
   const p = s.policy;
+  if (s.perCall === 'policy') {
+    // The config's policy is another one, which the call's own replaces.
+    return p.kind === 'retry'
+      ? hedgingPolicy({ maxAttempts: 5, hedgingDelay: '0.005s' })
+      : retryPolicy({ maxAttempts: 5, initialBackoff: '0.001s', maxBackoff: '0.001s' });
+  }
   if (p.kind === 'retry') {
     return retryPolicy({
       maxAttempts: p.maxAttempts,
@@ -183,17 +289,159 @@ export function configOf(s: Scenario): object {
   return hedgingPolicy({ maxAttempts: p.maxAttempts, hedgingDelay: seconds(p.hedgingDelayMs) });
 }
 
+/** A fake clock that stops a timer that keeps setting itself again: past 10,000 timers, a timer throws. */
+class BoundedClock extends FakeClock {
+  fired = 0;
+  override setTimer(callback: () => void, delayMs: number): ReturnType<FakeClock['setTimer']> {
+    return super.setTimer(() => {
+      this.fired += 1;
+      if (this.fired > 10_000)
+        throw new Error(`a timer loop: more than 10,000 timers fired by ${this.now() - T0} ms`);
+      callback();
+    }, delayMs);
+  }
+}
+
+/** The scenario's policy in the interceptor's own form, for `withRetryOptions({ policy })`. */
+export function callPolicyOf(s: Scenario): CallPolicy {
+  const p = s.policy;
+  if (p.kind === 'retry') {
+    return {
+      kind: 'retry',
+      maxAttempts: p.maxAttempts,
+      initialBackoffMs: p.initialBackoffMs,
+      maxBackoffMs: 200,
+      backoffMultiplier: 2,
+      retryableStatusCodes: [Status.UNAVAILABLE],
+      ...(p.perAttemptRecvTimeoutMs === undefined
+        ? {}
+        : { perAttemptRecvTimeoutMs: p.perAttemptRecvTimeoutMs }),
+    };
+  }
+  return {
+    kind: 'hedging',
+    maxAttempts: p.maxAttempts,
+    hedgingDelayMs: p.hedgingDelayMs,
+    nonFatalStatusCodes: [Status.UNAVAILABLE],
+  };
+}
+
+/** maxAttempts as the call runs it: clamped to the interceptor's limit (A6's 5 by default). */
+export function effectiveMaxAttempts(s: Scenario): number {
+  return Math.min(s.policy.maxAttempts, s.maxAttemptsLimit ?? 5);
+}
+
+/** The call has no policy (retries off for the call, or a limit of 1): the interceptor hands over the next call. */
+export function passthrough(s: Scenario): boolean {
+  return s.perCall === 'disabled' || effectiveMaxAttempts(s) < 2;
+}
+
+/** What one `allowAttempt` answered (as the gate itself answered it, before the engine's guard). */
+interface GateAnswer {
+  readonly kind: GatedAttemptKind;
+  /** `true` allows; anything else (false, a non-boolean, a throw) refuses. */
+  readonly allowed: boolean;
+  readonly misbehaved: boolean;
+}
+
+/** The run's gate: the scenario's, wrapped to log every answer. */
+interface GateRun {
+  readonly gate: RetryGate;
+  readonly name: string;
+  readonly answers: GateAnswer[];
+  readonly throttle: RetryThrottle | undefined;
+}
+
+function makeGate(spec: GateSpec, clock: FakeClock): GateRun {
+  const answers: GateAnswer[] = [];
+  let inner: RetryGate;
+  let throttle: RetryThrottle | undefined;
+  switch (spec.kind) {
+    case 'throttle':
+      throttle = new RetryThrottle({ maxTokens: spec.maxTokens, tokenRatio: spec.tokenRatio });
+      for (let i = 0; i < spec.spent; i++) throttle.recordFailure();
+      inner = throttle;
+      break;
+    case 'budget':
+      inner = new RetryBudget({
+        ratio: spec.ratio,
+        minPerSecond: spec.minPerSecond,
+        ttlMs: 1000,
+        clock,
+        random: () => 0.5,
+      });
+      break;
+    case 'throws':
+      inner = {
+        allowAttempt: () => {
+          throw new Error('the gate broke');
+        },
+        recordFailure: () => {},
+        recordSuccess: () => {},
+      };
+      break;
+    case 'non-boolean':
+      inner = {
+        allowAttempt: () => 1 as unknown as boolean,
+        recordFailure: () => {},
+        recordSuccess: () => {},
+      };
+      break;
+  }
+  const name = `logged-${spec.kind}`;
+  const gate: RetryGate = {
+    name,
+    get tokens() {
+      return inner.tokens;
+    },
+    allowAttempt(kind) {
+      let answer: unknown;
+      try {
+        answer = inner.allowAttempt(kind);
+      } catch (error) {
+        answers.push({ kind, allowed: false, misbehaved: true });
+        throw error;
+      }
+      answers.push({ kind, allowed: answer === true, misbehaved: typeof answer !== 'boolean' });
+      return answer as boolean;
+    },
+    recordFailure: () => inner.recordFailure(),
+    recordSuccess: () => inner.recordSuccess(),
+    ...(inner.recordCall === undefined ? {} : { recordCall: () => inner.recordCall?.() }),
+  };
+  return { gate, name, answers, throttle };
+}
+
+function makeAdaptive(spec: AdaptiveSpec, clock: FakeClock): AdaptiveHedging {
+  const adaptive = new AdaptiveHedging({
+    clock,
+    maxExtraLoad: 0.5,
+    budget: spec.budget === 'off' ? false : spec.budget === 'tight' ? { minPerSecond: 0, chanceSd: 0 } : true,
+  });
+  if (spec.warm) {
+    // Answered calls at 10 to 40 ms with the delay the policy gives: the delay becomes an adaptive one.
+    for (const latency of [10, 20, 30, 40, 15, 25]) adaptive.recordOutcome(METHOD, 10, latency);
+  }
+  if (spec.stalled) adaptive.holdHedge(METHOD);
+  return adaptive;
+}
+
 /** A scripted attempt whose calls into the engine record what they throw instead of letting it escape. */
 class GuardedAttempt extends FakeAttempt {
   /** Each message as its bytes read when the engine handed it over. */
   readonly sentBytes: string[] = [];
   headersSent = false;
   responses = 0;
+  /** The hints its status carried, and how many events the run had when it was delivered. */
+  statusSent: { pushback: string | undefined; hint: number | undefined; eventsBefore: number } | undefined;
+  /** The hints the next status carries (set by the step that sends it). */
+  hints: { pushback: string | undefined; hint: number | undefined } | undefined;
 
   constructor(
     index: number,
     options: InterceptorOptions,
     private readonly guard: (where: string, f: () => void) => void,
+    private readonly events: readonly RetryEvent[],
   ) {
     super(index, options);
   }
@@ -209,6 +457,11 @@ class GuardedAttempt extends FakeAttempt {
     this.guard(`attempt ${this.index} message`, () => super.message(message));
   }
   override status(code: number, details = '', trailers: Record<string, string> | Metadata = {}): void {
+    const hints = this.hints ?? { pushback: undefined, hint: undefined };
+    this.hints = undefined;
+    if (!this.ended && this.cancelled === undefined && this.listener !== undefined) {
+      this.statusSent = { ...hints, eventsBefore: this.events.length };
+    }
     this.guard(`attempt ${this.index} status`, () => super.status(code, details, trailers));
   }
 }
@@ -236,6 +489,14 @@ export interface Run {
   readonly written: Written[];
   /** What broke, as it happened: thrown errors and invariants checked along the way. */
   readonly problems: string[];
+  /** The clock's reading at each event. */
+  readonly eventTimes: number[];
+  readonly gate: GateRun | undefined;
+  /** Tokens of the RetryThrottle (if any) at each attempt-start of a retry or hedge. */
+  readonly tokensAtStart: { attempt: number; tokens: number }[];
+  /** Attempts the next call refused, with how many attempts the engine had live then (by its events). */
+  readonly refused: { index: number; live: number }[];
+  readonly warnings: CapturedWarning[];
   /** The application cancelled while the call had not ended (no call-end event yet). */
   cancelledLive: boolean;
   halfClosed: boolean;
@@ -249,7 +510,9 @@ const settle = async (): Promise<void> => {
 
 export function startRun(s: Scenario): Run {
   turnGuard.enabled = false;
-  const clock = new FakeClock(T0);
+  // Until runScenario restores the mocks: the hook-error warning is asserted, the others are kept off stderr.
+  const warnings = captureWarnings();
+  const clock = new BoundedClock(T0);
   const problems: string[] = [];
   const guard = (where: string, f: () => void): void => {
     try {
@@ -270,8 +533,16 @@ export function startRun(s: Scenario): Run {
   const decided = { value: false };
   let call: InterceptingCallInterface | undefined;
   let run: Run | undefined;
+  const eventTimes: number[] = [];
+  const tokensAtStart: Run['tokensAtStart'] = [];
+  const refused: Run['refused'] = [];
+  const gate = s.gate === undefined ? undefined : makeGate(s.gate, clock);
   const onEvent = (e: RetryEvent): void => {
     events.push(e);
+    eventTimes.push(clock.now());
+    if (e.type === 'attempt-start' && e.kind !== 'original' && gate?.throttle !== undefined) {
+      tokensAtStart.push({ attempt: e.attempt, tokens: gate.throttle.tokens });
+    }
     if (e.type === 'attempt-start' || e.type === 'committed') {
       if (events.some((x) => x.type === 'call-end'))
         problems.push(`${e.type} (attempt ${e.attempt}) after call-end`);
@@ -299,6 +570,14 @@ export function startRun(s: Scenario): Run {
     onEvent,
     cancelRateLimit: s.spentLimiter ? spentLimiter() : false,
     ...(s.perRpcBufferBytes === undefined ? {} : { perRpcBufferBytes: s.perRpcBufferBytes }),
+    ...(gate === undefined ? {} : { gate: gate.gate }),
+    ...(s.adaptive === undefined || s.policy.kind !== 'hedging'
+      ? {}
+      : { adaptiveHedging: makeAdaptive(s.adaptive, clock) }),
+    ...(s.retryInfo === undefined ? {} : { retryInfo: s.retryInfo }),
+    ...(s.deadlineAware ? { deadlineAwareBackoff: true } : {}),
+    ...(s.jitter === undefined ? {} : { jitter: s.jitter }),
+    ...(s.maxAttemptsLimit === undefined ? {} : { maxAttemptsLimit: s.maxAttemptsLimit }),
   };
   const interceptor = createRetryInterceptor(configOf(s), interceptorOptions);
   const serialize = (message: unknown): Buffer =>
@@ -312,11 +591,17 @@ export function startRun(s: Scenario): Run {
       responseDeserialize: (b: Buffer) => b.toString(),
     },
     deadline: s.deadlineMs === undefined ? undefined : clock.now() + s.deadlineMs,
+    ...(s.perCall === 'policy' ? withRetryOptions({ policy: callPolicyOf(s) }) : {}),
+    ...(s.perCall === 'disabled' ? withRetryOptions({ enabled: false }) : {}),
   } as unknown as InterceptorOptions;
   const nextCall = (o: InterceptorOptions) => {
     if (events.some((x) => x.type === 'call-end'))
       problems.push(`attempt ${attempts.length + 1} made after call-end`);
-    const attempt = new GuardedAttempt(attempts.length, o, guard);
+    if (attempts.length > 0 && attempts.length === s.refuseAttempt) {
+      refused.push({ index: attempts.length, live: engineLive(events).length });
+      throw new Error('channel closed');
+    }
+    const attempt = new GuardedAttempt(attempts.length, o, guard, events);
     attempt.autoCompleteWrites = !s.manualWrites;
     attempts.push(attempt);
     return attempt;
@@ -331,6 +616,11 @@ export function startRun(s: Scenario): Run {
     received,
     written,
     problems,
+    eventTimes,
+    gate,
+    tokensAtStart,
+    refused,
+    warnings,
     cancelledLive: false,
     halfClosed: false,
     decided,
@@ -365,6 +655,14 @@ export function startRun(s: Scenario): Run {
   return r;
 }
 
+/** The attempts the engine has out, by its events: started, and neither ended nor left running. */
+function engineLive(events: readonly RetryEvent[]): number[] {
+  const done = new Set(
+    events.flatMap((e) => (e.type === 'attempt-end' || e.type === 'attempt-left-running' ? [e.attempt] : [])),
+  );
+  return events.flatMap((e) => (e.type === 'attempt-start' && !done.has(e.attempt) ? [e.attempt] : []));
+}
+
 /** A cancel-rate limiter on a clock of its own (so its refill timer is no call's), spent: losers are left running. */
 function spentLimiter(): CancelRateLimiter {
   const limiter = new CancelRateLimiter({
@@ -377,7 +675,7 @@ function spentLimiter(): CancelRateLimiter {
   return limiter;
 }
 
-const ended = (r: Run): boolean => r.decided.value;
+const ended = (r: Run): boolean => r.decided.value || r.received.some((x) => x.k === 'status');
 
 function appAct(r: Run, action: AppAction, size: number, callback: boolean): void {
   const requestStream = r.scenario.type === 'client-stream' || r.scenario.type === 'bidi';
@@ -403,7 +701,22 @@ function appAct(r: Run, action: AppAction, size: number, callback: boolean): voi
     case 'read':
       r.call.startRead();
       return;
+    case 'mutate':
+      mutate(r, r.written.length - 1);
+      return;
   }
+}
+
+/**
+ * The application reuses a Buffer it may reuse: the single request, or a message whose callback came (the
+ * `which`-th of those, modulo their number).
+ * (A streamed message written without a callback is never given back: changing it is the application's bug.)
+ */
+function mutate(r: Run, which: number): void {
+  const single = r.scenario.type === 'unary' || r.scenario.type === 'server-stream';
+  const free = r.written.filter((w) => (single && !w.callback) || w.calls > 0);
+  const w = free[which % Math.max(1, free.length)];
+  if (w) w.buffer.fill(0xee);
 }
 
 /** grpc-js ends every attempt still out once the call's deadline has passed. */
@@ -475,8 +788,16 @@ async function doStep(r: Run, step: Step): Promise<void> {
       guard(() => {
         // An OK after a response, or Trailers-Only (a server stream with no message); a failure likewise.
         if (step.afterHeaders) respond(a, step.code === Status.OK ? 'message' : 'headers');
-        const trailers: Record<string, string> =
-          step.pushback === undefined ? {} : { 'grpc-retry-pushback-ms': step.pushback };
+        const trailers = new Metadata();
+        if (step.pushback !== undefined) trailers.set('grpc-retry-pushback-ms', step.pushback);
+        const hint = step.code === Status.OK ? undefined : step.hint;
+        if (hint !== undefined) {
+          trailers.set(
+            'grpc-status-details-bin',
+            encodeRetryInfoStatus({ code: step.code, retryDelay: hint }),
+          );
+        }
+        a.hints = { pushback: step.pushback, hint };
         a.status(step.code, `attempt ${a.index} says ${step.code}`, trailers);
       });
       return;
@@ -492,15 +813,9 @@ async function doStep(r: Run, step: Step): Promise<void> {
       await settle();
       checkAtEnd(r);
       return;
-    case 'mutate': {
-      // The application reuses a Buffer it may reuse: the single request, or a message whose callback came.
-      // (A streamed message written without a callback is never given back: changing it is the application's bug.)
-      const single = r.scenario.type === 'unary' || r.scenario.type === 'server-stream';
-      const free = r.written.filter((w) => (single && !w.callback) || w.calls > 0);
-      const w = free[step.which % Math.max(1, free.length)];
-      if (w) w.buffer.fill(0xee);
+    case 'mutate':
+      mutate(r, step.which);
       return;
-    }
   }
 }
 
@@ -573,6 +888,7 @@ export async function runScenario(s: Scenario): Promise<Run> {
     }
   }
   await settle();
+  vi.restoreAllMocks();
   return r;
 }
 
@@ -599,13 +915,27 @@ export function violations(r: Run): string[] {
   }
   // 3. No timer left once the call and all its attempts have ended.
   if (r.clock.pendingTimers !== 0) out.push(`${r.clock.pendingTimers} timer(s) pending after the end`);
-  // 4. Every write callback once.
+  // 4. Every write callback once. (Without a policy the scripted next call is the call: its completions are its own.)
+  const bare = passthrough(s);
   r.written.forEach((w, i) => {
-    if (w.callback && w.calls !== 1) out.push(`write ${i}'s callback ran ${w.calls} times`);
+    if (!bare && w.callback && w.calls !== 1) out.push(`write ${i}'s callback ran ${w.calls} times`);
   });
-  // 5. At most maxAttempts attempts, numbered 0 (absent), 1, 2, ... in the order they started.
-  if (r.attempts.length > s.policy.maxAttempts) {
-    out.push(`${r.attempts.length} attempts made, maxAttempts ${s.policy.maxAttempts}`);
+  // 5. At most maxAttempts attempts (the call's own policy, clamped to maxAttemptsLimit), numbered 0 (absent), 1,
+  // 2, ... in the order they started; with no policy (retries off for the call), one attempt and no events.
+  const maxAttempts = bare ? 1 : effectiveMaxAttempts(s);
+  if (r.attempts.length > maxAttempts) {
+    out.push(`${r.attempts.length} attempts made, maxAttempts ${maxAttempts}`);
+  }
+  if (bare && r.events.length > 0)
+    out.push(`a call without a policy had events: ${r.events.map((e) => e.type)}`);
+  const started = r.events.find((e) => e.type === 'call-start');
+  if (
+    started?.type === 'call-start' &&
+    (started.policy !== s.policy.kind || started.maxAttempts !== maxAttempts)
+  ) {
+    out.push(
+      `call-start: ${started.policy}, ${started.maxAttempts} attempts; expected ${s.policy.kind}, ${maxAttempts}`,
+    );
   }
   r.attempts.forEach((a, i) => {
     if (!a.started) return;
@@ -620,7 +950,7 @@ export function violations(r: Run): string[] {
   });
   // 7. One call-end, counting every attempt made; one attempt-end per attempt-start.
   const ends = r.events.filter((e) => e.type === 'call-end');
-  if (ends.length !== 1) out.push(`${ends.length} call-end events`);
+  if (!bare && ends.length !== 1) out.push(`${ends.length} call-end events`);
   const end = ends[0];
   const starts = r.events.filter((e) => e.type === 'attempt-start');
   // (The first attempt's call exists before the start: one cancelled before it is made, but never started.)
@@ -645,7 +975,7 @@ export function violations(r: Run): string[] {
   // Only the committed attempt's headers and messages reach the application.
   const committed = r.events.filter((e) => e.type === 'committed');
   if (committed.length > 1) out.push(`${committed.length} committed events`);
-  const winner = committed[0]?.type === 'committed' ? committed[0].attempt - 1 : undefined;
+  const winner = bare ? 0 : committed[0]?.type === 'committed' ? committed[0].attempt - 1 : undefined;
   for (const x of r.received) {
     if (x.k === 'metadata' && (winner === undefined || x.from !== String(winner))) {
       out.push(`headers of attempt ${Number(x.from) + 1} reached the application (committed: ${winner})`);
@@ -664,5 +994,125 @@ export function violations(r: Run): string[] {
       out.push(`attempt ${i + 1} half-closed after ${a.messages.length} of ${r.written.length} messages`);
     }
   });
+  out.push(...gateViolations(r, status), ...hintViolations(r), ...refusalViolations(r, status));
   return [...new Set(out)];
+}
+
+/**
+ * The gate (docs/configuration.md "Throttling", docs/overload.md): every retry or hedge sent was allowed by it;
+ * every refusal (false, a throw, a non-boolean) is a `throttled` event; a misbehaving gate is one
+ * GRPC_RETRY_HEDGING_HOOK_ERROR warning; no attempt goes while a RetryThrottle's tokens are at or below half; a
+ * throttled retry ends the call at once with reason `throttled`.
+ */
+function gateViolations(r: Run, status: StatusObject | undefined): string[] {
+  const out: string[] = [];
+  const g = r.gate;
+  const extra = r.events.filter((e) => e.type === 'attempt-start' && e.kind !== 'original');
+  if (g !== undefined) {
+    const allowed = g.answers.filter((a) => a.allowed).length;
+    if (extra.length > allowed)
+      out.push(`${extra.length} retries or hedges sent, the gate allowed ${allowed}`);
+    const refusals = g.answers.filter((a) => !a.allowed).length;
+    const throttled = r.events.filter((e) => e.type === 'throttled' && e.gate === g.name).length;
+    if (throttled !== refusals) out.push(`the gate refused ${refusals} times; ${throttled} throttled events`);
+    const hookWarnings = r.warnings.filter(
+      (w) => w.code === 'GRPC_RETRY_HEDGING_HOOK_ERROR' && w.message.includes('allowAttempt'),
+    ).length;
+    const misbehaved = g.answers.some((a) => a.misbehaved);
+    if (hookWarnings !== (misbehaved ? 1 : 0)) {
+      out.push(`the gate misbehaved: ${misbehaved}; ${hookWarnings} hook-error warnings`);
+    }
+  }
+  const throttle = g?.throttle;
+  if (throttle !== undefined) {
+    for (const t of r.tokensAtStart) {
+      if (t.tokens <= throttle.maxTokens / 2) {
+        out.push(`attempt ${t.attempt} sent with ${t.tokens} of ${throttle.maxTokens} tokens`);
+      }
+    }
+  }
+  // A retry the gate refused: the call ends then, with reason `throttled` (unless a listener ended it first).
+  const i = r.events.findIndex((e) => e.type === 'throttled' && e.kind === 'retry');
+  if (i >= 0 && r.scenario.listener?.on !== 'throttled') {
+    const endAt = r.events.findIndex((e) => e.type === 'call-end');
+    const end = r.events[endAt];
+    if (end?.type !== 'call-end' || r.eventTimes[endAt] !== r.eventTimes[i]) {
+      out.push('a throttled retry did not end the call at once');
+    } else if (end.reason !== 'throttled' && !r.cancelledLive) {
+      out.push(`a throttled retry ended the call with reason ${end.reason} (${status?.details})`);
+    }
+    if (r.events.slice(i).some((e) => e.type === 'attempt-start')) {
+      out.push('an attempt started after a throttled retry');
+    }
+  }
+  return out;
+}
+
+/** A valid grpc-retry-pushback-ms: digits with no leading zero (docs/configuration.md "Pushback"). */
+const validPushback = (p: string | undefined): number | undefined =>
+  p !== undefined && /^(0|[1-9][0-9]*)$/.test(p) ? Number(p) : undefined;
+
+/**
+ * Retry delays (retry policy), after the failed attempt's own status: a valid pushback is the delay (reason
+ * `pushback`); else a RetryInfo within the cap (reason `retry-info`, never with `retryInfo: false`); else a
+ * backoff within maxBackoff × 1.2. A RetryInfo over the cap with no pushback ends the call. With
+ * `deadlineAwareBackoff`, no delay ends at or after the deadline.
+ */
+function hintViolations(r: Run): string[] {
+  const out: string[] = [];
+  const s = r.scenario;
+  if (s.policy.kind !== 'retry' || passthrough(s)) return out;
+  const maxDelayMs = s.retryInfo === false ? -1 : (s.retryInfo?.maxDelayMs ?? 60_000);
+  r.events.forEach((e, i) => {
+    if (e.type !== 'retry-scheduled') return;
+    const at = r.eventTimes[i] ?? 0;
+    // (The event's delay is rounded to whole ms: 0.75 ms reads 1, and ends before a deadline 1 ms away.)
+    if (s.deadlineAware && s.deadlineMs !== undefined && at + e.delayMs > T0 + s.deadlineMs) {
+      out.push(
+        `deadline-aware: retry ${e.attempt} due ${e.delayMs} ms after ${at - T0}, deadline ${s.deadlineMs}`,
+      );
+    }
+    if (e.reason === 'backoff' && !(e.delayMs >= 0 && e.delayMs <= 240)) {
+      out.push(`retry ${e.attempt}: a backoff of ${e.delayMs} ms`);
+    }
+    const sent = r.attempts[e.attempt - 2]?.statusSent;
+    if (sent === undefined || sent.eventsBefore > i) return; // it timed out (or was cancelled) first
+    const pushback = validPushback(sent.pushback);
+    const hint = sent.hint !== undefined && sent.hint <= maxDelayMs ? sent.hint : undefined;
+    const expected =
+      pushback !== undefined
+        ? { reason: 'pushback', delayMs: pushback }
+        : hint !== undefined
+          ? { reason: 'retry-info', delayMs: hint }
+          : { reason: 'backoff', delayMs: undefined };
+    if (e.reason !== expected.reason || (expected.delayMs !== undefined && e.delayMs !== expected.delayMs)) {
+      out.push(
+        `retry ${e.attempt} after ${e.delayMs} ms (${e.reason}); its failure sent pushback ${sent.pushback}, RetryInfo ${sent.hint}`,
+      );
+    }
+    if (sent.pushback === undefined && sent.hint !== undefined && maxDelayMs >= 0 && sent.hint > maxDelayMs) {
+      out.push(
+        `retry ${e.attempt} scheduled after a RetryInfo of ${sent.hint} ms, over the ${maxDelayMs} ms cap`,
+      );
+    }
+  });
+  return out;
+}
+
+/**
+ * The next call refused an attempt: with none of the call's attempts out, the call ends with UNAVAILABLE naming
+ * it (test/engine/attempts.engine.test.ts); a refused attempt is never counted (checked above).
+ */
+function refusalViolations(r: Run, status: StatusObject | undefined): string[] {
+  const out: string[] = [];
+  for (const f of r.refused) {
+    if (f.live > 0 || status === undefined || r.cancelledLive) continue;
+    const expected = `could not start attempt ${f.index + 1}`;
+    if (!(status.code === Status.UNAVAILABLE && status.details.startsWith(expected))) {
+      out.push(
+        `attempt ${f.index + 1} refused with none out, but the status is ${status.code} (${status.details})`,
+      );
+    }
+  }
+  return out;
 }
