@@ -266,7 +266,7 @@ const FINISH_TEXT: Readonly<Record<FinishReason, string>> = {
   'request-changed': 'a request message changed after it was written, so a resend would carry other data',
   'request-unserializable': 'a request message cannot be serialized',
   'deadline-aware': 'the next backoff would outlast the deadline',
-  throttled: 'the retry gate refused a retry',
+  throttled: 'a retry was refused (by the retry gate or an adaptive throttle)',
 };
 
 /**

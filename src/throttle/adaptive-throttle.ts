@@ -297,13 +297,20 @@ class ThrottledCall implements InterceptingCallInterface {
   constructor(private readonly decide: (metadata: Metadata) => InterceptingCallInterface) {}
 
   start(metadata: Metadata, listener?: Partial<InterceptingListener>): void {
-    if (this.cancelledBeforeStart) {
+    const early = this.cancelledBeforeStart;
+    if (early) {
       this.inner = new RejectedCall('', true);
-      this.inner.cancelWithStatus(this.cancelledBeforeStart.code, this.cancelledBeforeStart.details);
+      this.inner.cancelWithStatus(early.code, early.details);
     } else {
       this.inner = this.decide(metadata);
     }
     this.inner.start(metadata, listener);
+    const during = this.cancelledBeforeStart;
+    if (early === undefined && during !== undefined) {
+      // An `adaptive-throttle-rejected` listener cancelled the call while it was being decided: the cancel wins,
+      // as one made after the start does.
+      this.inner.cancelWithStatus(during.code, during.details);
+    }
   }
   cancelWithStatus(code: status, details: string): void {
     if (this.inner) {

@@ -26,7 +26,7 @@ describe('the status of a call that a failure ends', () => {
     ['attempts-exhausted', 'no attempt left'],
     ['replay-buffer', 'the replay buffer is full'],
     ['deadline-aware', 'the next backoff would outlast the deadline'],
-    ['throttled', 'the retry gate refused a retry'],
+    ['throttled', 'a retry was refused (by the retry gate or an adaptive throttle)'],
     ['fatal-status', 'its status is not retryable'],
   ] as const)('after a per-attempt timeout, also says why no further attempt went (%s)', (reason, why) => {
     const ended = finishStatus(failed, reason as FinishReason, 'per-attempt-timeout');

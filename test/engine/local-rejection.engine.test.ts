@@ -100,7 +100,7 @@ describe('engine: an attempt rejected locally by an adaptive throttle below', ()
     h.attempt(1).status(Status.UNAVAILABLE, REJECTED, doNotRetry());
     expect(h.status.code).toBe(Status.DEADLINE_EXCEEDED);
     expect(h.status.details).toBe(
-      'per-attempt receive timeout (50 ms) hit on attempt 1; the retry gate refused a retry',
+      'per-attempt receive timeout (50 ms) hit on attempt 1; a retry was refused (by the retry gate or an adaptive throttle)',
     );
     expect(h.status.metadata.get('grpc-previous-rpc-attempts')).toEqual([]);
   });
