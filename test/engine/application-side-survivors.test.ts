@@ -67,7 +67,9 @@ describe('engine: a single request larger than the replay limits', () => {
     ]);
     h.attempt(0).succeed();
     expect(eventsOfType(h.events, 'committed')).toHaveLength(1);
-    expect(eventsOfType(h.events, 'call-end')).toEqual([expect.objectContaining({ code: Status.OK, attempts: 1 })]);
+    expect(eventsOfType(h.events, 'call-end')).toEqual([
+      expect.objectContaining({ code: Status.OK, attempts: 1 }),
+    ]);
   });
 });
 
