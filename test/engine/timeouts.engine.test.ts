@@ -167,7 +167,7 @@ describe('engine: perAttemptRecvTimeout', () => {
     });
     h.clock.advance(50); // 2 -> 1: not above half
     expect(h.status.code).toBe(Status.DEADLINE_EXCEEDED);
-    expect(h.status.details).toMatch(/retry gate refused/);
+    expect(h.status.details).toMatch(/a retry was refused \(by the retry gate/);
     expect(eventsOfType(h.events, 'throttled')).toHaveLength(1);
   });
 
