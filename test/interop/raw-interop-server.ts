@@ -50,6 +50,10 @@ export interface RawInteropServer {
 const SERVICE = '/grpc.testing.TestService/';
 type Method = 'UnaryCall' | 'StreamingInputCall' | 'StreamingOutputCall';
 const METHODS: readonly string[] = ['UnaryCall', 'StreamingInputCall', 'StreamingOutputCall'];
+/** The methods whose client sends one request and then half-closes. */
+const SINGLE_REQUEST_METHODS: readonly string[] = ['UnaryCall', 'StreamingOutputCall'];
+/** How long an ended request stream waits for a reset that says the client cancelled it (ms). */
+const END_TO_RESET_WAIT_MS = 5;
 
 /** The message (de)serializers of a method, from the loaded service definition. */
 function codec(method: Method): grpc.MethodDefinition<unknown, unknown> {
@@ -268,8 +272,14 @@ function serveStream(
     }
   });
   stream.on('end', () => {
-    // Node also ends the readable side when the client resets the stream: that is no half-close.
-    setImmediate(() => {
+    // Node also ends the readable side when the client resets the stream: that is no half-close. A client's cancel
+    // is an END_STREAM and then an RST_STREAM (Node's `close()` ends the writable side first), which a loaded
+    // server may read apart: a call with a single request that ends before its request came was cancelled (no
+    // client half-closes it without the request), and the others wait a moment for the reset.
+    if (SINGLE_REQUEST_METHODS.includes(method) && requests.length === 0 && failure === undefined) {
+      return;
+    }
+    setTimeout(() => {
       if (stream.rstCode !== undefined && stream.rstCode !== 0) {
         return;
       }
@@ -278,7 +288,7 @@ function serveStream(
       } else {
         later(respond);
       }
-    });
+    }, END_TO_RESET_WAIT_MS);
   });
 }
 
