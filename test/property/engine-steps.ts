@@ -26,16 +26,9 @@ import type { InterceptingCallInterface, MessageContext } from '../../src/shared
 import type { GatedAttemptKind, RetryGate } from '../../src/shared/retry-gate.js';
 import { FakeClock } from '../../src/testing/fake-clock.js';
 import { RetryBudget } from '../../src/throttle/retry-budget.js';
-import {
-  type CallType,
-  FakeAttempt,
-  hedgingPolicy,
-  METHOD,
-  retryPolicy,
-  Status,
-  T0,
-} from '../helpers/engine.js';
+import { type CallType, hedgingPolicy, METHOD, retryPolicy, Status, T0 } from '../helpers/engine.js';
 import { type CapturedWarning, captureWarnings } from '../helpers/warnings.js';
+import { GuardedFakeAttempt } from './guarded-attempt.js';
 
 // ---- the scenario ----
 
@@ -427,10 +420,9 @@ function makeAdaptive(spec: AdaptiveSpec, clock: FakeClock): AdaptiveHedging {
 }
 
 /** A scripted attempt whose calls into the engine record what they throw instead of letting it escape. */
-class GuardedAttempt extends FakeAttempt {
+class GuardedAttempt extends GuardedFakeAttempt {
   /** Each message as its bytes read when the engine handed it over. */
   readonly sentBytes: string[] = [];
-  headersSent = false;
   responses = 0;
   /** The hints its status carried, and how many events the run had when it was delivered. */
   statusSent: { pushback: string | undefined; hint: number | undefined; eventsBefore: number } | undefined;
@@ -440,21 +432,14 @@ class GuardedAttempt extends FakeAttempt {
   constructor(
     index: number,
     options: InterceptorOptions,
-    private readonly guard: (where: string, f: () => void) => void,
+    guard: (where: string, f: () => void) => void,
     private readonly events: readonly RetryEvent[],
   ) {
-    super(index, options);
+    super(index, options, guard);
   }
   override sendMessageWithContext(context: MessageContext, message: unknown): void {
     this.sentBytes.push(Buffer.isBuffer(message) ? message.toString('hex') : String(message));
     super.sendMessageWithContext(context, message);
-  }
-  override headers(md: Metadata = new Metadata()): void {
-    this.headersSent = true;
-    this.guard(`attempt ${this.index} headers`, () => super.headers(md));
-  }
-  override message(message: unknown): void {
-    this.guard(`attempt ${this.index} message`, () => super.message(message));
   }
   override status(code: number, details = '', trailers: Record<string, string> | Metadata = {}): void {
     const hints = this.hints ?? { pushback: undefined, hint: undefined };

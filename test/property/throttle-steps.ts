@@ -34,6 +34,7 @@ import {
   T0,
 } from '../helpers/engine.js';
 import { captureWarnings } from '../helpers/warnings.js';
+import { GuardedFakeAttempt } from './guarded-attempt.js';
 
 // ---- the scenario ----
 
@@ -179,33 +180,17 @@ export function scenarioArb(mode: TScenario['mode']): fc.Arbitrary<TScenario> {
 // ---- running it ----
 
 /** A scripted attempt that records the order of its cancel and its status, and what its calls throw. */
-class TAttempt extends FakeAttempt {
+class TAttempt extends GuardedFakeAttempt {
   /** The client cancelled it before its status came (first cancel's code). */
   cancelledFirst: number | undefined;
   /** The status it handed up, unless cancelled first. */
   answered: StatusObject | undefined;
   /** The status it handed up, whatever came first. */
   delivered: StatusObject | undefined;
-  headersSent = false;
   responses = 0;
-
-  constructor(
-    index: number,
-    options: InterceptorOptions,
-    private readonly guard: (where: string, f: () => void) => void,
-  ) {
-    super(index, options);
-  }
   override cancelWithStatus(code: number, details: string): void {
     if (!this.ended && this.cancelled === undefined) this.cancelledFirst = code;
     super.cancelWithStatus(code, details);
-  }
-  override headers(md: Metadata = new Metadata()): void {
-    this.headersSent = true;
-    this.guard(`attempt ${this.index} headers`, () => super.headers(md));
-  }
-  override message(message: unknown): void {
-    this.guard(`attempt ${this.index} message`, () => super.message(message));
   }
   override status(code: number, details = '', trailers: Record<string, string> | Metadata = {}): void {
     if (!this.ended && this.cancelledFirst === undefined) {

@@ -6,28 +6,8 @@
  */
 
 import { describe, expect, it } from 'vitest';
-import type { CallPolicy } from '../../src/config/types.js';
-import { readCallRetryOptions, withRetryOptions } from '../../src/retry/call-options.js';
 import { isCallPolicyForm } from '../../src/retry/call-policy-check.js';
-
-const RETRY = {
-  kind: 'retry',
-  maxAttempts: 3,
-  initialBackoffMs: 100,
-  maxBackoffMs: 1000,
-  backoffMultiplier: 2,
-  retryableStatusCodes: [14],
-} as const;
-const HEDGING = { kind: 'hedging', maxAttempts: 3, hedgingDelayMs: 10, nonFatalStatusCodes: [14] } as const;
-
-/** withRetryOptions with a policy a plain-JS caller wrote (no type checks). */
-function withPolicy(policy: unknown) {
-  return () => withRetryOptions({ policy: policy as CallPolicy });
-}
-
-function policyOf(policy: unknown): CallPolicy | undefined {
-  return readCallRetryOptions(withRetryOptions({ policy: policy as CallPolicy }))?.policy;
-}
+import { HEDGING, policyOf, RETRY, withPolicy } from '../helpers/call-policies.js';
 
 function without<T extends object>(policy: T, key: keyof T): Partial<T> {
   const copy: Partial<T> = { ...policy };

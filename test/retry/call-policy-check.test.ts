@@ -6,27 +6,8 @@
 
 import { describe, expect, it } from 'vitest';
 import { findMethodPolicy, parseServiceConfig } from '../../src/config/index.js';
-import type { CallPolicy } from '../../src/config/types.js';
 import { readCallRetryOptions, withRetryOptions } from '../../src/retry/call-options.js';
-
-const RETRY = {
-  kind: 'retry',
-  maxAttempts: 3,
-  initialBackoffMs: 100,
-  maxBackoffMs: 1000,
-  backoffMultiplier: 2,
-  retryableStatusCodes: [14],
-} as const;
-const HEDGING = { kind: 'hedging', maxAttempts: 3, hedgingDelayMs: 10, nonFatalStatusCodes: [14] } as const;
-
-/** withRetryOptions with a policy a plain-JS caller wrote (no type checks). */
-function withPolicy(policy: unknown) {
-  return () => withRetryOptions({ policy: policy as CallPolicy });
-}
-
-function policyOf(policy: unknown): CallPolicy | undefined {
-  return readCallRetryOptions(withRetryOptions({ policy: policy as CallPolicy }))?.policy;
-}
+import { HEDGING, policyOf, RETRY, withPolicy } from '../helpers/call-policies.js';
 
 describe('withRetryOptions: a policy in the interceptor form', () => {
   it('takes a complete policy of either kind, as a frozen copy', () => {
