@@ -9,6 +9,7 @@ import type { RetryingCallContext } from './call-context.js';
 import type { CallEvents } from './call-events.js';
 import { engineStatus } from './engine-statuses.js';
 import { isMessageSizeRejection } from './local-failure.js';
+import { noFurtherAttempt } from './no-further-attempt.js';
 import type { ReplayBuffer, ReplayVerdict } from './replay-buffer.js';
 import {
   type AttemptFailure,
@@ -84,10 +85,7 @@ export class FailureHandler {
       // Committed by the request outgrowing the replay buffer, before any response: the timeout still limits the
       // attempt (it stops at a response, not at a commit), and no attempt follows it.
       const reason = this.afterCommittedFailure(status, true, true);
-      this.host.finish(
-        reason === 'committed' ? status : finishStatus(status, reason, 'per-attempt-timeout'),
-        attempt,
-      );
+      this.host.finish(finishStatus(status, reason, 'per-attempt-timeout'), attempt);
       return;
     }
     if (this.host.inFlight) {
@@ -117,7 +115,7 @@ export class FailureHandler {
         host.hedgeAfterFailure(shown, { type: 'stop-hedging', reason: 'throttled' });
         return;
       }
-      this.events?.noFurtherAttempt('throttled');
+      noFurtherAttempt(this.events, ctx, 'throttled');
       if (host.inFlight) {
         host.finish(finishStatus(shown, 'throttled', shownBy.cancelReason), shownBy); // unless a listener ended the call
       }
@@ -134,10 +132,7 @@ export class FailureHandler {
     }
     switch (decision.type) {
       case 'finish': {
-        this.events?.noFurtherAttempt(decision.reason);
-        if (decision.reason === 'replay-buffer') {
-          ctx.onReplayBufferFull();
-        }
+        noFurtherAttempt(this.events, ctx, decision.reason);
         // A failure the policy would retry (or hedge past), come once the deadline has passed: the call ends for its
         // deadline, as it does when the deadline passes during a backoff, not with a status a retry was meant to
         // hide (grpc-js's own retries end such a call at its deadline timer too). A DEADLINE_EXCEEDED is that status.
@@ -147,9 +142,6 @@ export class FailureHandler {
         }
         // A request the replay buffer cannot hold ('replay-buffer') commits no attempt here: the failed one has
         // ended, and the call ends with its status, as when all attempts fail (no `committed` event).
-        if (decision.reason === 'request-changed') {
-          ctx.onRequestChanged();
-        }
         host.finish(finishStatus(shown, decision.reason, shownBy.cancelReason), shownBy);
         return;
       }
@@ -180,12 +172,7 @@ export class FailureHandler {
       return true;
     }
     const reason = replayFinishReason(verdict);
-    this.events?.noFurtherAttempt(reason);
-    if (reason === 'request-changed') {
-      this.ctx.onRequestChanged();
-    } else if (reason === 'replay-buffer') {
-      this.ctx.onReplayBufferFull();
-    }
+    noFurtherAttempt(this.events, this.ctx, reason);
     this.host.finish(finishStatus(after.status, reason, after.attempt.cancelReason), after.attempt);
     return false;
   }
@@ -196,6 +183,12 @@ export class FailureHandler {
    * outgrowing the buffer) when, uncommitted, the failure would have been retried or hedged past; otherwise what
    * would have ended it anyway (a fatal status, attempts used up).
    */
+  afterCommittedFailure(status: StatusObject, committedByOverflow: true, timedOut?: boolean): FinishReason;
+  afterCommittedFailure(
+    status: StatusObject,
+    committedByOverflow: boolean,
+    timedOut?: boolean,
+  ): FinishReason | 'committed';
   afterCommittedFailure(
     status: StatusObject,
     committedByOverflow: boolean,
@@ -211,17 +204,9 @@ export class FailureHandler {
       () => 'allow',
     );
     const another = decision.type !== 'finish' || decision.reason === 'replay-buffer';
-    if (!another) {
-      this.events?.noFurtherAttempt(decision.reason);
-      return decision.reason;
-    }
-    if (committedByOverflow) {
-      this.events?.noFurtherAttempt('replay-buffer');
-      this.ctx.onReplayBufferFull();
-      return 'replay-buffer';
-    }
-    this.events?.noFurtherAttempt('committed');
-    return 'committed';
+    const reason = !another ? decision.reason : committedByOverflow ? 'replay-buffer' : 'committed';
+    noFurtherAttempt(this.events, this.ctx, reason);
+    return reason;
   }
 
   /**

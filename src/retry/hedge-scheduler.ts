@@ -6,6 +6,7 @@ import type { AttemptSet } from './attempt-set.js';
 import type { RetryingCallContext } from './call-context.js';
 import type { CallEvents } from './call-events.js';
 import type { HedgeScheduledEvent } from './events.js';
+import { noFurtherAttempt } from './no-further-attempt.js';
 import type { ReplayBuffer } from './replay-buffer.js';
 import { decideHedgeSend, type HedgeFailureDecision } from './retry-decision.js';
 
@@ -108,7 +109,7 @@ export class HedgeScheduler {
         this.schedule(decision.delayMs, decision.reason);
         return;
       case 'stop-hedging':
-        this.events?.noFurtherAttempt(decision.reason);
+        noFurtherAttempt(this.events, this.ctx, decision.reason);
         this.close();
         return;
     }
@@ -308,13 +309,7 @@ export class HedgeScheduler {
         this.setTimer(Math.max(this.delayMs, MIN_BUDGET_ASK_INTERVAL_MS));
         return false;
       case 'stop':
-        this.events?.noFurtherAttempt(verdict.reason);
-        if (verdict.reason === 'request-changed') {
-          this.ctx.onRequestChanged();
-        }
-        if (verdict.reason === 'replay-buffer') {
-          this.ctx.onReplayBufferFull();
-        }
+        noFurtherAttempt(this.events, this.ctx, verdict.reason);
         if (verdict.reason === 'replay-buffer' && this.attempts.live.length > 0) {
           host.commitMostAdvanced();
         } else {

@@ -25,6 +25,7 @@ import { engineStatus } from './engine-statuses.js';
 import type { AttemptCancelReason, AttemptKind, CommittedEvent, RetryEvent } from './events.js';
 import { FailureHandler, type FailureHost } from './failure-handler.js';
 import { type HedgeHost, HedgeScheduler } from './hedge-scheduler.js';
+import { noFurtherAttempt } from './no-further-attempt.js';
 import { callBounds, followParentCancel } from './parent-call.js';
 import { ReplayBuffer } from './replay-buffer.js';
 import type { HedgeFailureDecision } from './retry-decision.js';
@@ -235,8 +236,7 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
     } else if (phase.tag === 'waiting') {
       // Committed with no attempt in flight: A6 makes no further attempt, so the failure the wait followed is the
       // call's result (as grpc-js's own retries end it), and what was written past the limit is not held for one.
-      this.events?.noFurtherAttempt('replay-buffer');
-      this.ctx.onReplayBufferFull();
+      noFurtherAttempt(this.events, this.ctx, 'replay-buffer');
       this.end(phase.lastFailure, 'call-ended', false, this.failedAttempt(phase.lastFailure));
     }
   }
@@ -511,7 +511,7 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
 
   /** The call's deadline has passed with no attempt's status to give: `last` is its last failure, if any. */
   endAtDeadline(last: StatusObject | undefined): void {
-    this.events?.noFurtherAttempt('deadline');
+    noFurtherAttempt(this.events, this.ctx, 'deadline');
     this.end(engineStatus.deadlineExceeded(last, this.policy.kind === 'hedging'), 'call-ended');
   }
 }
