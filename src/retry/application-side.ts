@@ -146,7 +146,7 @@ export class ApplicationSide implements AttemptOwner {
       host.attempts.stopTimer(attempt); // committed by the buffer's overflow: its first response
     }
     if (host.committedTo === attempt) {
-      this.listener?.onReceiveMetadata?.(metadata);
+      this.listener?.onReceiveMetadata?.(withPreviousAttempts(metadata, attempt.number - 1));
     }
   }
 
@@ -214,12 +214,7 @@ export class ApplicationSide implements AttemptOwner {
     // carries no trailers. Absent means none.
     const previous = cancelled ? 0 : decidedBy ? decidedBy.number - 1 : this.host.attempts.count - 1;
     if (previous > 0 && status.metadata) {
-      // On a copy: grpc-js may hand the same trailers to every call that fails while the channel has no connection
-      // (one object per picker), and a count written into them would reach other calls' attempts, where it reads as
-      // a retry layer below (the nested-retries warning).
-      const metadata = status.metadata.clone();
-      metadata.set(PREVIOUS_ATTEMPTS_METADATA_KEY, String(previous));
-      status = { ...status, metadata };
+      status = { ...status, metadata: withPreviousAttempts(status.metadata, previous) };
     }
     const listener = this.listener;
     this.listener = undefined;
@@ -269,4 +264,21 @@ function inCallersMetadata(status: StatusObject, callers: Metadata | undefined):
     }
   }
   return { ...status, metadata };
+}
+
+/**
+ * `received` as the application gets it from an attempt that had `previous` attempts before it: marked with
+ * `grpc-previous-rpc-attempts` when there were any (A6: the count may be set in the response metadata the client
+ * application receives). The response headers carry it, as grpc-js's own retries put it there, and so does the
+ * final status's trailers, as grpc-java does. On a copy: grpc-js may hand the same trailers to every call that fails
+ * while the channel has no connection (one object per picker), and a count written into them would reach other
+ * calls' attempts, where it reads as a retry layer below (the nested-retries warning).
+ */
+function withPreviousAttempts(received: Metadata, previous: number): Metadata {
+  if (previous <= 0) {
+    return received;
+  }
+  const marked = received.clone();
+  marked.set(PREVIOUS_ATTEMPTS_METADATA_KEY, String(previous));
+  return marked;
 }

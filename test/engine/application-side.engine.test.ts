@@ -232,6 +232,34 @@ describe('engine: what the application sees', () => {
     expect(two.status.metadata.get('grpc-previous-rpc-attempts')).toEqual(['1']);
   });
 
+  it("the headers of an attempt after the first carry grpc-previous-rpc-attempts, on a copy; the first's carry none", () => {
+    const first = engineCall(retryPolicy());
+    const firstHeaders = new Metadata();
+    first.attempt(0).headers(firstHeaders);
+    expect(first.received.headers).toEqual([firstHeaders]);
+    expect(first.received.headers[0]?.get('grpc-previous-rpc-attempts')).toEqual([]);
+
+    const retried = engineCall(retryPolicy());
+    retried.attempt(0).fail();
+    retried.clock.runNext();
+    const fromServer = new Metadata();
+    fromServer.set('x-served-by', 'b');
+    retried.attempt(1).headers(fromServer);
+    expect(retried.received.headers).toHaveLength(1);
+    expect(retried.received.headers[0]?.getMap()).toEqual({
+      'x-served-by': 'b',
+      'grpc-previous-rpc-attempts': '1',
+    });
+    expect(fromServer.get('grpc-previous-rpc-attempts')).toEqual([]); // the attempt's own object is left as it came
+    retried.attempt(1).succeed();
+    expect(retried.status.metadata.get('grpc-previous-rpc-attempts')).toEqual(['1']);
+
+    const hedged = engineCall(hedgingPolicy({ hedgingDelay: '0.1s', maxAttempts: 3 }));
+    hedged.clock.advance(200);
+    hedged.attempt(2).headers();
+    expect(hedged.received.headers[0]?.get('grpc-previous-rpc-attempts')).toEqual(['2']);
+  });
+
   it("the caller's cancel carries no grpc-previous-rpc-attempts, after a hedge or a retry committed too", async () => {
     const hedged = engineCall(hedgingPolicy({ hedgingDelay: '0.1s', maxAttempts: 2 }));
     hedged.clock.advance(100);

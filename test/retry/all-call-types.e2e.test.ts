@@ -15,6 +15,7 @@ import {
   retryConfig,
   serverStream,
   startHarness,
+  testClient,
   unary,
 } from '../helpers/harness.js';
 
@@ -54,7 +55,34 @@ describe.each(callTypes)('%s', (_name, run) => {
       expect(out.responses.every((r) => r.attempt === 3)).toBe(true);
       expect(server.attempts(c).map((a) => a.previousRpcAttempts)).toEqual([undefined, 1, 2]);
       expect(out.trailers?.get('grpc-previous-rpc-attempts')).toEqual(['2']);
+      expect(out.headers?.get('grpc-previous-rpc-attempts')).toEqual(['2']);
     } finally {
+      await h.close();
+    }
+  });
+
+  it("a retried call's response headers carry grpc-previous-rpc-attempts, as with grpc-js's own retries", async () => {
+    const config = retryConfig();
+    const builtIn = testClient(server.address, [], {
+      'grpc.enable_retries': 1,
+      'grpc.service_config': JSON.stringify(config),
+    });
+    const h = await startHarness(config, {}, server);
+    try {
+      const outcomes: CallOutcome[] = [];
+      for (const client of [builtIn, h.client]) {
+        const c = id();
+        server.script(c, [{ status: UNAVAILABLE }, {}]);
+        outcomes.push(await run(client, c));
+      }
+      const [bare, intercepted] = outcomes.map((o) => ({
+        code: o.code,
+        headers: o.headers?.get('grpc-previous-rpc-attempts'),
+      }));
+      expect(bare).toEqual({ code: status.OK, headers: ['1'] });
+      expect(intercepted).toEqual(bare);
+    } finally {
+      builtIn.close();
       await h.close();
     }
   });
