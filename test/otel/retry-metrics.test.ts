@@ -400,7 +400,9 @@ describe('createRetryMetrics: end to end with the flaky server', () => {
   });
 
   it('a hedged call won by the hedge records one hedge', async () => {
-    const c = await client(hedgingConfig({ hedgingDelay: '0.05s' }));
+    // maxAttempts 2: one hedge at most, however late the hedge's answer comes on a loaded machine (with 3, a third
+    // attempt went out 50 ms after the second when its answer took longer than that)
+    const c = await client(hedgingConfig({ hedgingDelay: '0.05s', maxAttempts: 2 }));
     const call = id();
     server.script(call, [{ delayMs: 3000 }, {}]);
     const out = await unary(c, call);
