@@ -26,7 +26,8 @@ import { effectivePolicy } from './lb-policy-names.js';
  */
 export function withReplicaAvoidance(serviceConfig: Record<string, unknown>, on: boolean): void {
   const current = serviceConfig.loadBalancingConfig as readonly object[] | undefined;
-  if (on && effectivePolicy(current, isPolicyKnownToGrpcJs) !== AVOID_TRIED_REPLICAS_POLICY) {
+  const wraps = on && effectivePolicy(current, isPolicyKnownToGrpcJs) !== AVOID_TRIED_REPLICAS_POLICY;
+  if (wraps) {
     serviceConfig.loadBalancingConfig = [
       { [AVOID_TRIED_REPLICAS_POLICY]: { childPolicy: current?.length ? current : [{ round_robin: {} }] } },
     ];
@@ -39,6 +40,14 @@ export function withReplicaAvoidance(serviceConfig: Record<string, unknown>, on:
   // grpc-js meets an invalid policy config by skipping the entry (so: the next one, or pick_first, silently); say it
   // here.
   const [problem] = findAvoidPolicyProblems(list);
+  if (problem !== undefined && wraps) {
+    // The policy's child list is the config's own loadBalancingConfig: say what is wrong in the list as written.
+    const child = problem.path[4];
+    throw new ServiceConfigError(
+      typeof child === 'number' ? `loadBalancingConfig[${child}]` : 'loadBalancingConfig',
+      `${problem.problem.replace(/^childPolicy\[\d+\] \(([^)]*)\)/, '$1').replace(/^childPolicy /, '')}; avoidTriedReplicas runs ${AVOID_TRIED_REPLICAS_POLICY} around this list, and it needs a policy there that grpc-js can run`,
+    );
+  }
   if (problem !== undefined) {
     throw new ServiceConfigError(
       `loadBalancingConfig[${problem.index}]`,

@@ -35,6 +35,9 @@ export function findHedgingBehindPickFirst(
   if (child !== undefined ? effectivePolicy(child, isKnown) !== 'pick_first' : top !== 'pick_first') {
     return [];
   }
+  if (child !== undefined && !policyNames(child).some(isKnown)) {
+    return []; // a child list naming no policy it knows is an error of the policy's config (the validator's)
+  }
   const names = policyNames(child ?? config.loadBalancingConfig);
   const why =
     child !== undefined

@@ -60,6 +60,8 @@ describe("check: the replica-avoiding policy's config", () => {
       `config.json:5:24: loadBalancingConfig[0]["${AVOID}"].childPolicy: childPolicy names no load-balancing policy this grpc-js knows (round_robbin: did you mean round_robin?)`,
     );
     expect(run.stderr).toContain('invalid service config (1 error)');
+    // the child list is wrong, not pick_first: no warning of hedging around pick_first beside the error
+    expect(run.stderr).not.toContain('pick_first');
     const json = await report(config);
     expect(json).toMatchObject({ valid: false, status: 'invalid' });
     expect(json.errors).toEqual([

@@ -1,6 +1,7 @@
 import { experimental } from '@grpc/grpc-js';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createChannelOptions } from '../../src/config/channel-options.js';
+import { ServiceConfigError } from '../../src/config/service-config-error.js';
 import {
   AVOID_TRIED_REPLICAS_POLICY,
   AvoidTriedReplicasConfig,
@@ -123,6 +124,34 @@ describe('createChannelOptions: a loadBalancingConfig list with fallbacks', () =
         { avoidTriedReplicas: true },
       ),
     ).toThrow(/loadBalancingConfig\[1\]: .*round_robbin: did you mean round_robin\?/);
+  });
+});
+
+describe('createChannelOptions: avoidTriedReplicas around a list it cannot run', () => {
+  it("names the config's own list, as written, not the wrapper it made", () => {
+    expect(() =>
+      createChannelOptions(
+        { ...hedged, loadBalancingConfig: [{ round_robbin: {} }] },
+        { avoidTriedReplicas: true },
+      ),
+    ).toThrow(
+      new ServiceConfigError(
+        'loadBalancingConfig',
+        'names no load-balancing policy this grpc-js knows (round_robbin: did you mean round_robin?); ' +
+          `avoidTriedReplicas runs ${AVOID_TRIED_REPLICAS_POLICY} around this list, and it needs a policy there that grpc-js can run`,
+      ).message,
+    );
+    expect(() =>
+      createChannelOptions(
+        {
+          ...hedged,
+          loadBalancingConfig: [{ round_robbin: {} }, { pick_first: { shuffleAddressList: 'yes' } }],
+        },
+        { avoidTriedReplicas: true },
+      ),
+    ).toThrow(
+      /^loadBalancingConfig\[1\]: pick_first is invalid: .*shuffleAddressList.*; avoidTriedReplicas runs /,
+    );
   });
 });
 
