@@ -172,7 +172,35 @@ export function validateAttemptScript(value: unknown, where = 'attempt script'):
         break;
     }
   }
+  checkFieldsTogether(out, fail);
   return out;
+}
+
+/**
+ * The trailers a dedicated field sends, by key, with that field: a scripted trailer of the same key would be
+ * replaced by it, silently. Either alone is fine (the trailer key sends any raw value, garbage included).
+ */
+const DEDICATED_TRAILERS = [
+  ['grpc-retry-pushback-ms', 'pushback'],
+  ['grpc-status-details-bin', 'retryInfoMs'],
+] as const;
+
+/** The problems of fields together, once each is known good alone. */
+function checkFieldsTogether(script: AttemptScript, fail: (field: string, rule: string) => never): void {
+  if (script.retryInfoMs !== undefined && (script.status ?? 0) === 0) {
+    fail(
+      'retryInfoMs',
+      `requires a non-OK status, got ${script.status === undefined ? 'no "status" (an attempt ends OK by default)' : 'status OK'}: the RetryInfo travels in the details of a failed status, so an OK attempt would not send it; give a "status" such as "UNAVAILABLE"`,
+    );
+  }
+  for (const [key, field] of DEDICATED_TRAILERS) {
+    if (script[field] !== undefined && script.trailers !== undefined && Object.hasOwn(script.trailers, key)) {
+      fail(
+        `trailers.${key}`,
+        `and "${field}" both set the ${key} trailer ("${field}" would replace the scripted value silently): give one of them`,
+      );
+    }
+  }
 }
 
 function checkTrailers(value: unknown, fail: (field: string, rule: string) => never): Record<string, string> {

@@ -36,8 +36,13 @@ import {
 export interface MessageFields {
   /** The message's name, as the descriptor gives it (`Order`). */
   readonly name: string;
-  /** Field (and oneof) keys, as the loader names them, each with its message type when it is a message found. */
+  /** Field keys, as the loader names them, each with its message type when it is a message found. */
   readonly keys: ReadonlyMap<string, MessageFields | undefined>;
+  /**
+   * The oneofs, proto3 `optional`'s synthetic ones (`_note`) included, by name as the loader names them: not fields
+   * (the serializer ignores such a key), so a response giving one is refused, naming the members to set instead.
+   */
+  readonly oneofGroups?: ReadonlyMap<string, OneofGroup>;
   /** The enum fields whose enum type was found, by key, with the names a response may give their values. */
   readonly enums?: ReadonlyMap<string, EnumValues>;
   /** The members of each real oneof (not proto3 `optional`'s), by key, with the oneof's name. */
@@ -51,6 +56,14 @@ export interface MessageFields {
   readonly wellKnown?: ReadonlyMap<string, WellKnownType>;
   /** The map fields whose values are messages found (not well-known), by key, with the values' message type. */
   readonly mapValues?: ReadonlyMap<string, MessageFields>;
+}
+
+/** A oneof of a message: its members, as the loader names them, when the descriptor tells them. */
+export interface OneofGroup {
+  /** The member fields' keys; empty when the descriptor does not tell members from other fields. */
+  readonly members: readonly string[];
+  /** Whether it is the synthetic oneof proto3 gives an `optional` field (`_note` for `note`), that field its member. */
+  readonly synthetic: boolean;
 }
 
 /** One problem of a scripted response: where in it (keys and indexes below `response`) and what. */
@@ -146,7 +159,7 @@ interface MapValueType {
 }
 
 type FieldFacts = Required<
-  Pick<MessageFields, 'keys' | 'enums' | 'oneofs' | 'maps' | 'wellKnown' | 'mapValues'>
+  Pick<MessageFields, 'keys' | 'oneofGroups' | 'enums' | 'oneofs' | 'maps' | 'wellKnown' | 'mapValues'>
 >;
 
 /**
@@ -163,6 +176,9 @@ function fieldsOf(descriptor: MessageDescriptor, types: FieldTypes): MessageFiel
     name: typeof descriptor.name === 'string' ? descriptor.name : 'message',
     get keys() {
       return read().keys;
+    },
+    get oneofGroups() {
+      return read().oneofGroups;
     },
     get enums() {
       return read().enums;
@@ -191,6 +207,8 @@ function readFields(descriptor: MessageDescriptor, types: FieldTypes): FieldFact
   const wellKnown = new Map<string, WellKnownType>();
   const mapValues = new Map<string, MessageFields>();
   const oneofNames = list<{ name?: unknown }>(descriptor.oneofDecl).map((o) => o.name);
+  const members = new Map<number, string[]>();
+  const optionalMembers = new Set<string>();
   for (const field of list<FieldDescriptor>(descriptor.field)) {
     if (typeof field.name !== 'string') {
       continue;
@@ -219,17 +237,34 @@ function readFields(descriptor: MessageDescriptor, types: FieldTypes): FieldFact
     // A proto3 `optional` field is the one member of a synthetic oneof: nothing to tell apart.
     const oneof =
       types.oneofsKnown && typeof field.oneofIndex === 'number' ? oneofNames[field.oneofIndex] : undefined;
-    if (typeof oneof === 'string' && field.proto3Optional !== true) {
-      oneofs.set(field.name, oneof);
+    if (typeof oneof === 'string') {
+      const list = members.get(field.oneofIndex as number) ?? [];
+      list.push(field.name);
+      members.set(field.oneofIndex as number, list);
+      if (field.proto3Optional === true) {
+        optionalMembers.add(field.name);
+      } else {
+        oneofs.set(field.name, oneof);
+      }
     }
   }
-  for (const name of oneofNames) {
-    // With `oneofs: true` the loader adds a key naming the member set; the serializer ignores it.
-    if (typeof name === 'string' && !keys.has(name)) {
-      keys.set(name, undefined);
+  // A oneof's name is no field: the serializer ignores it (with `oneofs: true` the loader adds it to the messages it
+  // decodes, naming the member set), so a response giving it would lose what it holds.
+  const oneofGroups = new Map<string, OneofGroup>();
+  oneofNames.forEach((name, i) => {
+    if (typeof name !== 'string' || keys.has(name)) {
+      return;
     }
-  }
-  return { keys, enums, oneofs, maps, wellKnown, mapValues };
+    const known = members.get(i) ?? [];
+    // proto3 names an `optional` field's oneof "_" + its name (protobufjs's descriptors do not keep proto3Optional)
+    const only = known.length === 1 ? known[0] : undefined;
+    const synthetic =
+      only !== undefined
+        ? optionalMembers.has(only) || name === `_${only}`
+        : known.length === 0 && name.startsWith('_') && keys.has(name.slice(1));
+    oneofGroups.set(name, { members: synthetic && only === undefined ? [name.slice(1)] : known, synthetic });
+  });
+  return { keys, oneofGroups, enums, oneofs, maps, wellKnown, mapValues };
 }
 
 /**
@@ -397,6 +432,13 @@ export function responseKeyProblems(
   /** The member of each oneof set so far: a message holds one, so a second is refused. */
   const setOneofs = new Map<string, string>();
   for (const [key, value] of Object.entries(response)) {
+    const group = fields.oneofGroups?.get(key);
+    if (group !== undefined) {
+      if (!namesMemberSet(value, group, response, fields)) {
+        problems.push({ path: [...path, key], message: oneofKeyMessage(key, group, fields, method) });
+      }
+      continue;
+    }
     if (!fields.keys.has(key)) {
       problems.push({ path: [...path, key], message: unknownKeyMessage(key, fields, method) });
       continue;
@@ -514,6 +556,42 @@ function wellKnownProblems(
     return Object.entries(value).flatMap(([mapKey, item]) => check(item, [...path, mapKey]));
   }
   return Array.isArray(value) ? value.flatMap((item, i) => check(item, [...path, i])) : check(value, path);
+}
+
+/**
+ * Whether a oneof's key is given as proto-loader (`oneofs: true`) decodes it, beside its member: the name of a field
+ * the response sets (null or undefined: nothing). Taken, so a decoded message can be sent back as it is; the
+ * serializer ignores it and loses nothing.
+ */
+function namesMemberSet(
+  value: unknown,
+  group: OneofGroup,
+  response: Record<string, unknown>,
+  fields: MessageFields,
+): boolean {
+  if (value === undefined || value === null) {
+    return true;
+  }
+  return (
+    typeof value === 'string' &&
+    fields.keys.has(value) &&
+    (group.members.length === 0 || group.members.includes(value)) &&
+    response[value] !== undefined &&
+    response[value] !== null
+  );
+}
+
+function oneofKeyMessage(key: string, group: OneofGroup, fields: MessageFields, method: string): string {
+  const where = `"${key}" is not a field of ${fields.name} (in the response of ${method})`;
+  const lost = "the serializer ignores a oneof's own key, so the client would receive none of what it holds";
+  if (group.synthetic && group.members.length === 1) {
+    return `${where} but the synthetic oneof of the proto3 optional field "${group.members[0]}": ${lost}; set "${group.members[0]}" itself`;
+  }
+  const members =
+    group.members.length > 0
+      ? `, whose members are ${group.members.join(', ')}`
+      : ' (the descriptor does not tell its members)';
+  return `${where} but a oneof group${members}: ${lost}; set one member instead`;
 }
 
 function unknownKeyMessage(key: string, fields: MessageFields, method: string): string {

@@ -209,6 +209,12 @@ function floatNote(kind: 'number' | 'float', value: unknown): string | undefined
   if (typeof value === 'number' && Number.isNaN(number)) {
     return ' (proto3 JSON gives a NaN as the string "NaN")';
   }
+  if (typeof value === 'string' && !NON_FINITE.has(value) && !Number.isFinite(number)) {
+    // a numeral beyond a double: Number() makes it ±Infinity, which only "Infinity" and "-Infinity" ask for
+    return kind === 'float'
+      ? ` (beyond ±${FLOAT_MAX}, the range of a 32-bit float: it would be sent as Infinity)`
+      : ` (beyond ±${Number.MAX_VALUE}, the range of a double: it would be sent as Infinity)`;
+  }
   if (kind === 'float' && Number.isFinite(number) && !Number.isFinite(Math.fround(number))) {
     return ` (beyond ±${FLOAT_MAX}, the range of a 32-bit float: it would be sent as Infinity)`;
   }
@@ -258,12 +264,24 @@ function int64Note(kind: 'int64' | 'uint64', value: unknown): string | undefined
   return ok ? undefined : '';
 }
 
+/**
+ * Base64 in either alphabet proto3 JSON takes: the standard one (`+`, `/`) or the URL-safe one (`-`, `_`), padded
+ * with `=` or not; one alphabet per value.
+ */
+const STANDARD_BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+const URL_SAFE_BASE64 = /^[A-Za-z0-9_-]*={0,2}$/;
+
 function bytesNote(value: unknown): string | undefined {
   if (value instanceof Uint8Array) {
     return undefined;
   }
-  if (typeof value !== 'string' || !/^[A-Za-z0-9+/]*={0,2}$/.test(value)) {
+  if (typeof value !== 'string') {
     return '';
+  }
+  if (!STANDARD_BASE64.test(value) && !URL_SAFE_BASE64.test(value)) {
+    return /^[A-Za-z0-9+/_-]*={0,2}$/.test(value)
+      ? ' (it mixes the standard base64 alphabet, with + and /, and the URL-safe one, with - and _)'
+      : '';
   }
   const data = value.replace(/=+$/, '').length;
   if (data % 4 === 1) {
@@ -295,7 +313,8 @@ function wrapperProblem(type: WrapperType, value: unknown): string | undefined {
 
 /**
  * The wrapped value as the serializer takes it: the number a float, double, int32 or uint32 given as a string
- * holds (`"1.5"` → 1.5, `"NaN"` → NaN); any other value as it is.
+ * holds (`"1.5"` → 1.5, `"NaN"` → NaN), URL-safe base64 in the standard alphabet (`"aGV-bG8_"` → `"aGV+bG8/"`);
+ * any other value as it is.
  */
 function wireWrappedValue(kind: WrappedKind, value: unknown): unknown {
   if (typeof value !== 'string' || wrappedValueNote(kind, value) !== undefined) {
@@ -308,6 +327,9 @@ function wireWrappedValue(kind: WrappedKind, value: unknown): unknown {
     case 'int32':
     case 'uint32':
       return Number(value) + 0; // `+ 0` makes "-0" 0
+    case 'bytes':
+      // protobufjs decodes the standard alphabet only: the same bytes in it
+      return value.replace(/-/g, '+').replace(/_/g, '/');
     default:
       return value;
   }

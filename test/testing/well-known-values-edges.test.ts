@@ -277,7 +277,7 @@ describe('the values of each wrapper', () => {
     );
   });
 
-  it('BoolValue, StringValue and BytesValue: a boolean, any string, standard base64 or bytes', () => {
+  it('BoolValue, StringValue and BytesValue: a boolean, any string, standard or URL-safe base64 or bytes', () => {
     expectTaken(BOOL, [true, false]);
     expectRefused(BOOL, [[0, 'number 0']], 'true or false');
     expectTaken(STRING, ['', 'not base64!', 'a b']);
@@ -289,14 +289,17 @@ describe('the values of each wrapper', () => {
       ],
       'a string',
     );
-    expectTaken(BYTES, ['', 'AQID', 'AQ==', new Uint8Array([1, 2])]);
+    expectTaken(BYTES, ['', 'AQID', 'AQ==', 'ab-_', '_w', '_w==', new Uint8Array([1, 2])]);
     expectRefused(
       BYTES,
       [
         [5, 'number 5'],
         [true, 'boolean true'],
         ['a b', 'string "a b"'],
-        ['ab-_', 'string "ab-_"'],
+        [
+          'ab+_',
+          'string "ab+_" (it mixes the standard base64 alphabet, with + and /, and the URL-safe one, with - and _)',
+        ],
       ],
       'a base64 string',
     );

@@ -278,8 +278,10 @@ describe('wellKnownValueProblem on values JSON cannot write, and base64 protobuf
     expect(wellKnownValueProblem('google.protobuf.StringValue', Symbol('s'))).toContain('a symbol');
   });
 
-  it('refuses URL-safe base64 for a BytesValue (protobufjs reads the standard alphabet only)', () => {
+  it('takes URL-safe base64 for a BytesValue, as proto3 JSON does, and sends it in the alphabet protobufjs reads', () => {
     expect(wellKnownValueProblem('google.protobuf.BytesValue', 'ab+/')).toBeUndefined();
-    expect(wellKnownValueProblem('google.protobuf.BytesValue', 'ab-_')).toBeDefined();
+    expect(wellKnownValueProblem('google.protobuf.BytesValue', 'ab-_')).toBeUndefined();
+    expect(wireValueOf('google.protobuf.BytesValue', 'ab-_')).toEqual({ value: 'ab+/' });
+    expect(wellKnownValueProblem('google.protobuf.BytesValue', 'a+b_')).toBeDefined();
   });
 });
