@@ -6,10 +6,15 @@
 
 import { readFile } from 'node:fs/promises';
 import * as grpc from '@grpc/grpc-js';
-import type { JsonPath } from '../config/json-path.js';
-import { parseJsonSource } from '../config/json-source.js';
+import { formatJsonPath, type JsonPath } from '../config/json-path.js';
+import { duplicateKeyMessage, parseJsonSource } from '../config/json-source.js';
 import { statusCodeName } from '../config/status-codes.js';
-import { markCallIdHintsShown, methodLikeCallId, unservedMethodKey } from '../testing/call-id-resemblance.js';
+import {
+  markCallIdHintsShown,
+  methodLikeCallId,
+  quotedAlternatives,
+  unservedMethodKey,
+} from '../testing/call-id-resemblance.js';
 import { servedServices } from '../testing/flaky-server.js';
 import {
   type AttemptScript,
@@ -191,11 +196,32 @@ async function loadScriptFile(file: string, services: readonly ServedService[]):
   const byCallId: Record<string, AttemptScript[]> = {};
   const byMethod: Record<string, AttemptScript[]> = {};
   const problems: string[] = [];
-  const warnings: string[] = [];
+  // A key written twice in one object: a warning at the one that counts (the last), as `check` gives it.
+  const warnings: string[] = source
+    .duplicateKeys()
+    .sort((a, b) => a.last.offset - b.last.offset)
+    .map(
+      ({ path, first, last }) =>
+        `${file}:${last.line}:${last.column}: ${formatJsonPath(path)}: ${duplicateKeyMessage(first)}`,
+    );
+  /** The key each method is scripted under: one method written twice (with and without its `/`) is one key. */
+  const methodKeys = new Map<string, string>();
   for (const [key, script] of Object.entries(value)) {
     const where = `"${key}"`;
     const path = key.startsWith('/') ? key : `/${key}`;
     const method = methods.get(path);
+    const sameMethod = method === undefined ? undefined : methodKeys.get(path);
+    if (method !== undefined && sameMethod !== undefined) {
+      // JSON.parse keeps keys in the order written: this one comes later, and would replace the other at start.
+      const first = source.locate([sameMethod], 'key');
+      warnings.push(
+        `${at([key], 'key')}: ${JSON.stringify(key)} scripts the same method as ${JSON.stringify(sameMethod)} (line ${first.line}, column ${first.column}): only the last one is used, so the one at line ${first.line} is ignored`,
+      );
+      delete byMethod[sameMethod];
+    }
+    if (method !== undefined) {
+      methodKeys.set(path, key);
+    }
     const keyProblem = method === undefined ? unservedMethodKey(key, served) : undefined;
     if (keyProblem !== undefined) {
       problems.push(`${at([key], 'key')}: ${keyProblem}`);
@@ -239,8 +265,10 @@ async function loadScriptFile(file: string, services: readonly ServedService[]):
       if (resemblance !== undefined) {
         const hint =
           resemblance.kind === 'method'
-            ? `to script the method, write ${JSON.stringify(resemblance.method)}`
-            : `a key scripts one method: to script the methods of ${resemblance.service}, write one key per method, such as ${JSON.stringify(resemblance.example)}`;
+            ? resemblance.methods === undefined
+              ? `to script the method, write ${JSON.stringify(resemblance.method)}`
+              : `several served methods fit it: to script one, write its key, ${quotedAlternatives(resemblance.methods)}`
+            : `a key scripts one method: to script the methods of ${resemblance.services?.join(' or ') ?? resemblance.service}, write one key per method, such as ${JSON.stringify(resemblance.example)}`;
         warnings.push(
           `${at([key], 'key')}: ${JSON.stringify(key)} scripts the calls whose x-flaky-call-id is ${JSON.stringify(key)}, not a method; ${hint}`,
         );
@@ -268,11 +296,15 @@ function attemptProblems(
     return [{ text: first }];
   }
   const problems: Array<{ field?: string; text: string }> = [];
+  const { status } = entry as { status?: unknown };
+  // retryInfoMs is judged with the entry's own status (it needs a failed one), when that status is good alone.
+  const statusAlone = status === undefined || attemptProblem({ status }, where) === undefined;
   for (const [field, value] of Object.entries(entry)) {
-    try {
-      validateAttemptScript({ [field]: value }, where);
-    } catch (error) {
-      problems.push({ field, text: errorMessage(error) });
+    const alone =
+      field === 'retryInfoMs' && statusAlone ? { status, retryInfoMs: value } : { [field]: value };
+    const problem = attemptProblem(alone, where);
+    if (problem !== undefined) {
+      problems.push({ field, text: problem });
     }
   }
   if (!problems.some((problem) => problem.text === first)) {
@@ -283,6 +315,16 @@ function attemptProblems(
     problems.push({ text: `${where}: ${misfit}` });
   }
   return problems;
+}
+
+/** What the attempt-script check says of `script`, or undefined when it passes. */
+function attemptProblem(script: object, where: string): string | undefined {
+  try {
+    validateAttemptScript(script, where);
+    return undefined;
+  } catch (error) {
+    return errorMessage(error);
+  }
 }
 
 /**
@@ -326,11 +368,12 @@ export function formatAttemptLine(attempt: RecordedAttempt, stopping = false): s
   const previous = attempt.previousRpcAttempts === undefined ? '-' : String(attempt.previousRpcAttempts);
   let outcome: string;
   if (attempt.cancelled) {
-    outcome = stopping
-      ? 'cut off by the server stopping'
-      : deadlinePassed(attempt)
-        ? 'DEADLINE_EXCEEDED (its deadline passed)'
-        : 'CANCELLED by client';
+    outcome =
+      stopping || attempt.cutOffByStop === true
+        ? 'cut off by the server stopping'
+        : deadlinePassed(attempt)
+          ? 'DEADLINE_EXCEEDED (its deadline passed)'
+          : 'CANCELLED by client';
   } else if (attempt.endedWith === undefined) {
     outcome = 'running';
   } else if (attempt.endedWith === grpc.status.OK) {

@@ -35,6 +35,14 @@ export interface JsonSource {
   duplicateKeys(): DuplicateKey[];
 }
 
+/**
+ * What `check` (and `flaky-server --script`) say of a key written more than once in one object, `first` being
+ * where it is first written.
+ */
+export function duplicateKeyMessage(first: Pick<SourcePosition, 'line' | 'column'>): string {
+  return `is written more than once in its object (first at line ${first.line}, column ${first.column}): JSON keeps only the last one, so the one at line ${first.line} is ignored`;
+}
+
 /** A key written twice or more in one object. */
 export interface DuplicateKey {
   /** Path of the key (the object's path and the key). */

@@ -6,7 +6,7 @@ import { type ConfigWarningKind, findConfigWarnings } from './config-warnings.js
 import { COPIED_CONFIG_MESSAGE, findNormalizedPolicy } from './copied-normalized-config.js';
 import { fileNameAdvice } from './file-name-as-text.js';
 import { formatJsonPath, type JsonPath } from './json-path.js';
-import { type JsonSource, parseJsonSource } from './json-source.js';
+import { duplicateKeyMessage, type JsonSource, parseJsonSource } from './json-source.js';
 import { likelyConfigMistakes } from './likely-config-mistakes.js';
 import { brandConfig } from './normalized-config.js';
 import { findPatternNames } from './pattern-names.js';
@@ -153,7 +153,7 @@ function duplicateKeyWarnings(source: JsonSource): KindedIssue[] {
     .sort((a, b) => a.last.offset - b.last.offset)
     .map(({ path, first, last }) => ({
       path: formatJsonPath(path),
-      message: `is written more than once in its object (first at line ${first.line}, column ${first.column}): JSON keeps only the last one, so the one at line ${first.line} is ignored`,
+      message: duplicateKeyMessage(first),
       line: last.line,
       column: last.column,
       kind: 'duplicate-key' as const,

@@ -78,14 +78,17 @@ export function passSerialized(serialize: (value: unknown) => Buffer): (value: u
   return (value) => (value instanceof SerializedResponse ? (value.bytes as Buffer) : serialize(value));
 }
 
-/** A built response the method's serializer refuses; its message is the status details. */
-class ResponseNotSerializable extends Error {}
+/**
+ * A response that cannot be sent, for a reason stated in full (the method's serializer refused it, the `respond`
+ * hook returned no message): its message is the status details as they are.
+ */
+export class ResponseNotSendable extends Error {}
 
 function buildFailure(err: unknown): FinalStatus {
   return {
     code: grpc.status.INTERNAL,
     details:
-      err instanceof ResponseNotSerializable
+      err instanceof ResponseNotSendable
         ? err.message
         : `flaky server: cannot build the response: ${errorMessage(err)}`,
     metadata: new grpc.Metadata(),
@@ -128,7 +131,7 @@ export class AttemptRun {
     try {
       return new SerializedResponse(this.serialize(message));
     } catch (err) {
-      throw new ResponseNotSerializable(
+      throw new ResponseNotSendable(
         `flaky server: cannot serialize the response of ${this.record.method}: ${errorMessage(err)}`,
       );
     }
@@ -151,6 +154,15 @@ export class AttemptRun {
     this.record.cancelled = true;
     this.clearTimer();
     this.settle();
+  }
+
+  /** The server's stop cuts the attempt off: it is recorded cancelled, by the stop (no-op once it is over). */
+  cutOff(): void {
+    if (this.done) {
+      return;
+    }
+    this.record.cutOffByStop = true;
+    this.cancel();
   }
 
   clearTimer(): void {
@@ -182,6 +194,11 @@ export class AttemptRun {
       return { ...this.failure, metadata };
     }
     const code = normalizeStatus(this.script.status);
+    // The details the client gets as grpc-message: the google.rpc.Status below carries the same text.
+    const details =
+      code === grpc.status.OK
+        ? 'OK'
+        : (this.script.details ?? `scripted failure (attempt ${this.record.attempt})`);
     try {
       for (const [key, value] of Object.entries(this.script.trailers ?? {})) {
         metadata.add(key, key.endsWith('-bin') ? Buffer.from(value, 'utf8') : value);
@@ -190,12 +207,12 @@ export class AttemptRun {
         metadata.set(PUSHBACK_METADATA_KEY, this.script.pushback);
       }
       if (this.script.retryInfoMs !== undefined && code !== grpc.status.OK) {
-        const details = encodeRetryInfoStatus({
+        const status = encodeRetryInfoStatus({
           code,
-          message: this.script.details ?? '',
+          message: details,
           retryDelay: this.script.retryInfoMs,
         });
-        metadata.set(STATUS_DETAILS_METADATA_KEY, details);
+        metadata.set(STATUS_DETAILS_METADATA_KEY, status);
       }
     } catch (err) {
       return {
@@ -204,10 +221,6 @@ export class AttemptRun {
         metadata: new grpc.Metadata(),
       };
     }
-    const details =
-      code === grpc.status.OK
-        ? 'OK'
-        : (this.script.details ?? `scripted failure (attempt ${this.record.attempt})`);
     return { code, details, metadata };
   }
 

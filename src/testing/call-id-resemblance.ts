@@ -61,34 +61,68 @@ export function unservedMethodKey(key: string, served: ReadonlySet<string>): str
   }
 }
 
-/** The method or service a call id resembles: what the caller advises scripting instead. */
+/**
+ * The method or service a call id resembles: what the caller advises scripting instead. When several served
+ * methods (or services) fit it alike (`GetOrder` with two services that have one), `methods` (or `services`) lists
+ * them all, in the order they are served, `method` (or `service`) being the first; absent when one fits.
+ */
 export type CallIdResemblance =
-  | { readonly kind: 'method'; readonly method: string }
-  | { readonly kind: 'service'; readonly service: string; readonly example: string };
+  | { readonly kind: 'method'; readonly method: string; readonly methods?: readonly string[] }
+  | {
+      readonly kind: 'service';
+      readonly service: string;
+      readonly example: string;
+      readonly services?: readonly string[];
+    };
+
+/** Adds `value` under `key` in `map` once. */
+function addOnce<T>(map: Map<string, T[]>, key: string, value: T, same: (a: T) => boolean): void {
+  const list = map.get(key);
+  if (list === undefined) {
+    map.set(key, [value]);
+  } else if (!list.some(same)) {
+    list.push(value);
+  }
+}
 
 /**
  * The served method or service a call id resembles (`GetOrder`, `pkg.Service.GetOrder`, a trailing `/`, a space,
  * `Get-Order`, a misspelled full name, a service's name), or undefined when it resembles none. Methods are given
- * without the leading `/`.
+ * without the leading `/`; every one that fits is named (see {@link CallIdResemblance}).
  */
 export function methodLikeCallId(callId: string, served: ReadonlySet<string>): CallIdResemblance | undefined {
   const normalized = callId.trim().replace(/^\/+|\/+$/g, '');
-  const resemblances = new Map<string, CallIdResemblance>();
+  const methodForms = new Map<string, string[]>();
+  const serviceForms = new Map<string, Array<{ service: string; example: string }>>();
   for (const path of served) {
     const name = path.slice(1);
     const service = name.slice(0, name.lastIndexOf('/'));
     const method = name.slice(name.lastIndexOf('/') + 1);
     const shortService = service.slice(service.lastIndexOf('.') + 1);
     for (const form of [name, `${service}.${method}`, method, `${shortService}/${method}`]) {
-      resemblances.set(form.toLowerCase(), { kind: 'method', method: name });
+      addOnce(methodForms, form.toLowerCase(), name, (m) => m === name);
     }
     for (const form of [service, shortService]) {
-      if (!resemblances.has(form.toLowerCase())) {
-        resemblances.set(form.toLowerCase(), { kind: 'service', service, example: name });
-      }
+      addOnce(serviceForms, form.toLowerCase(), { service, example: name }, (s) => s.service === service);
     }
   }
-  const exact = resemblances.get(normalized.toLowerCase());
+  const resemblance = (key: string): CallIdResemblance | undefined => {
+    const methods = methodForms.get(key);
+    if (methods !== undefined) {
+      return methods.length === 1
+        ? { kind: 'method', method: methods[0]! }
+        : { kind: 'method', method: methods[0]!, methods };
+    }
+    const services = serviceForms.get(key);
+    if (services === undefined) {
+      return undefined;
+    }
+    const { service, example } = services[0]!;
+    return services.length === 1
+      ? { kind: 'service', service, example }
+      : { kind: 'service', service, example, services: services.map((s) => s.service) };
+  };
+  const exact = resemblance(normalized.toLowerCase());
   if (exact !== undefined) {
     return exact;
   }
@@ -96,10 +130,19 @@ export function methodLikeCallId(callId: string, served: ReadonlySet<string>): C
   // a short call id is only compared without its `-`, `_` and spaces (`Get-Order`).
   if (!normalized.includes('.') && !normalized.includes('/')) {
     const folded = normalized.replace(/[-_\s]/g, '').toLowerCase();
-    return folded === '' ? undefined : resemblances.get(folded);
+    return folded === '' ? undefined : resemblance(folded);
   }
-  const close = closestName(normalized.toLowerCase(), resemblances.keys());
-  return close === undefined ? undefined : resemblances.get(close);
+  const close = closestName(
+    normalized.toLowerCase(),
+    new Set([...methodForms.keys(), ...serviceForms.keys()]),
+  );
+  return close === undefined ? undefined : resemblance(close);
+}
+
+/** `"a", "b" or "c"`: names quoted, as a sentence lists them. */
+export function quotedAlternatives(names: readonly string[]): string {
+  const quoted = names.map((name) => JSON.stringify(name));
+  return quoted.length <= 1 ? (quoted[0] ?? '') : `${quoted.slice(0, -1).join(', ')} or ${quoted.at(-1)}`;
 }
 
 /**
@@ -125,9 +168,15 @@ export function callIdResemblanceMessage(
   callId: string,
   resemblance: CallIdResemblance,
 ): string {
-  const advice =
-    resemblance.kind === 'method'
-      ? `to script the method, call scriptMethod(${JSON.stringify(resemblance.method)}, attempts) or pass methodScripts`
-      : `to script the methods of ${resemblance.service}, script each one with scriptMethod, such as scriptMethod(${JSON.stringify(resemblance.example)}, attempts)`;
+  let advice: string;
+  if (resemblance.kind === 'method') {
+    advice =
+      resemblance.methods === undefined
+        ? `to script the method, call scriptMethod(${JSON.stringify(resemblance.method)}, attempts) or pass methodScripts`
+        : `several served methods fit it (${quotedAlternatives(resemblance.methods)}): to script one, call scriptMethod with it, such as scriptMethod(${JSON.stringify(resemblance.method)}, attempts), or pass methodScripts`;
+  } else {
+    const services = resemblance.services?.join(' or ') ?? resemblance.service;
+    advice = `to script the methods of ${services}, script each one with scriptMethod, such as scriptMethod(${JSON.stringify(resemblance.example)}, attempts)`;
+  }
   return `grpc-retry-hedging: FlakyServer.${where}: ${JSON.stringify(callId)} scripts the calls whose x-flaky-call-id is ${JSON.stringify(callId)}, not a method; ${advice}`;
 }

@@ -122,8 +122,17 @@ export interface RecordedAttempt<Request = unknown> {
   blobBytes: number;
   /** Whether the client half-closed the attempt (client streaming and bidi). */
   halfClosed: boolean;
-  /** Whether the client cancelled the attempt before the server ended it. */
+  /**
+   * Whether the attempt was cancelled before the server ended it with a status: by its client (a losing hedge, a
+   * cancel, its deadline passing), or by the server's own `stop(graceMs)` (past the grace) or `forceStop()`, which
+   * {@link RecordedAttempt.cutOffByStop} tells apart.
+   */
   cancelled: boolean;
+  /**
+   * true when the attempt was cancelled because the server stopped (`stop(graceMs)` past its grace, or
+   * `forceStop()`) while it ran, not by its client; then `cancelled` is true too. Absent otherwise.
+   */
+  cutOffByStop?: boolean;
   /** The status the server ended the attempt with, or undefined while it runs or when cancelled. */
   endedWith: number | undefined;
   /**

@@ -17,6 +17,7 @@ import {
   type Ender,
   type OutgoingResponse,
   passSerialized,
+  ResponseNotSendable,
   streamEnder,
   unaryEnder,
 } from './attempt-run.js';
@@ -43,6 +44,7 @@ import {
 import {
   type CheckedFlakyServerOptions,
   checkFlakyServerOptions,
+  checkRequestIdFieldServed,
   type FlakyServerOptions,
 } from './flaky-server-options.js';
 import { FLAKY_TEST_SERVICE, loadFlakyTestService } from './flaky-test-service.js';
@@ -132,6 +134,16 @@ export class FlakyServer {
   static async start(options: FlakyServerOptions = {}): Promise<FlakyServer> {
     const checked = checkFlakyServerOptions(options);
     const services = servedServices(checked);
+    if (
+      typeof options.requestIdField === 'string' &&
+      (checked.proto.length > 0 || checked.services.length > 0)
+    ) {
+      // With only FlakyTest served, checkFlakyServerOptions checked the field against TestRequest already.
+      checkRequestIdFieldServed(
+        options.requestIdField,
+        services.flatMap((service) => service.methods.map(({ method }) => method.request)),
+      );
+    }
     const server = new grpc.Server(checked.serverOptions);
     const bindAddress = formatHostPort(checked.host, checked.port);
     const port = await new Promise<number>((resolve, reject) => {
@@ -247,7 +259,11 @@ export class FlakyServer {
         return {};
       }
       const { method, callId, attempt, requests } = run.record;
-      const built = hook({ method, callId, attempt, requests, index });
+      const built: unknown = hook({ method, callId, attempt, requests, index });
+      const problem = respondResultProblem(built, method);
+      if (problem !== undefined) {
+        throw new ResponseNotSendable(`flaky server respond hook: ${problem}`);
+      }
       // A plain object is checked as a script's `response` is (a misspelled key would be dropped by the
       // serializer); a message class instance (grpc-tools) is the serializer's own to check.
       const served = this.methods.get(method);
@@ -342,7 +358,8 @@ export class FlakyServer {
   /**
    * Resolves once `callId` has at least `count` recorded attempts; rejects after `timeoutMs` (default
    * {@link DEFAULT_WAIT_MS}). Rejects at once with a TypeError or RangeError when `count` is not an integer >= 1
-   * or `timeoutMs` not a finite number >= 0.
+   * or `timeoutMs` not a finite number >= 0, and with an Error when the server keeps no attempt log
+   * (`maxRecordedAttempts: 0`).
    */
   async waitForAttempts(
     callId: string,
@@ -361,6 +378,12 @@ export class FlakyServer {
       );
     }
     checkTimeout('waitForAttempts', timeoutMs);
+    if (this.options.maxRecordedAttempts === 0) {
+      // No attempt is ever recorded: waiting would only time out.
+      throw new Error(
+        'FlakyServer.waitForAttempts: the attempt log is off (maxRecordedAttempts 0), so no attempt is ever recorded; count attempts with onAttemptEnd, or start the server with maxRecordedAttempts > 0',
+      );
+    }
     try {
       await this.waitFor(() => this.attempts(callId).length >= count, timeoutMs);
     } catch {
@@ -427,6 +450,7 @@ export class FlakyServer {
           resolve();
         };
         const timer = setTimeout(() => {
+          this.cutOffRunning();
           this.server.forceShutdown();
           done();
         }, graceMs);
@@ -441,8 +465,16 @@ export class FlakyServer {
     if (this.stopping === undefined) {
       this.stopping = Promise.resolve();
     }
+    this.cutOffRunning();
     this.server.forceShutdown();
     this.dropTimers();
+  }
+
+  /** Records the attempts still running as cut off by the stop, before the shutdown cancels them. */
+  private cutOffRunning(): void {
+    for (const run of [...this.running]) {
+      run.cutOff();
+    }
   }
 
   private dropTimers(): void {
@@ -550,7 +582,9 @@ export class FlakyServer {
       try {
         const answer: unknown = hook({ callId, attempt, method, metadata });
         if (typeof (answer as { then?: unknown } | null)?.then === 'function') {
-          // An async hook: its Promise has no script fields, so it would read as "succeed" for every attempt.
+          // An async hook: its Promise has no script fields, so it would read as "succeed" for every attempt. The
+          // attempt reports it; a rejection of it must not also be an unhandled rejection.
+          Promise.resolve(answer).catch(() => undefined);
           throw new Error(
             'returned a Promise; it must return the attempt script itself (or undefined), synchronously: script ahead with script() or scriptMethod() for what needs awaiting',
           );
@@ -787,6 +821,32 @@ export function servedServices(
     }
   }
   return [...byName.values()];
+}
+
+/**
+ * What is wrong with what the `respond` hook returned for an attempt of `method`, or undefined when it is an object
+ * (a plain one, or an instance of a message class). A Promise (an `async` hook) would be serialized as an empty
+ * message, as would `undefined` (a hook that forgets to `return`), `null`, a string or an array: each is refused,
+ * for every method kind alike.
+ */
+function respondResultProblem(built: unknown, method: string): string | undefined {
+  if (typeof (built as { then?: unknown } | null | undefined)?.then === 'function') {
+    // The attempt reports the Promise; a rejection of it must not also be an unhandled rejection.
+    Promise.resolve(built).catch(() => undefined);
+    return `returned a Promise for ${method}; it must return the response message itself, synchronously: build what needs awaiting before the call, or give it as the script's response with script() or scriptMethod()`;
+  }
+  if (typeof built === 'object' && built !== null && !Array.isArray(built)) {
+    return undefined;
+  }
+  const got =
+    built === undefined || built === null
+      ? String(built)
+      : Array.isArray(built)
+        ? 'an array'
+        : typeof built === 'function' || typeof built === 'symbol'
+          ? `a ${typeof built}`
+          : `a ${typeof built}, ${describeValue(built)}`;
+  return `returned ${got} for ${method}; it must return the response message, an object (return {} for an empty message)`;
 }
 
 /** An object written as a literal (or from JSON), not an instance of a message class. */

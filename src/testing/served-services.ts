@@ -11,6 +11,7 @@ import { didYouMean } from '../util/option-checks.js';
 import { locateProtoFile, missingIncludeDir } from '../util/proto-files.js';
 import { loadWithWarningsFolded } from '../util/proto-load-warnings.js';
 import { withUnresolvedTypePlace } from '../util/unresolved-type-place.js';
+import { fullNameOf, type MessageDescriptor, messageDescriptorIndex } from './message-descriptor-index.js';
 import { serializeWithWellKnownValues } from './response-conversion.js';
 import { type MessageFields, responseFieldsOf } from './response-fields.js';
 
@@ -39,6 +40,59 @@ export interface ServedMethod {
   readonly serialize?: (message: unknown) => unknown;
   /** The response message's fields, when the definition carries its descriptor (proto-loader's). */
   readonly response?: MessageFields;
+  /** The request message's name and fields, when the definition carries its descriptor (proto-loader's). */
+  readonly request?: RequestType;
+}
+
+/** A request message type: its name and its fields (as the loader names them) with their proto types. */
+export interface RequestType {
+  /** Full name (`pkg.GetOrderRequest`) when the descriptors tell it, else the message's own name. */
+  readonly name: string;
+  /** Field name → its proto type, `string`, `int32`, `SomeMessage`...; `repeated ` before it for a repeated field. */
+  readonly fields: ReadonlyMap<string, string>;
+}
+
+/** Proto type of a field descriptor as proto-loader gives it (`TYPE_STRING`, or its number 9): `string`. */
+function fieldTypeName(field: { type?: unknown; typeName?: unknown; label?: unknown }): string {
+  const type =
+    typeof field.typeName === 'string' && field.typeName !== ''
+      ? field.typeName.replace(/^\./, '')
+      : field.type === 9
+        ? 'string'
+        : typeof field.type === 'string'
+          ? field.type.replace(/^TYPE_/, '').toLowerCase()
+          : String(field.type);
+  return field.label === 'LABEL_REPEATED' || field.label === 3 ? `repeated ${type}` : type;
+}
+
+/** The request message of a method definition, from proto-loader's `requestType` descriptor; else undefined. */
+function requestTypeOf(method: unknown): RequestType | undefined {
+  const requestType = (method as { requestType?: unknown }).requestType;
+  if (typeof requestType !== 'object' || requestType === null) {
+    return undefined;
+  }
+  const { type, fileDescriptorProtos } = requestType as { type?: unknown; fileDescriptorProtos?: unknown };
+  if (typeof type !== 'object' || type === null) {
+    return undefined;
+  }
+  const descriptor = type as MessageDescriptor;
+  if (typeof descriptor.name !== 'string' || !Array.isArray(descriptor.field)) {
+    return undefined;
+  }
+  const fields = new Map<string, string>();
+  for (const field of descriptor.field as { name?: unknown; type?: unknown; label?: unknown }[]) {
+    if (typeof field?.name === 'string') {
+      fields.set(field.name, fieldTypeName(field));
+    }
+  }
+  const index = messageDescriptorIndex(fileDescriptorProtos);
+  const path = (method as { path?: unknown }).path;
+  const service = typeof path === 'string' ? serviceOfPath(path) : '';
+  const fullName =
+    index === undefined
+      ? undefined
+      : fullNameOf(index, descriptor, service.slice(0, Math.max(0, service.lastIndexOf('.'))));
+  return { name: fullName?.replace(/^\./, '') ?? descriptor.name, fields };
 }
 
 /** One service: its fully qualified name, its definition (for `addService`) and the key of each method in it. */
@@ -101,6 +155,7 @@ function toServed(definition: grpc.ServiceDefinition, where: string): ServedServ
           ? serializeWithWellKnownValues(responseSerialize, response)
           : undefined,
       response,
+      request: requestTypeOf(method),
     };
     return { key, method: served };
   });
@@ -217,10 +272,13 @@ export function resolveMethodPath(name: string, served: ReadonlySet<string>, whe
     const name = path.slice(1);
     // "Greeter/SayHello" for "helloworld.Greeter/SayHello": the package left out, too far apart for a misspelling.
     const qualified = known.filter((candidate) => candidate.endsWith(`.${name}`));
+    // Several services of that name (in other packages): each of them is meant as likely as the other.
     const hint =
       qualified.length === 1
         ? `; did you mean "${qualified[0]}" (with its package)?`
-        : didYouMean(name, known);
+        : qualified.length > 1
+          ? `; did you mean one of ${qualified.map((q) => JSON.stringify(q)).join(', ')}? (several served services have that name: give the package of the one meant)`
+          : didYouMean(name, known);
     throw new TypeError(
       `FlakyServer.${where}: no served method "${name}"${hint} (served: ${known.join(', ')})`,
     );
