@@ -193,7 +193,7 @@ function observeHedgingDelays(
  * `grpc.client.call.transparent_retries` is not recorded: grpc-js retries transparently below the interceptor
  * layer, where this package cannot see it, so any value would be made up.
  *
- * The call ids in events are numbered per interceptor, so give each interceptor its own `RetryMetrics`;
+ * One `RetryMetrics` can serve several interceptors (call ids in events are unique within the process), and
  * several of them on the same meter feed the same instruments.
  *
  * ```ts

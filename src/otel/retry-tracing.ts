@@ -388,8 +388,8 @@ export function createRetryTracing(options: RetryTracingOptions = {}): RetryTrac
     span.setAttribute(RETRY_SPAN_ATTRIBUTES.attempts, event.attempts);
     span.setAttribute(RETRY_SPAN_ATTRIBUTES.retryDelayMs, event.retryDelayMs);
     setRpcStatus(span, event.code, event.details);
+    traced.callEnded = true; // before end(): a span processor that throws there must not keep the call tracked
     span.end();
-    traced.callEnded = true;
   };
 
   const onEvent: RetryEventListener = (event: RetryEvent) => {
@@ -401,6 +401,18 @@ export function createRetryTracing(options: RetryTracingOptions = {}): RetryTrac
     if (traced === undefined) {
       return;
     }
+    try {
+      dispatch(event, traced);
+    } finally {
+      // Losing attempts may end after the call: the call is forgotten once its last span has ended (also when a
+      // span processor threw from a span's end).
+      if (traced.callEnded && traced.openAttempts === 0) {
+        calls.delete(event.callId);
+      }
+    }
+  };
+
+  const dispatch = (event: Exclude<RetryEvent, { type: 'call-start' }>, traced: TracedCall): void => {
     switch (event.type) {
       case 'attempt-start':
         onAttemptStart(event, traced);
@@ -451,10 +463,6 @@ export function createRetryTracing(options: RetryTracingOptions = {}): RetryTrac
       case 'call-end':
         onCallEnd(event, traced);
         break;
-    }
-    // Losing attempts may end after the call: the call is forgotten once its last span has ended.
-    if (traced.callEnded && traced.openAttempts === 0) {
-      calls.delete(event.callId);
     }
   };
 

@@ -85,7 +85,10 @@ export interface AttemptEndEvent extends EventBase {
    * The address of the connection that carried the attempt: `host:port`, `[v6]:port`, or a unix socket's path (as
    * the `unix:` target gave it). Where the replica-avoiding policy picked it, or else what grpc-js reports as its
    * peer. Absent when no connection carried it (nothing listened, or it ended before grpc-js picked a subchannel):
-   * grpc-js then names the channel's target, which served nothing, and that is left out.
+   * grpc-js then names the channel's target, which served nothing, and that is left out. Absent too, though a
+   * server received it, for an attempt still waiting for its answer when another attempt's status ended the call
+   * (`cancelReason: 'call-ended'`, e.g. the call's deadline under hedging): grpc-js names no peer for an attempt
+   * that has had no answer, and its end is reported before the call's.
    */
   readonly peer?: string;
 }

@@ -493,6 +493,29 @@ describe('createRetryTracing: limits, listeners and options', () => {
     expect(tracing.trackedCalls).toBe(0);
   });
 
+  it("forgets a call whose span's end throws in a span processor", () => {
+    const throwing = {
+      onStart(): void {},
+      onEnd(span: ReadableSpan): void {
+        if (span.name.startsWith('Sent.')) throw new Error('processor broke');
+      },
+      forceFlush: () => Promise.resolve(),
+      shutdown: () => Promise.resolve(),
+    };
+    const tracing = createRetryTracing({
+      tracerProvider: new BasicTracerProvider({ spanProcessors: [throwing] }),
+      propagator: new W3CTraceContextPropagator(),
+    });
+    for (let i = 0; i < 3; i++) {
+      const c = callEvents();
+      tracing.onEvent(c.start());
+      tracing.onEvent(c.attempt(1, 'original'));
+      tracing.onEvent(c.attemptEnd(1, 'original', status.OK));
+      expect(() => tracing.onEvent(c.end(status.OK, 1))).toThrow('processor broke');
+    }
+    expect(tracing.trackedCalls).toBe(0);
+  });
+
   it('combine() feeds the tracing, then the other listener, even when tracing throws', () => {
     const { tracing } = setup({
       propagator: {
