@@ -56,7 +56,14 @@ export function loadProtos(files: readonly string[], includePaths: readonly stri
         includeDirs: [...includeDirs, dirname(absolute)],
       }),
     );
-    collect(definition, services, methods);
+    try {
+      collect(definition, services, methods);
+    } catch (error) {
+      // A level protobufjs took but that names no level (`IDEMPOTNET`): the file's problem, said as a load error
+      // is, without the library function's name the command's user never called.
+      const message = errorMessage(error).replace(/^listMethodIdempotency: /, '');
+      throw new ProtoLoadError(`cannot use the proto file ${file}: ${message}`);
+    }
   }
   return { services, methods };
 }

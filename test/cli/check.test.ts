@@ -481,6 +481,22 @@ describe('check: proto include paths', () => {
     expect(run.stderr.split('\n')).toHaveLength(2);
   });
 
+  it('exits 1 with one line, and --json with its report, for an idempotency_level that names no level', async () => {
+    const dir = mkdtempSync(join(SCRATCH, 'proto-'));
+    const file = join(dir, 'level.proto');
+    writeFileSync(
+      file,
+      'syntax = "proto3";\npackage bad.v1;\nmessage M {}\nservice S { rpc A(M) returns (M) { option idempotency_level = IDEMPOTNET; } }\n',
+    );
+    const message = `cannot use the proto file ${file}: bad.v1.S/A has idempotency_level "IDEMPOTNET", expected one of IDEMPOTENCY_UNKNOWN, NO_SIDE_EFFECTS, IDEMPOTENT`;
+    const run = await check('examples/service-config.json', '--proto', file);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toBe(`check: ${message}\n`);
+    const json = await check('examples/service-config.json', '--proto', file, '--json');
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.stdout)).toMatchObject({ status: 'io-error', error: { message } });
+  });
+
   it('names the line and column of a type that does not resolve (protobufjs names neither)', async () => {
     const dir = mkdtempSync(join(SCRATCH, 'proto-'));
     const file = join(dir, 'typo.proto');
