@@ -73,9 +73,23 @@ export class HedgeBudget implements RetryGate {
     return Math.max(0, Math.floor(this.budget.tokens));
   }
 
-  /** Hedges refused since the budget was made. */
+  /** Hedges refused since the budget was made (not those it let go with nothing in flight; see {@link spendIfHeld}). */
   get denied(): number {
-    return this.budget.denied;
+    return this.budget.denied - this.letThrough;
+  }
+
+  /** Hedges that went though the budget held none: each replaced attempts that failed, with nothing in flight. */
+  private letThrough = 0;
+
+  /**
+   * A hedge with nothing in flight goes in any case (it replaces attempts that failed): spend one on it if the
+   * budget holds one, and do not count it as refused if not.
+   * @internal
+   */
+  spendIfHeld(): void {
+    if (!this.budget.allowAttempt('hedge')) {
+      this.letThrough += 1;
+    }
   }
 
   /** A call started: deposit `maxExtraLoad` of a hedge. */

@@ -1,6 +1,7 @@
 import type { HedgingPolicy } from '../config/types.js';
 import type { TimerHandle } from '../shared/clock.js';
-import type { GateVerdict, RetryGate } from '../shared/retry-gate.js';
+import type { HedgeDelaySource } from '../shared/hedge-delay-source.js';
+import type { GateVerdict } from '../shared/retry-gate.js';
 import type { Attempt } from './attempt.js';
 import type { AttemptSet } from './attempt-set.js';
 import type { RetryingCallContext } from './call-context.js';
@@ -68,7 +69,7 @@ export class HedgeScheduler {
   private dueToldFor = 0;
   /** The attempt number the hedge budget last refused, so that a refusal is reported once. */
   private budgetRefusedFor = 0;
-  private readonly budget: RetryGate | undefined;
+  private readonly budget: HedgeDelaySource['budget'];
 
   constructor(
     private readonly policy: HedgingPolicy,
@@ -336,7 +337,11 @@ export class HedgeScheduler {
     if (this.attempts.live.length === 0) {
       const verdict = this.host.askGate('hedge');
       if (verdict === 'allow') {
-        budget.allowAttempt('hedge');
+        if (budget.spendIfHeld !== undefined) {
+          budget.spendIfHeld();
+        } else {
+          budget.allowAttempt('hedge');
+        }
       }
       return verdict;
     }

@@ -42,12 +42,16 @@ export class RetryThrottle implements RetryGate {
     if (typeof tokenRatio !== 'number' || !Number.isFinite(tokenRatio) || tokenRatio <= 0) {
       throw numberError('tokenRatio', 'a number greater than 0', tokenRatio);
     }
+    if (truncateTokenRatio(tokenRatio) <= 0) {
+      // As the config parser says of the same value: it would read 0 here and add a thousandth all the same.
+      throw numberError('tokenRatio', 'at least 0.001 (decimals beyond the third are dropped)', tokenRatio);
+    }
     this.maxTokens = maxTokens;
     this.maxMilli = maxTokens * 1000;
     // A6: decimals beyond the third are ignored (the same rule as the config parser). Adding more than maxTokens at
-    // once is the same as adding maxTokens, and a ratio below 0.001 still adds a thousandth.
+    // once is the same as adding maxTokens.
     this.tokenRatio = truncateTokenRatio(tokenRatio);
-    this.ratioMilli = Math.min(Math.max(1, tokenRatioThousandths(tokenRatio)), this.maxMilli);
+    this.ratioMilli = Math.min(tokenRatioThousandths(tokenRatio), this.maxMilli);
     this.milliTokens = this.maxMilli;
   }
 

@@ -34,5 +34,5 @@ export interface HedgeDelaySource {
   /** Calls `release` once at the next answer of a call to `method`; returns a function that forgets it. */
   whenAnswered?(method: string, release: () => void): () => void;
   /** A gate that counts hedges only (asked after the interceptor's gate); undefined for none. */
-  readonly budget: RetryGate | undefined;
+  readonly budget: (RetryGate & { spendIfHeld?(): void }) | undefined;
 }

@@ -27,6 +27,19 @@ describe('HedgeBudget', () => {
     expect(budget.tokens).toBe(0);
   });
 
+  it('spends on a hedge that goes in any case, and does not count it as refused when it holds none', () => {
+    const clock = new FakeClock();
+    const budget = new HedgeBudget({ clock, maxExtraLoad: 0.05, minPerSecond: 0, chanceSd: 0 });
+    for (let i = 0; i < 20; i++) budget.recordCall(); // one hedge held
+    budget.spendIfHeld();
+    expect(budget.tokens).toBe(0);
+    budget.spendIfHeld();
+    budget.spendIfHeld();
+    expect(budget.denied).toBe(0);
+    expect(drain(budget, 2)).toBe(0); // real refusals still count
+    expect(budget.denied).toBe(2);
+  });
+
   it('has a floor of minPerSecond × ttl that refills as its withdrawals expire', () => {
     const clock = new FakeClock();
     const budget = new HedgeBudget({ clock, minPerSecond: 1, ttlMs: 10_000 });

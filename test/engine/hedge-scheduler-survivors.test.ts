@@ -7,6 +7,7 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { AdaptiveHedging } from '../../src/hedging/adaptive-hedging-delay.js';
+import type { HedgeBudget } from '../../src/hedging/hedge-budget.js';
 import { RetryThrottle } from '../../src/retry/retry-throttle.js';
 import type { Clock, TimerHandle } from '../../src/shared/clock.js';
 import type { GatedAttemptKind, RetryGate } from '../../src/shared/retry-gate.js';
@@ -255,6 +256,19 @@ describe('engine: a replacement sent with nothing in flight, and the hedge budge
     expect(eventsOfType(b.events, 'throttled')).toEqual([
       expect.objectContaining({ attempt: 2, kind: 'hedge', gate: 'hedge-budget' }),
     ]);
+  });
+
+  it('counts no refusal when the budget holds none: the replacement goes, and the budget says it refused nothing', () => {
+    const clock = new FakeClock(T0);
+    const adaptive = depositsOnlyHedging(clock); // one call deposits half a hedge: none whole
+    const h = engineCall(hedgingPolicy({ maxAttempts: 3 }), {
+      clock,
+      interceptor: { adaptiveHedging: adaptive },
+    });
+    h.attempt(0).fail(Status.UNAVAILABLE);
+    expect(h.attempts).toHaveLength(2);
+    expect((adaptive.budget as HedgeBudget).denied).toBe(0);
+    expect(eventsOfType(h.events, 'throttled')).toEqual([]);
   });
 
   it('pays nothing for one the gate refused: the next latency hedge of another call goes', () => {

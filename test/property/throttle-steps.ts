@@ -268,7 +268,8 @@ export async function startRun(s: TScenario): Promise<TRun> {
     // A window longer than any run: state() counts every request of the run.
     windowMs: 600_000,
     k: s.throttle.k,
-    retries: s.throttle.retries,
+    // retryLocalRejections needs 'same-probability' (createAdaptiveThrottle refuses it otherwise)
+    retries: s.throttle.retryLocalRejections ? 'same-probability' : s.throttle.retries,
     retryLocalRejections: s.throttle.retryLocalRejections,
     ...(s.throttle.deadlineRejected
       ? { rejectedStatusCodes: ['UNAVAILABLE', 'RESOURCE_EXHAUSTED', 'DEADLINE_EXCEEDED'] }

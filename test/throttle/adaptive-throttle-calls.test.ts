@@ -92,10 +92,24 @@ describe('a call the throttle rejects', () => {
   });
 
   it('carries no pushback with retryLocalRejections, so a retry policy may retry it', async () => {
-    const { throttle, next } = primed({ retryLocalRejections: true });
+    const { throttle, next } = primed({ retryLocalRejections: true, retries: 'same-probability' });
     const ended = await statusOf(throttle(options, next));
     expect(ended.code).toBe(status.UNAVAILABLE);
     expect(ended.metadata.get(PUSHBACK_METADATA_KEY)).toEqual([]);
+  });
+
+  it("refuses retryLocalRejections under 'reject-while-throttling', which would hold the throttle shut", () => {
+    expect(() => createAdaptiveThrottle({ retryLocalRejections: true })).toThrow(
+      new TypeError(
+        "createAdaptiveThrottle: options.retryLocalRejections: true needs retries: 'same-probability'. Under retries: 'reject-while-throttling' (the default) every retry of a local rejection is rejected again and counted as a request, which holds the throttle shut after the backend recovers",
+      ),
+    );
+    expect(() =>
+      createAdaptiveThrottle({ retryLocalRejections: true, retries: 'reject-while-throttling' }),
+    ).toThrow(TypeError);
+    expect(() =>
+      createAdaptiveThrottle({ retryLocalRejections: true, retries: 'same-probability' }),
+    ).not.toThrow();
   });
 
   it('completes writes at once and has no peer', () => {

@@ -62,6 +62,15 @@ describe('RetryThrottle config checks', () => {
     );
   });
 
+  it('a tokenRatio below 0.001 is a RangeError, as the config parser says of it (it would read 0)', () => {
+    expect(make({ maxTokens: 10, tokenRatio: 0.0004 })).toThrow(
+      new RangeError(
+        'RetryThrottle: tokenRatio must be at least 0.001 (decimals beyond the third are dropped), got 0.0004',
+      ),
+    );
+    expect(new RetryThrottle({ maxTokens: 10, tokenRatio: 0.0019 }).tokenRatio).toBe(0.001);
+  });
+
   it('still takes a valid config', () => {
     expect(new RetryThrottle({ maxTokens: 10, tokenRatio: 0.1 }).tokens).toBe(10);
   });
