@@ -10,6 +10,7 @@ import {
   startErrorMessage,
 } from '../../src/cli/flaky-server-command.js';
 import { CALL_ID_METADATA_KEY, loadFlakyTestService, type RecordedAttempt } from '../../src/testing/index.js';
+import { CapturedIo, startCommand as start, stopRuns } from '../helpers/flaky-server-command-run.js';
 import { captureWarnings } from '../helpers/warnings.js';
 
 interface TestResponse {
@@ -22,40 +23,8 @@ type UnaryMethod = (
   cb: (err: grpc.ServiceError | null, res?: TestResponse) => void,
 ) => grpc.ClientUnaryCall;
 
-/** Captures the command's output and lets the test wait for a line. */
-class CapturedIo {
-  out = '';
-  err = '';
-  readonly controller = new AbortController();
-  readonly signal = this.controller.signal;
-  stdout = (s: string): void => {
-    this.out += s;
-  };
-  stderr = (s: string): void => {
-    this.err += s;
-  };
-
-  async waitForOut(pattern: RegExp, timeoutMs = 2000): Promise<RegExpMatchArray> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const match = this.out.match(pattern);
-      if (match) return match;
-      if (Date.now() > deadline) throw new Error(`no ${pattern} in output:\n${this.out}\n${this.err}`);
-      await new Promise((r) => setTimeout(r, 5));
-    }
-  }
-}
-
 const ORDERS = 'test/testing/fixtures/orders.proto';
 let dir: string;
-const running: Array<{ io: CapturedIo; exit: Promise<number> }> = [];
-
-function start(argv: string[]): { io: CapturedIo; exit: Promise<number> } {
-  const io = new CapturedIo();
-  const entry = { io, exit: runFlakyServerCommand(argv, io) };
-  running.push(entry);
-  return entry;
-}
 
 function unary(
   address: string,
@@ -80,10 +49,7 @@ beforeAll(() => {
 });
 
 afterEach(async () => {
-  for (const { io, exit } of running.splice(0)) {
-    io.controller.abort();
-    await exit;
-  }
+  await stopRuns();
   vi.restoreAllMocks();
 });
 

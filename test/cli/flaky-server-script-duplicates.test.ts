@@ -8,43 +8,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { formatAttemptLine, runFlakyServerCommand } from '../../src/cli/flaky-server-command.js';
+import { formatAttemptLine } from '../../src/cli/flaky-server-command.js';
 import { CALL_ID_METADATA_KEY, loadFlakyTestService, type RecordedAttempt } from '../../src/testing/index.js';
-
-class CapturedIo {
-  out = '';
-  err = '';
-  readonly controller = new AbortController();
-  readonly signal = this.controller.signal;
-  stdout = (s: string): void => {
-    this.out += s;
-  };
-  stderr = (s: string): void => {
-    this.err += s;
-  };
-
-  async waitForOut(pattern: RegExp, timeoutMs = 2000): Promise<RegExpMatchArray> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const match = this.out.match(pattern);
-      if (match) return match;
-      if (Date.now() > deadline) throw new Error(`no ${pattern} in output:\n${this.out}\n${this.err}`);
-      await new Promise((r) => setTimeout(r, 5));
-    }
-  }
-}
+import { startCommand as start, stopRuns } from '../helpers/flaky-server-command-run.js';
 
 const SHOP = 'test/testing/fixtures/shop-orders.proto';
 const BILLING = 'test/testing/fixtures/billing-orders.proto';
 let dir: string;
-const running: Array<{ io: CapturedIo; exit: Promise<number> }> = [];
-
-function start(argv: string[]): { io: CapturedIo; exit: Promise<number> } {
-  const io = new CapturedIo();
-  const entry = { io, exit: runFlakyServerCommand(argv, io) };
-  running.push(entry);
-  return entry;
-}
 
 function unaryCode(address: string, callId: string): Promise<number> {
   const Service = loadFlakyTestService();
@@ -65,10 +35,7 @@ beforeAll(() => {
 });
 
 afterEach(async () => {
-  for (const { io, exit } of running.splice(0)) {
-    io.controller.abort();
-    await exit;
-  }
+  await stopRuns();
 });
 
 afterAll(() => {

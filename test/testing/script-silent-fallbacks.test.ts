@@ -17,13 +17,9 @@ import {
   validateAttemptScripts,
 } from '../../src/testing/index.js';
 import { withWellKnownValues } from '../../src/testing/response-conversion.js';
-import {
-  formatResponseProblem,
-  type MessageFields,
-  responseFieldsOf,
-  responseKeyProblems,
-} from '../../src/testing/response-fields.js';
+import type { MessageFields } from '../../src/testing/response-fields.js';
 import { wellKnownValueProblem, wireValueOf } from '../../src/testing/well-known-values.js';
+import { responseFieldsFrom, responseProblems } from '../helpers/response-fields.js';
 
 const UNARY = 'grpc_retry_hedging.testing.v1.FlakyTest/Unary';
 const dir = mkdtempSync(join(tmpdir(), 'flaky-fallbacks-'));
@@ -149,23 +145,14 @@ describe('a trailer a dedicated field would replace', () => {
 });
 
 function paymentFields(options: { keepCase?: boolean; noFiles?: boolean } = {}): MessageFields {
-  const definition = protoLoader.loadSync(PROTO, { keepCase: options.keepCase ?? false, oneofs: true });
-  const service = definition['fixture.wallet.v1.PaymentService'] as unknown as Record<
-    string,
-    Record<string, unknown>
-  >;
-  const method = { ...service.GetPayment } as Record<string, unknown>;
-  if (options.noFiles) {
-    const { fileDescriptorProtos: _dropped, ...rest } = method.responseType as Record<string, unknown>;
-    method.responseType = rest;
-  }
-  const fields = responseFieldsOf(method);
-  expect(fields).toBeDefined();
-  return fields!;
+  return responseFieldsFrom(PROTO, 'fixture.wallet.v1.PaymentService', 'GetPayment', {
+    ...options,
+    oneofs: true,
+  });
 }
 
 function problemsOf(response: Record<string, unknown>, fields = paymentFields()): string[] {
-  return responseKeyProblems(response, fields, METHOD).map(formatResponseProblem);
+  return responseProblems(response, fields, METHOD);
 }
 
 describe("a oneof's name in a scripted response", () => {

@@ -1,45 +1,23 @@
-/**
- * Timestamps and Durations in a scripted response: their proto3 JSON strings are parsed into the
- * `{seconds, nanos}` protobufjs serializes, wherever they are in the message, and a value that is neither that
- * string nor that object is refused with the path of the field and the forms it takes.
- */
-import { loadSync } from '@grpc/proto-loader';
 import { describe, expect, it } from 'vitest';
 import { withWellKnownValues } from '../../src/testing/response-conversion.js';
-import {
-  formatResponseProblem,
-  type MessageFields,
-  responseFieldsOf,
-  responseKeyProblems,
-} from '../../src/testing/response-fields.js';
+import type { MessageFields } from '../../src/testing/response-fields.js';
 import {
   parseDuration,
   parseTimestamp,
   wellKnownValueProblem,
   wireValueOf,
 } from '../../src/testing/well-known-values.js';
+import { responseFieldsFrom, responseProblems } from '../helpers/response-fields.js';
 
 const PROTO = 'test/testing/fixtures/schedule.proto';
 const METHOD = '/fixture.schedule.v1.ScheduleService/GetSchedule';
 
 function fieldsOf(options: { keepCase?: boolean; noFiles?: boolean } = {}): MessageFields {
-  const definition = loadSync(PROTO, { keepCase: options.keepCase ?? false });
-  const service = definition['fixture.schedule.v1.ScheduleService'] as unknown as Record<
-    string,
-    Record<string, unknown>
-  >;
-  const method = { ...service.GetSchedule } as Record<string, unknown>;
-  if (options.noFiles) {
-    const { fileDescriptorProtos: _dropped, ...rest } = method.responseType as Record<string, unknown>;
-    method.responseType = rest;
-  }
-  const fields = responseFieldsOf(method);
-  expect(fields).toBeDefined();
-  return fields!;
+  return responseFieldsFrom(PROTO, 'fixture.schedule.v1.ScheduleService', 'GetSchedule', options);
 }
 
 function problemsOf(response: Record<string, unknown>, fields = fieldsOf()): string[] {
-  return responseKeyProblems(response, fields, METHOD).map(formatResponseProblem);
+  return responseProblems(response, fields, METHOD);
 }
 
 describe('parseTimestamp', () => {
