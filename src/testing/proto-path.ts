@@ -1,23 +1,11 @@
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { moduleDir } from '../util/module-dir.js';
 
 /** How many parent directories above this module's directory are searched. */
 const MAX_LEVELS_UP = 5;
 
 const found = new Map<string, string>();
-
-/**
- * Directory of the running module. tsup (with `shims: true`) provides `__dirname` in ESM bundles and
- * `import.meta.url` in CJS bundles, and this source may end up in `dist/` or in a `dist/testing/` chunk,
- * so the caller only relies on it being somewhere below the package root.
- */
-function currentModuleDir(): string {
-  if (typeof __dirname === 'string' && __dirname !== '') {
-    return __dirname;
-  }
-  return dirname(fileURLToPath(import.meta.url));
-}
 
 /**
  * Absolute path of a file the package ships, given relative to the package root, found by walking up from this
@@ -30,7 +18,13 @@ function packageFilePath(relativePath: string): string {
     return cached;
   }
   const searched: string[] = [];
-  let dir = currentModuleDir();
+  const start = moduleDir();
+  if (start === undefined) {
+    throw new Error(
+      `grpc-retry-hedging: cannot find ${relativePath}: this module's directory is unknown (neither __dirname nor a file: import.meta.url)`,
+    );
+  }
+  let dir = start;
   for (let level = 0; level <= MAX_LEVELS_UP; level++) {
     const candidate = join(dir, relativePath);
     searched.push(candidate);

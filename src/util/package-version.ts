@@ -4,18 +4,10 @@
 
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { moduleDir } from './module-dir.js';
 
 const PACKAGE_NAME = 'grpc-retry-hedging';
 const MAX_LEVELS_UP = 5;
-
-/** Directory of the running module, in the ESM and CJS builds (tsup shims both) and in the sources. */
-function moduleDir(): string {
-  if (typeof __dirname === 'string' && __dirname !== '') {
-    return __dirname;
-  }
-  return dirname(fileURLToPath(import.meta.url));
-}
 
 /**
  * The `version` of the nearest package.json named `grpc-retry-hedging` above this module (read once), for the CLI's
@@ -32,6 +24,9 @@ let cached: string | undefined;
 
 function findPackageVersion(): string {
   let dir = moduleDir();
+  if (dir === undefined) {
+    return 'unknown';
+  }
   for (let level = 0; level <= MAX_LEVELS_UP; level++) {
     const file = join(dir, 'package.json');
     if (existsSync(file)) {

@@ -8,10 +8,11 @@
  */
 
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, posix } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { buildSync } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { installScratchRoot, type ProjectKind, wrapInAsyncMain, writeProject } from './scratch-projects.js';
 
@@ -168,6 +169,37 @@ describe.skipIf(!enabled)('the packed tarball', () => {
       expect(quick.stderr).toBe('');
       expect(quick.status).toBe(0);
       expect(quick.stdout).toBe("{ message: 'Hello world' } after 2 attempts\n");
+    },
+    60_000,
+  );
+
+  // A user's esbuild bundle (a Lambda, a CLI): the package and its dependencies in one file, the protos the flaky
+  // server loads copied next to it, as the README's Compatibility section says. CommonJS output (esbuild's default for Node) bundles
+  // grpc-js too; ESM output leaves grpc-js and protobufjs out, as their own CommonJS cannot be bundled into ESM.
+  it.each<'cjs' | 'esm'>(['cjs', 'esm'])(
+    'bundles the flaky-server example of docs/testing.md with esbuild, and the bundle runs (%s output)',
+    (format) => {
+      const dir = join(work, 'root', `bundle-${format}`);
+      mkdirSync(dir, { recursive: true });
+      const snippet = readFileSync(join(repoRoot, 'examples', 'flaky-server-quick.ts'), 'utf8');
+      writeFileSync(join(dir, 'app.ts'), format === 'esm' ? snippet : wrapInAsyncMain(snippet));
+      const out = join(dir, format === 'esm' ? 'app.mjs' : 'app.cjs');
+      const bundled = buildSync({
+        entryPoints: [join(dir, 'app.ts')],
+        bundle: true,
+        platform: 'node',
+        format,
+        outfile: out,
+        logLevel: 'silent',
+        external: format === 'esm' ? ['@grpc/grpc-js', '@grpc/proto-loader', 'protobufjs'] : [],
+      });
+      expect(bundled.errors).toEqual([]);
+      cpSync(join(installed, 'protos'), join(dir, 'protos'), { recursive: true });
+
+      const run = spawnSync(process.execPath, [out], { cwd: dir, encoding: 'utf8', timeout: 20_000 });
+      expect(run.stderr).toBe('');
+      expect(run.status).toBe(0);
+      expect(run.stdout.trim().split('\n')[0]).toBe('call ended with 14');
     },
     60_000,
   );
