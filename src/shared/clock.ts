@@ -16,7 +16,7 @@ export interface Clock {
    * The step of `now()`, ms: 1 for `Date.now()`. Undefined or 0: exact. Adaptive hedging reads each latency as
    * possibly up to a step longer than the clock says (see `AdaptiveHedging`).
    */
-  readonly resolutionMs?: number;
+  readonly resolutionMs?: number | undefined;
 }
 
 /** Whether `value` has the shape of a {@link Clock}. @internal */
