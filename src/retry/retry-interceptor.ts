@@ -28,8 +28,17 @@ import { RetryThrottle } from './retry-throttle.js';
 import { RetryingCall } from './retrying-call.js';
 import { withConfigWaitForReady } from './wait-for-ready.js';
 
-let callCount = 0;
-/** Call numbers are unique within the module instance, so one listener can serve several interceptors. */
+const CALL_COUNT = Symbol.for('grpc-retry-hedging.call-count');
+
+/**
+ * The last call number given, kept on `globalThis` under a `Symbol.for` key: call numbers are unique within the
+ * process, so that one listener (the OpenTelemetry adapters among them) can serve several interceptors, even when
+ * an application loads both the ESM and the CJS build (an ESM app with a CommonJS library, say). With a counter per
+ * copy, both copies numbered their calls from 1, and the adapters mixed up two calls' spans and counts.
+ */
+const processWide = globalThis as { [CALL_COUNT]?: { last: number } };
+processWide[CALL_COUNT] ??= { last: 0 };
+const callCount = processWide[CALL_COUNT];
 /** A maxAttempts over the limit, said once per process for each config that says it. */
 const warnOverLimit = warnOncePerMessage('GRPC_RETRY_HEDGING_MAX_ATTEMPTS');
 /**
@@ -42,8 +51,8 @@ const warnEmptyConfig = warnOnce(
 );
 
 function nextCallId(): number {
-  callCount += 1;
-  return callCount;
+  callCount.last += 1;
+  return callCount.last;
 }
 
 /**
