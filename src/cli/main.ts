@@ -3,9 +3,30 @@ import type { CommandIo } from './command-io.js';
 import { EXIT_CODE } from './command-io.js';
 import { runCli } from './run-cli.js';
 
+/**
+ * Writes lines to `stream` until its reader goes away. A reader that stops early (`check big.json | head -1`) closes
+ * the pipe, and the next write fails with EPIPE: an 'error' event with no listener, which crashed the command with a
+ * stack trace and exit code 1 (the code of an invalid config). The rest of the output is dropped instead, and the
+ * command ends with its own exit code. Any other stream error is thrown, as Node would.
+ */
+function lineWriter(stream: NodeJS.WriteStream): (text: string) => void {
+  let readerGone = false;
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') {
+      throw error;
+    }
+    readerGone = true;
+  });
+  return (text) => {
+    if (!readerGone) {
+      stream.write(text.endsWith('\n') ? text : `${text}\n`);
+    }
+  };
+}
+
 const io: CommandIo = {
-  stdout: (text: string) => process.stdout.write(text.endsWith('\n') ? text : `${text}\n`),
-  stderr: (text: string) => process.stderr.write(text.endsWith('\n') ? text : `${text}\n`),
+  stdout: lineWriter(process.stdout),
+  stderr: lineWriter(process.stderr),
   readStdin: async () => {
     const chunks: Buffer[] = [];
     for await (const chunk of process.stdin) {
