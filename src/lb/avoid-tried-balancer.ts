@@ -11,7 +11,7 @@ import type { JsonPath } from '../config/json-path.js';
 import { describeValue } from '../config/service-config-error.js';
 import { errorMessage } from '../util/error-message.js';
 import { AvoidTriedPicker } from './avoid-tried-picker.js';
-import { isPolicyKnownToGrpcJs } from './known-to-grpc-js.js';
+import { isPolicyKnownToGrpcJs, isRegisteredInGrpcJs } from './known-to-grpc-js.js';
 import { policyNameOf, suggestPolicyName } from './lb-policy-names.js';
 import { AVOID_TRIED_REPLICAS_POLICY } from './policy-name.js';
 import { markReplicaAvoidanceRegistered } from './tried-replicas.js';
@@ -118,7 +118,7 @@ export function parseAvoidTriedReplicasConfig(obj: unknown): AvoidTriedReplicasC
 function whyNoChild(childPolicy: readonly unknown[], key: string): AvoidConfigProblem {
   for (const [index, entry] of childPolicy.entries()) {
     const name = policyNameOf(entry);
-    if (name !== undefined && grpc.experimental.isLoadBalancerNameRegistered(name)) {
+    if (name !== undefined && isRegisteredInGrpcJs(name)) {
       try {
         grpc.experimental.parseLoadBalancingConfig(entry as never);
       } catch (error) {

@@ -7,5 +7,15 @@ import { AVOID_TRIED_REPLICAS_POLICY } from './policy-name.js';
 
 /** @internal */
 export function isPolicyKnownToGrpcJs(name: string): boolean {
-  return name === AVOID_TRIED_REPLICAS_POLICY || grpc.experimental.isLoadBalancerNameRegistered(name);
+  return name === AVOID_TRIED_REPLICAS_POLICY || isRegisteredInGrpcJs(name);
+}
+
+/**
+ * Whether grpc-js has registered a policy of this name. grpc-js looks names up with `in` on a plain object, so it
+ * also "knows" `constructor`, `toString`, `__proto__` and the rest of `Object.prototype`, then fails to build them
+ * (its channel skips such an entry and runs `pick_first`): those are no policy.
+ * @internal
+ */
+export function isRegisteredInGrpcJs(name: string): boolean {
+  return !(name in Object.prototype) && grpc.experimental.isLoadBalancerNameRegistered(name);
 }

@@ -155,6 +155,25 @@ describe('createChannelOptions: avoidTriedReplicas around a list it cannot run',
   });
 });
 
+describe("names of Object.prototype's properties (grpc-js's registry lookup finds them with `in`)", () => {
+  it.each(['constructor', 'toString', 'hasOwnProperty', '__proto__'])(
+    '%s is no policy: warned of without avoidTriedReplicas, and refused with it, in plain words',
+    (name) => {
+      const warnings = captureWarnings();
+      const list = [JSON.parse(`{"${name}": {}}`)];
+      createChannelOptions({ ...hedged, loadBalancingConfig: list });
+      expect(warnings.map((w) => w.code)).toContain('GRPC_RETRY_HEDGING_LB_POLICY');
+      expect(() =>
+        createChannelOptions({ ...hedged, loadBalancingConfig: list }, { avoidTriedReplicas: true }),
+      ).toThrow(`names no load-balancing policy this grpc-js knows (${name})`);
+      const wrapped = [{ [AVOID_TRIED_REPLICAS_POLICY]: { childPolicy: list } }];
+      expect(() =>
+        createChannelOptions({ ...hedged, loadBalancingConfig: wrapped }, { avoidTriedReplicas: true }),
+      ).toThrow(/childPolicy names no load-balancing policy this grpc-js knows/);
+    },
+  );
+});
+
 describe('createChannelOptions: hedging under the avoiding policy around pick_first', () => {
   const retried = {
     name: [{ service: FLAKY, method: 'Other' }],
