@@ -2,6 +2,7 @@
  * Validation that reports every problem of a service config at once, located in its JSON text.
  */
 
+import { findArrayHole } from './array-holes.js';
 import { type ConfigWarningKind, findConfigWarnings } from './config-warnings.js';
 import { COPIED_CONFIG_MESSAGE, findNormalizedPolicy } from './copied-normalized-config.js';
 import { fileNameAdvice } from './file-name-as-text.js';
@@ -84,6 +85,11 @@ export function validate(input: string | object, withWarnings: boolean): Validat
     const message =
       'is a Promise, not a service config: await loadServiceConfigAsync(...) before passing its result';
     return { config: undefined, errors: [{ path: '', message }], warnings: [] };
+  }
+  const hole = source === undefined ? findArrayHole(root) : undefined;
+  if (hole !== undefined) {
+    const message = `has a hole at index ${hole.index} (an empty slot, as \`new Array(n)\` or \`[ , x]\` make): give every element a value`;
+    return { config: undefined, errors: [issue(hole.path, message, undefined, 'value')], warnings: [] };
   }
   const normalizedPolicy = findNormalizedPolicy(root);
   if (normalizedPolicy !== undefined) {
