@@ -348,6 +348,9 @@ function childAt(node: Node, segment: string | number): { value: Node; keyOffset
   if (node.type !== 'object' || typeof segment !== 'string') {
     return undefined;
   }
+  if (children.length > INDEXED_OBJECT_SIZE) {
+    return propertyIndex(node, children).get(segment);
+  }
   for (let i = children.length - 1; i >= 0; i--) {
     const [key, value] = children[i]?.children ?? [];
     if (key !== undefined && value !== undefined && key.value === segment) {
@@ -355,6 +358,33 @@ function childAt(node: Node, segment: string | number): { value: Node; keyOffset
     }
   }
   return undefined;
+}
+
+/**
+ * Objects with more properties than this are looked up through an index: a scan per lookup made locating every
+ * key of a large object quadratic (83,000 unknown keys took `validateServiceConfig` 50 s to locate).
+ */
+const INDEXED_OBJECT_SIZE = 16;
+
+const propertyIndexes = new WeakMap<Node, Map<string, { value: Node; keyOffset: number }>>();
+
+/** The properties of an object node by key, the last of a key written twice winning, as JSON.parse keeps it. */
+function propertyIndex(
+  node: Node,
+  children: readonly Node[],
+): Map<string, { value: Node; keyOffset: number }> {
+  let index = propertyIndexes.get(node);
+  if (index === undefined) {
+    index = new Map();
+    for (const property of children) {
+      const [key, value] = property.children ?? [];
+      if (key !== undefined && value !== undefined && typeof key.value === 'string') {
+        index.set(key.value, { value, keyOffset: key.offset });
+      }
+    }
+    propertyIndexes.set(node, index);
+  }
+  return index;
 }
 
 function lineStarts(text: string): number[] {

@@ -38,10 +38,23 @@ export function likelyConfigMistakes(input: string | object, parsed: ServiceConf
     mistakes.push(`the service config's ${formatJsonPath(name.path)}: ${name.message}`);
   }
   if (mistakes.length === 0 && unknown.length > 0 && parsed.methodConfig.length === 0) {
-    const keys = unknown.map((field) => formatJsonPath(field.path)).join(', ');
+    const keys = [
+      ...unknown.slice(0, LISTED).map((field) => formatJsonPath(field.path)),
+      ...(unknown.length > LISTED ? [`and ${unknown.length - LISTED} more`] : []),
+    ].join(', ');
     mistakes.push(
       `the service config has no methodConfig, only fields a service config does not have (${keys}), so every call passes straight through`,
     );
   }
+  if (mistakes.length > LISTED) {
+    const more = mistakes.length - LISTED;
+    return [
+      ...mistakes.slice(0, LISTED),
+      `and ${more} more (\`grpc-retry-hedging check\` on the config lists them all)`,
+    ];
+  }
   return mistakes;
 }
+
+/** How many mistakes (or unknown keys) one warning lists: a config may hold thousands, and a warning is a line. */
+const LISTED = 10;

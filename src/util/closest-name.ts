@@ -14,6 +14,8 @@
  */
 export function closestName(word: string, candidates: Iterable<string>): string | undefined {
   const folded = fold(word);
+  const allowed = allowedDistance(word);
+  const parts = words(word);
   let best: string | undefined;
   let bestDistance = Number.POSITIVE_INFINITY;
   for (const candidate of candidates) {
@@ -27,20 +29,23 @@ export function closestName(word: string, candidates: Iterable<string>): string 
         : folded.length >= 4 && foldedCandidate.startsWith(folded)
           ? // a name cut short: nearer than an edit of the same size (`--prot` is `--proto`, not `--port`)
             0.5
-          : isWordSubset(word, candidate)
+          : isWordSubset(parts, candidate)
             ? 1
-            : editDistance(word.toLowerCase(), candidate.toLowerCase());
+            : // the distance is at least the difference in length: a name far longer or shorter than the
+              // candidate is not measured (an unknown key of 100 KB took a second per config)
+              Math.abs(word.length - candidate.length) > allowed
+              ? Number.POSITIVE_INFINITY
+              : editDistance(word.toLowerCase(), candidate.toLowerCase());
     if (distance < bestDistance) {
       best = candidate;
       bestDistance = distance;
     }
   }
-  return best !== undefined && bestDistance <= allowedDistance(word) ? best : undefined;
+  return best !== undefined && bestDistance <= allowed ? best : undefined;
 }
 
-/** Whether `word` has at least two words and they all appear, in order, among the words of `candidate`. */
-function isWordSubset(word: string, candidate: string): boolean {
-  const parts = words(word);
+/** Whether a name of these words has at least two, and they all appear, in order, among the words of `candidate`. */
+function isWordSubset(parts: readonly string[], candidate: string): boolean {
   const candidateParts = words(candidate);
   if (parts.length < 2) {
     return false;
