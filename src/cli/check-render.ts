@@ -13,6 +13,7 @@ import type {
   ThrottlingReport,
 } from './check-report.js';
 import {
+  escapeControlCharacters,
   formatDuration,
   formatDurationSum,
   formatNumber,
@@ -23,7 +24,8 @@ import {
 
 /**
  * One diagnostic as `file:line:col: path: message` (so that editors can jump to it), with `warning: ` before the
- * path for warnings.
+ * path for warnings. The file name, path and message (which quote the input) are shown with their control
+ * characters escaped, so that a config cannot print a line of its own.
  */
 export function formatDiagnostic(
   file: string | null,
@@ -31,10 +33,10 @@ export function formatDiagnostic(
   severity: 'error' | 'warning',
 ): string {
   const position = diagnostic.line === undefined ? '' : `:${diagnostic.line}:${diagnostic.column ?? 1}`;
-  const where = file === null ? '' : `${file}${position}: `;
+  const where = file === null ? '' : `${escapeControlCharacters(file)}${position}: `;
   const label = severity === 'warning' ? 'warning: ' : '';
-  const path = diagnostic.path === '' ? '' : `${diagnostic.path}: `;
-  return `${where}${label}${path}${diagnostic.message}`;
+  const path = diagnostic.path === '' ? '' : `${escapeControlCharacters(diagnostic.path)}: `;
+  return `${where}${label}${path}${escapeControlCharacters(diagnostic.message)}`;
 }
 
 /** Said under the errors: some warnings cannot be checked on an invalid config. */
@@ -46,7 +48,7 @@ export function renderInvalid(report: CheckReport): string {
   const lines = [
     ...report.errors.map((e) => formatDiagnostic(report.file, e, 'error')),
     ...report.warnings.map((w) => formatDiagnostic(report.file, w, 'warning')),
-    `${report.file ?? 'config'}: invalid service config (${plural(report.errors.length, 'error')})`,
+    `${report.file === null ? 'config' : escapeControlCharacters(report.file)}: invalid service config (${plural(report.errors.length, 'error')})`,
     WARNINGS_AFTER_ERRORS,
   ];
   return `${lines.join('\n')}\n`;
@@ -55,7 +57,7 @@ export function renderInvalid(report: CheckReport): string {
 /** The human-readable report of a valid config. */
 export function renderReport(report: CheckReport): string {
   const sections = [
-    `${report.file}: valid service config (${plural(report.entries.length, 'methodConfig entry', 'methodConfig entries')}, ` +
+    `${escapeControlCharacters(report.file ?? 'config')}: valid service config (${plural(report.entries.length, 'methodConfig entry', 'methodConfig entries')}, ` +
       `attempt limit ${report.maxAttemptsLimit}, jitter ${report.jitter})\n`,
     ...report.entries.map((entry) => renderEntry(entry, report.jitter)),
     renderThrottling(report.throttling),
@@ -71,7 +73,10 @@ export function renderReport(report: CheckReport): string {
 }
 
 function renderEntry(entry: EntryReport, jitter: JitterStrategy): string {
-  const names = entry.names.length > 0 ? entry.names.join(', ') : '(no names: this entry matches no method)';
+  const names =
+    entry.names.length > 0
+      ? entry.names.map(escapeControlCharacters).join(', ')
+      : '(no names: this entry matches no method)';
   const lines = [...renderPolicy(entry.policy, jitter)];
   if (entry.timeoutMs !== undefined) {
     lines.push(

@@ -3,7 +3,6 @@
  * [--jitter <kind>]`: validates a service config and explains what each policy does.
  */
 
-import { readFile, stat } from 'node:fs/promises';
 import { parseJsonSource } from '../config/json-source.js';
 import { DEFAULT_MAX_ATTEMPTS_LIMIT } from '../config/types.js';
 import { validate } from '../config/validate-service-config.js';
@@ -32,7 +31,9 @@ import {
   UsageError,
 } from './command-args.js';
 import { type CommandIo, EXIT_CODE } from './command-io.js';
+import { escapeControlCharacters } from './format.js';
 import { type LoadedProtos, loadProtos, ProtoLoadError } from './proto-services.js';
+import { InputTooLargeError, readFileCapped, readStreamCapped } from './read-input.js';
 
 export type {
   CheckDiagnostic,
@@ -123,9 +124,9 @@ export async function runCheck(argv: readonly string[], io: CommandIo): Promise<
       const file = argv.find((arg) => !arg.startsWith('-') && arg.endsWith('.json')) ?? null;
       const input = { file, maxAttemptsLimit: DEFAULT_MAX_ATTEMPTS_LIMIT, jitter: 'a6' as const };
       io.stdout(toJson(failedReport(input, 'usage-error', error.message)));
-      io.stderr(`check: ${error.message}\n`);
+      io.stderr(`check: ${escapeControlCharacters(error.message)}\n`);
     } else {
-      io.stderr(`check: ${error.message}\n\n${CHECK_USAGE}`);
+      io.stderr(`check: ${escapeControlCharacters(error.message)}\n\n${CHECK_USAGE}`);
     }
     return CHECK_EXIT.usage;
   }
@@ -134,7 +135,7 @@ export async function runCheck(argv: readonly string[], io: CommandIo): Promise<
     io.stdout(toJson(report));
   }
   if (report.status === 'io-error') {
-    io.stderr(`check: ${report.error?.message ?? 'cannot read the input'}\n`);
+    io.stderr(`check: ${escapeControlCharacters(report.error?.message ?? 'cannot read the input')}\n`);
     return EXIT_CODE.failure;
   }
   if (!report.valid) {
@@ -160,11 +161,20 @@ export async function runCheck(argv: readonly string[], io: CommandIo): Promise<
 /** How a config read from standard input (`check -`) is named in the report and its diagnostics. */
 const STDIN_NAME = '<stdin>';
 
-function readStdin(io: CommandIo): Promise<string> {
+/** Standard input's text: read as a stream with the byte cap when the host gives one, else whole. */
+async function readStdin(io: CommandIo): Promise<string> {
+  if (io.stdin !== undefined) {
+    return readStreamCapped(io.stdin, MAX_CONFIG_BYTES);
+  }
   if (io.readStdin === undefined) {
     throw new Error('standard input is not available here');
   }
-  return io.readStdin();
+  const text = await io.readStdin();
+  const size = Buffer.byteLength(text, 'utf8');
+  if (size > MAX_CONFIG_BYTES) {
+    throw new InputTooLargeError(size, MAX_CONFIG_BYTES);
+  }
+  return text;
 }
 
 function checkOptions(args: CommandArgs): CheckOptions {
@@ -209,28 +219,32 @@ function checkOptions(args: CommandArgs): CheckOptions {
 
 /**
  * The largest config `check` reads (64 MiB): a service config is a few kilobytes, and one far larger is most likely
- * the wrong file; refusing it up front beats running out of memory.
+ * the wrong file; refusing it up front beats running out of memory. A regular file is refused by its size before it
+ * is read; standard input, a device or a FIFO once that many bytes came in (reading stops there).
  */
 export const MAX_CONFIG_BYTES = 64 * 1024 * 1024;
 
 /** The config's text, or why it cannot be read. */
 async function readConfigText(options: CheckOptions, io: CommandIo): Promise<string> {
-  if (options.file === STDIN_NAME) {
-    const text = await readStdin(io);
-    if (text.length > MAX_CONFIG_BYTES) {
-      throw new Error(tooLargeMessage(text.length, 'characters'));
+  try {
+    return options.file === STDIN_NAME
+      ? await readStdin(io)
+      : await readFileCapped(options.file, MAX_CONFIG_BYTES);
+  } catch (error) {
+    if (error instanceof InputTooLargeError) {
+      throw new Error(tooLargeMessage(error.size));
     }
-    return text;
+    throw error;
   }
-  const { size } = await stat(options.file);
-  if (size > MAX_CONFIG_BYTES) {
-    throw new Error(tooLargeMessage(size, 'bytes'));
-  }
-  return readFile(options.file, 'utf8');
 }
 
-function tooLargeMessage(size: number, unit: string): string {
-  return `it is ${size} ${unit}, over the ${MAX_CONFIG_BYTES} (64 MiB) that check reads: a service config is a few kilobytes, is this the right file?`;
+/** Why a config too large was refused: its size when known (a regular file's), else that it passed the cap. */
+function tooLargeMessage(size: number | undefined): string {
+  const what =
+    size === undefined
+      ? `it is over the ${MAX_CONFIG_BYTES} bytes`
+      : `it is ${size} bytes, over the ${MAX_CONFIG_BYTES}`;
+  return `${what} (64 MiB) that check reads: a service config is a few kilobytes, is this the right file?`;
 }
 
 async function buildReport(options: CheckOptions, io: CommandIo): Promise<CheckReport> {

@@ -4,7 +4,6 @@
  * the services of the given protos) and logs one line per attempt.
  */
 
-import { readFile } from 'node:fs/promises';
 import * as grpc from '@grpc/grpc-js';
 import { formatJsonPath, type JsonPath } from '../config/json-path.js';
 import { duplicateKeyMessage, parseJsonSource } from '../config/json-source.js';
@@ -38,6 +37,8 @@ import {
   UsageError,
 } from './command-args.js';
 import { type CommandIo, EXIT_CODE } from './command-io.js';
+import { escapeControlCharacters } from './format.js';
+import { InputTooLargeError, readFileCapped } from './read-input.js';
 
 /** Usage text of the flaky-server command. */
 export const FLAKY_SERVER_USAGE = `Usage: grpc-retry-hedging flaky-server [--port N] [--host HOST] [--script FILE]
@@ -92,14 +93,21 @@ interface FlakyServerArgs {
   readonly quiet: boolean;
 }
 
-/** An unreadable or invalid script file: one line, exit 1. */
+/**
+ * The largest script file the command reads (64 MiB), as `check` for a config: a script file is a few kilobytes.
+ * A regular file is refused by its size before it is read; a device or a FIFO once that many bytes came in.
+ */
+export const MAX_SCRIPT_BYTES = 64 * 1024 * 1024;
+
+/** An unreadable or invalid script file: one line per problem, exit 1. */
 class ScriptFileError extends Error {
   constructor(
-    message: string,
+    /** One line each, taken from the file: printed with their control characters escaped. */
+    readonly problems: readonly string[],
     /** The file's warnings, shown with its errors so that one run reports everything. */
     readonly warnings: readonly string[] = [],
   ) {
-    super(message);
+    super(problems.join('\n'));
   }
 }
 
@@ -168,13 +176,19 @@ interface ScriptFile {
 async function loadScriptFile(file: string, services: readonly ServedService[]): Promise<ScriptFile> {
   let text: string;
   try {
-    text = await readFile(file, 'utf8');
+    text = await readFileCapped(file, MAX_SCRIPT_BYTES);
   } catch (error) {
-    throw new ScriptFileError(`cannot read script file ${file}: ${errorMessage(error)}`);
+    const why =
+      error instanceof InputTooLargeError
+        ? `${error.size === undefined ? `it is over the ${MAX_SCRIPT_BYTES} bytes` : `it is ${error.size} bytes, over the ${MAX_SCRIPT_BYTES}`} (64 MiB) that flaky-server reads: a script file is a few kilobytes, is this the right file?`
+        : errorMessage(error);
+    throw new ScriptFileError([`cannot read script file ${file}: ${why}`]);
   }
   const source = parseJsonSource(text);
   if (!source.ok) {
-    throw new ScriptFileError(`${file}:${source.position.line}:${source.position.column}: ${source.problem}`);
+    throw new ScriptFileError([
+      `${file}:${source.position.line}:${source.position.column}: ${source.problem}`,
+    ]);
   }
   const at = (path: JsonPath, target: 'value' | 'key' = 'value'): string => {
     const { line, column } = source.locate(path, target);
@@ -182,9 +196,9 @@ async function loadScriptFile(file: string, services: readonly ServedService[]):
   };
   const value = source.value;
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new ScriptFileError(
+    throw new ScriptFileError([
       `${at([])}: must be a JSON object mapping call ids (or methods, "pkg.Service/Method") to arrays of attempt scripts`,
-    );
+    ]);
   }
   const methods = new Map<string, ServedMethod>();
   for (const service of services) {
@@ -276,7 +290,7 @@ async function loadScriptFile(file: string, services: readonly ServedService[]):
     }
   }
   if (problems.length > 0) {
-    throw new ScriptFileError(problems.join('\nflaky-server: '), warnings);
+    throw new ScriptFileError(problems, warnings);
   }
   return { byCallId, byMethod, warnings };
 }
@@ -382,10 +396,11 @@ export function formatAttemptLine(attempt: RecordedAttempt, stopping = false): s
     outcome = `${statusCodeName(attempt.endedWith)} ${JSON.stringify(attempt.endedDetails ?? '')}`;
   }
   const took = attempt.endedAt === undefined ? '' : ` ${attempt.endedAt - attempt.arrivedAt}ms`;
-  return (
+  // the call id, method and details come from the client and the script: one line, whatever they hold
+  const line =
     `${new Date(attempt.arrivedAt).toISOString()} call=${attempt.callId === '' ? '-' : JSON.stringify(attempt.callId)} attempt=${attempt.attempt}` +
-    ` ${method} previous-attempts=${previous} -> ${outcome}${took}\n`
-  );
+    ` ${method} previous-attempts=${previous} -> ${outcome}${took}`;
+  return `${escapeControlCharacters(line)}\n`;
 }
 
 /**
@@ -420,7 +435,7 @@ export async function runFlakyServerCommand(argv: readonly string[], io: Command
       serveFlakyTest: args.serveFlakyTest,
     });
   } catch (error) {
-    io.stderr(`flaky-server: ${startErrorMessage(errorMessage(error), args)}\n`);
+    io.stderr(`flaky-server: ${escapeControlCharacters(startErrorMessage(errorMessage(error), args))}\n`);
     return EXIT_CODE.failure;
   }
   if (services.length === 0) {
@@ -437,9 +452,11 @@ export async function runFlakyServerCommand(argv: readonly string[], io: Command
       if (!(error instanceof ScriptFileError)) {
         throw error;
       }
-      io.stderr(`flaky-server: ${error.message}\n`);
+      for (const problem of error.problems) {
+        io.stderr(`flaky-server: ${escapeControlCharacters(problem)}\n`);
+      }
       for (const warning of error.warnings) {
-        io.stderr(`flaky-server: warning: ${warning}\n`);
+        io.stderr(`flaky-server: warning: ${escapeControlCharacters(warning)}\n`);
       }
       return EXIT_CODE.failure;
     }
@@ -474,7 +491,7 @@ export async function runFlakyServerCommand(argv: readonly string[], io: Command
       }),
     );
   } catch (error) {
-    io.stderr(`flaky-server: ${startErrorMessage(errorMessage(error), args)}\n`);
+    io.stderr(`flaky-server: ${escapeControlCharacters(startErrorMessage(errorMessage(error), args))}\n`);
     return EXIT_CODE.failure;
   } finally {
     if (quietBinding) {
@@ -483,11 +500,11 @@ export async function runFlakyServerCommand(argv: readonly string[], io: Command
   }
   io.stdout(`flaky server listening on ${server.address}\n`);
   for (const warning of scripts.warnings) {
-    io.stderr(`flaky-server: warning: ${warning}\n`);
+    io.stderr(`flaky-server: warning: ${escapeControlCharacters(warning)}\n`);
   }
   if (args.protoFiles.length > 0 && !args.quiet) {
     const services = new Set(server.servedMethods().map((path) => path.slice(1, path.lastIndexOf('/'))));
-    io.stdout(`serving ${[...services].join(', ')}\n`);
+    io.stdout(`serving ${escapeControlCharacters([...services].join(', '))}\n`);
   }
 
   await new Promise<void>((resolve) => {

@@ -79,3 +79,31 @@ export function indentLines(lines: readonly string[], depth: number): string {
 export function plural(count: number, singular: string, pluralForm = `${singular}s`): string {
   return `${count} ${count === 1 ? singular : pluralForm}`;
 }
+
+/**
+ * Control characters (C0, DEL, C1), the line and paragraph separators (U+2028, U+2029) and the bidirectional
+ * formatting characters (U+061C, U+200E, U+200F, U+202A–U+202E, U+2066–U+2069).
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
+const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+const SHORT_ESCAPES: Readonly<Record<string, string>> = {
+  '\b': '\\b',
+  '\t': '\\t',
+  '\n': '\\n',
+  '\f': '\\f',
+  '\r': '\\r',
+};
+
+/**
+ * `text` (taken from the input: a config's names and keys, a file name, a script's text) made safe to print on one
+ * line of a terminal or CI log: each control, separator or bidirectional formatting character is written as a JSON
+ * escape (`\n`, `\u001b`, `\u202e`), so that the input cannot start a line of its own (a forged `::error` CI
+ * annotation), send terminal escape sequences or reorder what is shown. Every other character is left as it is.
+ */
+export function escapeControlCharacters(text: string): string {
+  return text.replace(
+    UNPRINTABLE,
+    (char) => SHORT_ESCAPES[char] ?? `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+}

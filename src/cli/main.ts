@@ -27,13 +27,8 @@ function lineWriter(stream: NodeJS.WriteStream): (text: string) => void {
 const io: CommandIo = {
   stdout: lineWriter(process.stdout),
   stderr: lineWriter(process.stderr),
-  readStdin: async () => {
-    const chunks: Buffer[] = [];
-    for await (const chunk of process.stdin) {
-      chunks.push(chunk as Buffer);
-    }
-    return Buffer.concat(chunks).toString('utf8');
-  },
+  // Read a chunk at a time, and no further than the command's byte cap (`yes | check -` is refused at 64 MiB).
+  stdin: process.stdin,
 };
 
 runCli(process.argv.slice(2), io).then(
