@@ -24,11 +24,18 @@ export interface FinalStatus {
 /** Ends an attempt: `response` is only used for OK unary / client-streaming attempts. */
 export type Ender = (status: FinalStatus, response?: unknown) => void;
 
-/** The writing side of a server-streaming or bidi call. */
+/**
+ * The writing side of a server-streaming or bidi call: a Node Writable in object mode, whose `write` says false
+ * once its buffer is full (grpc-js hands a message on as the client's flow-control window takes it), and which
+ * emits 'drain' when it can take more.
+ */
 export interface ResponseStream {
-  write(message: unknown): unknown;
+  write(message: unknown): boolean;
   end(metadata?: grpc.Metadata): unknown;
   emit(event: 'error', status: Partial<grpc.StatusObject>): unknown;
+  once(event: 'drain' | 'close', listener: () => void): unknown;
+  removeListener(event: 'drain' | 'close', listener: () => void): unknown;
+  readonly destroyed?: boolean;
 }
 
 /**
@@ -106,6 +113,10 @@ export class AttemptRun {
   failure: { code: grpc.status; details: string } | undefined;
   private timer: NodeJS.Timeout | undefined;
   private finished = false;
+  /** The stream's buffer was full after the last response written: the next one waits for 'drain'. */
+  private full = false;
+  /** What goes on writing once the stream drains (or the attempt is over), while a response waits. */
+  private resumeWrites: (() => void) | undefined;
 
   /**
    * @param serialize The method's response serializer: each response is run through it before it is sent, so that
@@ -154,6 +165,9 @@ export class AttemptRun {
     this.record.cancelled = true;
     this.clearTimer();
     this.settle();
+    // A response waiting for the stream to drain would wait forever (grpc-js sends nothing more once the call is
+    // cancelled): the writer goes on, finds the attempt over, and stops.
+    this.resumeWrites?.();
   }
 
   /** The server's stop cuts the attempt off: it is recorded cancelled, by the stop (no-op once it is over). */
@@ -259,9 +273,41 @@ export class AttemptRun {
   }
 
   /**
+   * Whether the next response may be written now (see {@link write}): true unless the stream's buffer was full
+   * after the last one. Else false, and `resume` runs once, when the stream emits 'drain', the attempt is over
+   * (cancelled by its client or its deadline, cut off by the server's stop, or ended by grpc-js, which cancels
+   * it) or the stream closes; the writer then asks again. True when the attempt is over or the stream destroyed:
+   * `write` queues nothing then. While one wait is pending, false without another `resume`.
+   */
+  canWrite(call: ResponseStream, resume: () => void): boolean {
+    if (this.resumeWrites !== undefined) {
+      return false;
+    }
+    if (!this.full || this.done || this.failure || call.destroyed === true) {
+      return true;
+    }
+    const wake = (): void => {
+      if (this.resumeWrites !== wake) {
+        return;
+      }
+      this.resumeWrites = undefined;
+      this.full = false;
+      call.removeListener('drain', wake);
+      call.removeListener('close', wake);
+      resume();
+    };
+    this.resumeWrites = wake;
+    call.once('drain', wake);
+    call.once('close', wake);
+    return false;
+  }
+
+  /**
    * Writes one response message, built by `message`, unless the attempt is over. If building or serializing it
-   * throws, nothing more is written and the attempt ends with INTERNAL naming the error. The message is queued
-   * without waiting for the client to read it: `responsesSent` counts messages written, not received.
+   * throws, nothing more is written and the attempt ends with INTERNAL naming the error. The writer asks
+   * {@link canWrite} before each message: one is built and handed to grpc-js only once the stream has taken the
+   * ones before it (grpc-js's backpressure), so a client that stops reading holds the server's writes, not its
+   * memory. `responsesSent` counts the messages handed to grpc-js, not those the client received.
    */
   write(call: ResponseStream, message: () => unknown): void {
     if (this.done || this.failure) {
@@ -277,7 +323,7 @@ export class AttemptRun {
     }
     this.record.responsesSent++;
     try {
-      call.write(built);
+      this.full = call.write(built) === false;
     } catch {
       // ignore: the call was torn down
     }

@@ -137,7 +137,9 @@ export interface RecordedAttempt<Request = unknown> {
   endedWith: number | undefined;
   /**
    * How many response messages the server sent (1 for an OK unary or client-streaming attempt, 0 for a failed one).
-   * Streamed messages are written without waiting for the client to read them: this counts messages queued.
+   * Streamed messages are handed to grpc-js as the stream takes them (the server waits for a client that stops
+   * reading): this counts messages handed over, a few of which (grpc-js's buffer, the HTTP/2 window) the client may
+   * not have received yet.
    */
   responsesSent: number;
   /** Status details the server ended the attempt with (set together with `endedWith`). */

@@ -649,10 +649,19 @@ export class FlakyServer {
       const payload = readMessage(call.request).payload;
       run.afterDelay(() => {
         const count = run.script.responses ?? (run.succeeds ? 1 : 0);
-        for (let index = 0; index < count; index++) {
-          run.write(call, () => respond(run, { payload, attempt: run.record.attempt, index }, index));
-        }
-        run.finish(end);
+        let next = 0;
+        // Each response as the stream takes it (grpc-js's backpressure), then the status behind the last one.
+        const writeRest = (): void => {
+          for (; next < count && !run.done && !run.failure; next++) {
+            if (!run.canWrite(call, writeRest)) {
+              return;
+            }
+            const index = next;
+            run.write(call, () => respond(run, { payload, attempt: run.record.attempt, index }, index));
+          }
+          run.finish(end);
+        };
+        writeRest();
       });
     };
   }
@@ -694,23 +703,53 @@ export class FlakyServer {
       const end = streamEnder(call);
       const run = this.begin(path, call);
       let delayOver = false;
+      /** Echo: client messages answered. */
       let answered = 0;
-      const echoPending = (): void => {
+      /** Without echo: responses written after the half-close. */
+      let written = 0;
+      /**
+       * A response waits for the stream to drain (grpc-js's backpressure): what arrives meanwhile is recorded, and
+       * answered in order once the writes go on.
+       */
+      let waiting = false;
+      const resume = (): void => {
+        waiting = false;
+        progress();
+      };
+      const writable = (): boolean => {
+        if (run.canWrite(call, resume)) {
+          return true;
+        }
+        waiting = true;
+        return false;
+      };
+      /** Answers the messages not answered yet; false when one waits for the stream to drain. */
+      const echoPending = (): boolean => {
         const { messages, attempt } = run.record;
         while (answered < messages.length && !run.done && !run.failure) {
+          if (!writable()) {
+            return false;
+          }
           const index = answered;
           const echo = { payload: messages[index]!, attempt, messagesReceived: messages.length, index };
           run.write(call, () => respond(run, echo, index));
           answered++;
         }
+        return true;
       };
       const finishAfterHalfClose = (): void => {
         const { messages, attempt } = run.record;
         if (run.script.echo) {
-          echoPending();
+          if (!echoPending()) {
+            return;
+          }
         } else {
           const count = run.script.responses ?? (run.succeeds ? messages.length : 0);
-          for (let index = 0; index < count; index++) {
+          while (written < count && !run.done && !run.failure) {
+            if (!writable()) {
+              return;
+            }
+            const index = written++;
             const payload = messages.length > 0 ? messages[index % messages.length]! : '';
             const echo = { payload, attempt, messagesReceived: messages.length, index };
             run.write(call, () => respond(run, echo, index));
@@ -719,15 +758,15 @@ export class FlakyServer {
         run.finish(end);
       };
       const progress = (): void => {
-        if (!delayOver || run.done) {
+        if (!delayOver || run.done || waiting) {
           return;
         }
         if (run.script.failOnFirstMessage && run.record.messages.length > 0) {
           run.finish(end);
           return;
         }
-        if (run.script.echo && !run.script.failOnFirstMessage) {
-          echoPending();
+        if (run.script.echo && !run.script.failOnFirstMessage && !echoPending()) {
+          return;
         }
         if (run.record.halfClosed || run.failure) {
           finishAfterHalfClose();
