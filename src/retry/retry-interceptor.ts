@@ -206,7 +206,16 @@ const MAX_NEAR_MISS_CHECKS = 1_000;
 
 /** The call options with the deadline moved up to `deadlineMs` when that comes first (or there was none). */
 function withDeadlineWithin(options: InterceptorOptions, deadlineMs: number): InterceptorOptions {
-  if (deadlineToMs(options.deadline) <= deadlineMs) {
+  const given: unknown = options.deadline;
+  const unusable =
+    given !== undefined &&
+    given !== null &&
+    !(typeof given === 'number' && !Number.isNaN(given)) &&
+    !(given instanceof Date && !Number.isNaN(given.getTime()));
+  // A deadline that is no time (a string, NaN, an invalid Date) stays the caller's, for grpc-js to judge as it
+  // would without the config's timeout (it throws for a string; NaN ends the call at once): replaced by the
+  // timeout, a broken deadline became a wait of that long.
+  if (unusable || deadlineToMs(options.deadline) <= deadlineMs) {
     return options;
   }
   return { ...options, deadline: deadlineMs } as InterceptorOptions & CallOptions;

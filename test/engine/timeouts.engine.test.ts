@@ -27,6 +27,20 @@ describe('engine: the method timeout becomes the deadline', () => {
     expect(h.attempts).toHaveLength(2);
   });
 
+  it.each([
+    ['a string', 'abc'],
+    ['an object', {}],
+    ['NaN', Number.NaN],
+    ['an invalid Date', new Date(Number.NaN)],
+  ])('leaves a caller deadline that is no time (%s) to grpc-js, as without the timeout', (_, deadline) => {
+    const config = { methodConfig: [{ name: [{ service: 'test.Svc' }], timeout: '0.3s' }] };
+    const passThrough = engineCall(config, { callOptions: { deadline } });
+    expect(passThrough.attempt(0).options.deadline).toBe(deadline);
+    const retried = engineCall(retryPolicy({}, { timeout: '0.3s' }), { callOptions: { deadline } });
+    // (the engine hands attempts a copy of a Date: compared by what it says)
+    expect(String(retried.attempt(0).options.deadline)).toBe(String(deadline));
+  });
+
   it('applies to a method without a retry or hedging policy too (pass-through)', () => {
     const config = {
       methodConfig: [{ name: [{ service: 'test.Svc' }], timeout: '0.2s', waitForReady: true }],
