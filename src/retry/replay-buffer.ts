@@ -137,8 +137,9 @@ export class ReplayBuffer {
       return 'fits';
     }
     for (let i = 0; i < snapshots.length; i++) {
-      if (!this.unchanged(this.messages[i], snapshots[i] as Uint8Array)) {
-        return 'changed';
+      const now = this.compare(this.messages[i], snapshots[i] as Uint8Array);
+      if (now !== 'same') {
+        return now;
       }
     }
     return 'fits';
@@ -150,15 +151,27 @@ export class ReplayBuffer {
    * unchanged (resent as it is, as without the check).
    */
   private unchanged(message: unknown, snapshot: Uint8Array): boolean {
+    return this.compare(message, snapshot) === 'same';
+  }
+
+  /**
+   * {@link unchanged}, telling a message that serializes to other bytes (`changed`) from one whose serializer now
+   * throws (`unserializable`: the message may be as it was, and the call's end must not say the application
+   * changed it).
+   */
+  private compare(message: unknown, snapshot: Uint8Array): 'same' | 'changed' | 'unserializable' {
     const now = this.snapshotOf(message);
     if (now === null) {
-      return false;
+      return 'unserializable';
     }
     if (sameBytes(now, snapshot)) {
-      return true;
+      return 'same';
     }
     const again = this.snapshotOf(message);
-    return again !== null && !sameBytes(again, now);
+    if (again === null) {
+      return 'unserializable';
+    }
+    return sameBytes(again, now) ? 'changed' : 'same';
   }
 
   /**

@@ -158,12 +158,12 @@ describe('ReplayBuffer: resends read a message again only when they must', () =>
 });
 
 describe('ReplayBuffer: a message that stops serializing', () => {
-  it('after it was written is taken as changed: no further attempt resends it', () => {
+  it('after it was written is unserializable (what is known of it): no further attempt resends it', () => {
     const buffer = new ReplayBuffer(roomy(), countingSerializer().serialize);
     const message = mutable('a');
     buffer.append(message, undefined, undefined);
     message.broken = true;
-    expect(buffer.replayable()).toBe('changed');
+    expect(buffer.replayable()).toBe('unserializable');
   });
 
   it('after its writer was called back is refused to the next attempt', () => {
@@ -176,7 +176,7 @@ describe('ReplayBuffer: a message that stops serializing', () => {
     expect(buffer.handOver(0)).toBe(false);
   });
 
-  it('while it is being checked (it reads differently, then throws) is taken as changed, not as a crash', () => {
+  it('while it is being checked (it reads differently, then throws) is taken as unserializable, not as a crash', () => {
     let calls = 0;
     const buffer = new ReplayBuffer(roomy(), (m) => {
       calls += 1;
@@ -184,7 +184,18 @@ describe('ReplayBuffer: a message that stops serializing', () => {
       return size(calls === 1 ? m : `${String(m)}, then other bytes`);
     });
     buffer.append('a', undefined, undefined);
-    expect(buffer.replayable()).toBe('changed');
+    expect(buffer.replayable()).toBe('unserializable');
+  });
+
+  it('whose serializer throws at the check before a retry is unserializable, not changed: the object may be as it was', () => {
+    let calls = 0;
+    const buffer = new ReplayBuffer(roomy(), (m) => {
+      calls += 1;
+      if (calls === 2) throw new Error('cannot serialize now');
+      return size(m);
+    });
+    buffer.append('a', undefined, undefined);
+    expect(buffer.replayable()).toBe('unserializable');
   });
 
   it('from the start is reported unserializable (not changed), whether resends are checked or not', () => {

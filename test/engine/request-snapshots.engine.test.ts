@@ -141,6 +141,27 @@ describe('engine: a request changed after it was written', () => {
     expect(warn).not.toHaveBeenCalledWith(expect.anything(), { code: 'GRPC_RETRY_HEDGING_REQUEST_CHANGED' });
   });
 
+  it('a message whose serializer throws only at the check before the retry: request-unserializable, not request-changed', () => {
+    const warn = vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
+    const h = engineCall(retryPolicy(), { type: 'client-stream' });
+    let serialized = 0;
+    write(h.call, {
+      toString: () => {
+        serialized += 1;
+        if (serialized === 2) throw new Error('the serializer failed this once');
+        return 'same bytes';
+      },
+    });
+    h.call.halfClose();
+    h.attempt(0).fail();
+    while (h.clock.runNext()) {}
+    expect(h.attempts).toHaveLength(1);
+    expect(eventsOfType(h.events, 'call-end')).toEqual([
+      expect.objectContaining({ attempts: 1, reason: 'request-unserializable' }),
+    ]);
+    expect(warn).not.toHaveBeenCalledWith(expect.anything(), { code: 'GRPC_RETRY_HEDGING_REQUEST_CHANGED' });
+  });
+
   it('while a hedge waits out a pushback: no hedge is started, and the call ends with reason request-changed', () => {
     vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
     const h = engineCall(hedgingPolicy({ hedgingDelay: '1s', maxAttempts: 3 }), { type: 'client-stream' });
