@@ -15,11 +15,15 @@ export function combineListeners(
   if (typeof other !== 'function') {
     throw new TypeError(`${owner}.combine: the listener must be a function`);
   }
+  // What `other` returns is handed on, so that the interceptor sees an async listener's promise and reports its
+  // rejection as it reports a throw (dropped here, it was an unhandled rejection).
   return (event) => {
     try {
       listener(event);
-    } finally {
+    } catch (error) {
       other(event);
+      throw error;
     }
+    return other(event);
   };
 }

@@ -7,21 +7,38 @@ import { errorMessage } from './error-message.js';
  */
 export function safeListener<E>(listener: (event: E) => void, whose: string): (event: E) => void {
   let warned = false;
+  const report = (error: unknown, how: string): void => {
+    if (warned) {
+      return;
+    }
+    warned = true;
+    process.emitWarning(
+      `grpc-retry-hedging: ${whose} ${how} (${errorMessage(error)}); ` +
+        'the call goes on, and further errors from this listener are not reported',
+      { code: 'GRPC_RETRY_HEDGING_LISTENER_ERROR' },
+    );
+  };
+  const rejected = (error: unknown): void => report(error, 'returned a promise that rejected');
   return (event) => {
+    let result: unknown;
     try {
-      listener(event);
+      result = listener(event);
     } catch (error) {
-      if (warned) {
-        return;
-      }
-      warned = true;
-      process.emitWarning(
-        `grpc-retry-hedging: ${whose} threw (${errorMessage(error)}); ` +
-          'the call goes on, and further errors from this listener are not reported',
-        { code: 'GRPC_RETRY_HEDGING_LISTENER_ERROR' },
-      );
+      report(error, 'threw');
+      return;
+    }
+    // An async listener (its type, `=> void`, admits one) throws by rejecting: unhandled, that rejection ended the
+    // process (Node's default), where a listener that throws gets a warning.
+    if (isThenable(result)) {
+      result.then(undefined, rejected);
     }
   };
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (
+    typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function'
+  );
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: a cache of listeners of any event type
