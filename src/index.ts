@@ -34,6 +34,7 @@ export {
   DEFAULT_MAX_HEDGING_DELAY_MS,
   DEFAULT_MIN_HEDGING_DELAY_MS,
   type HedgeBudgetOptions,
+  type ResolvedAdaptiveHedgingOptions,
 } from './hedging/adaptive-hedging-options.js';
 export {
   CancelRateLimiter,

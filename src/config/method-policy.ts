@@ -5,6 +5,7 @@
 import { isNormalizedServiceConfig } from './normalized-config.js';
 import { parseServiceConfig } from './parse-service-config.js';
 import { describeValue } from './service-config-error.js';
+import type { ServiceConfigJson } from './service-config-json.js';
 import type {
   CallPolicy,
   HedgingPolicy,
@@ -58,7 +59,7 @@ const indexCache = new WeakMap<ServiceConfig, Map<number, NameIndex>>();
  *   `methodPath` not a string; RangeError when `maxAttemptsLimit` is not an integer >= 1.
  */
 export function findMethodPolicy(
-  config: ServiceConfig,
+  config: ServiceConfig | ServiceConfigJson,
   methodPath: string,
   maxAttemptsLimit: number = DEFAULT_MAX_ATTEMPTS_LIMIT,
 ): MethodPolicyMatch | undefined {

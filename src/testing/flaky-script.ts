@@ -87,7 +87,14 @@ export type StatusName = keyof typeof grpc.status | Lowercase<keyof typeof grpc.
  * config (`"UNAVAILABLE"`, `"unavailable"`; numeric strings such as `"14"` are rejected). Validation turns it into
  * an AttemptScript with a numeric status.
  */
-export type AttemptScriptInput = Omit<AttemptScript, 'status'> & { status?: number | StatusName };
+export type AttemptScriptInput = Omit<AttemptScript, 'status' | 'response'> & {
+  status?: number | StatusName;
+  /**
+   * {@link AttemptScript.response}: any object, so that a message type of yours declared as an interface (as
+   * proto-loader-gen-types and ts-proto write them, and as docs/testing.md does) is taken as it is.
+   */
+  response?: object;
+};
 
 /**
  * What the server recorded about one attempt. `Request` types {@link RecordedAttempt.requests}:

@@ -80,7 +80,7 @@ export interface FlakyServerOptions {
    * Scripts by method (`"helloworld.Greeter/SayHello"`), registered up front: what attempts whose call id has no
    * script play (same as calling {@link FlakyServer.scriptMethod} for each).
    */
-  methodScripts?: Record<string, AttemptScriptInput[]>;
+  methodScripts?: Record<string, readonly AttemptScriptInput[]>;
   /**
    * Builds the response message of an OK attempt of a method other than FlakyTest's, when its script has no
    * `response`. Default (no hook): `{}`, an empty message, which proto-loader and ts-proto serialize; code generated
@@ -96,7 +96,7 @@ export interface FlakyServerOptions {
   /** Host to bind; default `127.0.0.1` (the server is never exposed beyond loopback unless asked). */
   host?: string;
   /** Scripts to register up front, by call id (same as calling {@link FlakyServer.script} for each). */
-  scripts?: Record<string, AttemptScriptInput[]>;
+  scripts?: Record<string, readonly AttemptScriptInput[]>;
   /**
    * Consulted for attempts whose call id has no registered script; return `undefined` for a prompt success.
    * A hook that throws, returns an invalid script, or returns a Promise (an `async` hook) ends the attempt with

@@ -282,7 +282,7 @@ export class FlakyServer {
    * entry. Resets the call id's attempt counter and forgets its recorded attempts. Throws on an invalid script, or
    * a call id that is not a non-empty string.
    */
-  script(callId: string, attempts: AttemptScriptInput[]): void {
+  script(callId: string, attempts: readonly AttemptScriptInput[]): void {
     checkCallIdArgument('script', callId);
     const checked = validateAttemptScripts(attempts, `script("${callId}")`);
     this.checkCallId(callId, `script("${callId}")`, (m) => `scriptMethod("${m}", attempts)`);
@@ -299,7 +299,7 @@ export class FlakyServer {
    * `response` with a key that is not a field of the method's response message (when its type is known: protos
    * and proto-loader definitions), naming the field it likely meant.
    */
-  scriptMethod(method: string, attempts: AttemptScriptInput[]): void {
+  scriptMethod(method: string, attempts: readonly AttemptScriptInput[]): void {
     const where = `scriptMethod("${method}")`;
     this.setMethodScript(method, validateAttemptScripts(attempts, where), 'scriptMethod', where);
   }
@@ -334,9 +334,9 @@ export class FlakyServer {
     ) as RecordedAttempt<Request>[];
   }
 
-  /** Every recorded attempt in arrival order. */
-  allAttempts(): readonly RecordedAttempt[] {
-    return this.log.all();
+  /** Every recorded attempt in arrival order. `Request` types their `requests`. */
+  allAttempts<Request = unknown>(): readonly RecordedAttempt<Request>[] {
+    return this.log.all() as RecordedAttempt<Request>[];
   }
 
   /**
@@ -356,16 +356,15 @@ export class FlakyServer {
   }
 
   /**
-   * Resolves once `callId` has at least `count` recorded attempts; rejects after `timeoutMs` (default
-   * {@link DEFAULT_WAIT_MS}). Rejects at once with a TypeError or RangeError when `count` is not an integer >= 1
+   * Resolves once `callId` has at least `count` recorded attempts; rejects after `timeoutMs` (default 4000 ms). Rejects at once with a TypeError or RangeError when `count` is not an integer >= 1
    * or `timeoutMs` not a finite number >= 0, and with an Error when the server keeps no attempt log
    * (`maxRecordedAttempts: 0`).
    */
-  async waitForAttempts(
+  async waitForAttempts<Request = unknown>(
     callId: string,
     count: number,
     timeoutMs = DEFAULT_WAIT_MS,
-  ): Promise<readonly RecordedAttempt[]> {
+  ): Promise<readonly RecordedAttempt<Request>[]> {
     if (typeof callId !== 'string') {
       throw new TypeError(
         `FlakyServer.waitForAttempts: callId must be a string ("" for attempts sent without one), got ${describeValue(callId)}`,
