@@ -356,9 +356,10 @@ export class FlakyServer {
   }
 
   /**
-   * Resolves once `callId` has at least `count` recorded attempts; rejects after `timeoutMs` (default 4000 ms). Rejects at once with a TypeError or RangeError when `count` is not an integer >= 1
-   * or `timeoutMs` not a finite number >= 0, and with an Error when the server keeps no attempt log
-   * (`maxRecordedAttempts: 0`).
+   * Resolves once `callId` has at least `count` recorded attempts; rejects after `timeoutMs` (default 4000 ms).
+   * Rejects at once with a TypeError or RangeError when `count` is not an integer >= 1 or `timeoutMs` not a finite
+   * number >= 0, and with an Error when the server keeps no attempt log (`maxRecordedAttempts: 0`). `Request` types
+   * the requests, as in {@link attempts}.
    */
   async waitForAttempts<Request = unknown>(
     callId: string,
