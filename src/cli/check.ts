@@ -33,7 +33,13 @@ import {
 import { type CommandIo, EXIT_CODE } from './command-io.js';
 import { escapeControlCharacters } from './format.js';
 import { type LoadedProtos, loadProtos, ProtoLoadError } from './proto-services.js';
-import { InputTooLargeError, readFileCapped, readStreamCapped } from './read-input.js';
+import {
+  InputTooLargeError,
+  MAX_INPUT_BYTES,
+  readFileCapped,
+  readStreamCapped,
+  tooLargeMessage,
+} from './read-input.js';
 
 export type {
   CheckDiagnostic,
@@ -217,12 +223,8 @@ function checkOptions(args: CommandArgs): CheckOptions {
   };
 }
 
-/**
- * The largest config `check` reads (64 MiB): a service config is a few kilobytes, and one far larger is most likely
- * the wrong file; refusing it up front beats running out of memory. A regular file is refused by its size before it
- * is read; standard input, a device or a FIFO once that many bytes came in (reading stops there).
- */
-export const MAX_CONFIG_BYTES = 64 * 1024 * 1024;
+/** The largest config `check` reads: {@link MAX_INPUT_BYTES} (64 MiB). */
+export const MAX_CONFIG_BYTES = MAX_INPUT_BYTES;
 
 /** The config's text, or why it cannot be read. */
 async function readConfigText(options: CheckOptions, io: CommandIo): Promise<string> {
@@ -232,19 +234,10 @@ async function readConfigText(options: CheckOptions, io: CommandIo): Promise<str
       : await readFileCapped(options.file, MAX_CONFIG_BYTES);
   } catch (error) {
     if (error instanceof InputTooLargeError) {
-      throw new Error(tooLargeMessage(error.size));
+      throw new Error(tooLargeMessage(error, 'check', 'a service config'));
     }
     throw error;
   }
-}
-
-/** Why a config too large was refused: its size when known (a regular file's), else that it passed the cap. */
-function tooLargeMessage(size: number | undefined): string {
-  const what =
-    size === undefined
-      ? `it is over the ${MAX_CONFIG_BYTES} bytes`
-      : `it is ${size} bytes, over the ${MAX_CONFIG_BYTES}`;
-  return `${what} (64 MiB) that check reads: a service config is a few kilobytes, is this the right file?`;
 }
 
 async function buildReport(options: CheckOptions, io: CommandIo): Promise<CheckReport> {

@@ -38,7 +38,7 @@ import {
 } from './command-args.js';
 import { type CommandIo, EXIT_CODE } from './command-io.js';
 import { escapeControlCharacters } from './format.js';
-import { InputTooLargeError, readFileCapped } from './read-input.js';
+import { InputTooLargeError, MAX_INPUT_BYTES, readFileCapped, tooLargeMessage } from './read-input.js';
 
 /** Usage text of the flaky-server command. */
 export const FLAKY_SERVER_USAGE = `Usage: grpc-retry-hedging flaky-server [--port N] [--host HOST] [--script FILE]
@@ -92,12 +92,6 @@ interface FlakyServerArgs {
   readonly maxReceiveMessageSize: number | undefined;
   readonly quiet: boolean;
 }
-
-/**
- * The largest script file the command reads (64 MiB), as `check` for a config: a script file is a few kilobytes.
- * A regular file is refused by its size before it is read; a device or a FIFO once that many bytes came in.
- */
-export const MAX_SCRIPT_BYTES = 64 * 1024 * 1024;
 
 /** An unreadable or invalid script file: one line per problem, exit 1. */
 class ScriptFileError extends Error {
@@ -176,11 +170,11 @@ interface ScriptFile {
 async function loadScriptFile(file: string, services: readonly ServedService[]): Promise<ScriptFile> {
   let text: string;
   try {
-    text = await readFileCapped(file, MAX_SCRIPT_BYTES);
+    text = await readFileCapped(file, MAX_INPUT_BYTES);
   } catch (error) {
     const why =
       error instanceof InputTooLargeError
-        ? `${error.size === undefined ? `it is over the ${MAX_SCRIPT_BYTES} bytes` : `it is ${error.size} bytes, over the ${MAX_SCRIPT_BYTES}`} (64 MiB) that flaky-server reads: a script file is a few kilobytes, is this the right file?`
+        ? tooLargeMessage(error, 'flaky-server', 'a script file')
         : errorMessage(error);
     throw new ScriptFileError([`cannot read script file ${file}: ${why}`]);
   }

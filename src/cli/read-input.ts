@@ -6,6 +6,25 @@
 import { open } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 
+/**
+ * The largest input a command reads (64 MiB): a service config or a script file is a few kilobytes, and one far
+ * larger is most likely the wrong file; refusing it beats running out of memory. A regular file is refused by its
+ * size before it is read; standard input, a device or a FIFO once that many bytes came in (reading stops there).
+ */
+export const MAX_INPUT_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Why an input too large was refused, in the words of the command (`check`) that reads that kind of input (`a
+ * service config`): its size when known, else that it passed the cap.
+ */
+export function tooLargeMessage(error: InputTooLargeError, command: string, kind: string): string {
+  const what =
+    error.size === undefined
+      ? `it is over the ${error.maxBytes} bytes`
+      : `it is ${error.size} bytes, over the ${error.maxBytes}`;
+  return `${what} (64 MiB) that ${command} reads: ${kind} is a few kilobytes, is this the right file?`;
+}
+
 /** The input was larger than the cap: `size` is its size when known (a regular file's), else undefined. */
 export class InputTooLargeError extends Error {
   constructor(
