@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RETRY_UNAVAILABLE_POLICY } from '../helpers/service-configs.js';
 
 const main = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
 let dir: string;
@@ -19,13 +20,7 @@ beforeAll(() => {
   // Enough entries that the report outgrows a pipe's 64 KiB buffer, so writes go on after the reader has gone.
   const methodConfig = Array.from({ length: 400 }, (_, i) => ({
     name: [{ service: `example.Service${i}` }],
-    retryPolicy: {
-      maxAttempts: 3,
-      initialBackoff: '0.1s',
-      maxBackoff: '1s',
-      backoffMultiplier: 2,
-      retryableStatusCodes: ['UNAVAILABLE'],
-    },
+    ...RETRY_UNAVAILABLE_POLICY,
   }));
   writeFileSync(bigConfig, JSON.stringify({ methodConfig }));
 });

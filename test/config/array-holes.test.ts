@@ -7,14 +7,9 @@ import { createChannelOptions } from '../../src/config/channel-options.js';
 import { parseServiceConfig } from '../../src/config/parse-service-config.js';
 import { validateServiceConfig } from '../../src/config/validate-service-config.js';
 import { createRetryInterceptor } from '../../src/retry/retry-interceptor.js';
+import { RETRY_UNAVAILABLE_POLICY } from '../helpers/service-configs.js';
 
-const retryPolicy = {
-  maxAttempts: 3,
-  initialBackoff: '0.1s',
-  maxBackoff: '1s',
-  backoffMultiplier: 2,
-  retryableStatusCodes: ['UNAVAILABLE'],
-};
+const { retryPolicy } = RETRY_UNAVAILABLE_POLICY;
 
 // biome-ignore lint/suspicious/noSparseArray: the hole is the point
 const codesWithHole = ['UNAVAILABLE', , 'ABORTED'];

@@ -7,23 +7,14 @@ import { type InterceptorOptions, Metadata } from '@grpc/grpc-js';
 import { describe, expect, it, vi } from 'vitest';
 import type { RetryEvent } from '../../src/retry/events.js';
 import { FakeAttempt, METHOD } from '../helpers/engine.js';
-import { oneEntryConfig } from '../helpers/service-configs.js';
+import { RETRY_UNAVAILABLE_CONFIG } from '../helpers/service-configs.js';
 
 type Factory = typeof import('../../src/retry/retry-interceptor.js').createRetryInterceptor;
 
 /** Starts one call through an interceptor of `create` and returns the call number its events carry. */
 function callIdOf(create: Factory): number {
   const events: RetryEvent[] = [];
-  const config = oneEntryConfig('test.Svc', {
-    retryPolicy: {
-      maxAttempts: 2,
-      initialBackoff: '0.1s',
-      maxBackoff: '1s',
-      backoffMultiplier: 2,
-      retryableStatusCodes: ['UNAVAILABLE'],
-    },
-  });
-  const interceptor = create(config, { onEvent: (e) => events.push(e) });
+  const interceptor = create(RETRY_UNAVAILABLE_CONFIG, { onEvent: (e) => events.push(e) });
   const options = {
     method_definition: {
       path: METHOD,
