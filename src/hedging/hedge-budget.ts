@@ -59,7 +59,7 @@ export class HedgeBudget implements RetryGate {
     this.ttlMs = resolved.ttlMs;
     this.chanceSd = resolved.chanceSd;
     this.budget = new RetryBudget({
-      ratio: maxExtraLoad,
+      maxExtraLoad,
       minPerSecond: resolved.minPerSecond,
       ttlMs: resolved.ttlMs,
       chanceSd: resolved.chanceSd,

@@ -13,9 +13,10 @@ import { SlidingWindow } from './sliding-window.js';
 export interface RetryBudgetOptions {
   /**
    * Retries (and further hedges) allowed per call made, over the window: 0.2 means at most 20% more load.
-   * In [0, 1000]. Default 0.2 (Finagle `percentCanRetry`, Linkerd `retryRatio`).
+   * In [0, 1000]. Default 0.2 (Finagle `percentCanRetry`, Linkerd `retryRatio`). The same name and meaning as the
+   * hedge budget's `maxExtraLoad`.
    */
-  ratio?: number;
+  maxExtraLoad?: number;
   /**
    * A floor: retries allowed per second whatever the traffic. At least 0. Default 0. It is absolute and per
    * budget, so a fleet of N clients with a budget each may send N × minPerSecond retries per second however few
@@ -28,10 +29,10 @@ export interface RetryBudgetOptions {
   ttlMs?: number;
   /**
    * Room for chance, in standard deviations: the budget holds this many standard deviations of the retries its
-   * deposits pay for (√(ratio × calls in the window), as for a Poisson count) on top of them. Demand that averages
-   * exactly `ratio` of the calls, as hedges do when a slow mode holds that share, goes over the deposits by
+   * deposits pay for (√(maxExtraLoad × calls in the window), as for a Poisson count) on top of them. Demand that averages
+   * exactly `maxExtraLoad` of the calls, as hedges do when a slow mode holds that share, goes over the deposits by
    * chance half the time and would then be refused; 3 lets it through all but about once in a thousand windows.
-   * The room shrinks as a share of the calls as traffic grows (3 / √(ratio × calls)). In [0, 10]. Default 0.
+   * The room shrinks as a share of the calls as traffic grows (3 / √(maxExtraLoad × calls)). In [0, 10]. Default 0.
    */
   chanceSd?: number;
   /** Time source; only `now()` is used. Default: the system clock. */
@@ -40,16 +41,17 @@ export interface RetryBudgetOptions {
   random?: () => number;
 }
 
-/** Where option errors point: `RetryBudget: options.ratio must be ...`. */
+/** Where option errors point: `RetryBudget: options.maxExtraLoad must be ...`. */
 const WHERE = 'RetryBudget: options';
-const KNOWN_OPTIONS = ['ratio', 'minPerSecond', 'ttlMs', 'chanceSd', 'clock', 'random'] as const;
+const KNOWN_OPTIONS = ['maxExtraLoad', 'minPerSecond', 'ttlMs', 'chanceSd', 'clock', 'random'] as const;
 const RENAMED: Renames = {
+  ratio: { now: 'maxExtraLoad', hint: "the hedge budget's name for the same share" },
   minRetriesPerSecond: {
     now: 'minPerSecond',
     hint: 'its default is now 0; see docs/overload.md, "How the floor scales"',
   },
 };
-/** A retry withdraws this many units; a call deposits ratio × this many. Whole numbers keep sums exact. */
+/** A retry withdraws this many units; a call deposits maxExtraLoad × this many. Whole numbers keep sums exact. */
 const UNITS_PER_RETRY = 1000;
 /** Finagle's TokenRetryBudget divides the ttl into 10 slices. */
 const BINS = 10;
@@ -59,16 +61,16 @@ const SPENT = 1;
 
 /**
  * A retry budget (Finagle's and Linkerd's, made safe for fleets): over any window of `ttlMs`, retries and further
- * hedges number about `ratio` × the calls started in that window (plus `minPerSecond` × the window in seconds,
+ * hedges number about `maxExtraLoad` × the calls started in that window (plus `minPerSecond` × the window in seconds,
  * and with `chanceSd`, that many standard deviations of the retries the calls paid for).
  *
- * It is a token bucket whose tokens expire: every call deposits `ratio` of a retry, every retry withdraws one, and
+ * It is a token bucket whose tokens expire: every call deposits `maxExtraLoad` of a retry, every retry withdraws one, and
  * both are forgotten `ttlMs` later (in 10 steps). When the budget holds less than one whole retry but more than
  * none, a retry goes with probability equal to the fraction held (and withdraws a whole one, leaving the budget
  * below zero): so a client that makes few calls can still retry — 20% of its failed calls with the default ratio —
- * and retries stay at `ratio` of the calls in expectation, whatever the client's rate and however many clients
+ * and retries stay at `maxExtraLoad` of the calls in expectation, whatever the client's rate and however many clients
  * there are. Unlike the A6 throttle it counts load, not failures, so it bounds the extra load retries can add
- * (1 + ratio) whatever the servers answer.
+ * (1 + maxExtraLoad) whatever the servers answer.
  *
  * It is a {@link RetryGate}: pass it as the retry interceptor's `gate` option. The engine deposits with
  * `recordCall()` when a call under a policy starts and withdraws with `allowAttempt()` before each retry or
@@ -76,7 +78,8 @@ const SPENT = 1;
  */
 export class RetryBudget implements RetryGate {
   readonly name = 'retry-budget';
-  readonly ratio: number;
+  /** Retries allowed per call made (the option `maxExtraLoad`). */
+  readonly maxExtraLoad: number;
   readonly minPerSecond: number;
   readonly ttlMs: number;
   readonly chanceSd: number;
@@ -89,13 +92,13 @@ export class RetryBudget implements RetryGate {
 
   constructor(options?: RetryBudgetOptions) {
     const opts = checkOptions(WHERE, options, KNOWN_OPTIONS, RENAMED) as RetryBudgetOptions;
-    this.ratio = checkNumber(WHERE, 'ratio', opts.ratio, 0.2, { min: 0, max: 1000 });
+    this.maxExtraLoad = checkNumber(WHERE, 'maxExtraLoad', opts.maxExtraLoad, 0.2, { min: 0, max: 1000 });
     this.minPerSecond = checkNumber(WHERE, 'minPerSecond', opts.minPerSecond, 0, { min: 0 });
     this.ttlMs = checkNumber(WHERE, 'ttlMs', opts.ttlMs, 10_000, { min: 1000, max: 60_000, unit: 'ms' });
     this.chanceSd = checkNumber(WHERE, 'chanceSd', opts.chanceSd, 0, { min: 0, max: 10 });
     this.clock = checkNowSource(WHERE, 'clock', opts.clock) ?? { now: () => Date.now() };
     this.random = checkFunction<() => number>(WHERE, 'random', opts.random) ?? Math.random;
-    this.deposit = Math.round(this.ratio * UNITS_PER_RETRY);
+    this.deposit = Math.round(this.maxExtraLoad * UNITS_PER_RETRY);
     this.reserve = Math.round(this.minPerSecond * (this.ttlMs / 1000) * UNITS_PER_RETRY);
     this.window = new SlidingWindow(this.ttlMs, BINS, 2);
   }
@@ -110,7 +113,7 @@ export class RetryBudget implements RetryGate {
     return this.deniedCount;
   }
 
-  /** {@link RetryGate}: a call started; deposit `ratio` of a retry. */
+  /** {@link RetryGate}: a call started; deposit `maxExtraLoad` of a retry. */
   recordCall(): void {
     if (this.deposit > 0) {
       this.window.add(this.clock.now(), PAID, this.deposit);

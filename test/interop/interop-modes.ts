@@ -536,7 +536,7 @@ export const INTEROP_MODES: readonly InteropMode[] = [
         throttle = createAdaptiveThrottle();
         before = 0;
         return {
-          options: { gate: new RetryBudget({ ratio: 0.2 }) },
+          options: { gate: new RetryBudget({ maxExtraLoad: 0.2 }) },
           after: [throttle],
           afterCase(_caseName, codes) {
             const counters = throttle.counters();

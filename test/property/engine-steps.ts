@@ -65,7 +65,7 @@ export type GateSpec =
       /** Failures recorded before the call (tokens already spent). */
       readonly spent: number;
     }
-  | { readonly kind: 'budget'; readonly ratio: number; readonly minPerSecond: number }
+  | { readonly kind: 'budget'; readonly maxExtraLoad: number; readonly minPerSecond: number }
   | { readonly kind: 'throws' }
   | { readonly kind: 'non-boolean' };
 
@@ -205,7 +205,7 @@ const gateArb: fc.Arbitrary<GateSpec> = fc.oneof(
   {
     arbitrary: fc.record({
       kind: fc.constant('budget' as const),
-      ratio: fc.constantFrom(0.5, 1, 2),
+      maxExtraLoad: fc.constantFrom(0.5, 1, 2),
       minPerSecond: fc.constantFrom(0, 0, 1),
     }),
     weight: 2,
@@ -357,7 +357,7 @@ function makeGate(spec: GateSpec, clock: FakeClock): GateRun {
       break;
     case 'budget':
       inner = new RetryBudget({
-        ratio: spec.ratio,
+        maxExtraLoad: spec.maxExtraLoad,
         minPerSecond: spec.minPerSecond,
         ttlMs: 1000,
         clock,

@@ -25,8 +25,8 @@ function client(interceptors: grpc.Interceptor[]): FlakyClient {
 
 describe('RetryBudget with the retry interceptor, against a real server', () => {
   it('a RetryBudget passed as the throttle is fed by the engine: each call deposits, each retry withdraws', async () => {
-    // No reserve, ratio 0.5, no fractional retries (random 0.99): two calls deposit one retry between them.
-    const budget = new RetryBudget({ minPerSecond: 0, ratio: 0.5, random: () => 0.99 });
+    // No reserve, maxExtraLoad 0.5, no fractional retries (random 0.99): two calls deposit one retry between them.
+    const budget = new RetryBudget({ minPerSecond: 0, maxExtraLoad: 0.5, random: () => 0.99 });
     const events: RetryEvent[] = [];
     const c = client([
       createRetryInterceptor(retryConfig(), { gate: budget, onEvent: (e) => events.push(e) }),

@@ -22,13 +22,15 @@ describe('RetryBudget', () => {
     const budget = new RetryBudget({ clock: fakeClock() });
     expect(isRetryGate(budget)).toBe(true);
     expect(budget.name).toBe('retry-budget');
-    expect([budget.ratio, budget.minPerSecond, budget.ttlMs, budget.chanceSd]).toEqual([0.2, 0, 10_000, 0]);
+    expect([budget.maxExtraLoad, budget.minPerSecond, budget.ttlMs, budget.chanceSd]).toEqual([
+      0.2, 0, 10_000, 0,
+    ]);
     expect(budget.allowAttempt('retry')).toBe(false); // nothing deposited, nothing to spend
   });
 
   it('holds room for chance of chanceSd standard deviations of the retries paid for, which expires with them', () => {
     let now = 0;
-    const budget = new RetryBudget({ clock: { now: () => now }, ratio: 0.2, chanceSd: 2 });
+    const budget = new RetryBudget({ clock: { now: () => now }, maxExtraLoad: 0.2, chanceSd: 2 });
     for (let i = 0; i < 500; i++) budget.recordCall();
     // 100 retries paid for, and 2 × √100 more; spending them does not shrink the room.
     expect(budget.tokens).toBe(120);
@@ -44,7 +46,7 @@ describe('RetryBudget', () => {
     expect(budget.denied).toBe(1);
   });
 
-  it('adds ratio of a retry per call: 1,000 calls give 200 retries beyond the reserve', () => {
+  it('adds maxExtraLoad of a retry per call: 1,000 calls give 200 retries beyond the reserve', () => {
     const budget = new RetryBudget({ clock: fakeClock(), random: () => 0.999 });
     expect(budget.allowAttempt('retry')).toBe(false);
     for (let i = 0; i < 1000; i++) budget.recordCall();
@@ -52,7 +54,7 @@ describe('RetryBudget', () => {
   });
 
   it('charges hedges like retries', () => {
-    const budget = new RetryBudget({ clock: fakeClock(), ratio: 0.5, random: () => 0.999 });
+    const budget = new RetryBudget({ clock: fakeClock(), maxExtraLoad: 0.5, random: () => 0.999 });
     for (let i = 0; i < 10; i++) budget.recordCall();
     expect(budget.allowAttempt('hedge')).toBe(true);
     expect(budget.allowAttempt('retry')).toBe(true);
@@ -81,9 +83,9 @@ describe('RetryBudget', () => {
     expect(drain(budget)).toBe(50);
   });
 
-  it('keeps retries within ratio × calls + minPerSecond × window under steady load', () => {
+  it('keeps retries within maxExtraLoad × calls + minPerSecond × window under steady load', () => {
     const clock = fakeClock(0);
-    const budget = new RetryBudget({ clock, ratio: 0.2, minPerSecond: 10, ttlMs: 10_000 });
+    const budget = new RetryBudget({ clock, maxExtraLoad: 0.2, minPerSecond: 10, ttlMs: 10_000 });
     // 100 calls/s for 60 s, each wanting one retry.
     let retries = 0;
     const perSecond: number[] = [];
@@ -117,7 +119,7 @@ describe('RetryBudget', () => {
     expect(budget.denied).toBe(2);
   });
 
-  it('holds a fleet of light clients to the ratio: 10,000 budgets, 8 calls each per window, every call failing', () => {
+  it('holds a fleet of light clients to the maxExtraLoad: 10,000 budgets, 8 calls each per window, every call failing', () => {
     let seed = 1;
     const random = () => {
       seed = (seed * 16807) % 2147483647;
@@ -141,7 +143,7 @@ describe('RetryBudget', () => {
   });
 
   it('is shared: two clients draw on one budget', () => {
-    const budget = new RetryBudget({ clock: fakeClock(), minPerSecond: 0, ratio: 1 });
+    const budget = new RetryBudget({ clock: fakeClock(), minPerSecond: 0, maxExtraLoad: 1 });
     budget.recordCall(); // client A
     budget.recordCall(); // client B
     expect(budget.allowAttempt('retry')).toBe(true); // A
@@ -157,10 +159,10 @@ describe('RetryBudget', () => {
   });
 
   it('rejects bad options with errors that name the option', () => {
-    expect(() => new RetryBudget({ ratio: -0.1 })).toThrow(
-      /RetryBudget: options\.ratio must be a number in \[0, 1000\], got -0.1/,
+    expect(() => new RetryBudget({ maxExtraLoad: -0.1 })).toThrow(
+      /RetryBudget: options\.maxExtraLoad must be a number in \[0, 1000\], got -0.1/,
     );
-    expect(() => new RetryBudget({ ratio: Number.NaN })).toThrow(TypeError);
+    expect(() => new RetryBudget({ maxExtraLoad: Number.NaN })).toThrow(TypeError);
     expect(() => new RetryBudget({ ttlMs: 500 })).toThrow(
       /options\.ttlMs must be a number in \[1000, 60000\] \(ms\), got 500/,
     );
@@ -174,6 +176,9 @@ describe('RetryBudget', () => {
     );
     expect(() => new RetryBudget({ minRetriesPerSecond: 10 } as unknown as object)).toThrow(
       /RetryBudget: options\.minRetriesPerSecond was renamed to "minPerSecond"/,
+    );
+    expect(() => new RetryBudget({ ratio: 0.2 } as unknown as object)).toThrow(
+      /RetryBudget: options\.ratio was renamed to "maxExtraLoad"/,
     );
     expect(() => new RetryBudget({ minPerSecond: '10' as unknown as number })).toThrow(
       /options\.minPerSecond must be a number >= 0, got "10"/,

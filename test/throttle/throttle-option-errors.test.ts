@@ -94,17 +94,17 @@ describe('numeric ranges include their ends', () => {
     );
   });
 
-  it('RetryBudget: ratio [0, 1000], ttlMs [1000, 60000], minPerSecond from 0', () => {
-    expect(new RetryBudget({ ratio: 0, ttlMs: 1000, minPerSecond: 0 }).tokens).toBe(0);
+  it('RetryBudget: maxExtraLoad [0, 1000], ttlMs [1000, 60000], minPerSecond from 0', () => {
+    expect(new RetryBudget({ maxExtraLoad: 0, ttlMs: 1000, minPerSecond: 0 }).tokens).toBe(0);
     const wide = new RetryBudget({
-      ratio: 1000,
+      maxExtraLoad: 1000,
       ttlMs: 60_000,
       minPerSecond: 1,
       clock: { now: () => 0 },
     });
-    expect([wide.ratio, wide.ttlMs, wide.tokens]).toEqual([1000, 60_000, 60]);
-    expect(() => new RetryBudget({ ratio: 1000.5 })).toThrow(
-      /ratio must be a number in \[0, 1000\], got 1000.5/,
+    expect([wide.maxExtraLoad, wide.ttlMs, wide.tokens]).toEqual([1000, 60_000, 60]);
+    expect(() => new RetryBudget({ maxExtraLoad: 1000.5 })).toThrow(
+      /maxExtraLoad must be a number in \[0, 1000\], got 1000.5/,
     );
     expect(() => new RetryBudget({ ttlMs: 60_001 })).toThrow(/ttlMs must be a number in \[1000, 60000\]/);
   });
