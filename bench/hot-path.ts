@@ -252,7 +252,7 @@ console.log(
       callId,
       attempt: 1,
       kind: 'original',
-      previousAttempts: 0,
+      previousRpcAttempts: 0,
       metadata: new grpc.Metadata(),
     },
     { type: 'committed', method, callId, attempt: 1, reason: 'headers' },

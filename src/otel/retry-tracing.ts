@@ -335,7 +335,7 @@ export function createRetryTracing(options: RetryTracingOptions = {}): RetryTrac
         kind: SpanKind.INTERNAL,
         attributes: {
           ...traced.names.attributes,
-          [RETRY_SPAN_ATTRIBUTES.previousRpcAttempts]: event.previousAttempts,
+          [RETRY_SPAN_ATTRIBUTES.previousRpcAttempts]: event.previousRpcAttempts,
           [RETRY_SPAN_ATTRIBUTES.transparentRetry]: false,
           [RETRY_SPAN_ATTRIBUTES.attemptNumber]: event.attempt,
           [RETRY_SPAN_ATTRIBUTES.attemptKind]: event.kind,

@@ -53,7 +53,7 @@ export class CallEvents {
       callId,
       attempt: attempt.number,
       kind: attempt.kind,
-      previousAttempts: attempt.number - 1,
+      previousRpcAttempts: attempt.number - 1,
       metadata,
     });
     if (attempt.kind === 'hedge' && attempt.state === 'live') {

@@ -34,8 +34,11 @@ export interface AttemptStartEvent extends EventBase {
   /** 1-based attempt number within the call. */
   readonly attempt: number;
   readonly kind: AttemptKind;
-  /** Attempts sent before this one (the value of `grpc-previous-rpc-attempts`, 0 for the first). */
-  readonly previousAttempts: number;
+  /**
+   * Attempts sent before this one: the value of `grpc-previous-rpc-attempts`, 0 for the first (the header's name,
+   * as the flaky server's `RecordedAttempt.previousRpcAttempts`).
+   */
+  readonly previousRpcAttempts: number;
   /**
    * The metadata this attempt will send. A listener may add headers to it synchronously (a tracer injects the
    * attempt's context here); it is this attempt's own copy.

@@ -74,7 +74,7 @@ function attemptStart(callId: number, attempt: number, kind: 'original' | 'retry
     callId,
     attempt,
     kind,
-    previousAttempts: attempt - 1,
+    previousRpcAttempts: attempt - 1,
     metadata: new Metadata(),
   };
 }

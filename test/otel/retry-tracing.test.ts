@@ -44,7 +44,7 @@ function callEvents(callId = nextId++) {
       deadline: Number.POSITIVE_INFINITY,
     }),
     attempt(attempt: number, kind: AttemptKind, metadata = new Metadata()): RetryEvent {
-      return { ...base, type: 'attempt-start', attempt, kind, previousAttempts: attempt - 1, metadata };
+      return { ...base, type: 'attempt-start', attempt, kind, previousRpcAttempts: attempt - 1, metadata };
     },
     attemptEnd(
       attempt: number,
