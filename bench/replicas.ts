@@ -293,8 +293,8 @@ function fastP99(results: Map<VariantName, VariantResult>): number {
 
 async function main(): Promise<void> {
   const info = machineInfo();
-  const fast: ReplicaScript = { latencyMs: [opts.fastMinMs, opts.fastMaxMs] };
-  const slow: ReplicaScript = { latencyMs: opts.slowMs };
+  const fast: ReplicaScript = { delayMs: [opts.fastMinMs, opts.fastMaxMs] };
+  const slow: ReplicaScript = { delayMs: opts.slowMs };
   const scenarios: Scenario[] = [
     {
       title: `One slow replica (${opts.slowMs} ms) of 3, hedging`,

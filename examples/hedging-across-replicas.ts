@@ -20,11 +20,7 @@ const config = {
 
 /** Makes `calls` calls one after another; resolves with the attempts each replica received. */
 export async function main(calls = 30, print: (line: string) => void = console.log): Promise<number[]> {
-  const cluster = await FlakyCluster.start([
-    { latencyMs: 200 },
-    { latencyMs: [2, 5] },
-    { latencyMs: [2, 5] },
-  ]);
+  const cluster = await FlakyCluster.start([{ delayMs: 200 }, { delayMs: [2, 5] }, { delayMs: [2, 5] }]);
   const Client = loadFlakyTestService();
   const client = new Client(cluster.target, grpc.credentials.createInsecure(), {
     ...createChannelOptions(config, { avoidTriedReplicas: true }),

@@ -24,8 +24,11 @@ export interface ClusterAttempt {
   readonly attempt: number;
   /** Every request header the replica received (to check what went on the wire). */
   readonly metadata: grpc.Metadata;
-  /** Status the replica answered with; undefined while it runs or when the client cancelled it. */
-  code: number | undefined;
+  /**
+   * Status the replica ended the attempt with; undefined while it runs or when the client cancelled it (the name
+   * `FlakyServer`'s `RecordedAttempt` uses).
+   */
+  endedWith: number | undefined;
   /** The client cancelled the attempt before the replica answered. */
   cancelled: boolean;
 }
@@ -59,7 +62,7 @@ interface Replica {
 
 /**
  * @example
- * const cluster = await FlakyCluster.start([{ latencyMs: 200 }, { latencyMs: 3 }, { latencyMs: 3 }]);
+ * const cluster = await FlakyCluster.start([{ delayMs: 200 }, { delayMs: 3 }, { delayMs: 3 }]);
  * const client = new (loadFlakyTestService())(cluster.target, grpc.credentials.createInsecure(), {
  *   ...createChannelOptions(config, { avoidTriedReplicas: true }),
  *   interceptors: [createRetryInterceptor(config)],
@@ -89,7 +92,7 @@ export class FlakyCluster {
    * Starts one server per script on 127.0.0.1 (port 0), insecure; a replica whose script says `down` gets its port
    * but does not serve until {@link setScript} brings it up.
    *
-   * @throws TypeError or RangeError naming the invalid script field (`scripts[1].latencyMs`, ...).
+   * @throws TypeError or RangeError naming the invalid script field (`scripts[1].delayMs`, ...).
    */
   static async start(
     scripts: readonly ReplicaScript[],
@@ -284,7 +287,7 @@ export class FlakyCluster {
       callId,
       attempt,
       metadata: call.metadata.clone(),
-      code: undefined,
+      endedWith: undefined,
       cancelled: false,
     };
     this.record(record);
@@ -293,7 +296,7 @@ export class FlakyCluster {
     const answer = (): void => {
       replica.timers.delete(timer);
       settle();
-      record.code = fails ? script.status : grpc.status.OK;
+      record.endedWith = fails ? script.status : grpc.status.OK;
       if (fails) {
         callback({ code: script.status, details: `replica ${index} failed the attempt (scripted)` });
       } else {
@@ -306,7 +309,7 @@ export class FlakyCluster {
       clearTimeout(timer);
       replica.timers.delete(timer);
       settle();
-      if (record.code === undefined) {
+      if (record.endedWith === undefined) {
         record.cancelled = true;
       }
     });
@@ -314,7 +317,7 @@ export class FlakyCluster {
 
   private latency(script: CheckedReplicaScript): number {
     if (script.slow !== undefined && Date.now() < script.slow.until) {
-      return script.slow.latencyMs;
+      return script.slow.delayMs;
     }
     const [min, max] = script.latency;
     return min === max ? min : min + this.random() * (max - min);

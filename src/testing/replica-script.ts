@@ -7,8 +7,11 @@ import { readStatusCode } from '../config/status-codes.js';
 
 /** One replica's behaviour. Every field is optional; `{}` answers at once with OK. */
 export interface ReplicaScript {
-  /** How long the replica takes to answer, ms: a number, or `[min, max]` drawn uniformly per attempt. Default 0. */
-  latencyMs?: number | readonly [number, number];
+  /**
+   * How long the replica waits before it answers, ms: a number, or `[min, max]` drawn uniformly per attempt. Default
+   * 0. The name `FlakyServer`'s scripts use for the same wait.
+   */
+  delayMs?: number | readonly [number, number];
   /**
    * Status the replica answers failing attempts with (numeric `grpc.status` or its name, e.g. `"UNAVAILABLE"`).
    * Default `UNAVAILABLE` when `failureRate` is set, else OK (no failures).
@@ -19,10 +22,10 @@ export interface ReplicaScript {
   /** The replica is not serving: its port refuses connections (as a crashed or drained server's would). */
   down?: boolean;
   /**
-   * Slow for a while: for `forMs` after the script is set (cluster start or `setScript`), answers take
-   * `latencyMs` instead.
+   * Slow for a while: for `forMs` after the script is set (cluster start or `setScript`), the replica waits
+   * `delayMs` instead.
    */
-  slow?: { readonly latencyMs: number; readonly forMs: number };
+  slow?: { readonly delayMs: number; readonly forMs: number };
 }
 
 /** A checked script. @internal */
@@ -31,10 +34,10 @@ export interface CheckedReplicaScript {
   readonly status: number;
   readonly failureRate: number;
   readonly down: boolean;
-  readonly slow: { readonly latencyMs: number; readonly until: number } | undefined;
+  readonly slow: { readonly delayMs: number; readonly until: number } | undefined;
 }
 
-const KNOWN = ['latencyMs', 'status', 'failureRate', 'down', 'slow'];
+const KNOWN = ['delayMs', 'status', 'failureRate', 'down', 'slow'];
 
 function checkMs(value: unknown, where: string): number {
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
@@ -49,20 +52,23 @@ export function checkReplicaScript(script: unknown, where: string, now: number):
     throw new TypeError(`${where} must be an object, got ${describeValue(script)}`);
   }
   for (const key of Object.keys(script)) {
+    if (key === 'latencyMs') {
+      throw new TypeError(`${where}.latencyMs was renamed to "delayMs" (as in FlakyServer scripts)`);
+    }
     if (!KNOWN.includes(key)) {
       throw new TypeError(`${where}.${key} is not a replica script field (known: ${KNOWN.join(', ')})`);
     }
   }
   const s = script as ReplicaScript;
   let latency: [number, number] = [0, 0];
-  if (Array.isArray(s.latencyMs)) {
-    const [min, max] = s.latencyMs as unknown[];
-    latency = [checkMs(min, `${where}.latencyMs[0]`), checkMs(max, `${where}.latencyMs[1]`)];
-    if (s.latencyMs.length !== 2 || latency[0] > latency[1]) {
-      throw new RangeError(`${where}.latencyMs must be a number or [min, max] with min <= max`);
+  if (Array.isArray(s.delayMs)) {
+    const [min, max] = s.delayMs as unknown[];
+    latency = [checkMs(min, `${where}.delayMs[0]`), checkMs(max, `${where}.delayMs[1]`)];
+    if (s.delayMs.length !== 2 || latency[0] > latency[1]) {
+      throw new RangeError(`${where}.delayMs must be a number or [min, max] with min <= max`);
     }
-  } else if (s.latencyMs !== undefined) {
-    const ms = checkMs(s.latencyMs, `${where}.latencyMs`);
+  } else if (s.delayMs !== undefined) {
+    const ms = checkMs(s.delayMs, `${where}.delayMs`);
     latency = [ms, ms];
   }
   let status = s.failureRate !== undefined ? 14 : 0;
@@ -88,10 +94,13 @@ export function checkReplicaScript(script: unknown, where: string, now: number):
   let slow: CheckedReplicaScript['slow'];
   if (s.slow !== undefined) {
     if (typeof s.slow !== 'object' || s.slow === null) {
-      throw new TypeError(`${where}.slow must be { latencyMs, forMs }, got ${describeValue(s.slow)}`);
+      throw new TypeError(`${where}.slow must be { delayMs, forMs }, got ${describeValue(s.slow)}`);
+    }
+    if ('latencyMs' in s.slow) {
+      throw new TypeError(`${where}.slow.latencyMs was renamed to "delayMs" (as in FlakyServer scripts)`);
     }
     slow = {
-      latencyMs: checkMs(s.slow.latencyMs, `${where}.slow.latencyMs`),
+      delayMs: checkMs(s.slow.delayMs, `${where}.slow.delayMs`),
       until: now + checkMs(s.slow.forMs, `${where}.slow.forMs`),
     };
   }

@@ -99,7 +99,7 @@ describe('avoiding tried replicas: retries', () => {
 describe('avoiding tried replicas: hedging', () => {
   it('a hedge leaves the slow replica: one slow replica of three', async () => {
     const config = hedgingConfig({ maxAttempts: 2, hedgingDelay: '0.03s' });
-    h = await startReplicaHarness([{ latencyMs: 1500 }, { latencyMs: 1 }, { latencyMs: 1 }], config);
+    h = await startReplicaHarness([{ delayMs: 1500 }, { delayMs: 1 }, { delayMs: 1 }], config);
     await warmUp(h, [1, 2]);
     h.cluster.reset();
     const codes = await run(h, 'hedge', 12);

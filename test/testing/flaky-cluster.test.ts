@@ -1,6 +1,6 @@
 import { status } from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FlakyCluster } from '../../src/testing/index.js';
+import { FlakyCluster, type ReplicaScript } from '../../src/testing/index.js';
 import { testClient, unary } from '../helpers/harness.js';
 
 let cluster: FlakyCluster | undefined;
@@ -28,7 +28,7 @@ describe('FlakyCluster', () => {
       client.close();
     }
     expect(cluster.served()).toEqual([0, 1, 0]);
-    expect(cluster.attempts('c1')).toMatchObject([{ replica: 1, callId: 'c1', attempt: 1, code: 0 }]);
+    expect(cluster.attempts('c1')).toMatchObject([{ replica: 1, callId: 'c1', attempt: 1, endedWith: 0 }]);
     expect(cluster.replicaAt(cluster.addresses[2] as string)).toBe(2);
     cluster.reset();
     expect(cluster.served()).toEqual([0, 0, 0]);
@@ -37,8 +37,8 @@ describe('FlakyCluster', () => {
   it('plays each replica its own script: failures, latency, slow for a while', async () => {
     cluster = await FlakyCluster.start([
       { status: 'UNAVAILABLE' },
-      { latencyMs: 150 },
-      { slow: { latencyMs: 150, forMs: 60_000 } },
+      { delayMs: 150 },
+      { slow: { delayMs: 150, forMs: 60_000 } },
     ]);
     const clients = [0, 1, 2].map((i) => clientOf(cluster as FlakyCluster, i));
     try {
@@ -56,7 +56,7 @@ describe('FlakyCluster', () => {
     } finally {
       for (const c of clients) c.close();
     }
-    expect(cluster.attempts('f')[0]?.code).toBe(status.UNAVAILABLE);
+    expect(cluster.attempts('f')[0]?.endedWith).toBe(status.UNAVAILABLE);
   });
 
   it('takes a replica down and brings it back on the same port', async () => {
@@ -84,9 +84,15 @@ describe('FlakyCluster', () => {
 
   it('rejects a bad script, naming the replica and the field', async () => {
     await expect(FlakyCluster.start([])).rejects.toThrow(/non-empty array/);
-    await expect(FlakyCluster.start([{}, { latencyMs: -1 }])).rejects.toThrow(
-      /scripts\[1\]\.latencyMs must be a non-negative/,
+    await expect(FlakyCluster.start([{}, { delayMs: -1 }])).rejects.toThrow(
+      /scripts\[1\]\.delayMs must be a non-negative/,
     );
+    await expect(FlakyCluster.start([{ latencyMs: 5 } as ReplicaScript])).rejects.toThrow(
+      /scripts\[0\]\.latencyMs was renamed to "delayMs"/,
+    );
+    await expect(
+      FlakyCluster.start([{ slow: { latencyMs: 5, forMs: 10 } } as unknown as ReplicaScript]),
+    ).rejects.toThrow(/scripts\[0\]\.slow\.latencyMs was renamed to "delayMs"/);
     await expect(FlakyCluster.start([{ status: 'NOPE' }])).rejects.toThrow(
       /scripts\[0\]\.status must be a gRPC status code/,
     );
