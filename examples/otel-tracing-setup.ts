@@ -57,8 +57,9 @@ export async function main(exporter: SpanExporter = new ConsoleSpanExporter()): 
     client.Unary({ payload: 'traced' }, (error) => (error ? reject(error) : resolve())),
   );
 
-  // 4. At shut-down: flush the exporter.
+  // 4. At shut-down: end what the adapter holds open, then flush the exporter.
   client.close();
+  tracing.close();
   await server.stop();
   await provider.shutdown();
   trace.disable();

@@ -137,6 +137,13 @@ export interface RetryTracing {
   combine(other?: RetryEventListener): RetryEventListener;
   /** Calls with a span still open (the call span, or a losing attempt whose end has not arrived yet). */
   readonly trackedCalls: number;
+  /**
+   * Stops tracing: ends the spans still open as they are (a call in flight gets no status), forgets the calls,
+   * and makes `onEvent` (and listeners from `combine`) trace nothing from then on; a listener given to `combine` is
+   * still called. Call it when the client it served is closed, before the SDK shuts down, so that no span is left
+   * unended. Idempotent, as `RetryMetrics.close()`.
+   */
+  close(): void;
 }
 
 /** What is known of one traced call. */
@@ -392,7 +399,11 @@ export function createRetryTracing(options: RetryTracingOptions = {}): RetryTrac
     span.end();
   };
 
+  let closed = false;
   const onEvent: RetryEventListener = (event: RetryEvent) => {
+    if (closed) {
+      return;
+    }
     if (event.type === 'call-start') {
       onCallStart(event);
       return;
@@ -473,6 +484,12 @@ export function createRetryTracing(options: RetryTracingOptions = {}): RetryTrac
     },
     get trackedCalls() {
       return calls.size;
+    },
+    close(): void {
+      closed = true;
+      for (const [callId, traced] of [...calls]) {
+        forget(callId, traced);
+      }
     },
   };
 }

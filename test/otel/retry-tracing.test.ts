@@ -547,3 +547,32 @@ describe('createRetryTracing: limits, listeners and options', () => {
     expect(() => createRetryTracing({ maxTrackedCalls: 1.5 })).toThrow(/options\.maxTrackedCalls/);
   });
 });
+
+describe('RetryTracing.close()', () => {
+  it('ends the spans still open, forgets the calls, traces nothing after, and still calls a combined listener', () => {
+    const { tracing, spans, named } = setup();
+    const inFlight = callEvents();
+    tracing.onEvent(inFlight.start());
+    tracing.onEvent(inFlight.attempt(1, 'original'));
+    expect(spans()).toEqual([]); // nothing ended yet
+    expect(tracing.trackedCalls).toBe(1);
+    const seen: string[] = [];
+    const combined = tracing.combine((event) => seen.push(event.type));
+
+    tracing.close();
+    tracing.close(); // idempotent
+
+    expect(tracing.trackedCalls).toBe(0);
+    expect(named('Sent.')).toHaveLength(1);
+    expect(named('Attempt.')).toHaveLength(1);
+    expect(named('Sent.')[0]?.status).toEqual({ code: SpanStatusCode.UNSET }); // ended as it was: no status
+    const later = callEvents();
+    combined(later.start());
+    combined(later.attempt(1, 'original'));
+    combined(later.end(status.OK, 1));
+    tracing.onEvent(inFlight.end(status.OK, 1)); // the closed call's end arrives late: nothing to end twice
+    expect(spans()).toHaveLength(2); // nothing traced after close
+    expect(tracing.trackedCalls).toBe(0);
+    expect(seen).toEqual(['call-start', 'attempt-start', 'call-end']);
+  });
+});
