@@ -45,7 +45,7 @@ describe('likely mistakes in a service config handed to the interceptor', () => 
   it('says when what it was handed configures nothing and is not a service config at all', () => {
     expect(mistakes(new RetryBudget())).toEqual([
       expect.stringMatching(
-        /^the service config has no methodConfig, only fields a service config does not have \(name, ratio, .*\), so every call passes straight through$/,
+        /^the service config has no methodConfig, only fields a service config does not have \(name, maxExtraLoad, .*\), so every call passes straight through$/,
       ),
     ]);
   });
