@@ -268,7 +268,8 @@ function channelWideLimit(
   warn: (message: string, code: string) => void,
 ): number | undefined {
   const limits = rawEntries.map((entry, index) => ({
-    path: `methodConfig[${index}]`,
+    // The key the entry wrote its limit under (the standard name, or grpc-js's), so the warning names the file's.
+    path: `methodConfig[${index}].${messageLimit(entry[field.standard]) === undefined ? field.grpcJs : field.standard}`,
     limit: entryLimit(entry, field, index),
     hasNames: (entries[index]?.name.length ?? 0) > 0,
   }));
@@ -288,7 +289,7 @@ function channelWideLimit(
   for (const l of set) {
     if (l.hasNames && l.limit < widest) {
       warn(
-        `createChannelOptions: ${l.path}.${field.standard} (${l.limit}) is not enforced: grpc-js has only channel-wide message size limits, and ${field.channelOption} is ${Number.isFinite(widest) ? widest : 'unlimited'} so that no method is refused a message its own entry allows`,
+        `createChannelOptions: ${l.path} (${l.limit}) is not enforced: grpc-js has only channel-wide message size limits, and ${field.channelOption} is ${Number.isFinite(widest) ? widest : 'unlimited'} so that no method is refused a message its own entry allows`,
         'GRPC_RETRY_HEDGING_MESSAGE_LIMIT',
       );
     }

@@ -132,4 +132,22 @@ describe('createChannelOptions: limits as written', () => {
       'createChannelOptions: methodConfig[0].maxResponseMessageBytes (1000) is not enforced: grpc-js has only channel-wide message size limits, and grpc.max_receive_message_length is 2000 so that no method is refused a message its own entry allows',
     ]);
   });
+
+  it("names the limit as the entry wrote it, grpc-js's spelling included", () => {
+    const warnings: string[] = [];
+    createChannelOptions(
+      {
+        methodConfig: [
+          { name: [{}], maxRequestBytes: 1000 },
+          { name: [{ service: SERVICE }], maxRequestMessageBytes: 2000 },
+        ],
+      },
+      { onWarning: (m) => warnings.push(m) },
+    );
+    expect(warnings).toEqual([
+      expect.stringMatching(
+        /^createChannelOptions: methodConfig\[0\]\.maxRequestBytes \(1000\) is not enforced: .* grpc\.max_send_message_length is 2000 /,
+      ),
+    ]);
+  });
 });

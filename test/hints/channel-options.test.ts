@@ -160,7 +160,7 @@ describe('createChannelOptions: message size limits', () => {
     // methods under the default entry have no send limit, so the channel cannot have one either
     expect(options['grpc.max_send_message_length']).toBeUndefined();
     expect(warnings).toEqual([
-      expect.stringContaining('methodConfig[1].maxRequestMessageBytes (10) is not enforced'),
+      expect.stringContaining('methodConfig[1].maxRequestBytes (10) is not enforced'),
       expect.stringContaining('methodConfig[0].maxResponseMessageBytes (1000) is not enforced'),
     ]);
   });
