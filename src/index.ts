@@ -35,6 +35,7 @@ export {
   DEFAULT_MIN_HEDGING_DELAY_MS,
   type HedgeBudgetOptions,
   type ResolvedAdaptiveHedgingOptions,
+  type ResolvedHedgeBudgetOptions,
 } from './hedging/adaptive-hedging-options.js';
 export {
   CancelRateLimiter,

@@ -125,7 +125,7 @@ class InterceptedCall implements ChannelCall {
       deadline: this.deadline,
       ...(this.host ? { host: this.host } : {}),
       // grpc-js types a channel call's parent more loosely than the interceptor option; it is the same object.
-      ...(this.parentCall ? { parent: this.parentCall as InterceptorOptions['parent'] } : {}),
+      ...(this.parentCall ? { parent: this.parentCall as NonNullable<InterceptorOptions['parent']> } : {}),
       ...(this.propagateFlags !== null && this.propagateFlags !== undefined
         ? { propagate_flags: this.propagateFlags }
         : {}),

@@ -452,7 +452,7 @@ function locatedDiagnostic(
     path: formatJsonPath(path),
     message,
     ...(position === undefined ? {} : { line: position.line, column: position.column }),
-    kind,
+    ...(kind === undefined ? {} : { kind }),
   };
 }
 

@@ -29,7 +29,7 @@ export interface ChannelOptionsSettings {
    * the server application, below the interceptor and invisible to it, as A6 allows. `false` adds
    * `'grpc.enable_retries': 0`, which turns them off.
    */
-  transparentRetries?: boolean;
+  transparentRetries?: boolean | undefined;
   /**
    * Receives a message when the channel will not do what the config says: a per-method message size limit that
    * cannot be enforced as written (grpc-js has only channel-wide limits), a `loadBalancingConfig` that names no
@@ -38,13 +38,13 @@ export interface ChannelOptionsSettings {
    * Default: `process.emitWarning`, with code `GRPC_RETRY_HEDGING_MESSAGE_LIMIT` or `GRPC_RETRY_HEDGING_LB_POLICY`
    * (both load-balancing warnings).
    */
-  onWarning?: (message: string) => void;
+  onWarning?: ((message: string) => void) | undefined;
   /**
    * Send retries and hedges to replicas the call has not tried yet (default `false`): wraps the config's
    * `loadBalancingConfig` (or `round_robin` where it has none) in the `grpc_retry_hedging.avoid_tried_replicas`
    * policy, and registers that policy with grpc-js. See docs/hedging-across-replicas.md.
    */
-  avoidTriedReplicas?: boolean;
+  avoidTriedReplicas?: boolean | undefined;
 }
 
 /** Fields of a methodConfig entry that the interceptor applies, or that become channel options. */

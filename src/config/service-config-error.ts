@@ -26,14 +26,14 @@ export interface ServiceConfigIssue {
 /** Options of the {@link ServiceConfigError} constructor. */
 export interface ServiceConfigErrorOptions {
   /** The file the config was read from; the message is then prefixed with it. */
-  readonly file?: string;
+  readonly file?: string | undefined;
   /** The underlying error (a file-system error, for instance). */
-  readonly cause?: unknown;
+  readonly cause?: unknown | undefined;
   /**
    * Every problem found, the first of which is the one named by `path` and `detail`. Defaults to that one problem
    * alone.
    */
-  readonly errors?: readonly ServiceConfigIssue[];
+  readonly errors?: readonly ServiceConfigIssue[] | undefined;
 }
 
 /** The detail of an error constructed without one. */

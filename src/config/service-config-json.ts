@@ -44,15 +44,15 @@ export interface RetryPolicyJson {
   /** May be empty only when `perAttemptRecvTimeout` is set. */
   retryableStatusCodes: ReadonlyArray<StatusCodeJson>;
   /** gRPC C-core's field: how long an attempt may wait for its first response before it is cancelled and retried. */
-  perAttemptRecvTimeout?: DurationJson;
+  perAttemptRecvTimeout?: DurationJson | undefined;
 }
 
 /** A hedgingPolicy as written in service-config JSON. */
 export interface HedgingPolicyJson {
   maxAttempts: number;
   /** Default `"0s"`: every attempt at once. */
-  hedgingDelay?: DurationJson;
-  nonFatalStatusCodes?: ReadonlyArray<StatusCodeJson>;
+  hedgingDelay?: DurationJson | undefined;
+  nonFatalStatusCodes?: ReadonlyArray<StatusCodeJson> | undefined;
 }
 
 /**
@@ -60,40 +60,40 @@ export interface HedgingPolicyJson {
  * `{}`, the default entry).
  */
 export interface MethodNameJson {
-  service?: string;
-  method?: string;
+  service?: string | undefined;
+  method?: string | undefined;
 }
 
 /** One methodConfig entry as written in service-config JSON. */
 export interface MethodConfigJson {
   name: readonly MethodNameJson[];
-  retryPolicy?: RetryPolicyJson;
-  hedgingPolicy?: HedgingPolicyJson;
+  retryPolicy?: RetryPolicyJson | undefined;
+  hedgingPolicy?: HedgingPolicyJson | undefined;
   /** The call's overall deadline, when shorter than the caller's. */
-  timeout?: DurationJson;
-  waitForReady?: boolean;
+  timeout?: DurationJson | undefined;
+  waitForReady?: boolean | undefined;
   /** A whole number, or one in decimal text (proto3 JSON allows both). */
-  maxRequestMessageBytes?: number | string;
-  maxResponseMessageBytes?: number | string;
+  maxRequestMessageBytes?: number | string | undefined;
+  maxResponseMessageBytes?: number | string | undefined;
   /** grpc-js's own spelling of `maxRequestMessageBytes`, also read. */
-  maxRequestBytes?: number | string;
+  maxRequestBytes?: number | string | undefined;
   /** grpc-js's own spelling of `maxResponseMessageBytes`, also read. */
-  maxResponseBytes?: number | string;
+  maxResponseBytes?: number | string | undefined;
 }
 
 /** A service config as written in JSON; what `serviceConfigFromProtos` returns. */
 export interface ServiceConfigJson {
   /** For editors: the JSON schema the package ships (`schema/service-config.schema.json`). */
-  $schema?: string;
-  methodConfig?: readonly MethodConfigJson[];
-  retryThrottling?: { maxTokens: number; tokenRatio: number };
+  $schema?: string | undefined;
+  methodConfig?: readonly MethodConfigJson[] | undefined;
+  retryThrottling?: { maxTokens: number; tokenRatio: number } | undefined;
   /**
    * Load-balancing policies, first known one wins: `[{ round_robin: {} }]`, for instance. `serviceConfigFromProtos`
    * sets `[{ round_robin: {} }]` when some method is hedged: under grpc-js's default pick_first a hedge cannot leave
    * one connection.
    */
-  loadBalancingConfig?: ReadonlyArray<Record<string, unknown>>;
+  loadBalancingConfig?: ReadonlyArray<Record<string, unknown>> | undefined;
   /** The older form of `loadBalancingConfig`: `"round_robin"`. */
-  loadBalancingPolicy?: string;
-  healthCheckConfig?: { serviceName?: string };
+  loadBalancingPolicy?: string | undefined;
+  healthCheckConfig?: { serviceName?: string } | undefined;
 }

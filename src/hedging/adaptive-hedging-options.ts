@@ -59,16 +59,21 @@ export const DEFAULT_HEDGE_BUDGET_CHANCE_SD = 3;
 /** Options of the hedge budget inside {@link AdaptiveHedgingOptions}. */
 export interface HedgeBudgetOptions {
   /** Hedges allowed per second whatever the traffic, so that low traffic can still hedge (default 3). */
-  minPerSecond?: number;
+  minPerSecond?: number | undefined;
   /** How long a call's deposit (and a hedge's withdrawal) counts, in ms (default 10 000; 1 000 to 60 000). */
-  ttlMs?: number;
+  ttlMs?: number | undefined;
   /**
    * Room for chance: the budget also holds this many standard deviations of the hedges the calls paid for,
    * √(maxExtraLoad × calls in the ttl), so that demand averaging maxExtraLoad is not refused by chance (default 3;
    * 0 to 10; 0 holds hedges to the deposits and the floor alone).
    */
-  chanceSd?: number;
+  chanceSd?: number | undefined;
 }
+
+/** {@link HedgeBudgetOptions} with every default filled in (`AdaptiveHedging.options.budget`). */
+export type ResolvedHedgeBudgetOptions = {
+  readonly [K in keyof HedgeBudgetOptions]-?: Exclude<HedgeBudgetOptions[K], undefined>;
+};
 
 /** Options of {@link AdaptiveHedging}; every field is optional. */
 export interface AdaptiveHedgingOptions {
@@ -78,39 +83,39 @@ export interface AdaptiveHedgingOptions {
    * share of calls sends a hedge, and the budget holds hedges to this share; the tenth between them is the budget's
    * margin.
    */
-  maxExtraLoad?: number;
+  maxExtraLoad?: number | undefined;
   /**
    * How many recent calls the delay is the latency quantile of, an integer from 10 to 100,000 (default
    * 20 / maxExtraLoad, kept between 20 and 10,000: 400 at 0.05). A shift of the latencies is detected within tens of calls and restarts this window,
    * so a longer one is more precise without being slower to follow a shift.
    */
-  recentCalls?: number;
+  recentCalls?: number | undefined;
   /** Floor of the adaptive delay, ms (default 1). */
-  minDelayMs?: number;
+  minDelayMs?: number | undefined;
   /** Ceiling of the adaptive delay, ms (default 60 000). */
-  maxDelayMs?: number;
+  maxDelayMs?: number | undefined;
   /** Length of the sliding window of first-attempt latencies kept for reporting ({@link AdaptiveHedging.latencies}), ms (default 30 000). */
-  windowMs?: number;
+  windowMs?: number | undefined;
   /** Number of bins that window is kept in; the oldest is dropped as time moves on (default 3). */
-  windowBins?: number;
+  windowBins?: number | undefined;
   /** The hedge budget: `true` (default) for the defaults, an options object, or `false` for none. */
-  budget?: boolean | HedgeBudgetOptions;
+  budget?: boolean | HedgeBudgetOptions | undefined;
   /**
    * Hold a hedge that comes due while the method's calls stall (default true): when a second hedge comes due with
    * no call of the method having answered since the first, every call in flight waits behind the same pause (of
    * the server, the connection or the network), and a hedge would wait there too. It, and the hedges due after it,
    * go at the method's next answer if their calls are still waiting. Each held hedge is a `hedge-held` event.
    */
-  holdInStalls?: boolean;
+  holdInStalls?: boolean | undefined;
   /**
    * How many methods' delays are kept, an integer from 1 to 1,000,000 (default 1,000). When a new method would
    * pass it, the tenth of the methods recorded least recently are forgotten: their next calls hedge at the policy's
    * `hedgingDelay` again until their delay is learned anew. Only a client whose hedging policy covers method paths
    * without end (a proxy, a default `name: [{}]` entry) reaches it.
    */
-  maxMethods?: number;
+  maxMethods?: number | undefined;
   /** Time source (default the system clock); inject one for deterministic tests. */
-  clock?: Clock;
+  clock?: Clock | undefined;
 }
 
 /** {@link AdaptiveHedgingOptions} with every default filled in. @internal */
@@ -121,7 +126,7 @@ export interface ResolvedAdaptiveHedgingOptions {
   readonly maxDelayMs: number;
   readonly windowMs: number;
   readonly windowBins: number;
-  readonly budget: Required<HedgeBudgetOptions> | undefined;
+  readonly budget: ResolvedHedgeBudgetOptions | undefined;
   readonly holdInStalls: boolean;
   readonly maxMethods: number;
 }
@@ -154,7 +159,7 @@ const RENAMED: Renames = {
 };
 
 /** Validates the hedge budget's options at `path` and fills in the defaults. @internal */
-export function resolveHedgeBudgetOptions(path: string, options: unknown): Required<HedgeBudgetOptions> {
+export function resolveHedgeBudgetOptions(path: string, options: unknown): ResolvedHedgeBudgetOptions {
   if (options === true) {
     options = {};
   }

@@ -30,16 +30,16 @@ const WITHDRAWN_SWEEP_SLACK = 64;
 /** Options of {@link CancelRateLimiter}. */
 export interface CancelRateLimiterOptions {
   /** Sustained cancellations per second (default 25). */
-  ratePerSecond?: number;
+  ratePerSecond?: number | undefined;
   /** Cancellations allowed at once after a quiet period (default 250). */
-  burst?: number;
+  burst?: number | undefined;
   /**
    * For calls without a deadline: a loser left running because the limiter refused to cancel it is cancelled
    * after this many ms anyway (default 30 000), so that nothing runs for ever.
    */
-  loserCapMs?: number;
+  loserCapMs?: number | undefined;
   /** Time source (default the system clock). */
-  clock?: Clock;
+  clock?: Clock | undefined;
 }
 
 /** {@link CancelRateLimiterOptions} checked, with every default filled in. @internal */

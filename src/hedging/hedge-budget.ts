@@ -19,9 +19,9 @@ const WHOLE_HEDGES_ONLY = (): number => 1;
 /** Options of {@link HedgeBudget}. */
 export interface HedgeBudgetConstructorOptions extends HedgeBudgetOptions {
   /** Hedges allowed as a share of calls, in [0, 1) (default 0.05). */
-  maxExtraLoad?: number;
+  maxExtraLoad?: number | undefined;
   /** Time source (default the system clock). */
-  clock?: Clock;
+  clock?: Clock | undefined;
 }
 
 /**

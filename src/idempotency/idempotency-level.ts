@@ -26,16 +26,16 @@ export interface ProtoMethodIdempotency {
  */
 export interface ProtobufjsReflectionObject {
   readonly fullName: string;
-  readonly nestedArray?: readonly ProtobufjsReflectionObject[];
-  readonly methodsArray?: readonly ProtobufjsMethod[];
+  readonly nestedArray?: readonly ProtobufjsReflectionObject[] | undefined;
+  readonly methodsArray?: readonly ProtobufjsMethod[] | undefined;
 }
 
 /** The parts of a protobufjs `Method` this module reads. */
 export interface ProtobufjsMethod {
   readonly name: string;
-  readonly options?: Readonly<Record<string, unknown>>;
-  readonly requestStream?: boolean;
-  readonly responseStream?: boolean;
+  readonly options?: Readonly<Record<string, unknown>> | undefined;
+  readonly requestStream?: boolean | undefined;
+  readonly responseStream?: boolean | undefined;
 }
 
 /**

@@ -28,18 +28,18 @@ export type LevelPolicy = (
 /** The policies of {@link serviceConfigFromProtos}, by idempotency level. `false` leaves those methods alone. */
 export interface IdempotencyPolicies {
   /** Methods marked NO_SIDE_EFFECTS (reads). Default: the `idempotent` policy, since such methods are idempotent. */
-  noSideEffects?: LevelPolicy | false;
+  noSideEffects?: LevelPolicy | false | undefined;
   /** Methods marked IDEMPOTENT. Default: none. */
-  idempotent?: LevelPolicy | false;
+  idempotent?: LevelPolicy | false | undefined;
   /**
    * Methods not marked (IDEMPOTENCY_UNKNOWN). Default: none, which is what keeps the result free of `check`'s
    * idempotency warnings; a policy here retries methods the protos do not call safe.
    */
-  unknown?: LevelPolicy | false;
+  unknown?: LevelPolicy | false | undefined;
   /** Copied to the result's `retryThrottling`. */
-  retryThrottling?: { maxTokens: number; tokenRatio: number };
+  retryThrottling?: { maxTokens: number; tokenRatio: number } | undefined;
   /** Only methods for which this returns true get a policy (default: every method of every service). */
-  include?: (method: ProtoMethodIdempotency) => boolean;
+  include?: ((method: ProtoMethodIdempotency) => boolean) | undefined;
 }
 
 /** A result that gives no method a policy, said once per process for each reason and protos. */

@@ -46,25 +46,25 @@ export const DELAY_BUCKET_BOUNDARIES: readonly number[] = Object.freeze([
 /** Options of {@link createRetryMetrics}. */
 export interface RetryMetricsOptions {
   /** Meter to create the instruments on. Takes precedence over `meterProvider`. */
-  meter?: Meter;
+  meter?: Meter | undefined;
   /**
    * Provider to get the `grpc-retry-hedging` meter from. Default: the global one (`metrics.getMeterProvider()`),
    * followed as it changes: a provider registered after {@link createRetryMetrics} runs is used from then on.
    * A provider passed here (or `meter`) is used for good.
    */
-  meterProvider?: MeterProvider;
+  meterProvider?: MeterProvider | undefined;
   /** Value of the `grpc.target` attribute, e.g. the channel target. The attribute is left out when unset. */
-  target?: string;
+  target?: string | undefined;
   /**
    * Maps a method name without the leading slash (`pkg.Service/Method`) to the `grpc.method` attribute value,
    * e.g. to collapse methods you do not know to `'other'` and keep cardinality bounded. Default: as is.
    */
-  methodAttribute?: (method: string) => string;
+  methodAttribute?: ((method: string) => string) | undefined;
   /**
    * Most calls tracked at once between their first retry or hedge and their end (default 10 000). When the
    * limit is hit the oldest entry is dropped, and that call's retry or hedge count is not recorded.
    */
-  maxTrackedCalls?: number;
+  maxTrackedCalls?: number | undefined;
   /**
    * An `AdaptiveHedging` (or anything with `currentDelays()`): its current delay of each method is reported as
    * the gauge `grpc_retry_hedging.client.hedging_delay` (seconds), with `grpc.method` and `grpc.target`.
@@ -72,7 +72,7 @@ export interface RetryMetricsOptions {
    * the interceptor it was given to) or the application keeps it, and stops (its callback removed) once neither
    * does. {@link RetryMetrics.close} stops it at once.
    */
-  adaptiveHedging?: { currentDelays(): ReadonlyMap<string, number> };
+  adaptiveHedging?: { currentDelays(): ReadonlyMap<string, number> } | undefined;
 }
 
 /** What {@link createRetryMetrics} returns. */

@@ -110,23 +110,23 @@ export const RETRY_SPAN_EVENTS = Object.freeze({
 /** Options of {@link createRetryTracing}. */
 export interface RetryTracingOptions {
   /** Tracer to create the spans with. Takes precedence over `tracerProvider`. */
-  tracer?: Tracer;
+  tracer?: Tracer | undefined;
   /**
    * Provider to get the `grpc-retry-hedging` tracer from. Default: the global one, looked up at every call start
    * until one is registered, so the adapter may be created before the SDK is; with none registered a call costs
    * one lookup and nothing else.
    */
-  tracerProvider?: TracerProvider;
+  tracerProvider?: TracerProvider | undefined;
   /**
    * Propagator that writes each attempt's span context into that attempt's metadata. Default: the global one
    * (`propagation.inject`), e.g. W3C trace context once an SDK registers it; a no-op when none is registered.
    */
-  propagator?: TextMapPropagator;
+  propagator?: TextMapPropagator | undefined;
   /**
    * Most calls traced at once (default 10 000). Past it, the oldest call's spans are ended as they are and no
    * longer followed; this only matters if events of a call were lost.
    */
-  maxTrackedCalls?: number;
+  maxTrackedCalls?: number | undefined;
 }
 
 /** What {@link createRetryTracing} returns. */

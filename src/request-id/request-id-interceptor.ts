@@ -35,7 +35,7 @@ export interface RequestIdInterceptorOptions {
    * Metadata header that carries the id (default {@link DEFAULT_REQUEST_ID_HEADER}, `x-request-id`). A call whose
    * metadata already holds a non-empty value keeps it. The caller's Metadata object is never modified.
    */
-  header?: string;
+  header?: string | undefined;
   /**
    * Put the id into this top-level string field of the request message instead (AIP-155 `request_id`), spelled as
    * your loader gives it to JavaScript: `requestId` with @grpc/proto-loader's defaults, `request_id` with
@@ -44,11 +44,11 @@ export interface RequestIdInterceptorOptions {
    * filled: in a request stream each message would need its own id. A field holding something other than a string
    * ends the call with INTERNAL.
    */
-  field?: string;
+  field?: string | undefined;
   /** Which calls get an id, by method path (`/package.Service/Method`); default every call. */
-  methods?: (methodPath: string) => boolean;
+  methods?: ((methodPath: string) => boolean) | undefined;
   /** Makes an id (default `crypto.randomUUID`, a UUID v4 as AIP-155 recommends); inject one for tests. */
-  generate?: () => string;
+  generate?: (() => string) | undefined;
 }
 
 const OPTION_KEYS: ReadonlySet<string> = new Set(['header', 'field', 'methods', 'generate']);

@@ -25,16 +25,16 @@ export interface CallRetryOptions {
    * `false`: this call makes a single attempt, with no retries and no hedges. Default true. Not with `policy`:
    * the two together are refused, since the policy would never be read.
    */
-  readonly enabled?: boolean;
+  readonly enabled?: boolean | undefined;
   /**
    * Use this policy for the call instead of the one the service config gives its method, in service-config form:
    * `{ retryPolicy: {...} }` or `{ hedgingPolicy: {...} }`, or in the interceptor's own form (what
    * `findMethodPolicy` returns: `{ kind: 'retry', maxAttempts, initialBackoffMs, ... }`). Either is validated by
    * {@link withRetryOptions}, and its maxAttempts is clamped to the interceptor's limit.
    */
-  readonly policy?: PolicyOverride | CallPolicy;
+  readonly policy?: PolicyOverride | CallPolicy | undefined;
   /** A listener (or several) for this call's events, called after the interceptor's own `onEvent`. */
-  readonly onEvent?: RetryEventListener | readonly RetryEventListener[];
+  readonly onEvent?: RetryEventListener | readonly RetryEventListener[] | undefined;
 }
 
 /** Validated per-call options, as the interceptor reads them. @internal */

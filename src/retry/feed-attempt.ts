@@ -38,8 +38,9 @@ export function feedAttempt(
       }
       attempt.sent += 1;
       attempt.writing = true;
+      const flags = replay.flagsAt(index);
       attempt.call.sendMessageWithContext(
-        { flags: replay.flagsAt(index), callback: attempt.onWriteDone },
+        flags === undefined ? { callback: attempt.onWriteDone } : { flags, callback: attempt.onWriteDone },
         replay.messageAt(index),
       );
     }

@@ -25,14 +25,14 @@ import type { RetryInfoPolicy } from './server-hint.js';
 /** Options of {@link createRetryInterceptor}. */
 export interface RetryInterceptorOptions {
   /** Client-side cap on maxAttempts of every policy (A6: 5). Larger values in the config are clamped to it. */
-  readonly maxAttemptsLimit?: number;
+  readonly maxAttemptsLimit?: number | undefined;
   /**
    * Replay-buffer limit of one call, in bytes (default 1 MiB). Each message counts its serialized size, its 5-byte
    * frame header and the buffer's own overhead per message. A call that exceeds it commits.
    */
-  readonly perRpcBufferBytes?: number;
+  readonly perRpcBufferBytes?: number | undefined;
   /** Replay-buffer limit shared by all calls of this interceptor (default 16 MiB), counted the same way. */
-  readonly totalBufferBytes?: number;
+  readonly totalBufferBytes?: number | undefined;
   /**
    * What decides whether a retry or a further hedge may go, instead of the A6 throttle built from the config's
    * `retryThrottling`: a `RetryThrottle`, a `RetryBudget`, or any object that implements {@link RetryGate}. Share
@@ -40,26 +40,26 @@ export interface RetryInterceptorOptions {
    * A gate that throws never reaches grpc-js: `allowAttempt` then refuses the attempt, and the error is reported
    * once as a warning (`GRPC_RETRY_HEDGING_HOOK_ERROR`).
    */
-  readonly gate?: RetryGate;
+  readonly gate?: RetryGate | undefined;
   /**
    * Source of uniform random numbers in [0, 1) for jitter (default Math.random); inject one for tests. A draw that
    * throws or falls outside [0, 1) is taken from Math.random instead, reported once (`GRPC_RETRY_HEDGING_HOOK_ERROR`).
    */
-  readonly random?: () => number;
+  readonly random?: (() => number) | undefined;
   /** Source of time and timers (default: the system clock); inject a fake one for tests. */
-  readonly clock?: Clock;
+  readonly clock?: Clock | undefined;
   /** How backoff delays are randomized (default `'a6'`); see {@link JitterStrategy}. */
-  readonly jitter?: JitterStrategy;
+  readonly jitter?: JitterStrategy | undefined;
   /**
    * Receives a typed event for every attempt, retry, hedge, gate decision, commit and call end. Pass an array to
    * feed several listeners (metrics and tracing, say), called in order.
    */
-  readonly onEvent?: RetryEventListener | readonly RetryEventListener[];
+  readonly onEvent?: RetryEventListener | readonly RetryEventListener[] | undefined;
   /**
    * Opt-in: do not start a backoff that would end after the call's deadline; end at once with the last
    * attempt's real status instead of waiting for DEADLINE_EXCEEDED. Off by default (A6 behaviour).
    */
-  readonly deadlineAwareBackoff?: boolean;
+  readonly deadlineAwareBackoff?: boolean | undefined;
   /**
    * Check, before a retry or hedge resends the request, that each message still serializes as it did when written
    * (default true): a message the application changed after its write callback is not resent as changed (the call
@@ -67,21 +67,21 @@ export interface RetryInterceptorOptions {
    * nonce) is recognized and its messages resent unchecked; set false for one that differs only sometimes (a
    * timestamp at millisecond resolution), whose calls would otherwise not be retried.
    */
-  readonly checkResentRequests?: boolean;
+  readonly checkResentRequests?: boolean | undefined;
   /**
    * How `google.rpc.RetryInfo` hints in a failed attempt's status details are honoured (default: honoured, capped
    * at 60 s). The delay acts like a pushback: the next retry or hedge goes after it and the backoff restarts; A6's
    * `grpc-retry-pushback-ms` trailer wins when both are present; it never makes a non-retryable code retryable; a
    * delay over `maxDelayMs` ends the call with its status. `false` ignores RetryInfo; `true` is the default.
    */
-  readonly retryInfo?: boolean | RetryInfoOptions;
+  readonly retryInfo?: boolean | RetryInfoOptions | undefined;
   /**
    * Opt-in adaptive hedging: the delay before each further hedge is the method's observed latency quantile
    * 1 − 0.9 × maxExtraLoad (p95.5 by default), and a budget holds hedges to maxExtraLoad of the calls. `true`, an
    * options object, or an `AdaptiveHedging` you built (to share it or read its delays). Its clock defaults to the
    * interceptor's `clock`.
    */
-  readonly adaptiveHedging?: boolean | AdaptiveHedgingOptions | AdaptiveHedging;
+  readonly adaptiveHedging?: boolean | AdaptiveHedgingOptions | AdaptiveHedging | undefined;
   /**
    * Limit on cancellations of losing attempts (each an HTTP/2 RST_STREAM), below Node's rapid-reset guard. On by
    * default (burst 250, then 25/s per connection); beyond it a losing hedge or a timed-out attempt runs to completion
@@ -90,7 +90,7 @@ export interface RetryInterceptorOptions {
    * grpc-js puts clients of one target on one connection. `false` cancels every loser at once; options set the limit
    * per connection; a `CancelRateLimiter` of yours is one limit for every cancel of the interceptors you give it to.
    */
-  readonly cancelRateLimit?: boolean | CancelRateLimiterOptions | CancelRateLimiter;
+  readonly cancelRateLimit?: boolean | CancelRateLimiterOptions | CancelRateLimiter | undefined;
 }
 
 /** Default per-call replay-buffer limit (grpc-js's default). */

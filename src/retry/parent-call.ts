@@ -44,7 +44,8 @@ export function callBounds(options: InterceptorOptions): CallBounds {
   if (attemptDeadline === own && !followed) {
     return { deadline, attemptOptions: options, cancelledWith: undefined };
   }
-  const attemptOptions = { ...options, deadline: attemptDeadline };
+  const attemptOptions: InterceptorOptions =
+    attemptDeadline === undefined ? { ...options } : { ...options, deadline: attemptDeadline };
   if (!followed) {
     return { deadline, attemptOptions, cancelledWith: undefined };
   }

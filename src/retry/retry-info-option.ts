@@ -20,7 +20,7 @@ export interface RetryInfoOptions {
    * Longest delay honoured, in ms (default {@link DEFAULT_RETRY_INFO_MAX_DELAY_MS}, 60 s; at most 2^31 - 1).
    * A longer delay ends the call with the attempt's status instead of sleeping.
    */
-  maxDelayMs?: number;
+  maxDelayMs?: number | undefined;
 }
 
 /** {@link RetryInfoOptions} with defaults applied. */

@@ -252,15 +252,18 @@ export interface RetryInfoStatusInit {
   /** The status code (must equal the gRPC status the server sends). */
   readonly code: number;
   /** Developer-facing message; default empty. */
-  readonly message?: string;
+  readonly message?: string | undefined;
   /**
    * The delay: whole milliseconds, or an exact Duration (`seconds` may be a bigint or decimal string for int64
    * values; negative values are encoded as given, so that tests can send malformed hints). Omit for a Status
    * without a RetryInfo detail.
    */
-  readonly retryDelay?: number | { readonly seconds: number | bigint | string; readonly nanos?: number };
+  readonly retryDelay?:
+    | number
+    | { readonly seconds: number | bigint | string; readonly nanos?: number }
+    | undefined;
   /** Further details, encoded in order after the RetryInfo. */
-  readonly details?: readonly StatusDetail[];
+  readonly details?: readonly StatusDetail[] | undefined;
 }
 
 /**

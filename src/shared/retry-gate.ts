@@ -31,9 +31,9 @@ export interface RetryGate {
   /** A call under a policy started (a budget deposits here). Optional. */
   recordCall?(): void;
   /** Short name for events and traces, e.g. `"retry-throttle"` or `"retry-budget"`. Optional. */
-  readonly name?: string;
+  readonly name?: string | undefined;
   /** Tokens (or budget) left, for events; optional. */
-  readonly tokens?: number;
+  readonly tokens?: number | undefined;
 }
 
 /** Whether `value` has the shape of a {@link RetryGate}. @internal */

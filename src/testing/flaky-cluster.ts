@@ -36,19 +36,19 @@ export interface ClusterAttempt {
 /** Options of {@link FlakyCluster.start}. */
 export interface FlakyClusterOptions {
   /** Random source in [0, 1) for latency ranges and failure rates (default `Math.random`). */
-  random?: () => number;
+  random?: (() => number) | undefined;
   /**
    * The most attempts kept for {@link FlakyCluster.attempts}: beyond it the oldest are forgotten, so that a long
    * load or soak test does not grow the cluster's memory without bound (`served()` still counts every attempt).
    * Default 100,000 (as `FlakyServer`'s); 0 keeps none; `Infinity` keeps all.
    */
-  maxRecordedAttempts?: number;
+  maxRecordedAttempts?: number | undefined;
   /**
    * The most call ids whose attempt counter is kept: beyond it the call id whose latest attempt is the oldest, with
    * no attempt in progress, is forgotten (a later attempt of it would count from 1 again). Default 100,000;
    * `Infinity` keeps all.
    */
-  maxTrackedCallIds?: number;
+  maxTrackedCallIds?: number | undefined;
 }
 
 const OPTION_NAMES: readonly string[] = ['random', 'maxRecordedAttempts', 'maxTrackedCallIds'];

@@ -31,43 +31,43 @@ export interface AttemptScript {
    * Status code to end the attempt with (numeric `grpc.status`, 0..16; the server refuses others). Default 0 (OK).
    * Scripts given to the server may name the status instead, see {@link AttemptScriptInput}.
    */
-  status?: number;
+  status?: number | undefined;
   /** Status details for a non-OK status. Default: `"scripted failure (attempt N)"`. */
-  details?: string;
+  details?: string | undefined;
   /** Wait this long (ms) before doing anything else except `sendHeaders`. Cancelling the call ends the wait. */
-  delayMs?: number;
+  delayMs?: number | undefined;
   /**
    * Raw value of the `grpc-retry-pushback-ms` trailer (sent verbatim, so garbage such as `"abc"`, `"-1"` or `""`
    * can be tested). Sent with whatever status the attempt ends with.
    */
-  pushback?: string;
+  pushback?: string | undefined;
   /**
    * A `google.rpc.RetryInfo` delay in whole ms, sent in the `grpc-status-details-bin` trailer (a serialized
    * `google.rpc.Status` with the attempt's status code), as Google APIs send it. Requires a non-OK status.
    */
-  retryInfoMs?: number;
+  retryInfoMs?: number | undefined;
   /**
    * Extra trailers to send with the status (OK or not). Keys must be legal lowercase metadata keys; for keys ending
    * in `-bin` the UTF-8 bytes of the value are sent.
    */
-  trailers?: Record<string, string>;
+  trailers?: Record<string, string> | undefined;
   /** Send response headers (with `x-flaky-attempt`) as soon as the attempt arrives, before the delay. */
-  sendHeaders?: boolean;
+  sendHeaders?: boolean | undefined;
   /**
    * Server streaming and bidi: number of response messages to send before ending with `status`.
    * Default: 1 for an OK server-streaming attempt, 0 for a failing one. Bidi without `echo`: sent after the
    * half-close, echoing the received payloads in order (cycling when more responses than messages); default one per
    * received message for an OK attempt, 0 for a failing one. Ignored by bidi with `echo`.
    */
-  responses?: number;
+  responses?: number | undefined;
   /** Client streaming and bidi: end with `status` as soon as the first client message arrives. */
-  failOnFirstMessage?: boolean;
+  failOnFirstMessage?: boolean | undefined;
   /**
    * Bidi: answer every client message as it arrives instead of after the half-close. FlakyTest answers with a
    * TestResponse echoing it; a method of yours with `response`, the server's `respond` option, else an empty
    * message (use `respond` to build an echo from the request).
    */
-  echo?: boolean;
+  echo?: boolean | undefined;
   /**
    * The response message an OK attempt sends (every message, for streaming responses), as a plain object your
    * proto loader serializes (proto-loader, ts-proto), with the field names the server loaded the proto with
@@ -76,7 +76,7 @@ export interface AttemptScript {
    * Default: FlakyTest's echo (`payload`, `attempt`, ...); for other services the server's `respond` option, else
    * `{}` (an empty message: every field at its default).
    */
-  response?: Record<string, unknown>;
+  response?: Record<string, unknown> | undefined;
 }
 
 /** A status name as `grpc.status` spells it (`'UNAVAILABLE'`), or in lower case (`'unavailable'`). */
@@ -88,12 +88,12 @@ export type StatusName = keyof typeof grpc.status | Lowercase<keyof typeof grpc.
  * an AttemptScript with a numeric status.
  */
 export type AttemptScriptInput = Omit<AttemptScript, 'status' | 'response'> & {
-  status?: number | StatusName;
+  status?: number | StatusName | undefined;
   /**
    * {@link AttemptScript.response}: any object, so that a message type of yours declared as an interface (as
    * proto-loader-gen-types and ts-proto write them, and as docs/testing.md does) is taken as it is.
    */
-  response?: object;
+  response?: object | undefined;
 };
 
 /**

@@ -10,11 +10,11 @@ import { loadFlakyTestService } from './flaky-test-service.js';
 /** `grpc_retry_hedging.testing.v1.TestRequest` as a client sends it. */
 export interface FlakyTestRequest {
   /** Free text, echoed back by the server. */
-  payload?: string;
+  payload?: string | undefined;
   /** Optional bulk data, to exercise replay-buffer limits. */
-  blob?: Uint8Array | string;
+  blob?: Uint8Array | string | undefined;
   /** Request id (AIP-155, proto field `request_id`), recorded per attempt by the server. */
-  requestId?: string;
+  requestId?: string | undefined;
 }
 
 /** `grpc_retry_hedging.testing.v1.TestResponse` as a client receives it (every field present). */
@@ -103,11 +103,11 @@ export interface FlakyTestClientConstructor {
 /** Options of {@link createFlakyTestClient}. */
 export interface FlakyTestClientOptions {
   /** Channel credentials; default insecure (the flaky server listens without TLS). */
-  credentials?: grpc.ChannelCredentials;
+  credentials?: grpc.ChannelCredentials | undefined;
   /** Client interceptors, e.g. `[createRetryInterceptor(config)]`. */
-  interceptors?: grpc.Interceptor[];
+  interceptors?: grpc.Interceptor[] | undefined;
   /** Channel options, e.g. `{ 'grpc.enable_retries': 0 }`. */
-  channelOptions?: Partial<grpc.ChannelOptions>;
+  channelOptions?: Partial<grpc.ChannelOptions> | undefined;
 }
 
 const CLIENT_OPTION_NAMES: ReadonlySet<string> = new Set(['credentials', 'interceptors', 'channelOptions']);

@@ -11,21 +11,21 @@ export interface ReplicaScript {
    * How long the replica waits before it answers, ms: a number, or `[min, max]` drawn uniformly per attempt. Default
    * 0. The name `FlakyServer`'s scripts use for the same wait.
    */
-  delayMs?: number | readonly [number, number];
+  delayMs?: number | readonly [number, number] | undefined;
   /**
    * Status the replica answers failing attempts with (numeric `grpc.status` or its name, e.g. `"UNAVAILABLE"`).
    * Default `UNAVAILABLE` when `failureRate` is set, else OK (no failures).
    */
-  status?: number | string;
+  status?: number | string | undefined;
   /** Fraction (0..1) of attempts that fail with `status`. Default 1 when `status` is set and not OK, else 0. */
-  failureRate?: number;
+  failureRate?: number | undefined;
   /** The replica is not serving: its port refuses connections (as a crashed or drained server's would). */
-  down?: boolean;
+  down?: boolean | undefined;
   /**
    * Slow for a while: for `forMs` after the script is set (cluster start or `setScript`), the replica waits
    * `delayMs` instead.
    */
-  slow?: { readonly delayMs: number; readonly forMs: number };
+  slow?: { readonly delayMs: number; readonly forMs: number } | undefined;
 }
 
 /** A checked script. @internal */

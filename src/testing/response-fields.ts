@@ -154,8 +154,8 @@ interface FieldTypes {
 
 /** A map's value type: a well-known type, or the fields of another message type. */
 interface MapValueType {
-  readonly wellKnown?: WellKnownType;
-  readonly fields?: MessageFields;
+  readonly wellKnown?: WellKnownType | undefined;
+  readonly fields?: MessageFields | undefined;
 }
 
 type FieldFacts = Required<
@@ -620,8 +620,8 @@ export function formatResponseProblem(problem: ResponseKeyProblem): string {
  * that is not a field of `method`'s response message. Nothing is checked when its fields are unknown.
  */
 export function checkScriptResponses(
-  scripts: ReadonlyArray<{ readonly response?: Record<string, unknown> }>,
-  method: { readonly path: string; readonly response?: MessageFields },
+  scripts: ReadonlyArray<{ readonly response?: Record<string, unknown> | undefined }>,
+  method: { readonly path: string; readonly response?: MessageFields | undefined },
   where: string,
 ): void {
   if (method.response === undefined) {
@@ -637,8 +637,8 @@ export function checkScriptResponses(
 
 /** The first problem of one script's `response` for `method` (see {@link checkScriptResponses}), as one line. */
 export function scriptResponseProblem(
-  script: { readonly response?: Record<string, unknown> },
-  method: { readonly path: string; readonly response?: MessageFields },
+  script: { readonly response?: Record<string, unknown> | undefined },
+  method: { readonly path: string; readonly response?: MessageFields | undefined },
 ): string | undefined {
   if (script.response === undefined || method.response === undefined) {
     return undefined;

@@ -37,11 +37,11 @@ export interface ServedMethod {
    * The definition's response serializer, run on each response before it is sent (undefined: not checked), taking
    * Timestamps and Durations in their proto3 JSON form too (see response-conversion.ts).
    */
-  readonly serialize?: (message: unknown) => unknown;
+  readonly serialize?: ((message: unknown) => unknown) | undefined;
   /** The response message's fields, when the definition carries its descriptor (proto-loader's). */
-  readonly response?: MessageFields;
+  readonly response?: MessageFields | undefined;
   /** The request message's name and fields, when the definition carries its descriptor (proto-loader's). */
-  readonly request?: RequestType;
+  readonly request?: RequestType | undefined;
 }
 
 /** A request message type: its name and its fields (as the loader names them) with their proto types. */

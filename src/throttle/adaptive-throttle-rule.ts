@@ -20,7 +20,7 @@ export interface AdaptiveThrottleRuleOptions {
    * The multiplier K: the client sends up to K times as many requests as the backend accepts before it starts to
    * reject locally. Lower is more aggressive. At least 1. Default 2 (the SRE book and grpc-go).
    */
-  k?: number;
+  k?: number | undefined;
   /**
    * How long requests and accepts are remembered, in ms: 1,000 to 600,000. Default 1,000. The SRE book uses two
    * minutes and grpc-go's RLS throttler 30 s; but after an outage the share of calls let through at most doubles
@@ -30,22 +30,22 @@ export interface AdaptiveThrottleRuleOptions {
    * (see `retries`): with 1 s and retries rejected, 0.46 attempts per call reached the servers during the outage
    * (0.88 with 10 s and the bare SRE rule).
    */
-  windowMs?: number;
+  windowMs?: number | undefined;
   /** Bins the window is divided into (how finely old counts expire): 1 to 1,000. Default 100 (grpc-go). */
-  windowBins?: number;
+  windowBins?: number | undefined;
   /**
    * Added to the denominator: P = (requests − K × accepts) / (requests + padding). Keeps a client that has seen
    * few requests from rejecting: with padding 8 (grpc-go), one failed request gives P = 1/9 rather than 1/2.
    * At least 1 (no division by zero). Default 8.
    */
-  padding?: number;
+  padding?: number | undefined;
   /**
    * Upper bound on the rejection probability of first attempts, in (0, 1]. Default 1 (the bare SRE rule). Because
    * local rejections count as requests, a client that rejected almost everything during an outage keeps rejecting
    * after it: the let-through share at most doubles per window. A cap of 0.5 keeps at least half going to the
    * backend, which bounds that to about one window, at the price of never shedding more than half the calls.
    */
-  maxRejectionProbability?: number;
+  maxRejectionProbability?: number | undefined;
   /**
    * What happens to attempts after the first (retries and hedges: they carry `grpc-previous-rpc-attempts`) while
    * the rule rejects (its probability is above 0, i.e. the backend accepts less than 1/K of the requests).
@@ -54,7 +54,7 @@ export interface AdaptiveThrottleRuleOptions {
    * attempts still go with probability 1 − P, which is how the throttle learns that the backend is back.
    * `'same-probability'`: the SRE rule as written, every attempt rejected with probability P.
    */
-  retries?: AdaptiveThrottleRetries;
+  retries?: AdaptiveThrottleRetries | undefined;
 }
 
 /** How the throttle treats attempts after the first (see {@link AdaptiveThrottleRuleOptions.retries}). */

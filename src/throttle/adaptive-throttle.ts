@@ -60,13 +60,13 @@ export interface AdaptiveThrottleOptions extends AdaptiveThrottleRuleOptions {
    * load (and what a client sees when it cannot reach them). DEADLINE_EXCEEDED counts as accepted: it says the
    * caller's deadline was short, not that the backend refused; list it to throttle on slow backends too.
    */
-  rejectedStatusCodes?: ReadonlyArray<number | string>;
+  rejectedStatusCodes?: ReadonlyArray<number | string> | undefined;
   /**
    * The throttling key of a call: calls with the same key share one state. Default: the service of the method
    * (`/pkg.Service/Method` → `pkg.Service`). State is per throttle instance, so one instance per target (channel)
    * and a key per service gives the SRE book's "per backend" state.
    */
-  key?: (method: string) => string;
+  key?: ((method: string) => string) | undefined;
   /**
    * Whether a retry interceptor placed before this one may retry a local rejection. Default false: a local
    * rejection carries `grpc-retry-pushback-ms: -1`, which tells the retry engine (A6) not to retry it; retrying
@@ -74,13 +74,13 @@ export interface AdaptiveThrottleOptions extends AdaptiveThrottleRuleOptions {
    * `retries: 'same-probability'` (a TypeError otherwise): under `'reject-while-throttling'` every such retry would
    * be rejected again and counted, and the throttle would hold itself shut after the backend recovers.
    */
-  retryLocalRejections?: boolean;
+  retryLocalRejections?: boolean | undefined;
   /** Receives an event for each local rejection. A listener that throws does not break the call. */
-  onEvent?: (event: AdaptiveThrottleEvent) => void;
+  onEvent?: ((event: AdaptiveThrottleEvent) => void) | undefined;
   /** Time source; only `now()` is used. Default: the system clock. */
-  clock?: Pick<Clock, 'now'>;
+  clock?: Pick<Clock, 'now'> | undefined;
   /** Uniform random numbers in [0, 1) (default Math.random); inject one for deterministic tests. */
-  random?: () => number;
+  random?: (() => number) | undefined;
 }
 
 /** Lifetime counters of an adaptive throttle, summed over its keys. */

@@ -16,7 +16,7 @@ export interface RetryBudgetOptions {
    * In [0, 1000]. Default 0.2 (Finagle `percentCanRetry`, Linkerd `retryRatio`). The same name and meaning as the
    * hedge budget's `maxExtraLoad`.
    */
-  maxExtraLoad?: number;
+  maxExtraLoad?: number | undefined;
   /**
    * A floor: retries allowed per second whatever the traffic. At least 0. Default 0. It is absolute and per
    * budget, so a fleet of N clients with a budget each may send N × minPerSecond retries per second however few
@@ -24,9 +24,9 @@ export interface RetryBudgetOptions {
    * against 8,000 calls (a metastable failure in the fleet simulation). Without it a client that makes few calls
    * can still retry: a budget holding a fraction of a retry lets one through with that probability.
    */
-  minPerSecond?: number;
+  minPerSecond?: number | undefined;
   /** How long a deposit (a call) or a withdrawal (a retry) counts, in ms: 1,000 to 60,000. Default 10,000. */
-  ttlMs?: number;
+  ttlMs?: number | undefined;
   /**
    * Room for chance, in standard deviations: the budget holds this many standard deviations of the retries its
    * deposits pay for (√(maxExtraLoad × calls in the window), as for a Poisson count) on top of them. Demand that averages
@@ -34,11 +34,11 @@ export interface RetryBudgetOptions {
    * chance half the time and would then be refused; 3 lets it through all but about once in a thousand windows.
    * The room shrinks as a share of the calls as traffic grows (3 / √(maxExtraLoad × calls)). In [0, 10]. Default 0.
    */
-  chanceSd?: number;
+  chanceSd?: number | undefined;
   /** Time source; only `now()` is used. Default: the system clock. */
-  clock?: Pick<Clock, 'now'>;
+  clock?: Pick<Clock, 'now'> | undefined;
   /** Uniform random numbers in [0, 1) for the fractional retries (default Math.random); inject one for tests. */
-  random?: () => number;
+  random?: (() => number) | undefined;
 }
 
 /** Where option errors point: `RetryBudget: options.maxExtraLoad must be ...`. */

@@ -29,7 +29,7 @@ let dir: string;
 function unary(
   address: string,
   callId: string,
-): Promise<{ error: grpc.ServiceError | null; res?: TestResponse }> {
+): Promise<{ error: grpc.ServiceError | null; res?: TestResponse | undefined }> {
   const Service = loadFlakyTestService();
   const client = new Service(address, grpc.credentials.createInsecure(), { 'grpc.enable_retries': 0 });
   const metadata = new grpc.Metadata();

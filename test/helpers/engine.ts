@@ -130,7 +130,7 @@ export type CallType = 'unary' | 'server-stream' | 'client-stream' | 'bidi';
 export interface EngineCallOptions {
   type?: CallType;
   /** Deadline, in ms from the start (fake time). */
-  deadlineMs?: number;
+  deadlineMs?: number | undefined;
   interceptor?: RetryInterceptorOptions;
   /**
    * Keep production's rule that an attempt cancelled in the event-loop turn it was made in is cancelled on the next

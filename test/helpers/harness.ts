@@ -113,7 +113,7 @@ function observe(
 }
 
 export interface CallOpts {
-  deadlineMs?: number;
+  deadlineMs?: number | undefined;
   /** Extra grpc-js call options (e.g. from withRetryOptions). */
   callOptions?: grpc.CallOptions;
   metadata?: grpc.Metadata;

@@ -68,9 +68,11 @@ function metadataFor(callId: string, extra: Record<string, string> = {}): grpc.M
 }
 
 function unary(c: Client, request: object, md: grpc.Metadata) {
-  return new Promise<{ error: grpc.ServiceError | null; response?: { payload: string } }>((resolve) => {
-    c.Unary(request, md, (error, response) => resolve({ error, response }));
-  });
+  return new Promise<{ error: grpc.ServiceError | null; response?: { payload: string } | undefined }>(
+    (resolve) => {
+      c.Unary(request, md, (error, response) => resolve({ error, response }));
+    },
+  );
 }
 
 const headerOf = (a: RecordedAttempt) => a.metadata[DEFAULT_REQUEST_ID_HEADER];

@@ -71,7 +71,7 @@ export function unary<Req, Res>(
   request: Req,
 ): Promise<Observed<Res>> {
   let observer: CallObserver<Res> | undefined;
-  let early: { error: grpc.ServiceError | null; response?: Res } | undefined;
+  let early: { error: grpc.ServiceError | null; response?: Res | undefined } | undefined;
   const call = start(request, (error, response) => {
     if (!observer) {
       early = { error, response };

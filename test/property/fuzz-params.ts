@@ -38,7 +38,7 @@ export function propertyParams<T>(testName: string, ciRuns: number): fc.Paramete
   return {
     seed,
     numRuns,
-    path,
+    ...(path === undefined ? {} : { path }),
     endOnFailure: path !== undefined,
     reporter(details) {
       if (!details.failed) {
