@@ -28,7 +28,7 @@ export interface ServiceConfigErrorOptions {
   /** The file the config was read from; the message is then prefixed with it. */
   readonly file?: string | undefined;
   /** The underlying error (a file-system error, for instance). */
-  readonly cause?: unknown | undefined;
+  readonly cause?: unknown;
   /**
    * Every problem found, the first of which is the one named by `path` and `detail`. Defaults to that one problem
    * alone.
