@@ -108,7 +108,7 @@ export { RetryThrottle } from './retry/retry-throttle.js';
 export { type Clock, systemClock, type TimerHandle } from './shared/clock.js';
 export {
   DEFAULT_REQUEST_ID_HEADER,
-  PREVIOUS_ATTEMPTS_METADATA_KEY,
+  PREVIOUS_RPC_ATTEMPTS_METADATA_KEY,
   PUSHBACK_METADATA_KEY,
   STATUS_DETAILS_METADATA_KEY,
 } from './shared/headers.js';

@@ -1,6 +1,6 @@
 import type { InterceptingListener, Metadata, StatusObject } from '@grpc/grpc-js';
 import type { InterceptingCallInterface, MessageContext } from '../shared/grpc-types.js';
-import { PREVIOUS_ATTEMPTS_METADATA_KEY } from '../shared/headers.js';
+import { PREVIOUS_RPC_ATTEMPTS_METADATA_KEY } from '../shared/headers.js';
 import type { Attempt, AttemptOwner } from './attempt.js';
 import type { AttemptSet } from './attempt-set.js';
 import type { CallPhase } from './call-phase.js';
@@ -279,6 +279,6 @@ function withPreviousAttempts(received: Metadata, previous: number): Metadata {
     return received;
   }
   const marked = received.clone();
-  marked.set(PREVIOUS_ATTEMPTS_METADATA_KEY, String(previous));
+  marked.set(PREVIOUS_RPC_ATTEMPTS_METADATA_KEY, String(previous));
   return marked;
 }

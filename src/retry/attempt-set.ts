@@ -1,7 +1,7 @@
 import { Metadata, status as Status, type StatusObject } from '@grpc/grpc-js';
 import { replicaAvoidanceInUse, TriedReplicas } from '../lb/tried-replicas.js';
 import type { InterceptingCallInterface } from '../shared/grpc-types.js';
-import { PREVIOUS_ATTEMPTS_METADATA_KEY } from '../shared/headers.js';
+import { PREVIOUS_RPC_ATTEMPTS_METADATA_KEY } from '../shared/headers.js';
 import { Attempt, type AttemptOwner, CANCEL_DETAILS, writtenBy } from './attempt.js';
 import type { RetryingCallContext } from './call-context.js';
 import type { CallEvents } from './call-events.js';
@@ -65,10 +65,10 @@ export class AttemptSet {
     if (attempt.number > 1) {
       // The application's headers already carry the header: a retry layer outside this one, whose every attempt
       // this one retries again. Looked at from the second attempt on, so that a call that needs one pays nothing.
-      if (attempt.number === 2 && base.get(PREVIOUS_ATTEMPTS_METADATA_KEY).length > 0) {
+      if (attempt.number === 2 && base.get(PREVIOUS_RPC_ATTEMPTS_METADATA_KEY).length > 0) {
         this.ctx.onNestedRetries();
       }
-      metadata.set(PREVIOUS_ATTEMPTS_METADATA_KEY, String(attempt.number - 1));
+      metadata.set(PREVIOUS_RPC_ATTEMPTS_METADATA_KEY, String(attempt.number - 1));
     }
     if (this.waitForReady !== undefined) {
       applyConfigWaitForReady(metadata, this.waitForReady);

@@ -1,5 +1,5 @@
 import type { Metadata } from '@grpc/grpc-js';
-import { PREVIOUS_ATTEMPTS_METADATA_KEY } from '../shared/headers.js';
+import { PREVIOUS_RPC_ATTEMPTS_METADATA_KEY } from '../shared/headers.js';
 
 /**
  * Whether the trailers of a failed attempt show that a retry layer under this one retried it: grpc-js's own
@@ -12,7 +12,7 @@ import { PREVIOUS_ATTEMPTS_METADATA_KEY } from '../shared/headers.js';
  * @internal
  */
 export function retriedBelow(attemptNumber: number, trailers: Metadata | undefined): boolean {
-  const values = trailers?.get(PREVIOUS_ATTEMPTS_METADATA_KEY);
+  const values = trailers?.get(PREVIOUS_RPC_ATTEMPTS_METADATA_KEY);
   if (values === undefined || values.length === 0) {
     return false;
   }

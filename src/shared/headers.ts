@@ -1,5 +1,5 @@
 /** Request header telling the server how many attempts preceded this one (A6); also set in the call's trailers. */
-export const PREVIOUS_ATTEMPTS_METADATA_KEY = 'grpc-previous-rpc-attempts';
+export const PREVIOUS_RPC_ATTEMPTS_METADATA_KEY = 'grpc-previous-rpc-attempts';
 
 /** Trailer through which a server tells the client when (or whether) to retry (A6). */
 export const PUSHBACK_METADATA_KEY = 'grpc-retry-pushback-ms';

@@ -4,7 +4,7 @@
  */
 
 import type * as grpc from '@grpc/grpc-js';
-import { PREVIOUS_ATTEMPTS_METADATA_KEY } from '../shared/headers.js';
+import { PREVIOUS_RPC_ATTEMPTS_METADATA_KEY } from '../shared/headers.js';
 import { CallIdCounters } from './call-id-counters.js';
 import type { RecordedAttempt } from './flaky-script.js';
 import { camelCaseField, snakeCaseField } from './response-fields.js';
@@ -90,7 +90,7 @@ function metadataToRecord(metadata: grpc.Metadata): MetadataRecord {
 }
 
 function parsePreviousAttempts(metadata: grpc.Metadata): number | undefined {
-  const raw = firstString(metadata, PREVIOUS_ATTEMPTS_METADATA_KEY);
+  const raw = firstString(metadata, PREVIOUS_RPC_ATTEMPTS_METADATA_KEY);
   if (raw === undefined) {
     return undefined;
   }

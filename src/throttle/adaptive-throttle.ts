@@ -10,7 +10,7 @@ import {
 import { parseStatusCode } from '../config/status-codes.js';
 import type { Clock } from '../shared/clock.js';
 import type { InterceptingCallInterface, MessageContext } from '../shared/grpc-types.js';
-import { PREVIOUS_ATTEMPTS_METADATA_KEY, PUSHBACK_METADATA_KEY } from '../shared/headers.js';
+import { PREVIOUS_RPC_ATTEMPTS_METADATA_KEY, PUSHBACK_METADATA_KEY } from '../shared/headers.js';
 import { LOCAL_REJECTION_DETAILS_PREFIX, localRejectionTrailers } from '../shared/local-rejection.js';
 import { markThrottleAbove } from '../shared/throttle-order.js';
 import { errorMessage } from '../util/error-message.js';
@@ -236,7 +236,7 @@ export function createAdaptiveThrottle(options?: AdaptiveThrottleOptions): Adapt
       const now = clock.now();
       const requests = throttleState.requests(now);
       const accepts = throttleState.accepts(now);
-      const retry = metadata.get(PREVIOUS_ATTEMPTS_METADATA_KEY).length > 0;
+      const retry = metadata.get(PREVIOUS_RPC_ATTEMPTS_METADATA_KEY).length > 0;
       const probability = throttleState.decide(now, random(), retry);
       if (probability < 0) {
         return new CountingCall(nextCall(markThrottleAbove(callOptions)), report);

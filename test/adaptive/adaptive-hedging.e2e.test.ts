@@ -7,7 +7,7 @@ import * as grpc from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AdaptiveHedging } from '../../src/hedging/adaptive-hedging-delay.js';
 import { createRetryInterceptor } from '../../src/retry/retry-interceptor.js';
-import { PREVIOUS_ATTEMPTS_METADATA_KEY } from '../../src/shared/headers.js';
+import { PREVIOUS_RPC_ATTEMPTS_METADATA_KEY } from '../../src/shared/headers.js';
 import { FlakyServer } from '../../src/testing/index.js';
 import { eventsOf, FLAKY, type Harness, hedgingConfig, startHarness, unary } from '../helpers/harness.js';
 
@@ -50,7 +50,7 @@ describe('adaptiveHedging option', () => {
     // The original is slow, so the hedge would be due; the budget holds none.
     server = await FlakyServer.start({
       onAttempt: (info) =>
-        info.metadata.get(PREVIOUS_ATTEMPTS_METADATA_KEY).length === 0 ? { delayMs: 100 } : undefined,
+        info.metadata.get(PREVIOUS_RPC_ATTEMPTS_METADATA_KEY).length === 0 ? { delayMs: 100 } : undefined,
     });
     harness = await startHarness(
       hedgingConfig({ maxAttempts: 2, hedgingDelay: '0.01s' }),

@@ -9,7 +9,7 @@ import * as grpc from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RetryEvent } from '../../src/retry/events.js';
 import { createRetryInterceptor } from '../../src/retry/retry-interceptor.js';
-import { PREVIOUS_ATTEMPTS_METADATA_KEY } from '../../src/shared/headers.js';
+import { PREVIOUS_RPC_ATTEMPTS_METADATA_KEY } from '../../src/shared/headers.js';
 import { FlakyServer } from '../../src/testing/index.js';
 import { type FlakyClient, hedgingConfig, testClient, unary } from '../helpers/harness.js';
 
@@ -29,7 +29,7 @@ afterEach(async () => {
 async function slowFirstAttempts(): Promise<FlakyServer> {
   const server = await FlakyServer.start({
     onAttempt: (info) =>
-      info.metadata.get(PREVIOUS_ATTEMPTS_METADATA_KEY).length === 0 ? { delayMs: 150 } : { delayMs: 1 },
+      info.metadata.get(PREVIOUS_RPC_ATTEMPTS_METADATA_KEY).length === 0 ? { delayMs: 150 } : { delayMs: 1 },
   });
   servers.push(server);
   return server;

@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_CANCEL_BURST } from '../../src/hedging/cancel-rate-limiter.js';
 import type { RetryEvent } from '../../src/retry/events.js';
 import { createRetryInterceptor } from '../../src/retry/retry-interceptor.js';
-import { PREVIOUS_ATTEMPTS_METADATA_KEY } from '../../src/shared/headers.js';
+import { PREVIOUS_RPC_ATTEMPTS_METADATA_KEY } from '../../src/shared/headers.js';
 import { FlakyServer } from '../../src/testing/index.js';
 import { type FlakyClient, hedgingConfig, testClient } from '../helpers/harness.js';
 
@@ -46,7 +46,7 @@ describe('cancel-rate limiter against a real grpc-js server', () => {
   it(`${CALLS} hedged calls at ${CALLS_PER_SECOND}/s whose original attempt always loses: no call fails`, async () => {
     server = await FlakyServer.start({
       onAttempt: (info) =>
-        info.metadata.get(PREVIOUS_ATTEMPTS_METADATA_KEY).length === 0
+        info.metadata.get(PREVIOUS_RPC_ATTEMPTS_METADATA_KEY).length === 0
           ? { delayMs: LOSER_MS }
           : { delayMs: 1 },
     });

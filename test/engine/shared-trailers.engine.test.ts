@@ -6,7 +6,7 @@
  */
 import { Metadata } from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
-import { PREVIOUS_ATTEMPTS_METADATA_KEY as PREVIOUS } from '../../src/shared/headers.js';
+import { PREVIOUS_RPC_ATTEMPTS_METADATA_KEY as PREVIOUS } from '../../src/shared/headers.js';
 import { engineCall, retryPolicy, Status } from '../helpers/engine.js';
 import { captureWarnings } from '../helpers/warnings.js';
 

@@ -14,7 +14,7 @@ import { turnGuard } from '../../src/retry/event-loop-turn.js';
 import type { RetryEvent, RetryEventType } from '../../src/retry/events.js';
 import { createRetryInterceptor } from '../../src/retry/retry-interceptor.js';
 import type { InterceptingCallInterface, MessageContext } from '../../src/shared/grpc-types.js';
-import { PREVIOUS_ATTEMPTS_METADATA_KEY, PUSHBACK_METADATA_KEY } from '../../src/shared/headers.js';
+import { PREVIOUS_RPC_ATTEMPTS_METADATA_KEY, PUSHBACK_METADATA_KEY } from '../../src/shared/headers.js';
 import { isLocalRejection } from '../../src/shared/local-rejection.js';
 import { FakeClock } from '../../src/testing/fake-clock.js';
 import {
@@ -390,7 +390,7 @@ export async function startRun(s: TScenario): Promise<TRun> {
   guard('start', () => {
     if (s.cancelBeforeStart) cancel(run, Status.CANCELLED);
     const md = new Metadata();
-    if (s.retryHeader) md.set(PREVIOUS_ATTEMPTS_METADATA_KEY, '1');
+    if (s.retryHeader) md.set(PREVIOUS_RPC_ATTEMPTS_METADATA_KEY, '1');
     call.start(md, listener);
     if (!requestStream(s)) {
       call.sendMessageWithContext({}, Buffer.from('request'));
