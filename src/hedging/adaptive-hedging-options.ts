@@ -13,15 +13,15 @@ import {
 } from '../util/option-checks.js';
 
 /** Default extra load: hedges may add 5% to the calls; the delay aims at 4.5% of them (the 95.5th latency percentile). */
-export const DEFAULT_MAX_EXTRA_LOAD = 0.05;
+export const DEFAULT_ADAPTIVE_HEDGING_MAX_EXTRA_LOAD = 0.05;
 /** Default length of the sliding latency window kept for reporting (Finagle: 3 × 10 s). */
-export const DEFAULT_ADAPTIVE_WINDOW_MS = 30_000;
+export const DEFAULT_ADAPTIVE_HEDGING_WINDOW_MS = 30_000;
 /** Default number of bins the reporting window is rotated in. */
-export const DEFAULT_ADAPTIVE_WINDOW_BINS = 3;
+export const DEFAULT_ADAPTIVE_HEDGING_WINDOW_BINS = 3;
 /** Default floor of the adaptive delay (Finagle's `minSendBackupAfterMs`). */
-export const DEFAULT_MIN_HEDGING_DELAY_MS = 1;
+export const DEFAULT_ADAPTIVE_HEDGING_MIN_DELAY_MS = 1;
 /** Default ceiling of the adaptive delay. */
-export const DEFAULT_MAX_HEDGING_DELAY_MS = 60_000;
+export const DEFAULT_ADAPTIVE_HEDGING_MAX_DELAY_MS = 60_000;
 /**
  * The default number of recent calls the delay is the quantile of: 20 / maxExtraLoad (400 at 0.05), so that about
  * 20 of them lie above it (the quantile's count is then known within about a fifth); at least 20 and at most
@@ -193,18 +193,24 @@ export function resolveAdaptiveHedgingOptions(
     throw new TypeError(`${path} must be true or an options object, got ${describeValue(options)}`);
   }
   const o = checkOptions(path, options, KNOWN, RENAMED);
-  const maxExtraLoad = checkNumber(path, 'maxExtraLoad', o.maxExtraLoad, DEFAULT_MAX_EXTRA_LOAD, {
-    min: 0,
-    max: 1,
-    minExclusive: true,
-    maxExclusive: true,
-  });
+  const maxExtraLoad = checkNumber(
+    path,
+    'maxExtraLoad',
+    o.maxExtraLoad,
+    DEFAULT_ADAPTIVE_HEDGING_MAX_EXTRA_LOAD,
+    {
+      min: 0,
+      max: 1,
+      minExclusive: true,
+      maxExclusive: true,
+    },
+  );
   const recentCalls = checkNumber(path, 'recentCalls', o.recentCalls, defaultRecentCalls(maxExtraLoad), {
     min: 10,
     max: 100_000,
     integer: true,
   });
-  const minDelayMs = checkNumber(path, 'minDelayMs', o.minDelayMs, DEFAULT_MIN_HEDGING_DELAY_MS, {
+  const minDelayMs = checkNumber(path, 'minDelayMs', o.minDelayMs, DEFAULT_ADAPTIVE_HEDGING_MIN_DELAY_MS, {
     min: 0,
     minExclusive: true,
     unit: 'ms',
@@ -213,15 +219,15 @@ export function resolveAdaptiveHedgingOptions(
     path,
     'maxDelayMs',
     o.maxDelayMs,
-    Math.max(DEFAULT_MAX_HEDGING_DELAY_MS, minDelayMs),
+    Math.max(DEFAULT_ADAPTIVE_HEDGING_MAX_DELAY_MS, minDelayMs),
     { min: minDelayMs, unit: 'ms, at least minDelayMs' },
   );
-  const windowMs = checkNumber(path, 'windowMs', o.windowMs, DEFAULT_ADAPTIVE_WINDOW_MS, {
+  const windowMs = checkNumber(path, 'windowMs', o.windowMs, DEFAULT_ADAPTIVE_HEDGING_WINDOW_MS, {
     min: 0,
     minExclusive: true,
     unit: 'ms',
   });
-  const windowBins = checkNumber(path, 'windowBins', o.windowBins, DEFAULT_ADAPTIVE_WINDOW_BINS, {
+  const windowBins = checkNumber(path, 'windowBins', o.windowBins, DEFAULT_ADAPTIVE_HEDGING_WINDOW_BINS, {
     min: 1,
     max: 60,
     integer: true,

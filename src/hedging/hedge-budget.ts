@@ -4,7 +4,7 @@ import type { GatedAttemptKind, RetryGate } from '../shared/retry-gate.js';
 import { RetryBudget } from '../throttle/retry-budget.js';
 import { checkClock, checkNumber, checkOptions } from '../util/option-checks.js';
 import {
-  DEFAULT_MAX_EXTRA_LOAD,
+  DEFAULT_ADAPTIVE_HEDGING_MAX_EXTRA_LOAD,
   HEDGE_BUDGET_KEYS,
   type HedgeBudgetOptions,
   resolveHedgeBudgetOptions,
@@ -47,11 +47,17 @@ export class HedgeBudget implements RetryGate {
   constructor(options: HedgeBudgetConstructorOptions = {}) {
     const where = 'HedgeBudget: options';
     const o = checkOptions(where, options, ['maxExtraLoad', 'clock', ...HEDGE_BUDGET_KEYS]);
-    const maxExtraLoad = checkNumber(where, 'maxExtraLoad', o.maxExtraLoad, DEFAULT_MAX_EXTRA_LOAD, {
-      min: 0,
-      max: 1,
-      maxExclusive: true,
-    });
+    const maxExtraLoad = checkNumber(
+      where,
+      'maxExtraLoad',
+      o.maxExtraLoad,
+      DEFAULT_ADAPTIVE_HEDGING_MAX_EXTRA_LOAD,
+      {
+        min: 0,
+        max: 1,
+        maxExclusive: true,
+      },
+    );
     const { maxExtraLoad: _load, clock, ...budget } = o;
     const resolved = resolveHedgeBudgetOptions(where, budget);
     this.maxExtraLoad = maxExtraLoad;
