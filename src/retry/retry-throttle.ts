@@ -65,12 +65,10 @@ export class RetryThrottle implements RetryGate {
     return this.maxTokens / 2;
   }
 
-  /** Whether a retry or a further hedge may be sent now. */
-  isRetryAllowed(): boolean {
-    return this.milliTokens * 2 > this.maxMilli;
-  }
-
-  /** {@link RetryGate}: the same as {@link isRetryAllowed}; asking spends nothing. */
+  /**
+   * {@link RetryGate}: whether a retry or a further hedge may be sent now (tokens above the threshold). Asking spends
+   * nothing: A6's throttle counts failures and successes, not attempts.
+   */
   allowAttempt(): boolean {
     return this.milliTokens * 2 > this.maxMilli;
   }

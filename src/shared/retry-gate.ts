@@ -36,7 +36,7 @@ export interface RetryGate {
   readonly tokens?: number | undefined;
 }
 
-/** Whether `value` has the shape of a {@link RetryGate}. @internal */
+/** Whether `value` has the shape of a {@link RetryGate} (an `allowAttempt` method): what the `gate` option takes. */
 export function isRetryGate(value: unknown): value is RetryGate {
   if (typeof value !== 'object' || value === null) {
     return false;

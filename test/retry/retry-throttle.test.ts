@@ -9,7 +9,7 @@ describe('RetryThrottle', () => {
     const trace: Array<[number, boolean]> = [];
     for (let i = 0; i < 6; i++) {
       t.recordFailure();
-      trace.push([t.tokens, t.isRetryAllowed()]);
+      trace.push([t.tokens, t.allowAttempt()]);
     }
     expect(trace).toEqual([
       [9, true],
@@ -24,10 +24,10 @@ describe('RetryThrottle', () => {
   it('adds tokenRatio per success exactly (no float drift) and never exceeds maxTokens', () => {
     const t = new RetryThrottle({ maxTokens: 10, tokenRatio: 0.1 });
     for (let i = 0; i < 5; i++) t.recordFailure();
-    expect(t.isRetryAllowed()).toBe(false);
+    expect(t.allowAttempt()).toBe(false);
     t.recordSuccess();
     expect(t.tokens).toBe(5.1);
-    expect(t.isRetryAllowed()).toBe(true);
+    expect(t.allowAttempt()).toBe(true);
     for (let i = 0; i < 100; i++) t.recordSuccess();
     expect(t.tokens).toBe(10);
   });
@@ -45,9 +45,9 @@ describe('RetryThrottle', () => {
   it('odd maxTokens: threshold is a half token', () => {
     const t = new RetryThrottle({ maxTokens: 3, tokenRatio: 0.5 });
     t.recordFailure(); // 2 > 1.5
-    expect(t.isRetryAllowed()).toBe(true);
+    expect(t.allowAttempt()).toBe(true);
     t.recordFailure(); // 1
-    expect(t.isRetryAllowed()).toBe(false);
+    expect(t.allowAttempt()).toBe(false);
   });
 
   it.each([
