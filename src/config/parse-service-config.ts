@@ -21,7 +21,7 @@ export { isNormalizedServiceConfig, NORMALIZED_SERVICE_CONFIG } from './normaliz
  *
  * @param input JSON text, or an already parsed JSON value. A config this function returned is returned as is.
  * @returns The normalized config (durations in ms, numeric status codes, names without empty parts), deeply frozen
- *   and branded with {@link NORMALIZED_SERVICE_CONFIG}.
+ *   and branded (not enumerably) as a config this package made.
  * @throws ServiceConfigError listing every problem in `errors` (with line and column for JSON text); `path` and
  *   `detail` name the first. JSON text that does not parse gives one error naming the line, column and position
  *   of the syntax error (with path ``).

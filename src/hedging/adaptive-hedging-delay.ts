@@ -39,7 +39,7 @@ interface MethodState {
  * when the latencies shift) leaves it empty for its whole ttl, and chance then refuses the slow calls their hedge.
  *
  * The delay follows a shift of the latencies, up or down, within tens of calls: a change detector restarts the
- * window when the last calls disagree with the delay (see {@link HedgeDelayTracker} for the estimate, its gap
+ * window when the last calls disagree with the delay (see src/hedging/hedge-delay-tracker.ts for the estimate, its gap
  * rule for a fast path and a slow mode, and why not stochastic approximation). It is computed from what is known
  * exactly: the latency of a first attempt that answered, and "slower than its delay" for one a hedge superseded.
  * A method's delay starts at the configured `hedgingDelay` and moves once 1 / maxExtraLoad calls have answered.

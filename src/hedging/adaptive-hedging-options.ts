@@ -118,7 +118,7 @@ export interface AdaptiveHedgingOptions {
   clock?: Clock | undefined;
 }
 
-/** {@link AdaptiveHedgingOptions} with every default filled in. @internal */
+/** {@link AdaptiveHedgingOptions} with every default filled in: what `AdaptiveHedging.options` holds. */
 export interface ResolvedAdaptiveHedgingOptions {
   readonly maxExtraLoad: number;
   readonly recentCalls: number;

@@ -84,11 +84,12 @@ export interface RetryInterceptorOptions {
   readonly adaptiveHedging?: boolean | AdaptiveHedgingOptions | AdaptiveHedging | undefined;
   /**
    * Limit on cancellations of losing attempts (each an HTTP/2 RST_STREAM), below Node's rapid-reset guard. On by
-   * default (burst 250, then 25/s per connection); beyond it a losing hedge or a timed-out attempt runs to completion
-   * and its result is discarded (an `attempt-left-running` event says so). The limit is kept per connection (the
-   * server address an attempt is on) and shared by every interceptor of the process with the same settings, since
-   * grpc-js puts clients of one target on one connection. `false` cancels every loser at once; options set the limit
-   * per connection; a `CancelRateLimiter` of yours is one limit for every cancel of the interceptors you give it to.
+   * default (burst 250, then 25/s per target); beyond it a losing hedge or a timed-out attempt runs to completion
+   * and its result is discarded (an `attempt-left-running` event says so). The guard counts per connection; the
+   * limit is kept per target (the channel's target, which grpc-js serves with one connection for every client with
+   * the same channel options) and shared by every interceptor of the process with the same settings. `false`
+   * cancels every loser at once; options set the limit per target; a `CancelRateLimiter` of yours is one limit for
+   * every cancel of the interceptors you give it to.
    */
   readonly cancelRateLimit?: boolean | CancelRateLimiterOptions | CancelRateLimiter | undefined;
 }

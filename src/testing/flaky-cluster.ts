@@ -178,7 +178,7 @@ export class FlakyCluster {
   }
 
   /**
-   * The kept attempts (the latest `maxRecordedAttempts`) in arrival order (live objects: `code` and `cancelled`
+   * The kept attempts (the latest `maxRecordedAttempts`) in arrival order (live objects: `endedWith` and `cancelled`
    * change as attempts end).
    */
   attempts(callId?: string): readonly ClusterAttempt[] {

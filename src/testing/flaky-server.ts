@@ -396,7 +396,7 @@ export class FlakyServer {
 
   /**
    * Resolves once `predicate()` is true (checked now and then every few ms); rejects with an Error after
-   * `timeoutMs` (default {@link DEFAULT_WAIT_MS}), or with the predicate's own error if it throws. Rejects at once
+   * `timeoutMs` (default 4,000 ms), or with the predicate's own error if it throws. Rejects at once
    * with a TypeError or RangeError when `predicate` is not a function or `timeoutMs` not a finite number >= 0.
    */
   waitFor(predicate: () => boolean, timeoutMs = DEFAULT_WAIT_MS): Promise<void> {
