@@ -26,7 +26,7 @@ import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
-import { createAdaptiveThrottle, createRetryInterceptor, RetryBudget } from 'grpc-retry-hedging';
+import { createAdaptiveThrottleInterceptor, createRetryInterceptor, RetryBudget } from 'grpc-retry-hedging';
 import { loadFlakyTestService } from 'grpc-retry-hedging/testing';
 import {
   failure,
@@ -568,13 +568,14 @@ const OVERLOAD_VARIANTS: Variant[] = [
     label: 'retries + adaptive throttle (ours)',
     makeClient: (address) =>
       new FlakyTest(address, insecure, {
-        interceptors: [createRetryInterceptor(serviceConfig(false)), createAdaptiveThrottle()],
+        interceptors: [createRetryInterceptor(serviceConfig(false)), createAdaptiveThrottleInterceptor()],
       }),
   },
   {
     key: 'adaptive-only',
     label: 'adaptive throttle, no retries (ours)',
-    makeClient: (address) => new FlakyTest(address, insecure, { interceptors: [createAdaptiveThrottle()] }),
+    makeClient: (address) =>
+      new FlakyTest(address, insecure, { interceptors: [createAdaptiveThrottleInterceptor()] }),
   },
 ];
 
@@ -745,7 +746,7 @@ This part alone: \`npm run bench:storm -- --parts=overload\`, ${seconds} s.
   ${RECOVERY_RATE} calls/s (${f1(RECOVERY_RATE / ideal)}× capacity) for ${RECOVERY_MS / 1000} s. ${OVERLOAD_ROUNDS} rounds per variant, alternating order;
   a new client (channel) per run.
 - Retry policy: as above. A6: \`${JSON.stringify(THROTTLING)}\`. Budget: \`new RetryBudget()\` (20%, no floor, 10 s).
-  Adaptive: \`interceptors: [createRetryInterceptor(config), createAdaptiveThrottle()]\` (k 2, 1 s window,
+  Adaptive: \`interceptors: [createRetryInterceptor(config), createAdaptiveThrottleInterceptor()]\` (k 2, 1 s window,
   padding 8, retries rejected while it rejects); a local rejection is not retried.
 - Goodput, amplification (server attempts / calls) and p99 are over the calls started during the overload
   (attempts counted until it ended). Time to recover: from the end of the overload, the start of the first

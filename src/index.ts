@@ -120,7 +120,7 @@ export {
   type AdaptiveThrottleKeyState,
   type AdaptiveThrottleOptions,
   type AdaptiveThrottleRejectedEvent,
-  createAdaptiveThrottle,
+  createAdaptiveThrottleInterceptor,
   LOCAL_REJECTION_DETAILS_PREFIX,
 } from './throttle/adaptive-throttle.js';
 export {

@@ -128,7 +128,7 @@ export function createRetryInterceptor(
   };
   const emit = resolved.onEvent;
   const warnThrottleAbove = warnOnce(
-    'grpc-retry-hedging: an adaptive throttle runs outside the retry interceptor, so it sees each call once and none of its retries or hedges: it cannot hold them back in an overload, and it counts a call as accepted or refused by its last attempt only. Put the throttle after the retry interceptor: interceptors: [createRetryInterceptor(config), createAdaptiveThrottle()] (docs/overload.md).',
+    'grpc-retry-hedging: an adaptive throttle runs outside the retry interceptor, so it sees each call once and none of its retries or hedges: it cannot hold them back in an overload, and it counts a call as accepted or refused by its last attempt only. Put the throttle after the retry interceptor: interceptors: [createRetryInterceptor(config), createAdaptiveThrottleInterceptor()] (docs/overload.md).',
     'GRPC_RETRY_HEDGING_THROTTLE_ORDER',
   );
 

@@ -11,7 +11,7 @@ import { SlidingWindow } from './sliding-window.js';
 /**
  * The pure core of client-side adaptive throttling (Google SRE book, "Handling Overload"): the rejection
  * probability rule and the window it is computed over. It knows nothing of gRPC or of time sources; the
- * interceptor ({@link createAdaptiveThrottle}) and the fleet simulation both drive it, with times in ms.
+ * interceptor ({@link createAdaptiveThrottleInterceptor}) and the fleet simulation both drive it, with times in ms.
  */
 
 /** Options of the adaptive throttling rule. */
@@ -205,7 +205,7 @@ export class AdaptiveThrottleState {
 
   /**
    * @param config The rule's options (see {@link AdaptiveThrottleRuleOptions}), checked as
-   *   {@link createAdaptiveThrottle} checks them; left out: the defaults.
+   *   {@link createAdaptiveThrottleInterceptor} checks them; left out: the defaults.
    * @throws TypeError when `config` is not an object or has an unknown key, or an option has the wrong type;
    *   RangeError when a number is out of range.
    */

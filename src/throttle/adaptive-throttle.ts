@@ -52,7 +52,7 @@ export interface AdaptiveThrottleRejectedEvent {
 /** Events of the adaptive throttle (one type today; switch on `type`). */
 export type AdaptiveThrottleEvent = AdaptiveThrottleRejectedEvent;
 
-/** Options of {@link createAdaptiveThrottle}. */
+/** Options of {@link createAdaptiveThrottleInterceptor}. */
 export interface AdaptiveThrottleOptions extends AdaptiveThrottleRuleOptions {
   /**
    * Statuses that mean the backend did not accept a request. Every other status counts as accepted.
@@ -109,7 +109,7 @@ export interface AdaptiveThrottleKeyState {
   probability: number;
 }
 
-/** The interceptor returned by {@link createAdaptiveThrottle}, with its counters and state. */
+/** The interceptor returned by {@link createAdaptiveThrottleInterceptor}, with its counters and state. */
 export interface AdaptiveThrottleInterceptor extends Interceptor {
   /** A copy of the lifetime counters. */
   counters(): AdaptiveThrottleCounters;
@@ -121,8 +121,8 @@ export interface AdaptiveThrottleInterceptor extends Interceptor {
 
 export { LOCAL_REJECTION_DETAILS_PREFIX };
 
-/** Where option errors point: `createAdaptiveThrottle: options.k must be ...`. */
-const WHERE = 'createAdaptiveThrottle: options';
+/** Where option errors point: `createAdaptiveThrottleInterceptor: options.k must be ...`. */
+const WHERE = 'createAdaptiveThrottleInterceptor: options';
 const KNOWN_OPTIONS = [
   ...ADAPTIVE_THROTTLE_RULE_OPTIONS,
   'rejectedStatusCodes',
@@ -150,8 +150,14 @@ export function serviceOfMethod(method: string): string {
  * With the retry interceptor put it after it: `interceptors: [createRetryInterceptor(config), throttle]`, so that
  * every attempt (retries and hedges too) goes through the throttle. See docs/overload.md.
  */
-export function createAdaptiveThrottle(options?: AdaptiveThrottleOptions): AdaptiveThrottleInterceptor {
-  checkNotUsedAsInterceptor('createAdaptiveThrottle', 'createAdaptiveThrottle()', options);
+export function createAdaptiveThrottleInterceptor(
+  options?: AdaptiveThrottleOptions,
+): AdaptiveThrottleInterceptor {
+  checkNotUsedAsInterceptor(
+    'createAdaptiveThrottleInterceptor',
+    'createAdaptiveThrottleInterceptor()',
+    options,
+  );
   const opts = checkOptions(
     WHERE,
     options,

@@ -7,7 +7,7 @@ import * as protoLoader from '@grpc/proto-loader';
 import {
   AdaptiveHedging,
   CancelRateLimiter,
-  createAdaptiveThrottle,
+  createAdaptiveThrottleInterceptor,
   createChannelOptions,
   createRequestIdInterceptor,
   createRetryInterceptor,
@@ -292,7 +292,7 @@ describe('docs/overload.md', () => {
 
   it('the adaptive throttle, after the retry interceptor', () => {
     const log = { warn: (_line: string) => {} };
-    const throttle = createAdaptiveThrottle({
+    const throttle = createAdaptiveThrottleInterceptor({
       onEvent: (e) => log.warn(`${e.method} rejected locally (P=${e.probability})`),
     });
     const client = new Greeter(address, credentials, {

@@ -26,7 +26,7 @@ import {
 import type { RetryEvent } from '../../src/retry/events.js';
 import type { RetryInterceptorOptions } from '../../src/retry/interceptor-options.js';
 import { createRetryInterceptor } from '../../src/retry/retry-interceptor.js';
-import { createAdaptiveThrottle } from '../../src/throttle/adaptive-throttle.js';
+import { createAdaptiveThrottleInterceptor } from '../../src/throttle/adaptive-throttle.js';
 import { RetryBudget } from '../../src/throttle/retry-budget.js';
 import type { AttemptRange, CaseContext } from './interop-cases.js';
 import type { HandledCall } from './interop-server.js';
@@ -526,14 +526,14 @@ export const INTEROP_MODES: readonly InteropMode[] = [
   })(),
   // The budget is the retry gate; the adaptive throttle sees every attempt (it sits after the retry interceptor).
   (() => {
-    let throttle: ReturnType<typeof createAdaptiveThrottle>;
+    let throttle: ReturnType<typeof createAdaptiveThrottleInterceptor>;
     let before = 0;
     return retryMode(
       'RetryBudget + adaptive throttle',
       serviceConfig({ retryPolicy: RETRY_POLICY }),
       1,
       () => {
-        throttle = createAdaptiveThrottle();
+        throttle = createAdaptiveThrottleInterceptor();
         before = 0;
         return {
           options: { gate: new RetryBudget({ maxExtraLoad: 0.2 }) },

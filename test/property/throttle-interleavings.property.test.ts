@@ -2,7 +2,7 @@ import { it } from '@fast-check/vitest';
 import { type InterceptorOptions, Metadata, type StatusObject } from '@grpc/grpc-js';
 import { afterAll, afterEach, describe, expect, vi } from 'vitest';
 import type { InterceptingCallInterface } from '../../src/shared/grpc-types.js';
-import { createAdaptiveThrottle } from '../../src/throttle/adaptive-throttle.js';
+import { createAdaptiveThrottleInterceptor } from '../../src/throttle/adaptive-throttle.js';
 import { FakeAttempt, Status } from '../helpers/engine.js';
 import { propertyParams, propertyTimeout } from './fuzz-params.js';
 import { coverage, runScenario, scenarioArb, settle, type TScenario, violations } from './throttle-steps.js';
@@ -43,7 +43,7 @@ describe('counterexamples the property found', () => {
   it('an onEvent listener that cancels the rejected call: the call ends with the cancel', async () => {
     const clock = { now: () => 0 };
     let call: InterceptingCallInterface | undefined;
-    const throttle = createAdaptiveThrottle({
+    const throttle = createAdaptiveThrottleInterceptor({
       clock,
       random: () => 0,
       onEvent: () => call?.cancelWithStatus(Status.CANCELLED, 'cancelled from onEvent'),

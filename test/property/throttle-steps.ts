@@ -21,7 +21,7 @@ import {
   type AdaptiveThrottleCounters,
   type AdaptiveThrottleEvent,
   type AdaptiveThrottleInterceptor,
-  createAdaptiveThrottle,
+  createAdaptiveThrottleInterceptor,
   LOCAL_REJECTION_DETAILS_PREFIX,
 } from '../../src/throttle/adaptive-throttle.js';
 import {
@@ -263,12 +263,12 @@ export async function startRun(s: TScenario): Promise<TRun> {
   let r: TRun | undefined;
   const rejections: TRun['rejections'] = [];
   const events: RetryEvent[] = [];
-  const throttle = createAdaptiveThrottle({
+  const throttle = createAdaptiveThrottleInterceptor({
     clock,
     // A window longer than any run: state() counts every request of the run.
     windowMs: 600_000,
     k: s.throttle.k,
-    // retryLocalRejections needs 'same-probability' (createAdaptiveThrottle refuses it otherwise)
+    // retryLocalRejections needs 'same-probability' (createAdaptiveThrottleInterceptor refuses it otherwise)
     retries: s.throttle.retryLocalRejections ? 'same-probability' : s.throttle.retries,
     retryLocalRejections: s.throttle.retryLocalRejections,
     ...(s.throttle.deadlineRejected

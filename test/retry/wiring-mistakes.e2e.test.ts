@@ -10,7 +10,7 @@ import { isServiceConfigError } from '../../src/config/service-config-error.js';
 import { createRequestIdInterceptor } from '../../src/request-id/request-id-interceptor.js';
 import { createRetryInterceptor } from '../../src/retry/retry-interceptor.js';
 import { FlakyServer } from '../../src/testing/index.js';
-import { createAdaptiveThrottle } from '../../src/throttle/adaptive-throttle.js';
+import { createAdaptiveThrottleInterceptor } from '../../src/throttle/adaptive-throttle.js';
 import { testClient, unary } from '../helpers/harness.js';
 
 let server: FlakyServer;
@@ -24,7 +24,11 @@ afterAll(async () => {
 describe('a factory put in interceptors without the call', () => {
   it.each([
     ['createRetryInterceptor', createRetryInterceptor, 'createRetryInterceptor(config)'],
-    ['createAdaptiveThrottle', createAdaptiveThrottle, 'createAdaptiveThrottle()'],
+    [
+      'createAdaptiveThrottleInterceptor',
+      createAdaptiveThrottleInterceptor,
+      'createAdaptiveThrottleInterceptor()',
+    ],
     ['createRequestIdInterceptor', createRequestIdInterceptor, 'createRequestIdInterceptor()'],
   ])('%s: the call throws a TypeError that says to call it', async (name, factory, call) => {
     // What plain JavaScript (or a cast) lets through.

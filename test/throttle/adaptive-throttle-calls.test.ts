@@ -8,7 +8,7 @@ import type { InterceptingCallInterface } from '../../src/shared/grpc-types.js';
 import { PUSHBACK_METADATA_KEY } from '../../src/shared/headers.js';
 import {
   type AdaptiveThrottleOptions,
-  createAdaptiveThrottle,
+  createAdaptiveThrottleInterceptor,
   LOCAL_REJECTION_DETAILS_PREFIX,
 } from '../../src/throttle/adaptive-throttle.js';
 
@@ -65,7 +65,7 @@ function fakeNext() {
 /** A throttle whose state for pkg.Greeter holds one failed request, and random 0: its next call is rejected. */
 function primed(extra: AdaptiveThrottleOptions = {}) {
   const clock = { t: 0, now: () => clock.t };
-  const throttle = createAdaptiveThrottle({ clock, random: () => 0, ...extra });
+  const throttle = createAdaptiveThrottleInterceptor({ clock, random: () => 0, ...extra });
   const { next, made } = fakeNext();
   throttle(options, next).start(new Metadata(), {});
   made[0]!.answer(status.UNAVAILABLE);
@@ -99,16 +99,16 @@ describe('a call the throttle rejects', () => {
   });
 
   it("refuses retryLocalRejections under 'reject-while-throttling', which would hold the throttle shut", () => {
-    expect(() => createAdaptiveThrottle({ retryLocalRejections: true })).toThrow(
+    expect(() => createAdaptiveThrottleInterceptor({ retryLocalRejections: true })).toThrow(
       new TypeError(
-        "createAdaptiveThrottle: options.retryLocalRejections: true needs retries: 'same-probability'. Under retries: 'reject-while-throttling' (the default) every retry of a local rejection is rejected again and counted as a request, which holds the throttle shut after the backend recovers",
+        "createAdaptiveThrottleInterceptor: options.retryLocalRejections: true needs retries: 'same-probability'. Under retries: 'reject-while-throttling' (the default) every retry of a local rejection is rejected again and counted as a request, which holds the throttle shut after the backend recovers",
       ),
     );
     expect(() =>
-      createAdaptiveThrottle({ retryLocalRejections: true, retries: 'reject-while-throttling' }),
+      createAdaptiveThrottleInterceptor({ retryLocalRejections: true, retries: 'reject-while-throttling' }),
     ).toThrow(TypeError);
     expect(() =>
-      createAdaptiveThrottle({ retryLocalRejections: true, retries: 'same-probability' }),
+      createAdaptiveThrottleInterceptor({ retryLocalRejections: true, retries: 'same-probability' }),
     ).not.toThrow();
   });
 
@@ -160,7 +160,7 @@ describe('a call the throttle rejects', () => {
 
 describe('a call the throttle lets through', () => {
   it('passes writes, reads, the half-close, headers, messages and the status both ways', () => {
-    const throttle = createAdaptiveThrottle({ clock: { now: () => 0 }, random: () => 0.5 });
+    const throttle = createAdaptiveThrottleInterceptor({ clock: { now: () => 0 }, random: () => 0.5 });
     const { next, made } = fakeNext();
     const call = throttle(options, next);
     const got: unknown[] = [];
@@ -184,7 +184,7 @@ describe('a call the throttle lets through', () => {
   });
 
   it('counts the codes of rejectedStatusCodes as not accepted, and the others as accepted', () => {
-    const throttle = createAdaptiveThrottle({
+    const throttle = createAdaptiveThrottleInterceptor({
       clock: { now: () => 0 },
       random: () => 0.99,
       rejectedStatusCodes: ['INTERNAL'],
@@ -198,13 +198,13 @@ describe('a call the throttle lets through', () => {
   });
 
   it('rejects a rejectedStatusCodes that is not a list of codes, naming the entry', () => {
-    expect(() => createAdaptiveThrottle({ rejectedStatusCodes: 'UNAVAILABLE' as never })).toThrow(
+    expect(() => createAdaptiveThrottleInterceptor({ rejectedStatusCodes: 'UNAVAILABLE' as never })).toThrow(
       new TypeError(
-        'createAdaptiveThrottle: options.rejectedStatusCodes must be an array of status codes, got "UNAVAILABLE"',
+        'createAdaptiveThrottleInterceptor: options.rejectedStatusCodes must be an array of status codes, got "UNAVAILABLE"',
       ),
     );
-    expect(() => createAdaptiveThrottle({ rejectedStatusCodes: ['UNAVAILABLE', 'NOPE'] as never })).toThrow(
-      /createAdaptiveThrottle: .*rejectedStatusCodes\[1\]/,
-    );
+    expect(() =>
+      createAdaptiveThrottleInterceptor({ rejectedStatusCodes: ['UNAVAILABLE', 'NOPE'] as never }),
+    ).toThrow(/createAdaptiveThrottleInterceptor: .*rejectedStatusCodes\[1\]/);
   });
 });

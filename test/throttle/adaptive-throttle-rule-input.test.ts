@@ -1,6 +1,6 @@
 /**
  * The exported pure rule (AdaptiveThrottleState, rejectionProbability) from plain JS: bad input is an error that
- * names it, with the ranges createAdaptiveThrottle enforces, never a state that silently never throttles or a
+ * names it, with the ranges createAdaptiveThrottleInterceptor enforces, never a state that silently never throttles or a
  * probability outside [0, 1].
  */
 import { describe, expect, it } from 'vitest';
@@ -28,7 +28,7 @@ describe('new AdaptiveThrottleState(config)', () => {
     expect(state({ bins: 10 })).toThrow(`${AT}.bins was renamed to "windowBins"`);
   });
 
-  it('checks each number with the ranges of createAdaptiveThrottle', () => {
+  it('checks each number with the ranges of createAdaptiveThrottleInterceptor', () => {
     expect(state({ k: Number.NaN })).toThrow(new TypeError(`${AT}.k must be a number in [1, 1000], got NaN`));
     expect(state({ windowMs: -1 })).toThrow(
       new RangeError(`${AT}.windowMs must be a number in [1000, 600000] (ms), got -1`),

@@ -6,7 +6,7 @@ import { RetryThrottle } from '../../src/retry/retry-throttle.js';
 import { FlakyServer, loadFlakyTestService, seededRandom } from '../../src/testing/index.js';
 import {
   type AdaptiveThrottleEvent,
-  createAdaptiveThrottle,
+  createAdaptiveThrottleInterceptor,
   LOCAL_REJECTION_DETAILS_PREFIX,
 } from '../../src/throttle/adaptive-throttle.js';
 import { RetryBudget } from '../../src/throttle/retry-budget.js';
@@ -43,10 +43,10 @@ function randoms(values: number[], rest = 0.999): () => number {
   return () => (i < values.length ? values[i++]! : rest);
 }
 
-describe('createAdaptiveThrottle against a real server', () => {
+describe('createAdaptiveThrottleInterceptor against a real server', () => {
   it('lets a cold client through, then rejects locally with UNAVAILABLE once the server has refused', async () => {
     const events: AdaptiveThrottleEvent[] = [];
-    const throttle = createAdaptiveThrottle({ random: () => 0, onEvent: (e) => events.push(e) });
+    const throttle = createAdaptiveThrottleInterceptor({ random: () => 0, onEvent: (e) => events.push(e) });
     const c = client([throttle]);
     const first = id();
     server.script(first, [{ status: UNAVAILABLE, details: 'shed' }]);
@@ -86,8 +86,11 @@ describe('createAdaptiveThrottle against a real server', () => {
   });
 
   it('counts other statuses as accepted by default, and rejectedStatusCodes changes that', async () => {
-    const byDefault = createAdaptiveThrottle({ random: () => 0 });
-    const strict = createAdaptiveThrottle({ random: () => 0, rejectedStatusCodes: ['invalid_argument', 14] });
+    const byDefault = createAdaptiveThrottleInterceptor({ random: () => 0 });
+    const strict = createAdaptiveThrottleInterceptor({
+      random: () => 0,
+      rejectedStatusCodes: ['invalid_argument', 14],
+    });
     for (const throttle of [byDefault, strict]) {
       const c = client([throttle]);
       for (let i = 0; i < 3; i++) {
@@ -103,7 +106,7 @@ describe('createAdaptiveThrottle against a real server', () => {
   });
 
   it('does not count a call the client cancelled', async () => {
-    const throttle = createAdaptiveThrottle();
+    const throttle = createAdaptiveThrottleInterceptor();
     const c = client([throttle]);
     const call = id();
     server.script(call, [{ delayMs: 5000 }]);
@@ -121,7 +124,7 @@ describe('createAdaptiveThrottle against a real server', () => {
   it('composes after the retry interceptor: every attempt is throttled, a local rejection ends the call', async () => {
     const gate = new RetryThrottle({ maxTokens: 10, tokenRatio: 0.1 });
     const retryEvents: RetryEvent[] = [];
-    const throttle = createAdaptiveThrottle({ random: () => 0 });
+    const throttle = createAdaptiveThrottleInterceptor({ random: () => 0 });
     const c = client([
       createRetryInterceptor(retryConfig(), { gate, onEvent: (e) => retryEvents.push(e) }),
       throttle,
@@ -153,7 +156,7 @@ describe('createAdaptiveThrottle against a real server', () => {
 
   it('a hedge rejected locally after the server refused the first attempt: the call reports the server', async () => {
     const retryEvents: RetryEvent[] = [];
-    const throttle = createAdaptiveThrottle({ random: () => 0.999 });
+    const throttle = createAdaptiveThrottleInterceptor({ random: () => 0.999 });
     const c = client([
       createRetryInterceptor(hedgingConfig({ maxAttempts: 2, hedgingDelay: '5s' }), {
         onEvent: (e) => retryEvents.push(e),
@@ -174,7 +177,7 @@ describe('createAdaptiveThrottle against a real server', () => {
   });
 
   it('a first attempt rejected locally has no server failure to report: the call ends with the rejection', async () => {
-    const throttle = createAdaptiveThrottle({ random: () => 0 });
+    const throttle = createAdaptiveThrottleInterceptor({ random: () => 0 });
     const c = client([createRetryInterceptor(retryConfig()), throttle]);
     const refused = id();
     server.script(refused, [{ status: UNAVAILABLE }]);
@@ -189,7 +192,7 @@ describe('createAdaptiveThrottle against a real server', () => {
   });
 
   it('counts an attempt the retry engine gave up on (perAttemptRecvTimeout) as not accepted', async () => {
-    const throttle = createAdaptiveThrottle({ random: () => 0.999, retries: 'same-probability' });
+    const throttle = createAdaptiveThrottleInterceptor({ random: () => 0.999, retries: 'same-probability' });
     const c = client([createRetryInterceptor(retryConfig({ perAttemptRecvTimeout: '0.5s' })), throttle]);
     const call = id();
     server.script(call, [{ delayMs: 2000 }, {}]);
@@ -202,7 +205,10 @@ describe('createAdaptiveThrottle against a real server', () => {
 
   it('rejects a retry while it rejects at all, however the draw falls (retries: reject-while-throttling)', async () => {
     const events: AdaptiveThrottleEvent[] = [];
-    const throttle = createAdaptiveThrottle({ random: () => 0.999, onEvent: (e) => events.push(e) });
+    const throttle = createAdaptiveThrottleInterceptor({
+      random: () => 0.999,
+      onEvent: (e) => events.push(e),
+    });
     const c = client([createRetryInterceptor(retryConfig()), throttle]);
     const call = id();
     server.script(call, [{ status: UNAVAILABLE }, {}]);
@@ -225,7 +231,7 @@ describe('createAdaptiveThrottle against a real server', () => {
   it('with retryLocalRejections, the retry engine retries a local rejection like any UNAVAILABLE', async () => {
     const budget = new RetryBudget({ minPerSecond: 10 });
     // Draws: attempt 1 (P = 0, not drawn against), retry 1 → 0 (rejected), retry 2 → 0.999 (let through).
-    const throttle = createAdaptiveThrottle({
+    const throttle = createAdaptiveThrottleInterceptor({
       random: randoms([0.5, 0]),
       retryLocalRejections: true,
       retries: 'same-probability',
@@ -258,7 +264,7 @@ describe('createAdaptiveThrottle against a real server', () => {
         return { status: UNAVAILABLE };
       },
     });
-    const throttle = createAdaptiveThrottle({ k: 2, random: seededRandom(11) });
+    const throttle = createAdaptiveThrottleInterceptor({ k: 2, random: seededRandom(11) });
     const c = testClient(overloaded.address, [throttle]);
     const calls = 400;
     let ok = 0;
@@ -281,22 +287,22 @@ describe('createAdaptiveThrottle against a real server', () => {
   });
 
   it('rejects bad options with errors that name the option', () => {
-    expect(() => createAdaptiveThrottle({ k: 0 })).toThrow(
-      /createAdaptiveThrottle: options\.k must be a number in \[1, 1000\]/,
+    expect(() => createAdaptiveThrottleInterceptor({ k: 0 })).toThrow(
+      /createAdaptiveThrottleInterceptor: options\.k must be a number in \[1, 1000\]/,
     );
-    expect(() => createAdaptiveThrottle({ rejectedStatusCodes: ['NOPE'] })).toThrow(
-      /createAdaptiveThrottle: options\.rejectedStatusCodes\[0\]/,
+    expect(() => createAdaptiveThrottleInterceptor({ rejectedStatusCodes: ['NOPE'] })).toThrow(
+      /createAdaptiveThrottleInterceptor: options\.rejectedStatusCodes\[0\]/,
     );
-    expect(() => createAdaptiveThrottle({ rejectedStatusCodes: 14 as unknown as number[] })).toThrow(
-      TypeError,
-    );
-    expect(() => createAdaptiveThrottle({ onEvent: 'log' as unknown as () => void })).toThrow(
+    expect(() =>
+      createAdaptiveThrottleInterceptor({ rejectedStatusCodes: 14 as unknown as number[] }),
+    ).toThrow(TypeError);
+    expect(() => createAdaptiveThrottleInterceptor({ onEvent: 'log' as unknown as () => void })).toThrow(
       /onEvent must be a function/,
     );
-    expect(() => createAdaptiveThrottle({ retryLocalRejections: 1 as unknown as boolean })).toThrow(
-      /options\.retryLocalRejections must be true or false/,
-    );
-    expect(() => createAdaptiveThrottle({ windowMS: 1000 } as unknown as object)).toThrow(
+    expect(() =>
+      createAdaptiveThrottleInterceptor({ retryLocalRejections: 1 as unknown as boolean }),
+    ).toThrow(/options\.retryLocalRejections must be true or false/);
+    expect(() => createAdaptiveThrottleInterceptor({ windowMS: 1000 } as unknown as object)).toThrow(
       /options\.windowMS is not an option; did you mean "windowMs"\?/,
     );
   });

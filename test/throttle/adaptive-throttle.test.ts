@@ -1,7 +1,7 @@
 import { type InterceptorOptions, Metadata, type StatusObject, status } from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
 import type { InterceptingCallInterface } from '../../src/shared/grpc-types.js';
-import { createAdaptiveThrottle, serviceOfMethod } from '../../src/throttle/adaptive-throttle.js';
+import { createAdaptiveThrottleInterceptor, serviceOfMethod } from '../../src/throttle/adaptive-throttle.js';
 
 /** A next call that ends with `code` when cancelled or when `answer` is called. */
 function fakeNext() {
@@ -34,7 +34,7 @@ function fakeNext() {
 const options = { method_definition: { path: '/pkg.Greeter/SayHello' } } as unknown as InterceptorOptions;
 const listener = { onReceiveStatus: () => {} };
 
-describe('createAdaptiveThrottle (unit, fake time)', () => {
+describe('createAdaptiveThrottleInterceptor (unit, fake time)', () => {
   it('keys by service by default', () => {
     expect(serviceOfMethod('/pkg.Greeter/SayHello')).toBe('pkg.Greeter');
     expect(serviceOfMethod('nomethod')).toBe('nomethod');
@@ -42,7 +42,7 @@ describe('createAdaptiveThrottle (unit, fake time)', () => {
 
   it('counts a client cancel with DEADLINE_EXCEEDED (a per-attempt timeout) as not accepted, and ignores CANCELLED', () => {
     const clock = { t: 0, now: () => clock.t };
-    const throttle = createAdaptiveThrottle({ clock, random: () => 0.999 });
+    const throttle = createAdaptiveThrottleInterceptor({ clock, random: () => 0.999 });
     const { next } = fakeNext();
     const a = throttle(options, next);
     a.start(new Metadata(), listener);
@@ -56,7 +56,7 @@ describe('createAdaptiveThrottle (unit, fake time)', () => {
 
   it('decides when the call starts, from its metadata: a retry is rejected while P > 0 and never reaches next', async () => {
     const clock = { t: 0, now: () => clock.t };
-    const throttle = createAdaptiveThrottle({ clock, random: () => 0.999 });
+    const throttle = createAdaptiveThrottleInterceptor({ clock, random: () => 0.999 });
     const { next, calls } = fakeNext();
     const first = throttle(options, next);
     expect(calls).toHaveLength(0); // nothing created before the start
@@ -81,7 +81,7 @@ describe('createAdaptiveThrottle (unit, fake time)', () => {
   });
 
   it('a call cancelled before it starts ends with the cancel status and reaches nothing', async () => {
-    const throttle = createAdaptiveThrottle();
+    const throttle = createAdaptiveThrottleInterceptor();
     const { next, calls } = fakeNext();
     const call = throttle(options, next);
     call.cancelWithStatus(status.CANCELLED, 'gave up');
@@ -95,7 +95,7 @@ describe('createAdaptiveThrottle (unit, fake time)', () => {
 
   it('keeps a state per key and forgets it after the window', () => {
     const clock = { t: 0, now: () => clock.t };
-    const throttle = createAdaptiveThrottle({ clock, windowMs: 10_000, key: (m) => m });
+    const throttle = createAdaptiveThrottleInterceptor({ clock, windowMs: 10_000, key: (m) => m });
     const { next, calls } = fakeNext();
     for (let i = 0; i < 4; i++) throttle(options, next).start(new Metadata(), listener);
     for (const c of calls) c.answer(status.RESOURCE_EXHAUSTED);
@@ -112,7 +112,7 @@ describe('createAdaptiveThrottle (unit, fake time)', () => {
 
   it('ends a rejected call once, with the status it is cancelled with if that comes first', async () => {
     const clock = { t: 0, now: () => clock.t };
-    const throttle = createAdaptiveThrottle({ clock, random: () => 0 });
+    const throttle = createAdaptiveThrottleInterceptor({ clock, random: () => 0 });
     const { next, calls } = fakeNext();
     throttle(options, next).start(new Metadata(), listener);
     calls[0]!.answer(status.UNAVAILABLE);
@@ -128,11 +128,11 @@ describe('createAdaptiveThrottle (unit, fake time)', () => {
   });
 });
 
-describe('createAdaptiveThrottle: keys it forgets', () => {
+describe('createAdaptiveThrottleInterceptor: keys it forgets', () => {
   const at = (path: string) => ({ method_definition: { path } }) as unknown as InterceptorOptions;
 
   function answered(
-    throttle: ReturnType<typeof createAdaptiveThrottle>,
+    throttle: ReturnType<typeof createAdaptiveThrottleInterceptor>,
     next: () => InterceptingCallInterface,
     path: string,
   ) {
@@ -143,7 +143,7 @@ describe('createAdaptiveThrottle: keys it forgets', () => {
 
   it('past 1,024 keys, forgets those idle for a window (as good as new), and keeps those still counting', () => {
     const clock = { t: 0, now: () => clock.t };
-    const throttle = createAdaptiveThrottle({ clock, random: () => 0.999, key: (m) => m });
+    const throttle = createAdaptiveThrottleInterceptor({ clock, random: () => 0.999, key: (m) => m });
     const { next, calls } = fakeNext();
     for (let i = 0; i < 1_023; i++) {
       answered(throttle, next, `/pkg.S/M${i}`);
@@ -160,7 +160,7 @@ describe('createAdaptiveThrottle: keys it forgets', () => {
 
   it('a call out while its key is forgotten counts on the key when it answers', () => {
     const clock = { t: 0, now: () => clock.t };
-    const throttle = createAdaptiveThrottle({ clock, random: () => 0.999, key: (m) => m });
+    const throttle = createAdaptiveThrottleInterceptor({ clock, random: () => 0.999, key: (m) => m });
     const { next, calls } = fakeNext();
     answered(throttle, next, '/pkg.S/Long'); // out, not answered: its key counts no request yet
     for (let i = 0; i < 1_024; i++) {

@@ -1,14 +1,14 @@
 /**
- * The errors of the throttle options (RetryBudget, createAdaptiveThrottle): each names the option's path, the rule
+ * The errors of the throttle options (RetryBudget, createAdaptiveThrottleInterceptor): each names the option's path, the rule
  * and what it got, and the ranges include their ends.
  */
 import { describe, expect, it } from 'vitest';
-import { createAdaptiveThrottle } from '../../src/throttle/adaptive-throttle.js';
+import { createAdaptiveThrottleInterceptor } from '../../src/throttle/adaptive-throttle.js';
 import { resolveAdaptiveThrottleRule } from '../../src/throttle/adaptive-throttle-rule.js';
 import { RetryBudget } from '../../src/throttle/retry-budget.js';
 
-const throttle = (options: unknown) => () => createAdaptiveThrottle(options as never);
-const AT = 'createAdaptiveThrottle: options';
+const throttle = (options: unknown) => () => createAdaptiveThrottleInterceptor(options as never);
+const AT = 'createAdaptiveThrottleInterceptor: options';
 
 describe('what a bad value is called in the message', () => {
   it.each([
@@ -25,7 +25,7 @@ describe('what a bad value is called in the message', () => {
   });
 });
 
-describe('createAdaptiveThrottle option checks', () => {
+describe('createAdaptiveThrottleInterceptor option checks', () => {
   it('takes no options, or an object of known ones', () => {
     expect(throttle(undefined)).not.toThrow();
     expect(throttle({ k: 1, key: (m: string) => m, onEvent: () => {}, random: () => 0.5 })).not.toThrow();
@@ -42,7 +42,7 @@ describe('createAdaptiveThrottle option checks', () => {
 
   it('names an unknown option, the closest known one, and lists the known ones', () => {
     expect(throttle({ K: 2 })).toThrow(
-      /createAdaptiveThrottle: options\.K is not an option; did you mean "k"\? \(known: k, windowMs, windowBins, padding, maxRejectionProbability, /,
+      /createAdaptiveThrottleInterceptor: options\.K is not an option; did you mean "k"\? \(known: k, windowMs, windowBins, padding, maxRejectionProbability, /,
     );
     expect(throttle({ bins: 10 })).toThrow(`${AT}.bins was renamed to "windowBins"`);
   });

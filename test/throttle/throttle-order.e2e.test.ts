@@ -7,7 +7,7 @@ import { status } from '@grpc/grpc-js';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createRetryInterceptor } from '../../src/retry/retry-interceptor.js';
 import { FlakyServer } from '../../src/testing/index.js';
-import { createAdaptiveThrottle } from '../../src/throttle/adaptive-throttle.js';
+import { createAdaptiveThrottleInterceptor } from '../../src/throttle/adaptive-throttle.js';
 import { retryConfig, testClient, unary } from '../helpers/harness.js';
 import { type CapturedWarning, captureWarnings } from '../helpers/warnings.js';
 
@@ -27,7 +27,7 @@ afterEach(() => {
 describe('the order of the adaptive throttle and the retry interceptor', () => {
   it('throttle first: the throttle sees one call for three attempts, and the retry interceptor says so once', async () => {
     emitted = captureWarnings();
-    const throttle = createAdaptiveThrottle();
+    const throttle = createAdaptiveThrottleInterceptor();
     const client = testClient(server.address, [
       throttle,
       createRetryInterceptor(retryConfig({ maxAttempts: 3 })),
@@ -49,7 +49,7 @@ describe('the order of the adaptive throttle and the retry interceptor', () => {
   it('retry interceptor first: every attempt passes the throttle, and nothing is said', async () => {
     emitted = captureWarnings();
     // UNAVAILABLE counts as accepted here, so that the throttle lets the retries through.
-    const throttle = createAdaptiveThrottle({ rejectedStatusCodes: ['RESOURCE_EXHAUSTED'] });
+    const throttle = createAdaptiveThrottleInterceptor({ rejectedStatusCodes: ['RESOURCE_EXHAUSTED'] });
     const client = testClient(server.address, [
       createRetryInterceptor(retryConfig({ maxAttempts: 3 })),
       throttle,
@@ -66,7 +66,7 @@ describe('the order of the adaptive throttle and the retry interceptor', () => {
 
   it("the throttle hands on a copy of the call options: the application's object is not marked", async () => {
     const seen: object[] = [];
-    const throttle = createAdaptiveThrottle();
+    const throttle = createAdaptiveThrottleInterceptor();
     const client = testClient(server.address, [
       (options, next) => {
         seen.push(options);

@@ -19,7 +19,7 @@ import {
   CancelRateLimiter,
   type CancelRateLimiterOptions,
   type ChannelOptionsSettings,
-  createAdaptiveThrottle,
+  createAdaptiveThrottleInterceptor,
   createChannelOptions,
   createRequestIdInterceptor,
   createRetryInterceptor,
@@ -275,7 +275,7 @@ describe('an explicit undefined is the default, as a missing key is', () => {
       maxRejectionProbability: true,
       retries: true,
     });
-    expect(typeof createAdaptiveThrottle(throttle)).toBe('function');
+    expect(typeof createAdaptiveThrottleInterceptor(throttle)).toBe('function');
   });
 
   it('a RetryInfo status encodes as without the keys', () => {
