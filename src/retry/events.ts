@@ -175,7 +175,7 @@ export interface ThrottledEvent extends EventBase {
 export interface CommittedEvent extends EventBase {
   readonly type: 'committed';
   readonly attempt: number;
-  readonly reason: 'headers' | 'message' | 'status' | 'buffer-overflow';
+  readonly reason: 'headers' | 'message' | 'status' | 'replay-buffer';
 }
 
 /**

@@ -231,7 +231,7 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
         return;
       }
       const target = this.attempts.mostAdvanced();
-      this.commit(target, 'buffer-overflow');
+      this.commit(target, 'replay-buffer');
       this.attempts.feed(target);
     } else if (phase.tag === 'waiting') {
       // Committed with no attempt in flight: A6 makes no further attempt, so the failure the wait followed is the
@@ -413,13 +413,13 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
     if (this.phase.tag !== 'in-flight') {
       return;
     }
-    if (reason !== 'buffer-overflow') {
+    if (reason !== 'replay-buffer') {
       this.attempts.stopTimer(attempt);
       this.hedges?.recordLatencies(attempt, this.attempts.live);
     }
     // Committed by the request outgrowing the replay buffer, the attempt keeps its per-attempt timeout until its
     // first response (FailureHandler.afterTimeout; ApplicationSide stops it).
-    this.transition({ tag: 'committed', attempt, byOverflow: reason === 'buffer-overflow' });
+    this.transition({ tag: 'committed', attempt, byOverflow: reason === 'replay-buffer' });
     attempt.committed = true;
     this.attempts.cancelLosers(attempt);
     if (this.committedTo !== attempt) {

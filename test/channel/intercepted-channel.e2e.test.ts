@@ -119,7 +119,7 @@ describe('interceptChannel: the retry interceptor on a channel', () => {
       const out = await unary(client, c, { payload: 'big', blob: Buffer.alloc(200) });
       expect(out.code).toBe(UNAVAILABLE);
       expect(server.attempts(c)).toHaveLength(1);
-      expect(eventsOf(events, 'committed')).toEqual([expect.objectContaining({ reason: 'buffer-overflow' })]);
+      expect(eventsOf(events, 'committed')).toEqual([expect.objectContaining({ reason: 'replay-buffer' })]);
     } finally {
       client.close();
     }

@@ -63,7 +63,7 @@ describe('engine: a single request larger than the replay limits', () => {
     h.call.halfClose();
     expect(h.attempt(0).messages).toHaveLength(1);
     expect(eventsOfType(h.events, 'committed')).toEqual([
-      expect.objectContaining({ attempt: 1, reason: 'buffer-overflow' }),
+      expect.objectContaining({ attempt: 1, reason: 'replay-buffer' }),
     ]);
     h.attempt(0).succeed();
     expect(eventsOfType(h.events, 'committed')).toHaveLength(1);

@@ -86,7 +86,7 @@ describe('engine: writes', () => {
     let done = 0;
     h.call.sendMessageWithContext({ callback: () => done++ }, Buffer.alloc(500));
     expect(eventsOfType(h.events, 'committed')).toEqual([
-      expect.objectContaining({ attempt: 1, reason: 'buffer-overflow' }),
+      expect.objectContaining({ attempt: 1, reason: 'replay-buffer' }),
     ]);
     expect(h.attempt(0).messages).toHaveLength(1);
     await h.settle();

@@ -164,7 +164,7 @@ describe('engine: an attempt that ends while it is being started', () => {
     expect(h.attempt(1).started).toBe(false);
     expect(h.attempt(0).messages).toEqual(['a', Buffer.alloc(500)]);
     expect(eventsOfType(h.events, 'committed')).toEqual([
-      expect.objectContaining({ attempt: 1, reason: 'buffer-overflow' }),
+      expect.objectContaining({ attempt: 1, reason: 'replay-buffer' }),
     ]);
     expect(eventsOfType(h.events, 'hedge-sent')).toEqual([]);
     expect(eventsOfType(h.events, 'attempt-end')).toEqual([

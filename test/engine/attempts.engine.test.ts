@@ -290,7 +290,7 @@ describe('engine: the replay buffer overflows', () => {
     h.call.sendMessage('b'); // attempt 1 is still writing 'a'; attempts 2 and 3 have both
     h.call.sendMessage(Buffer.alloc(1000));
     expect(eventsOfType(h.events, 'committed')).toEqual([
-      expect.objectContaining({ attempt: 2, reason: 'buffer-overflow' }),
+      expect.objectContaining({ attempt: 2, reason: 'replay-buffer' }),
     ]);
     expect(h.attempt(1).messages).toHaveLength(3);
   });
@@ -303,7 +303,7 @@ describe('engine: the replay buffer overflows', () => {
     h.attempt(0).fail();
     h.call.sendMessage(Buffer.alloc(1000));
     expect(eventsOfType(h.events, 'committed')).toEqual([
-      expect.objectContaining({ attempt: 2, reason: 'buffer-overflow' }),
+      expect.objectContaining({ attempt: 2, reason: 'replay-buffer' }),
     ]);
     expect(h.attempt(1).messages).toHaveLength(1);
   });
@@ -322,7 +322,7 @@ describe('engine: the replay buffer overflows', () => {
     h.clock.advance(100);
     expect(h.attempts).toHaveLength(1);
     expect(eventsOfType(h.events, 'committed')).toEqual([
-      expect.objectContaining({ attempt: 1, reason: 'buffer-overflow' }),
+      expect.objectContaining({ attempt: 1, reason: 'replay-buffer' }),
     ]);
     h.attempt(0).fail();
     expect(h.status.code).toBe(Status.UNAVAILABLE);
@@ -347,7 +347,7 @@ describe('engine: a single request written to hedges already started (hedgingDel
       expect(h.attempts).toHaveLength(3);
       expect(h.attempts.map((a) => a.messages.length)).toEqual([1, 0, 0]);
       expect(eventsOfType(h.events, 'committed')).toEqual([
-        expect.objectContaining({ attempt: 1, reason: 'buffer-overflow' }),
+        expect.objectContaining({ attempt: 1, reason: 'replay-buffer' }),
       ]);
       await h.settle();
       expect(h.attempts.map((a) => a.cancelled !== undefined)).toEqual([false, true, true]);

@@ -38,7 +38,7 @@ describe('call-end reason', () => {
     const h = engineCall(retryPolicy(), { type: 'client-stream', interceptor: { perRpcBufferBytes: 400 } });
     h.call.sendMessage(Buffer.alloc(1000));
     expect(eventsOfType(h.events, 'committed')).toEqual([
-      expect.objectContaining({ attempt: 1, reason: 'buffer-overflow' }),
+      expect.objectContaining({ attempt: 1, reason: 'replay-buffer' }),
     ]);
     h.attempt(0).fail(Status.UNAVAILABLE);
     expect(h.attempts).toHaveLength(1);
@@ -101,7 +101,7 @@ describe('call-end reason', () => {
     last.clock.advance(200);
     last.call.sendMessage(Buffer.alloc(1000)); // commits attempt 2, the last maxAttempts allows
     expect(eventsOfType(last.events, 'committed')).toEqual([
-      expect.objectContaining({ attempt: 2, reason: 'buffer-overflow' }),
+      expect.objectContaining({ attempt: 2, reason: 'replay-buffer' }),
     ]);
     last.attempt(1).fail(Status.UNAVAILABLE);
     expect(callEnd(last)).toMatchObject({ attempts: 2, reason: 'attempts-exhausted' });

@@ -65,7 +65,7 @@ describe.each(Object.entries(POLICIES))('half-close under %s', (_name, config) =
     }
     await call.settle();
     expect(written).toBe(10);
-    expect(call.events.some((e) => e.type === 'committed' && e.reason === 'buffer-overflow')).toBe(true);
+    expect(call.events.some((e) => e.type === 'committed' && e.reason === 'replay-buffer')).toBe(true);
     call.clock.advance(20);
     call.call.halfClose();
     expect(attempt.messages).toHaveLength(10);

@@ -158,7 +158,7 @@ describe('engine: the hedging schedule', () => {
     });
     clock.advance(20);
     h.call.sendMessage(Buffer.alloc(500));
-    expect(eventsOfType(h.events, 'committed')[0]?.reason).toBe('buffer-overflow');
+    expect(eventsOfType(h.events, 'committed')[0]?.reason).toBe('replay-buffer');
     h.attempt(0).succeed();
     expect(adaptive.delayOf('/test.Svc/Do')).toBeUndefined();
   });

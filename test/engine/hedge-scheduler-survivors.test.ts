@@ -161,7 +161,7 @@ describe('engine: a hedged request the replay buffer cannot hold', () => {
       interceptor: { perRpcBufferBytes: 100 },
     });
     expect(eventsOfType(h.events, 'committed')).toEqual([
-      expect.objectContaining({ attempt: 1, reason: 'buffer-overflow' }),
+      expect.objectContaining({ attempt: 1, reason: 'replay-buffer' }),
     ]);
     h.clock.advance(100);
     expect(h.attempts).toHaveLength(1);

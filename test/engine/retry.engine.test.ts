@@ -232,7 +232,7 @@ describe('engine: commit', () => {
     h.call.sendMessage(Buffer.alloc(100));
     h.call.sendMessage(Buffer.alloc(100)); // 2 x (100 + 5 + 48) > 200
     expect(eventsOfType(h.events, 'committed')).toEqual([
-      expect.objectContaining({ attempt: 1, reason: 'buffer-overflow' }),
+      expect.objectContaining({ attempt: 1, reason: 'replay-buffer' }),
     ]);
     h.attempt(0).fail();
     expect(h.status.code).toBe(UNAVAILABLE);
@@ -261,7 +261,7 @@ describe('engine: commit', () => {
     const h = engineCall(retryPolicy(), { type: 'client-stream', interceptor: { perRpcBufferBytes: 1024 } });
     for (let i = 0; i < 100_000; i++) h.call.sendMessage('');
     const committed = eventsOfType(h.events, 'committed');
-    expect(committed).toEqual([expect.objectContaining({ reason: 'buffer-overflow' })]);
+    expect(committed).toEqual([expect.objectContaining({ reason: 'replay-buffer' })]);
     // Once committed, written messages are dropped: nothing is held for replay.
     h.call.halfClose();
     h.attempt(0).succeed();
@@ -271,7 +271,7 @@ describe('engine: commit', () => {
   it('a too-large single request commits its attempt as it is written, and its failure ends the call', () => {
     const h = engineCall(retryPolicy(), { interceptor: { perRpcBufferBytes: 10 } });
     expect(eventsOfType(h.events, 'committed')).toEqual([
-      expect.objectContaining({ attempt: 1, reason: 'buffer-overflow' }),
+      expect.objectContaining({ attempt: 1, reason: 'replay-buffer' }),
     ]);
     h.attempt(0).fail();
     expect(h.status.code).toBe(UNAVAILABLE);

@@ -273,7 +273,7 @@ describe('engine: a listener whose write overflows the replay buffer, committing
     expect(h.attempts).toHaveLength(2);
     h.attempt(0).fail();
     expect(eventsOfType(h.events, 'committed')).toEqual([
-      expect.objectContaining({ attempt: 2, reason: 'buffer-overflow' }),
+      expect.objectContaining({ attempt: 2, reason: 'replay-buffer' }),
     ]);
     expect(h.received.statuses).toEqual([]);
     expect(h.attempt(1).cancelled).toBeUndefined();
@@ -380,7 +380,7 @@ describe('engine: a retry committed by its own attempt-start listener (a write t
     h.attempt(0).fail();
     h.clock.runNext(); // the backoff
     expect(eventsOfType(h.events, 'committed')).toEqual([
-      expect.objectContaining({ attempt: 2, reason: 'buffer-overflow' }),
+      expect.objectContaining({ attempt: 2, reason: 'replay-buffer' }),
     ]);
     expect(h.clock.pendingTimers).toBe(0);
     h.clock.advance(5000);

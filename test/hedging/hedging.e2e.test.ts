@@ -250,7 +250,7 @@ describe('hedging: unary', () => {
       const out = await unary(h.client, c, { payload: 'big', blob: Buffer.alloc(300) });
       expect(out.code).toBe(status.OK);
       expect(server.attempts(c)).toHaveLength(1);
-      expect(eventsOf(h.events, 'committed').map((e) => e.reason)).toEqual(['buffer-overflow']);
+      expect(eventsOf(h.events, 'committed').map((e) => e.reason)).toEqual(['replay-buffer']);
     }));
 });
 
@@ -316,7 +316,7 @@ describe('hedging: streaming', () => {
       );
       expect(out.code).toBe(status.OK);
       const committed = eventsOf(h.events, 'committed');
-      expect(committed).toEqual([expect.objectContaining({ reason: 'buffer-overflow' })]);
+      expect(committed).toEqual([expect.objectContaining({ reason: 'replay-buffer' })]);
       const winner = committed[0]!.attempt;
       const attempts = server.attempts(c);
       expect(attempts[winner - 1]?.blobBytes).toBe(300);

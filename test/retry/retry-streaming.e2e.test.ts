@@ -121,7 +121,7 @@ describe('client streaming', () => {
       expect(attempts[0]?.messages).toEqual(['a', 'b']);
       expect(attempts[0]?.blobBytes).toBe(200);
       expect(eventsOf(small.events, 'committed')).toEqual([
-        expect.objectContaining({ reason: 'buffer-overflow' }),
+        expect.objectContaining({ reason: 'replay-buffer' }),
       ]);
     } finally {
       await small.close();

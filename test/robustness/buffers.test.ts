@@ -56,10 +56,7 @@ describe('messages larger than the replay buffer', () => {
     expect(ok.code).toBe(OK);
     expect(ok.responses.map((r) => r.messagesReceived)).toEqual([1]);
     expect(server.attempts('cs-big-ok')[0]!.blobBytes).toBe(4 * KiB);
-    expect(eventsOf(h.events, 'committed').map((e) => e.reason)).toEqual([
-      'buffer-overflow',
-      'buffer-overflow',
-    ]);
+    expect(eventsOf(h.events, 'committed').map((e) => e.reason)).toEqual(['replay-buffer', 'replay-buffer']);
     expect(eventsOf(h.events, 'retry-scheduled')).toEqual([]);
   });
 
@@ -74,7 +71,7 @@ describe('messages larger than the replay buffer', () => {
     expect(outcome.code).toBe(UNAVAILABLE);
     expect(server.attempts('cs-grow')).toHaveLength(1);
     expect(server.attempts('cs-grow')[0]!.messages).toEqual(['a', 'b', 'c']);
-    expect(eventsOf(h.events, 'committed').map((e) => e.reason)).toEqual(['buffer-overflow']);
+    expect(eventsOf(h.events, 'committed').map((e) => e.reason)).toEqual(['replay-buffer']);
   });
 
   it('unary: a 4 MiB request under a 1 MiB per-RPC limit is sent once and succeeds', async () => {
@@ -86,7 +83,7 @@ describe('messages larger than the replay buffer', () => {
     expect(server.attempts('u-4mib-ok')).toHaveLength(1);
     expect(server.attempts('u-4mib-ok')[0]!.blobBytes).toBe(4 * MiB);
     // A single request is charged as it is written: over the limit, its attempt commits at once (A6).
-    expect(eventsOf(h.events, 'committed').map((e) => e.reason)).toEqual(['buffer-overflow']);
+    expect(eventsOf(h.events, 'committed').map((e) => e.reason)).toEqual(['replay-buffer']);
   });
 
   it('unary: a 4 MiB request that fails with UNAVAILABLE is not retried', async () => {
@@ -99,7 +96,7 @@ describe('messages larger than the replay buffer', () => {
     expect(eventsOf(h.events, 'retry-scheduled')).toEqual([]);
     expect(eventsOf(h.events, 'call-end').map((e) => e.attempts)).toEqual([1]);
     // Charged as it was written: the attempt was committed then, and its failure ends the call.
-    expect(eventsOf(h.events, 'committed').map((e) => e.reason)).toEqual(['buffer-overflow']);
+    expect(eventsOf(h.events, 'committed').map((e) => e.reason)).toEqual(['replay-buffer']);
     expect(eventsOf(h.events, 'attempt-end').map((e) => e.committed)).toEqual([true]);
     expect(eventsOf(h.events, 'call-end').map((e) => e.reason)).toEqual(['replay-buffer']);
   });
@@ -119,7 +116,7 @@ describe('messages larger than the replay buffer', () => {
     expect(results.map((r) => r.code)).toEqual([OK, OK, OK, UNAVAILABLE]);
     expect(ids.map((id) => server.attempts(id).length)).toEqual([2, 2, 2, 1]);
     expect(results.every((r) => r.statusEvents === 1)).toBe(true);
-    const committed = eventsOf(h.events, 'committed').filter((e) => e.reason === 'buffer-overflow');
+    const committed = eventsOf(h.events, 'committed').filter((e) => e.reason === 'replay-buffer');
     expect(committed.map((e) => e.callId)).toEqual([eventsOf(h.events, 'call-start')[3]!.callId]);
     // Everything was released: a new call of the same size is buffered (and so retried) again.
     server.script('share-5', [{ status: UNAVAILABLE }, {}]);
