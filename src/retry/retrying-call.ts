@@ -271,10 +271,12 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
     // Time is read only where something uses it: a listener, or adaptive hedging.
     const now = this.events || this.ctx.adaptive ? this.ctx.clock.now() : 0;
     if (from.tag !== 'in-flight') {
-      this.transition({
+      const inFlight: CallPhase = {
         tag: 'in-flight',
         lastFailure: from.tag === 'waiting' ? from.lastFailure : undefined,
-      });
+      };
+      this.transition(inFlight);
+      this.watchDeadline(inFlight);
     }
     const attempt = this.attempts.start(kind, call, now, this.app.headers);
     if (attempt.state !== 'live') {
@@ -489,6 +491,27 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
       phase.deadlineGrace = undefined;
       this.endAtDeadline(this.lastFailure());
     }, DEADLINE_GRACE_MS);
+  }
+
+  /**
+   * Arms the in-flight phase's deadline grace at the deadline itself, not only when a timer of ours finds it passed:
+   * grpc-js's deadline timer of an attempt whose start another interceptor holds (an auth interceptor awaiting a
+   * token) ends that attempt before it has a listener, and its status is lost; without this the call waited for it
+   * for ever. Cleared when the phase ends, so it fires only for a call still uncommitted past its deadline.
+   */
+  private watchDeadline(phase: CallPhase): void {
+    if (phase.tag !== 'in-flight' || this.phase !== phase || !Number.isFinite(this.deadline)) {
+      return;
+    }
+    phase.deadlineGrace = this.ctx.clock.setTimer(
+      () => {
+        phase.deadlineGrace = undefined;
+        if (this.phase === phase) {
+          this.endAtDeadline(this.lastFailure());
+        }
+      },
+      this.deadline - this.ctx.clock.now() + DEADLINE_GRACE_MS,
+    );
   }
 
   /**

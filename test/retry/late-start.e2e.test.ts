@@ -1,9 +1,11 @@
 /**
- * An interceptor above the retry interceptor that holds `start` back (an auth interceptor awaiting a token, say):
- * when the call is cancelled before it starts, bare grpc-js never calls the callback. Through the retry
- * interceptor the call still ends once, with a status. (When its deadline passes before it starts, both leave it
- * without one: grpc-js ended the first attempt's call already and never reports it, and a start a millisecond
- * after a 1 ms deadline, which grpc-js still sends, cannot be told apart without a timer.)
+ * An interceptor that holds `start` back (an auth interceptor awaiting a token, say). Above the retry interceptor:
+ * when the call is cancelled before it starts, bare grpc-js never calls the callback; through the retry
+ * interceptor the call still ends once, with a status. Below it: when the deadline passes while an attempt's start
+ * is held, grpc-js's deadline timer ends that attempt before it has a listener and never reports it, so bare
+ * grpc-js never ends the call; through the retry interceptor it ends with DEADLINE_EXCEEDED 100 ms past the
+ * deadline (before that fix it never ended either, a retried call too, which without the interceptor would have
+ * ended with its failure).
  */
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -41,6 +43,24 @@ describe('a start held back by an interceptor above', () => {
       );
       expect(outcome.error?.code).toBe(grpc.status.CANCELLED);
       expect(server.attempts('late-cancel')).toHaveLength(0);
+    } finally {
+      client.close();
+    }
+  });
+});
+
+describe('a start held back by an interceptor below', () => {
+  it('past the deadline: DEADLINE_EXCEEDED, once, about 100 ms after it', async () => {
+    const client = testClient(server.address, [createRetryInterceptor(retryConfig()), lateStart(1500)]);
+    try {
+      server.script('late-below', [{ status: grpc.status.UNAVAILABLE }]);
+      const started = Date.now();
+      const outcome = await unary(client, 'late-below', { payload: 'x' }, { deadlineMs: 200 });
+      const tookMs = Date.now() - started;
+      expect(outcome.error?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
+      expect(outcome.statusEvents).toBe(1);
+      expect(tookMs).toBeLessThan(1500); // not at the held start's end: the interceptor ended the call
+      expect(server.attempts('late-below')).toHaveLength(0);
     } finally {
       client.close();
     }
