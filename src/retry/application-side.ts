@@ -44,6 +44,8 @@ export class ApplicationSide implements AttemptOwner {
   private metadata: Metadata | undefined;
   /** The attempt the call was committed to when it ended: its peer stays the call's. */
   private decidedBy: Attempt | undefined;
+  /** A message (a null one included) reached the application. */
+  private messageDelivered = false;
 
   constructor(
     private readonly host: ApplicationHost,
@@ -174,6 +176,7 @@ export class ApplicationSide implements AttemptOwner {
       host.attempts.stopTimer(attempt); // committed by the buffer's overflow: its first response
     }
     this.readRequested = false;
+    this.messageDelivered = true;
     this.listener?.onReceiveMessage?.(message);
   }
 
@@ -220,14 +223,21 @@ export class ApplicationSide implements AttemptOwner {
     this.listener = undefined;
     this.metadata = undefined;
     const waiting = this.replay.clear();
-    if (deliverLater) {
-      process.nextTick(() => {
-        releaseAfter(waiting);
-        listener?.onReceiveStatus?.(status);
-      });
-    } else {
+    // As grpc-js's own unary-response calls do, a status that came without a response is preceded by a null
+    // message: an interceptor above this one sees the sequence it sees on a call without retries.
+    const nullFirst = !this.responseStream && !this.messageDelivered;
+    this.messageDelivered = true;
+    const deliver = () => {
       releaseAfter(waiting);
+      if (nullFirst) {
+        listener?.onReceiveMessage?.(null);
+      }
       listener?.onReceiveStatus?.(status);
+    };
+    if (deliverLater) {
+      process.nextTick(deliver);
+    } else {
+      deliver();
     }
   }
 }
