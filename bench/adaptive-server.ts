@@ -90,7 +90,7 @@ serveControl(
   server.port,
   {
     /** Attempts per `variant/regime` since the last reset, plus attempts still running. */
-    counts: () => ({ counts: Object.fromEntries(counts), running: server.activeCalls(), hedgesSeen }),
+    counts: () => ({ counts: Object.fromEntries(counts), running: server.activeAttempts(), hedgesSeen }),
     /** Every GC pause of this process so far. */
     gcPauses: () => gcPauses,
     /** A full garbage collection (between variants; the process must run with `--expose-gc`). */

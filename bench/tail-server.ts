@@ -63,7 +63,7 @@ serveControl(
     /** Attempts per variant since the last reset, plus attempts still running. */
     counts: () => ({
       variants: Object.fromEntries(counts),
-      running: server.activeCalls(),
+      running: server.activeAttempts(),
       slowDrawn,
     }),
     /** Forget counts and the FlakyServer's records (keeps memory flat across rounds). */

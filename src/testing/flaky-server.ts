@@ -351,7 +351,7 @@ export class FlakyServer {
   }
 
   /** Number of attempts in progress (arrived, neither ended by the server nor cancelled). */
-  activeCalls(): number {
+  activeAttempts(): number {
     return this.running.size;
   }
 

@@ -85,6 +85,6 @@ describe('cancel-rate limiter against a real grpc-js server', () => {
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     expect(events.filter((e) => e.type === 'attempt-end').length).toBe(2 * CALLS);
-    expect(server.activeCalls()).toBe(0);
+    expect(server.activeAttempts()).toBe(0);
   }, 60_000);
 });

@@ -68,7 +68,7 @@ describe('resources', () => {
     // the cancelled calls really were waiting in a 10 s backoff (so a timer to clear existed)
     expect(eventsOf(slowRetry.events, 'retry-scheduled').length).toBeGreaterThanOrEqual(40);
     await Promise.all([retry.close(), hedge.close(), slowRetry.close()]);
-    await server.waitFor(() => server.activeCalls() === 0, 5000);
+    await server.waitFor(() => server.activeAttempts() === 0, 5000);
     await sleep(50);
     expect(timeouts()).toBeLessThanOrEqual(baseline);
   });

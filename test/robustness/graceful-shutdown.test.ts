@@ -61,7 +61,7 @@ describe('graceful shutdown mid-call', () => {
               : bidi(spanning.client, id, abc);
       inFlight.push({ id, kind, outcome });
     }
-    await waitUntil(() => first.activeCalls() === inFlight.length, 5000, 'every call in flight');
+    await waitUntil(() => first.activeAttempts() === inFlight.length, 5000, 'every call in flight');
     // The client-streaming and bidi attempts have all their messages and the half-close.
     await waitUntil(
       () => inFlight.every((c) => first.attempts(c.id)[0]?.halfClosed === true),

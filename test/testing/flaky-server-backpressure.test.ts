@@ -99,7 +99,7 @@ describe('FlakyServer: streamed responses wait for the reader', () => {
     const sent = await sentWhileUnread(attempt);
     expect(sent).toBeLessThan(MAX_UNREAD);
     expect(attempt.endedWith).toBeUndefined(); // the status waits behind the responses not written yet
-    expect(server.activeCalls()).toBe(1);
+    expect(server.activeAttempts()).toBe(1);
 
     paused.call.resume();
     const status = await paused.status;
@@ -200,7 +200,7 @@ describe('FlakyServer: streamed responses wait for the reader', () => {
     paused.call.cancel();
     await server.waitFor(() => attempt.endedAt !== undefined);
     expect(attempt).toMatchObject({ cancelled: true, endedWith: undefined, responsesSent: sent });
-    expect(server.activeCalls()).toBe(0);
+    expect(server.activeAttempts()).toBe(0);
   });
 
   it("the call's deadline passing while the server waits for the reader ends the attempt as cancelled", async () => {
@@ -218,7 +218,7 @@ describe('FlakyServer: streamed responses wait for the reader', () => {
 
     await server.waitFor(() => attempt.endedAt !== undefined);
     expect(attempt).toMatchObject({ cancelled: true, endedWith: undefined });
-    expect(server.activeCalls()).toBe(0);
+    expect(server.activeAttempts()).toBe(0);
     expect((await paused.status).code).toBe(grpc.status.DEADLINE_EXCEEDED);
   });
 
@@ -235,7 +235,7 @@ describe('FlakyServer: streamed responses wait for the reader', () => {
 
     await server.stop(50);
     expect(attempt).toMatchObject({ cancelled: true, cutOffByStop: true, endedWith: undefined });
-    expect(server.activeCalls()).toBe(0);
+    expect(server.activeAttempts()).toBe(0);
     expect((await paused.status).code).not.toBe(grpc.status.OK);
   });
 });

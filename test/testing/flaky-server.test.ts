@@ -188,7 +188,7 @@ describe('unary', () => {
     } satisfies Partial<RecordedAttempt>);
     expect(rec!.arrivedAt).toBeGreaterThanOrEqual(before);
     expect(rec!.endedAt).toBeGreaterThanOrEqual(rec!.arrivedAt);
-    expect(server.activeCalls()).toBe(0);
+    expect(server.activeAttempts()).toBe(0);
   });
 
   it('ends with the scripted status and details (default details name the attempt)', async () => {
@@ -242,7 +242,7 @@ describe('unary', () => {
     const start = Date.now();
     const slow = unary(client, md('slow')).done.then((o) => ({ o, at: Date.now() }));
     await server.waitForAttempts('slow', 1);
-    expect(server.activeCalls()).toBe(1);
+    expect(server.activeAttempts()).toBe(1);
     const fast = await unary(client, md('fast')).done;
     const fastAt = Date.now();
     const { o, at } = await slow;
@@ -250,7 +250,7 @@ describe('unary', () => {
     expect(o.error).toBeNull();
     expect(fastAt).toBeLessThan(at); // started later, finished first
     expect(at - start).toBeGreaterThanOrEqual(115);
-    expect(server.activeCalls()).toBe(0);
+    expect(server.activeAttempts()).toBe(0);
   });
 
   it.each(['250', 'abc', '10abc', '', '-1'])(
@@ -355,7 +355,7 @@ describe('unary', () => {
     await server.waitFor(() => server.attempts('cx')[0]!.cancelled);
     const rec = server.attempts('cx')[0]!;
     expect(rec.endedWith).toBeUndefined();
-    expect(server.activeCalls()).toBe(0);
+    expect(server.activeAttempts()).toBe(0);
     await new Promise((r) => setTimeout(r, 200)); // past the scripted delay
     expect(rec.endedWith).toBeUndefined();
     expect(rec.responsesSent).toBe(0);
@@ -582,7 +582,7 @@ describe('bidi streaming', () => {
     expect((await outcome).error?.code).toBe(grpc.status.CANCELLED);
     await server.waitFor(() => server.attempts('bcx')[0]!.cancelled);
     expect(server.attempts('bcx')[0]).toMatchObject({ responsesSent: 0, endedWith: undefined });
-    expect(server.activeCalls()).toBe(0);
+    expect(server.activeAttempts()).toBe(0);
   });
 });
 

@@ -138,7 +138,7 @@ describe('FlakyServer: maxTrackedCallIds', () => {
         });
         call.write({ payload: 'one' });
         void server
-          ?.waitFor(() => server?.activeCalls() === 1)
+          ?.waitFor(() => server?.activeAttempts() === 1)
           .then(async () => {
             await callEach(server?.address ?? '', ['b', 'c', 'd']);
             call.end();
