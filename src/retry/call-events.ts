@@ -68,7 +68,14 @@ export class CallEvents {
     capMs: number | undefined,
   ): void {
     const { method, callId } = this;
-    this.emit({ type: 'attempt-left-running', method, callId, attempt: attempt.number, reason, capMs });
+    this.emit({
+      type: 'attempt-left-running',
+      method,
+      callId,
+      attempt: attempt.number,
+      cancelReason: reason,
+      loserCapMs: capMs,
+    });
   }
 
   attemptEnd(attempt: Attempt, status: StatusObject, committed: boolean, leftRunning: boolean): void {

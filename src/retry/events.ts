@@ -99,14 +99,15 @@ export interface AttemptEndEvent extends EventBase {
 /**
  * The call was done with an attempt (a losing hedge, a timed-out attempt), but cancelling it now would exceed the
  * cancel-rate limit (`cancelRateLimit`): it runs to completion and its result is discarded. It still ends at the
- * call's deadline, or after `capMs` when the call has none.
+ * call's deadline, or after `loserCapMs` when the call has none.
  */
 export interface AttemptLeftRunningEvent extends EventBase {
   readonly type: 'attempt-left-running';
   readonly attempt: number;
-  readonly reason: 'other-attempt-committed' | 'per-attempt-timeout';
-  /** When the call has no deadline: the attempt is cancelled after this long at the latest. */
-  readonly capMs: number | undefined;
+  /** Why it would have been cancelled (the `cancelReason` its `attempt-end` will carry). */
+  readonly cancelReason: Extract<AttemptCancelReason, 'other-attempt-committed' | 'per-attempt-timeout'>;
+  /** When the call has no deadline: the attempt is cancelled after this long at the latest (the limiter's option). */
+  readonly loserCapMs: number | undefined;
 }
 
 /** A retry will be sent after `delayMs`. */

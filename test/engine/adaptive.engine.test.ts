@@ -245,7 +245,7 @@ describe('engine: cancel-rate limit', () => {
     expect(b.status.code).toBe(Status.OK);
     expect(b.attempt(0).cancelled).toBeUndefined();
     expect(eventsOfType(b.events, 'attempt-left-running')).toEqual([
-      expect.objectContaining({ attempt: 1, reason: 'other-attempt-committed', capMs: 5000 }),
+      expect.objectContaining({ attempt: 1, cancelReason: 'other-attempt-committed', loserCapMs: 5000 }),
     ]);
     b.attempt(0).message('dropped');
     expect(b.received.messages).toEqual(['winner']);
@@ -290,7 +290,7 @@ describe('engine: cancel-rate limit', () => {
     clock.advance(50); // second timeout: refused, left running
     expect(h.attempt(1).cancelled).toBeUndefined();
     expect(eventsOfType(h.events, 'attempt-left-running')).toEqual([
-      expect.objectContaining({ attempt: 2, reason: 'per-attempt-timeout', capMs: undefined }),
+      expect.objectContaining({ attempt: 2, cancelReason: 'per-attempt-timeout', loserCapMs: undefined }),
     ]);
     expect(h.attempts).toHaveLength(2);
     clock.advance(200);

@@ -72,7 +72,7 @@ describe('engine: a loser left running under the limit', () => {
     const h = engineCall(twoHedges, { clock, deadlineMs: 60_000, interceptor: { cancelRateLimit: limiter } });
     h.attempt(1).succeed('winner');
     expect(eventsOfType(h.events, 'attempt-left-running')).toEqual([
-      expect.objectContaining({ attempt: 1, reason: 'other-attempt-committed', capMs: undefined }),
+      expect.objectContaining({ attempt: 1, cancelReason: 'other-attempt-committed', loserCapMs: undefined }),
     ]);
     clock.advance(20_000); // four times the cap
     await h.settle();

@@ -27,8 +27,8 @@ describe('engine: an attempt left running under the cancel-rate limit', () => {
     clock.advance(50); // attempt 2 times out: none left
     expect(h.attempts.map((a) => a.cancelled)).toEqual([undefined, undefined]);
     expect(eventsOfType(h.events, 'attempt-left-running')).toEqual([
-      expect.objectContaining({ attempt: 1, reason: 'per-attempt-timeout' }),
-      expect.objectContaining({ attempt: 2, reason: 'per-attempt-timeout' }),
+      expect.objectContaining({ attempt: 1, cancelReason: 'per-attempt-timeout' }),
+      expect.objectContaining({ attempt: 2, cancelReason: 'per-attempt-timeout' }),
     ]);
     expect(h.status.code).toBe(Status.DEADLINE_EXCEEDED);
     expect(h.status.details).toMatch(

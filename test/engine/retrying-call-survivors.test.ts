@@ -295,7 +295,7 @@ describe('engine: an attempt left running after its per-attempt timeout (cancel-
     });
     h.clock.advance(1000);
     expect(eventsOfType(h.events, 'attempt-left-running')).toEqual([
-      expect.objectContaining({ attempt: 1, reason: 'per-attempt-timeout' }),
+      expect.objectContaining({ attempt: 1, cancelReason: 'per-attempt-timeout' }),
     ]);
     h.clock.runNext(); // the backoff
     expect(h.attempts).toHaveLength(2);
