@@ -255,14 +255,19 @@ export class AttemptSet {
     }
   }
 
-  /** The call committed to `winner`: every other live attempt is cancelled (or left running). */
+  /**
+   * The call committed to `winner`: every other live attempt is cancelled, its end reported at once (or left
+   * running). Not when grpc-js reports the cancel: an attempt whose start an interceptor below still holds never
+   * reports it (the cancel reaches grpc-js's call before its listener does), and its `attempt-end`, and a span
+   * waiting for it, would never come.
+   */
   cancelLosers(winner: Attempt): void {
     if (this.live.length === 1) {
       return;
     }
     for (const loser of this.live.slice()) {
       if (loser !== winner) {
-        this.cancel(loser, 'other-attempt-committed');
+        this.cancelAndSettle(loser, 'other-attempt-committed');
       }
     }
   }

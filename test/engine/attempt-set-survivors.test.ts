@@ -173,7 +173,7 @@ describe('engine: an attempt that ends while it is being started', () => {
         committed: false,
         cancelReason: 'other-attempt-committed',
         code: Status.CANCELLED,
-        details: 'call cancelled',
+        details: 'another attempt committed',
       }),
     ]);
     h.call.halfClose();
