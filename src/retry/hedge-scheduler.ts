@@ -61,6 +61,8 @@ export class HedgeScheduler {
   private deferred: ReturnType<typeof setImmediate> | undefined;
   /** Further hedges may still be sent (a do-not-retry hint, exhaustion or a refusal closes the schedule). */
   private open = true;
+  /** The next hedge has been scheduled at least once (by {@link begin}, or by a failure before it). */
+  private scheduled = false;
   /** The hedge held until the method's next answer (its calls stall): forgets the wait. */
   private unhold: (() => void) | undefined;
   /** The held hedge was released: it goes once the I/O polled with the answer is read (cleared by {@link stop}). */
@@ -95,9 +97,14 @@ export class HedgeScheduler {
     }
   }
 
-  /** The first attempt went: the hedges follow, one every delay. */
+  /**
+   * The first attempt went: the hedges follow, one every delay. Unless its failure, reported while it started (an
+   * interceptor below refused it at once), has scheduled the next hedge already: once is enough.
+   */
   begin(): void {
-    this.schedule(this.delayMs, this.reason);
+    if (!this.scheduled) {
+      this.schedule(this.delayMs, this.reason);
+    }
   }
 
   /** An attempt failed before the call committed; `decision` is what the rules say of the next hedge. */
@@ -179,6 +186,7 @@ export class HedgeScheduler {
   /** Send the next hedge after `delayMs` (at once when 0), then one every delay, while attempts remain. */
   private schedule(delayMs: number, reason: HedgeScheduledEvent['reason']): void {
     const host = this.host;
+    this.scheduled = true;
     this.stop();
     while (this.open && this.attempts.count < this.policy.maxAttempts) {
       this.events?.hedgeScheduled(this.attempts.count + 1, delayMs, reason);
