@@ -29,7 +29,7 @@ const WITHDRAWN_SWEEP_SLACK = 64;
 
 /** Options of {@link CancelRateLimiter}. */
 export interface CancelRateLimiterOptions {
-  /** Sustained cancellations per second (default 25). */
+  /** Sustained cancellations per second (default 25; 0: none once the burst is spent, every later loser runs). */
   ratePerSecond?: number | undefined;
   /** Cancellations allowed at once after a quiet period (default 250). */
   burst?: number | undefined;

@@ -79,7 +79,11 @@ export class HedgeBudget implements RetryGate {
     return Math.max(0, Math.floor(this.budget.tokens));
   }
 
-  /** Hedges refused since the budget was made (not those it let go with nothing in flight; see {@link spendIfHeld}). */
+  /**
+   * Refusals since the budget was made: a hedge the call asks for again one delay later counts each time it is
+   * refused (the `throttled` event comes once per hedge), and those it let go with nothing in flight do not count
+   * (see {@link spendIfHeld}).
+   */
   get denied(): number {
     return this.budget.denied - this.letThrough;
   }
