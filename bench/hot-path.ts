@@ -202,6 +202,7 @@ function measure(wrap: grpc.Interceptor | undefined, deadline = false): number {
 const bare: number[] = [];
 const ours: number[] = [];
 const base: number[] = [];
+const baseDeadlined: number[] = [];
 const listened: number[] = [];
 const traced: number[] = [];
 const hedged: number[] = [];
@@ -215,7 +216,12 @@ const variants: [number[], grpc.Interceptor | undefined, boolean?][] = [
   [traced, withTracing],
   [hedged, withHedging],
   [adapted, withAdaptive],
-  ...(baseline ? ([[base, baseline]] as [number[], grpc.Interceptor][]) : []),
+  ...(baseline
+    ? ([
+        [base, baseline],
+        [baseDeadlined, baseline, true],
+      ] as [number[], grpc.Interceptor, boolean?][])
+    : []),
 ];
 for (const [, wrap, deadline] of variants) measure(wrap, deadline); // warm up every path
 for (let round = 0; round < ROUNDS; round++) {
@@ -298,5 +304,9 @@ console.log(
 if (baseline) {
   const p = median(base);
   console.log(`baseline build:             ${p.toFixed(2)} µs/call (own cost ${(p - b).toFixed(2)} µs/call)`);
+  const pd = median(baseDeadlined);
+  console.log(
+    `baseline with a deadline:   ${pd.toFixed(2)} µs/call (this / baseline: ${((d - b) / (pd - b)).toFixed(2)})`,
+  );
   console.log(`own cost, this / baseline:  ${((o - b) / (p - b)).toFixed(2)}`);
 }
