@@ -226,7 +226,6 @@ export class ApplicationSide implements AttemptOwner {
     // As grpc-js's own unary-response calls do, a status that came without a response is preceded by a null
     // message: an interceptor above this one sees the sequence it sees on a call without retries.
     const nullFirst = !this.responseStream && !this.messageDelivered;
-    this.messageDelivered = true;
     const deliver = () => {
       releaseAfter(waiting);
       if (nullFirst) {

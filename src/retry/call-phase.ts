@@ -17,10 +17,10 @@ export type CallPhase =
       /** The last failure of an attempt, the call's result if every attempt fails (hedging). */
       lastFailure: StatusObject | undefined;
       /**
-       * The deadline has passed with attempts out: the timer that ends the call if their own deadline statuses do
-       * not come first (see RetryingCall's `atDeadline`).
+       * With a finite deadline: the timer, due a grace past it, that ends the call if no attempt's deadline status
+       * has come first (see RetryingCall's `watchDeadline`).
        */
-      deadlineGrace?: TimerHandle;
+      deadlineWatch?: TimerHandle;
     }
   /** No attempt in flight: waiting for the timer of the next attempt (a retry's backoff, or a delayed hedge). */
   | {

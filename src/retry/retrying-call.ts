@@ -385,8 +385,8 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
     }
     if (current.tag === 'in-flight') {
       this.hedges?.stop();
-      if (current.deadlineGrace !== undefined) {
-        this.ctx.clock.clearTimer(current.deadlineGrace);
+      if (current.deadlineWatch !== undefined) {
+        this.ctx.clock.clearTimer(current.deadlineWatch);
       }
     } else if (current.tag === 'waiting') {
       if (current.timer !== undefined) {
@@ -476,39 +476,31 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
   /**
    * The call's deadline has passed (a hedge's timer found it so). With attempts out, each carries the same deadline
    * to grpc-js, whose own timer, due now too, ends it with grpc-js's status ("Deadline exceeded after 0.050s,..."):
-   * that is the call's status, as without the interceptor, so the call waits for it, and ends by itself only if
-   * none comes within {@link DEADLINE_GRACE_MS} (an attempt whose start another interceptor holds has no timer yet).
-   * With none out, the call ends now. A failure that comes meanwhile and would have been retried or hedged past
+   * that is the call's status, as without the interceptor, so the call waits for it; the in-flight phase's deadline
+   * watch ends the call if none comes (see `watchDeadline`). With none out, the call ends now. A failure that comes meanwhile and would have been retried or hedged past
    * ends the call at once, with the deadline's status naming it (as such a failure past the deadline always does).
    */
   private atDeadline(): void {
     const phase = this.phase;
     if (phase.tag !== 'in-flight' || this.attempts.live.length === 0) {
       this.endAtDeadline(this.lastFailure());
-      return;
     }
-    phase.deadlineGrace ??= this.ctx.clock.setTimer(() => {
-      phase.deadlineGrace = undefined;
-      this.endAtDeadline(this.lastFailure());
-    }, DEADLINE_GRACE_MS);
   }
 
   /**
-   * Arms the in-flight phase's deadline grace at the deadline itself, not only when a timer of ours finds it passed:
-   * grpc-js's deadline timer of an attempt whose start another interceptor holds (an auth interceptor awaiting a
-   * token) ends that attempt before it has a listener, and its status is lost; without this the call waited for it
-   * for ever. Cleared when the phase ends, so it fires only for a call still uncommitted past its deadline.
+   * Arms the in-flight phase's deadline watch, due {@link DEADLINE_GRACE_MS} past the deadline: the attempts' own
+   * deadline statuses from grpc-js are due at the deadline, and the watch ends the call only if none has come. One
+   * never comes for an attempt whose start another interceptor holds (an auth interceptor awaiting a token): grpc-js
+   * ends it before it has a listener. Cleared when the phase ends.
    */
   private watchDeadline(phase: CallPhase): void {
-    if (phase.tag !== 'in-flight' || this.phase !== phase || !Number.isFinite(this.deadline)) {
+    if (phase.tag !== 'in-flight' || !Number.isFinite(this.deadline)) {
       return;
     }
-    phase.deadlineGrace = this.ctx.clock.setTimer(
+    phase.deadlineWatch = this.ctx.clock.setTimer(
       () => {
-        phase.deadlineGrace = undefined;
-        if (this.phase === phase) {
-          this.endAtDeadline(this.lastFailure());
-        }
+        phase.deadlineWatch = undefined;
+        this.endAtDeadline(this.lastFailure());
       },
       this.deadline - this.ctx.clock.now() + DEADLINE_GRACE_MS,
     );
