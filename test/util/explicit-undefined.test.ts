@@ -54,6 +54,7 @@ import {
   type ReplicaScript,
 } from '../../src/testing/index.js';
 import type { AdaptiveThrottleRuleOptions } from '../../src/throttle/adaptive-throttle-rule.js';
+import { RETRY_UNAVAILABLE_POLICY } from '../helpers/service-configs.js';
 
 /** The keys of `T` that may be left out. */
 type OptionalKeys<T> = { [K in keyof T]-?: object extends Pick<T, K> ? K : never }[keyof T];
@@ -95,13 +96,26 @@ function allUndefined<T>(keys: Record<keyof Required<T>, true>): T {
 }
 
 const SERVICE = 'pkg.v1.Greeter';
-const RETRY_POLICY = {
-  maxAttempts: 3,
-  initialBackoff: '0.1s',
-  maxBackoff: '1s',
-  backoffMultiplier: 2,
-  retryableStatusCodes: ['UNAVAILABLE'],
+const RETRY_POLICY = RETRY_UNAVAILABLE_POLICY.retryPolicy;
+/** The keys the retry budget and the hedge budget share. */
+const BUDGET_KEYS = {
+  maxExtraLoad: true,
+  minPerSecond: true,
+  ttlMs: true,
+  chanceSd: true,
+  clock: true,
 } as const;
+/** The adaptive throttle rule's keys, which the throttle interceptor takes too. */
+const RULE_KEYS = {
+  k: true,
+  windowMs: true,
+  windowBins: true,
+  padding: true,
+  maxRejectionProbability: true,
+  retries: true,
+} as const;
+/** What a budget resolved its options to. */
+const budgetFields = (b: RetryBudget | HedgeBudget) => [b.maxExtraLoad, b.minPerSecond, b.ttlMs, b.chanceSd];
 const CONFIG: ServiceConfigJson = {
   methodConfig: [{ name: [{ service: SERVICE }], retryPolicy: RETRY_POLICY }],
 };
@@ -204,27 +218,8 @@ describe('an explicit undefined is the default, as a missing key is', () => {
       clock: true,
     });
     expect(new AdaptiveHedging(hedging).options).toEqual(new AdaptiveHedging().options);
-    const hedgeBudget = new HedgeBudget(
-      allUndefined<HedgeBudgetConstructorOptions>({
-        maxExtraLoad: true,
-        minPerSecond: true,
-        ttlMs: true,
-        chanceSd: true,
-        clock: true,
-      }),
-    );
-    const defaultHedgeBudget = new HedgeBudget();
-    expect([
-      hedgeBudget.maxExtraLoad,
-      hedgeBudget.minPerSecond,
-      hedgeBudget.ttlMs,
-      hedgeBudget.chanceSd,
-    ]).toEqual([
-      defaultHedgeBudget.maxExtraLoad,
-      defaultHedgeBudget.minPerSecond,
-      defaultHedgeBudget.ttlMs,
-      defaultHedgeBudget.chanceSd,
-    ]);
+    const hedgeBudget = new HedgeBudget(allUndefined<HedgeBudgetConstructorOptions>(BUDGET_KEYS));
+    expect(budgetFields(hedgeBudget)).toEqual(budgetFields(new HedgeBudget()));
     const limiter = new CancelRateLimiter(
       allUndefined<CancelRateLimiterOptions>({
         ratePerSecond: true,
@@ -239,27 +234,9 @@ describe('an explicit undefined is the default, as a missing key is', () => {
       defaultLimiter.burst,
       defaultLimiter.loserCapMs,
     ]);
-    const budget = new RetryBudget(
-      allUndefined<RetryBudgetOptions>({
-        maxExtraLoad: true,
-        minPerSecond: true,
-        ttlMs: true,
-        chanceSd: true,
-        clock: true,
-        random: true,
-      }),
-    );
-    expect([budget.maxExtraLoad, budget.minPerSecond, budget.ttlMs, budget.chanceSd]).toEqual([
-      0.2, 0, 10_000, 0,
-    ]);
-    const rule = allUndefined<AdaptiveThrottleRuleOptions>({
-      k: true,
-      windowMs: true,
-      windowBins: true,
-      padding: true,
-      maxRejectionProbability: true,
-      retries: true,
-    });
+    const budget = new RetryBudget(allUndefined<RetryBudgetOptions>({ ...BUDGET_KEYS, random: true }));
+    expect(budgetFields(budget)).toEqual([0.2, 0, 10_000, 0]);
+    const rule = allUndefined<AdaptiveThrottleRuleOptions>(RULE_KEYS);
     expect(new AdaptiveThrottleState(rule).config).toEqual(new AdaptiveThrottleState().config);
     const throttle = allUndefined<AdaptiveThrottleOptions>({
       rejectedStatusCodes: true,
@@ -268,12 +245,7 @@ describe('an explicit undefined is the default, as a missing key is', () => {
       onEvent: true,
       clock: true,
       random: true,
-      k: true,
-      windowMs: true,
-      windowBins: true,
-      padding: true,
-      maxRejectionProbability: true,
-      retries: true,
+      ...RULE_KEYS,
     });
     expect(typeof createAdaptiveThrottleInterceptor(throttle)).toBe('function');
   });
