@@ -8,16 +8,17 @@ import { describeValue, ServiceConfigError } from './service-config-error.js';
 export const MAX_DURATION_SECONDS = 315_576_000_000;
 
 /**
- * Sign, whole seconds, up to nine fractional digits, then `s`. At least one digit is required; a fraction
- * without whole seconds (".5s", as in A6's own examples) is accepted, a dot without digits after it ("1.s") is not.
+ * Sign, whole seconds, up to nine fractional digits, then `s`. The whole seconds are required, as grpc-js and
+ * C-core require them: a fraction without them (".5s") is refused with a hint ("0.5s"), so that a config this
+ * package accepts is one grpc-js's own parser accepts too. A dot without digits after it ("1.s") is refused.
  */
-const DURATION_PATTERN = /^(-?)(\d*)(?:\.(\d{1,9}))?s$/;
+const DURATION_PATTERN = /^(-?)(\d+)(?:\.(\d{1,9}))?s$/;
 
 const EXPECTATION =
   'must be a duration string such as "0.1s" or "2s" (seconds, up to 9 decimals, ending in "s")';
 
 /**
- * Parses a proto3 JSON Duration ("0.1s", "1.000000001s", "-2s", ".5s") into milliseconds, keeping fractional
+ * Parses a proto3 JSON Duration ("0.1s", "1.000000001s", "-2s") into milliseconds, keeping fractional
  * milliseconds (so "1.000000001s" is 1000.000001). The sign is not checked here: callers decide whether zero or
  * negative values are allowed.
  *
@@ -43,12 +44,12 @@ export function readDuration(value: unknown): number | string {
     return `${EXPECTATION}, got ${describeValue(value)}${durationHint(value)}`;
   }
   const match = DURATION_PATTERN.exec(value);
-  const whole = match?.[2] ?? '';
-  const fraction = match?.[3] ?? '';
-  if (match === null || (whole === '' && fraction === '')) {
+  if (match === null) {
     return `${EXPECTATION}, got ${describeValue(value)}${durationHint(value)}`;
   }
-  const seconds = whole === '' ? 0 : Number(whole);
+  const whole = match[2] ?? '0';
+  const fraction = match[3] ?? '';
+  const seconds = Number(whole);
   if (seconds > MAX_DURATION_SECONDS) {
     return `duration ${describeValue(value)} is out of range (at most ${MAX_DURATION_SECONDS}s either way)`;
   }

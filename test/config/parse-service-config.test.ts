@@ -399,8 +399,8 @@ describe('parseServiceConfig acceptances', () => {
       (c) => expect(c.methodConfig[0]?.retryPolicy?.maxAttempts).toBe(100),
     ],
     [
-      'a fractional backoffMultiplier and ".5s"-style durations',
-      withRetry({ backoffMultiplier: 1.5, initialBackoff: '.5s', maxBackoff: '1.000000001s' }),
+      'a fractional backoffMultiplier and nanosecond durations',
+      withRetry({ backoffMultiplier: 1.5, initialBackoff: '0.5s', maxBackoff: '1.000000001s' }),
       (c) => {
         expect(c.methodConfig[0]?.retryPolicy?.backoffMultiplier).toBe(1.5);
         expect(c.methodConfig[0]?.retryPolicy?.initialBackoffMs).toBe(500);

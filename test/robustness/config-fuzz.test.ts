@@ -38,7 +38,7 @@ const BASE: Json = {
       name: [{}],
       retryPolicy: {
         maxAttempts: 2,
-        initialBackoff: '.5s',
+        initialBackoff: '0.5s',
         maxBackoff: '2.000000001s',
         backoffMultiplier: 1.5,
         retryableStatusCodes: [14],
