@@ -10,7 +10,7 @@
  * (`FlakyServer.scriptMethod`), else the server's `onAttempt` hook's answer, else a prompt success.
  */
 
-import type * as grpc from '@grpc/grpc-js';
+import type { StatusCodeName } from '../config/service-config-json.js';
 
 /** Metadata key carrying the client-chosen call id. */
 export const CALL_ID_METADATA_KEY = 'x-flaky-call-id';
@@ -79,16 +79,13 @@ export interface AttemptScript {
   response?: Record<string, unknown> | undefined;
 }
 
-/** A status name as `grpc.status` spells it (`'UNAVAILABLE'`), or in lower case (`'unavailable'`). */
-export type StatusName = keyof typeof grpc.status | Lowercase<keyof typeof grpc.status>;
-
 /**
  * An {@link AttemptScript} as the server accepts it: the status may also be a name in any case, as in a service
  * config (`"UNAVAILABLE"`, `"unavailable"`; numeric strings such as `"14"` are rejected). Validation turns it into
  * an AttemptScript with a numeric status.
  */
 export type AttemptScriptInput = Omit<AttemptScript, 'status' | 'response'> & {
-  status?: number | StatusName | undefined;
+  status?: number | StatusCodeName | Lowercase<StatusCodeName> | undefined;
   /**
    * {@link AttemptScript.response}: any object, so that a message type of yours declared as an interface (as
    * proto-loader-gen-types and ts-proto write them, and as docs/testing.md does) is taken as it is.

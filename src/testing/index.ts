@@ -2,6 +2,7 @@
  * `grpc-retry-hedging/testing`: a scripted flaky gRPC server for end-to-end tests of retrying and hedging clients.
  */
 
+export type { StatusCodeName } from '../config/service-config-json.js';
 export {
   parseAttemptScriptsJson,
   validateAttemptScript,
@@ -17,7 +18,6 @@ export {
   DEFAULT_REQUEST_ID_FIELD,
   type RecordedAttempt,
   SCRIPT_METADATA_KEY,
-  type StatusName,
 } from './flaky-script.js';
 export { FlakyServer } from './flaky-server.js';
 export type { FlakyAttemptInfo, FlakyResponseInfo, FlakyServerOptions } from './flaky-server-options.js';
