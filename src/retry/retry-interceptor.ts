@@ -132,7 +132,10 @@ export function createRetryInterceptor(
     'GRPC_RETRY_HEDGING_THROTTLE_ORDER',
   );
 
-  /** Paths already asked whether a name nearly matches them (calls no entry matches; bounded). */
+  /**
+   * Paths already asked whether a name nearly matches them (bounded): every path called, so that a name one of
+   * them is exactly is known for a real method, not a misspelling.
+   */
   const nearMissChecked = new Set<string>();
   const hasNoEntries = serviceConfig.methodConfig.length === 0;
 
@@ -147,9 +150,9 @@ export function createRetryInterceptor(
     }
     const path = callOptions.method_definition.path;
     const entry = lookup(path);
-    if (entry === undefined && !nearMissChecked.has(path) && nearMissChecked.size < MAX_NEAR_MISS_CHECKS) {
+    if (!nearMissChecked.has(path) && nearMissChecked.size < MAX_NEAR_MISS_CHECKS) {
       nearMissChecked.add(path);
-      const nearMiss = nearMissName(serviceConfig, path);
+      const nearMiss = hasNoEntries ? undefined : nearMissName(serviceConfig, path, nearMissChecked);
       if (nearMiss !== undefined) {
         process.emitWarning(`grpc-retry-hedging: ${nearMiss}`, { code: 'GRPC_RETRY_HEDGING_CONFIG_NAME' });
       }

@@ -50,6 +50,72 @@ describe('nearMissName', () => {
     expect(nearMissName(withNames({ service: 'v1.acme.Shop' }), path)).toBeUndefined();
   });
 
+  it('finds a service or a method misspelt by a letter left out, added or swapped', () => {
+    const path = '/inventory.v1.Inventory/GetItem';
+    for (const service of ['inventory.v1.Inventroy', 'inventory.v1.Inventor', 'inventory.v1.Inventoryy']) {
+      expect(nearMissName(withNames({ service }), path)).toBe(
+        `the call ${path} matches no methodConfig name, but {"service":"${service}"} nearly does (the service is misspelt): names are matched exactly, as the proto spells them (inventory.v1.Inventory)`,
+      );
+    }
+    for (const method of ['GetItems', 'GetIem', 'GteItem', 'getitems']) {
+      expect(nearMissName(withNames({ service: 'inventory.v1.Inventory', method }), path)).toContain(
+        `"method":"${method}"} nearly does (the method is misspelt)`,
+      );
+    }
+  });
+
+  it('names the entry a call with a misspelt entry of its own runs under instead', () => {
+    const path = '/inventory.v1.Inventory/GetItem';
+    const config = parseServiceConfig({
+      methodConfig: [
+        { name: [{ service: 'inventory.v1.Inventory' }], ...RETRY_UNAVAILABLE_POLICY },
+        {
+          name: [{ service: 'inventory.v1.Inventory', method: 'GetItems' }],
+          hedgingPolicy: { maxAttempts: 2, hedgingDelay: '0.05s' },
+        },
+      ],
+    });
+    expect(nearMissName(config, path)).toBe(
+      `the call ${path} matches no methodConfig name of its own (it runs under methodConfig[0], its service's entry), but {"service":"inventory.v1.Inventory","method":"GetItems"} nearly does (the method is misspelt): names are matched exactly, as the proto spells them (inventory.v1.Inventory/GetItem)`,
+    );
+    const withDefault = parseServiceConfig({
+      methodConfig: [
+        { name: [{ service: 'inventory.v1.Inventory', method: 'GetItems' }], ...RETRY_UNAVAILABLE_POLICY },
+        { name: [{}], ...RETRY_UNAVAILABLE_POLICY },
+      ],
+    });
+    expect(nearMissName(withDefault, path)).toContain('(it runs under methodConfig[1], its default entry)');
+    // A name that matches the call exactly: nothing to report, whatever else nearly matches.
+    const exact = parseServiceConfig({
+      methodConfig: [
+        { name: [{ service: 'inventory.v1.Inventory', method: 'GetItems' }], ...RETRY_UNAVAILABLE_POLICY },
+        { name: [{ service: 'inventory.v1.Inventory', method: 'GetItem' }], ...RETRY_UNAVAILABLE_POLICY },
+      ],
+    });
+    expect(nearMissName(exact, path)).toBeUndefined();
+  });
+
+  it('takes a name the client has called for a real method, and a replaced letter or a short name for another name', () => {
+    const path = '/inventory.v1.Inventory/GetItem';
+    const plural = withNames({ service: 'inventory.v1.Inventory', method: 'GetItems' });
+    expect(nearMissName(plural, path, new Set(['/inventory.v1.Inventory/GetItems']))).toBeUndefined();
+    expect(nearMissName(plural, path, new Set(['/inventory.v1.Inventory/Other']))).toContain('misspelt');
+    const otherService = withNames({ service: 'inventory.v1.Inventor' });
+    expect(nearMissName(otherService, path, new Set(['/inventory.v1.Inventor/GetItem']))).toBeUndefined();
+    // One letter replaced: another real name more often than a slip.
+    expect(
+      nearMissName(withNames({ service: 'inventory.v1.Inventory', method: 'SetItem' }), path),
+    ).toBeUndefined();
+    expect(nearMissName(withNames({ service: 'inventory.v2.Inventory' }), path)).toBeUndefined();
+    // Names under five letters: `Get` and `Gets`, `Put` and `Pu` may both be real.
+    expect(nearMissName(withNames({ service: 'a.Svc', method: 'Gets' }), '/a.Svc/Get')).toBeUndefined();
+    expect(nearMissName(withNames({ service: 'a.Sv' }), '/a.Svc/Get')).toBeUndefined();
+    // Two slips are not one.
+    expect(
+      nearMissName(withNames({ service: 'inventory.v1.Inventory', method: 'GetItemss' }), path),
+    ).toBeUndefined();
+  });
+
   it('says nothing of names that are simply other methods or services', () => {
     const path = '/helloworld.Greeter/SayHello';
     expect(
@@ -84,6 +150,34 @@ describe('the interceptor', () => {
     shared(options, next);
     shared(options, next);
     expect(warnings).toHaveLength(2);
+  });
+
+  it("warns of a misspelt method whose call runs under its service's entry, unless the name has been called", () => {
+    const warnings = captureWarnings();
+    const config = parseServiceConfig({
+      methodConfig: [
+        { name: [{ service: 'test.Svc' }], ...RETRY_UNAVAILABLE_POLICY },
+        { name: [{ service: 'test.Svc', method: 'Doo' }], hedgingPolicy: { maxAttempts: 2 } },
+        { name: [{ service: 'test.Svc', method: 'Readd' }], hedgingPolicy: { maxAttempts: 2 } },
+        { name: [{ service: 'test.Svc', method: 'Writes' }], hedgingPolicy: { maxAttempts: 2 } },
+      ],
+    });
+    const interceptor = createRetryInterceptor(config);
+    const next = (() => ({})) as never;
+    const call = (path: string) => interceptor({ method_definition: { path } } as never, next);
+    call('/test.Svc/Readd');
+    call('/test.Svc/Read');
+    call('/test.Svc/Do');
+    expect(warnings).toEqual([]);
+    call('/test.Svc/Write');
+    expect(warnings).toEqual([
+      {
+        message: expect.stringContaining(
+          'the call /test.Svc/Write matches no methodConfig name of its own (it runs under methodConfig[0], its service\'s entry), but {"service":"test.Svc","method":"Writes"} nearly does (the method is misspelt)',
+        ),
+        code: 'GRPC_RETRY_HEDGING_CONFIG_NAME',
+      },
+    ]);
   });
 
   it('put in interceptor_providers or on a server, it says where it belongs', () => {
