@@ -36,6 +36,7 @@ const SCRIPT_FIELDS: ReadonlySet<string> = new Set([
   'sendHeaders',
   'responses',
   'failOnFirstMessage',
+  'endBeforeHalfClose',
   'echo',
   'response',
 ]);
@@ -164,6 +165,7 @@ export function validateAttemptScript(value: unknown, where = 'attempt script'):
         break;
       case 'sendHeaders':
       case 'failOnFirstMessage':
+      case 'endBeforeHalfClose':
       case 'echo':
         if (typeof v !== 'boolean') {
           wrong(field, 'must be a boolean', v, 'boolean');

@@ -63,6 +63,14 @@ export interface AttemptScript {
   /** Client streaming and bidi: end with `status` as soon as the first client message arrives. */
   failOnFirstMessage?: boolean | undefined;
   /**
+   * Client streaming and bidi: end the attempt once `delayMs` is over (at once without it), without waiting for the
+   * client's half-close, as a server that fails or answers a stream it has not read to its end. Without it such an
+   * attempt ends after the half-close (or, with `failOnFirstMessage`, the first message), so a client that keeps
+   * its stream open, or waits for the server before it writes, would see no status. Bidi: `responses` (echoing
+   * the messages received so far) or `echo`'s answers are sent first.
+   */
+  endBeforeHalfClose?: boolean | undefined;
+  /**
    * Bidi: answer every client message as it arrives instead of after the half-close. FlakyTest answers with a
    * TestResponse echoing it; a method of yours with `response`, the server's `respond` option, else an empty
    * message (use `respond` to build an echo from the request).

@@ -688,7 +688,11 @@ export class FlakyServer {
         if (!delayOver || run.done) {
           return;
         }
-        if (run.record.halfClosed || (run.script.failOnFirstMessage && run.record.messages.length > 0)) {
+        if (
+          run.record.halfClosed ||
+          run.script.endBeforeHalfClose ||
+          (run.script.failOnFirstMessage && run.record.messages.length > 0)
+        ) {
           run.finish(end, response);
         }
       };
@@ -768,7 +772,7 @@ export class FlakyServer {
         if (run.script.echo && !run.script.failOnFirstMessage && !echoPending()) {
           return;
         }
-        if (run.record.halfClosed || run.failure) {
+        if (run.record.halfClosed || run.failure || run.script.endBeforeHalfClose) {
           finishAfterHalfClose();
         }
       };

@@ -30,6 +30,9 @@ export function scriptFitProblem(script: AttemptScript, method: MethodKind): str
   if (script.failOnFirstMessage === true && !method.requestStream) {
     return misfit('failOnFirstMessage', 'methods that stream requests (client streaming, bidi)');
   }
+  if (script.endBeforeHalfClose === true && !method.requestStream) {
+    return misfit('endBeforeHalfClose', 'methods that stream requests (client streaming, bidi)');
+  }
   if (script.echo === true && !(method.requestStream && method.responseStream)) {
     return misfit('echo', 'bidi streaming methods');
   }

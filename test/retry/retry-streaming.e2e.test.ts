@@ -196,6 +196,22 @@ describe('bidi streaming', () => {
     expect(server.attempts(c)).toHaveLength(1);
   });
 
+  it('retries a server-first stream that failed before the client wrote or half-closed (endBeforeHalfClose)', async () => {
+    const c = id();
+    server.script(c, [
+      { status: UNAVAILABLE, endBeforeHalfClose: true },
+      { endBeforeHalfClose: true, responses: 1 },
+    ]);
+    // The client writes nothing and keeps its side open until the server speaks.
+    const out = await bidi(h.client, c, [], { noEnd: true });
+    expect(out.error).toBeUndefined();
+    expect(out.responses.map((r) => r.attempt)).toEqual([2]);
+    expect(server.attempts(c).map((a) => [a.endedWith, a.halfClosed])).toEqual([
+      [UNAVAILABLE, false],
+      [status.OK, false],
+    ]);
+  });
+
   it('headers commit a bidi call', async () => {
     const c = id();
     server.script(c, [{ sendHeaders: true, status: UNAVAILABLE, delayMs: 50 }, {}]);

@@ -484,6 +484,16 @@ describe('client streaming', () => {
     call.end();
   });
 
+  it('with endBeforeHalfClose, fails after the delay on a stream the client keeps open', async () => {
+    server.script('ceb', [{ endBeforeHalfClose: true, status: grpc.status.UNAVAILABLE, delayMs: 50 }]);
+    const { call, done } = clientStream(client, md('ceb'));
+    call.write({ payload: 'a' });
+    const out = await done; // no end()
+    expect(out.error?.code).toBe(grpc.status.UNAVAILABLE);
+    expect(server.attempts('ceb')[0]).toMatchObject({ messages: ['a'], halfClosed: false, endedWith: 14 });
+    call.end();
+  });
+
   it('fails after the half-close without failOnFirstMessage', async () => {
     server.script('cs14', [{ status: grpc.status.UNAVAILABLE }]);
     const { call, done } = clientStream(client, md('cs14'));
@@ -567,6 +577,26 @@ describe('bidi streaming', () => {
     expect(out.responses).toEqual([]);
     expect(out.error?.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
     expect(server.attempts('bf')[0]).toMatchObject({ messages: ['a'], halfClosed: false });
+  });
+
+  it('with endBeforeHalfClose, fails a stream the client neither writes to nor half-closes', async () => {
+    // A client that waits for the server before it writes: without endBeforeHalfClose no status would come.
+    server.script('beb', [{ endBeforeHalfClose: true, status: grpc.status.UNAVAILABLE }]);
+    const call = client.Bidi(md('beb'));
+    const out = await collect(call);
+    expect(out.error?.code).toBe(grpc.status.UNAVAILABLE);
+    expect(server.attempts('beb')[0]).toMatchObject({ messages: [], halfClosed: false, endedWith: 14 });
+  });
+
+  it('with endBeforeHalfClose, sends the responses echoing what arrived, then the status', async () => {
+    server.script('ber', [{ endBeforeHalfClose: true, responses: 2, delayMs: 100 }]);
+    const call = client.Bidi(md('ber'));
+    const outcome = collect(call);
+    call.write({ payload: 'x' });
+    const out = await outcome;
+    expect(out.error).toBeUndefined();
+    expect(out.responses.map((r) => r.payload)).toEqual(['x', 'x']);
+    expect(server.attempts('ber')[0]).toMatchObject({ halfClosed: false, responsesSent: 2, endedWith: 0 });
   });
 
   it('records a bidi attempt cancelled during the delay', async () => {

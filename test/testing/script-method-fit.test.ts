@@ -27,6 +27,9 @@ describe('scriptFitProblem', () => {
     expect(scriptFitProblem({ failOnFirstMessage: true }, SERVER_STREAM)).toBe(
       '"failOnFirstMessage" is for methods that stream requests (client streaming, bidi), and /p.S/M is server streaming: it would be ignored',
     );
+    expect(scriptFitProblem({ endBeforeHalfClose: true }, UNARY)).toBe(
+      '"endBeforeHalfClose" is for methods that stream requests (client streaming, bidi), and /p.S/M is unary: it would be ignored',
+    );
     expect(scriptFitProblem({ echo: true }, CLIENT_STREAM)).toBe(
       '"echo" is for bidi streaming methods, and /p.S/M is client streaming: it would be ignored',
     );
@@ -36,6 +39,7 @@ describe('scriptFitProblem', () => {
     expect(scriptFitProblem({ responses: 2 }, SERVER_STREAM)).toBeUndefined();
     expect(scriptFitProblem({ responses: 2, echo: true, failOnFirstMessage: true }, BIDI)).toBeUndefined();
     expect(scriptFitProblem({ failOnFirstMessage: true }, CLIENT_STREAM)).toBeUndefined();
+    expect(scriptFitProblem({ endBeforeHalfClose: true }, BIDI)).toBeUndefined();
     expect(scriptFitProblem({ echo: false, failOnFirstMessage: false, status: 14 }, UNARY)).toBeUndefined();
   });
 });

@@ -326,6 +326,7 @@ describe('an explicit undefined is the default, as a missing key is', () => {
           sendHeaders: true,
           responses: true,
           failOnFirstMessage: true,
+          endBeforeHalfClose: true,
           echo: true,
           response: true,
         }),
