@@ -4,7 +4,7 @@
  * versions), so a misspelled `methodConfigs` or `retryPolcy` leaves the calls it was meant for without retries, and
  * nothing fails. The interceptor reports these once, at creation; `check` reports every unknown field.
  */
-import { formatJsonPath } from './json-path.js';
+import { formatJsonPath, type JsonPath } from './json-path.js';
 import { parseJsonSource } from './json-source.js';
 import { findPatternNames } from './pattern-names.js';
 import type { ServiceConfig } from './types.js';
@@ -14,10 +14,15 @@ import { findUnknownFields, WIDENED_NAME } from './unknown-fields.js';
  * One line per likely mistake: an unknown field with a known one close to its name (a misspelling), and a config
  * that configures nothing the interceptor applies while holding unknown fields (not a service config at all, say),
  * and a method name that looks like a pattern or a path (`"pkg.*"`, `"/pkg.Service"`), which no call matches.
- * Empty when there is nothing to say.
+ * Empty when there is nothing to say. `placeOf` says where a path is written (` (at config.json:7:9)`), when the
+ * config was JSON text.
  * @internal
  */
-export function likelyConfigMistakes(input: string | object, parsed: ServiceConfig): string[] {
+export function likelyConfigMistakes(
+  input: string | object,
+  parsed: ServiceConfig,
+  placeOf: (path: JsonPath, target: 'key' | 'value') => string = () => '',
+): string[] {
   let root: unknown = input;
   if (typeof input === 'string') {
     const source = parseJsonSource(input);
@@ -31,11 +36,13 @@ export function likelyConfigMistakes(input: string | object, parsed: ServiceConf
     field.suggestion === undefined && !field.widensName && field.advice === undefined
       ? []
       : [
-          `the service config's ${formatJsonPath(field.path)} is not a service-config field${field.suggestion === undefined ? '' : ` (did you mean "${field.suggestion}"?)`}${field.widensName ? `: ${WIDENED_NAME}` : ''}${field.advice === undefined ? '' : `: ${field.advice}`}`,
+          `the service config's ${formatJsonPath(field.path)}${placeOf(field.path, 'key')} is not a service-config field${field.suggestion === undefined ? '' : ` (did you mean "${field.suggestion}"?)`}${field.widensName ? `: ${WIDENED_NAME}` : ''}${field.advice === undefined ? '' : `: ${field.advice}`}`,
         ],
   );
   for (const name of findPatternNames(root)) {
-    mistakes.push(`the service config's ${formatJsonPath(name.path)}: ${name.message}`);
+    mistakes.push(
+      `the service config's ${formatJsonPath(name.path)}${placeOf(name.path, 'value')}: ${name.message}`,
+    );
   }
   if (mistakes.length === 0 && unknown.length > 0 && parsed.methodConfig.length === 0) {
     const keys = [

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
 import { errorMessage } from '../util/error-message.js';
-import { parseServiceConfig } from './parse-service-config.js';
+import { parseServiceConfigFrom } from './parse-service-config.js';
 import { describeValue, isServiceConfigError, ServiceConfigError } from './service-config-error.js';
 import type { ServiceConfig } from './types.js';
 
@@ -66,7 +66,7 @@ function checkFileArgument(caller: string, file: unknown): void {
 
 function parseWithFile(text: string, file: string): ServiceConfig {
   try {
-    return parseServiceConfig(text);
+    return parseServiceConfigFrom(text, file);
   } catch (error) {
     if (isServiceConfigError(error)) {
       throw new ServiceConfigError(error.path, error.detail, {

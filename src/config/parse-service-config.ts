@@ -27,10 +27,18 @@ export { isNormalizedServiceConfig, NORMALIZED_SERVICE_CONFIG } from './normaliz
  *   of the syntax error (with path ``).
  */
 export function parseServiceConfig(input: string | object): ServiceConfig {
+  return parseServiceConfigFrom(input);
+}
+
+/**
+ * {@link parseServiceConfig}, with the file the text was read from, for the likely mistakes the interceptor
+ * reports later (`methodConfig[0].retryPolcy (at config.json:7:9)`). @internal
+ */
+export function parseServiceConfigFrom(input: string | object, file?: string): ServiceConfig {
   if (isNormalizedServiceConfig(input)) {
     return input;
   }
-  const result = validate(input, false);
+  const result = validate(input, false, file);
   if (result.config === undefined) {
     throw serviceConfigErrorOf(
       result.errors,

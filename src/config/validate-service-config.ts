@@ -61,7 +61,7 @@ export interface ValidationWithCause extends ServiceConfigValidation {
  * {@link validateServiceConfig}, optionally skipping the unknown-field search (the runtime does not need it).
  * @internal
  */
-export function validate(input: string | object, withWarnings: boolean): ValidationWithCause {
+export function validate(input: string | object, withWarnings: boolean, file?: string): ValidationWithCause {
   let root: unknown = input;
   let source: JsonSource | undefined;
   if (typeof input === 'string') {
@@ -79,6 +79,12 @@ export function validate(input: string | object, withWarnings: boolean): Validat
     }
     source = parsed;
     root = parsed.value;
+  }
+  const bytes = bytesKind(root);
+  if (bytes !== undefined) {
+    // A file read without an encoding: as an object, its bytes would read as fields "0", "1", ... of no config.
+    const message = `is ${bytes} (bytes), not a service config: decode it first (buffer.toString('utf8')) and pass the text, or read the file with loadServiceConfig(file)`;
+    return { config: undefined, errors: [{ path: '', message }], warnings: [] };
   }
   if (typeof (root as { then?: unknown } | null)?.then === 'function') {
     // A forgotten `await`: a Promise has no fields, so it would read as a config that configures nothing.
@@ -132,7 +138,11 @@ export function validate(input: string | object, withWarnings: boolean): Validat
         ? undefined
         : brandConfig(config, {
             raw: source === undefined ? jsonCopy(root) : root,
-            mistakes: likelyConfigMistakes(root as object, config),
+            mistakes: likelyConfigMistakes(
+              root as object,
+              config,
+              source === undefined ? undefined : placeIn(source, file),
+            ),
           }),
     errors,
     warnings,
@@ -150,6 +160,14 @@ function issue(
   }
   const { line, column } = source.locate(path, target);
   return { path: formatJsonPath(path), message, line, column };
+}
+
+/** Where a path of JSON text is written, for a warning: ` (at file:line:column)`, or the line and column alone. */
+function placeIn(source: JsonSource, file: string | undefined) {
+  return (path: JsonPath, target: 'key' | 'value'): string => {
+    const { line, column } = source.locate(path, target);
+    return file === undefined ? ` (at line ${line}, column ${column})` : ` (at ${file}:${line}:${column})`;
+  };
 }
 
 /** A key written twice in one object, located at its last occurrence (the one that counts). */
@@ -200,4 +218,16 @@ function hasField(root: unknown, path: JsonPath, key: string): boolean {
     value = (value as Record<string | number, unknown> | null | undefined)?.[step];
   }
   return typeof value === 'object' && value !== null && Object.hasOwn(value, key);
+}
+
+/** `a Buffer`, `a Uint8Array`, `an ArrayBuffer`...: what bytes `value` is, or undefined when it is not bytes. */
+function bytesKind(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null) {
+    return undefined;
+  }
+  if (!ArrayBuffer.isView(value) && !(value instanceof ArrayBuffer)) {
+    return undefined;
+  }
+  const name = Buffer.isBuffer(value) ? 'Buffer' : (value.constructor?.name ?? 'ArrayBuffer view');
+  return `${/^[AEIO]/.test(name) ? 'an' : 'a'} ${name}`;
 }

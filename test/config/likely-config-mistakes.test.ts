@@ -1,5 +1,9 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { likelyConfigMistakes } from '../../src/config/likely-config-mistakes.js';
+import { loadServiceConfig } from '../../src/config/load-service-config.js';
 import { parseServiceConfig } from '../../src/config/parse-service-config.js';
 import { validateServiceConfig } from '../../src/config/validate-service-config.js';
 import { createRetryInterceptor } from '../../src/retry/retry-interceptor.js';
@@ -108,6 +112,43 @@ describe('createRetryInterceptor reports them once, at creation', () => {
         code: 'GRPC_RETRY_HEDGING_CONFIG_FIELD',
       },
     ]);
+  });
+});
+
+describe('where the mistake is written', () => {
+  const original = process.emitWarning;
+  afterEach(() => {
+    process.emitWarning = original;
+  });
+
+  it('names the file, line and column of a config loaded from a file, and the line and column of JSON text', () => {
+    const emitted: string[] = [];
+    process.emitWarning = ((message: string | Error) => {
+      emitted.push(String(message));
+    }) as typeof process.emitWarning;
+    const dir = mkdtempSync(join(tmpdir(), 'grh-mistakes-'));
+    try {
+      const text =
+        '{\n  "methodConfig": [{\n    "name": [{ "service": "a.B" }],\n    "retryPolcy": {},\n    "name2": [{ "service": "a.*" }]\n  }]\n}\n';
+      const file = join(dir, 'service-config.json');
+      writeFileSync(file, text);
+      createRetryInterceptor(loadServiceConfig(file));
+      createRetryInterceptor(text);
+      createRetryInterceptor(JSON.parse(text) as object);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    expect(emitted).toHaveLength(3);
+    expect(emitted[0]).toContain(
+      `the service config's methodConfig[0].retryPolcy (at ${join(dir, 'service-config.json')}:4:5) is not a service-config field (did you mean "retryPolicy"?)`,
+    );
+    expect(emitted[1]).toContain(
+      `the service config's methodConfig[0].retryPolcy (at line 4, column 5) is not a service-config field`,
+    );
+    // A config object has no text to point into.
+    expect(emitted[2]).toContain(
+      `the service config's methodConfig[0].retryPolcy is not a service-config field`,
+    );
   });
 });
 
