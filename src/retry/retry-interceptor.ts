@@ -114,7 +114,7 @@ export function createRetryInterceptor(
       'GRPC_RETRY_HEDGING_NESTED_RETRIES',
     ),
     onChannelRetries: warnOnce(
-      "grpc-retry-hedging: an attempt came back with grpc-previous-rpc-attempts set under the retry interceptor (in its headers or trailers, whether those retries failed or succeeded), so another retry layer runs inside this one and retries each of its attempts again: the attempts multiply. Most often it is grpc-js's own retries (a retryPolicy or hedgingPolicy left in the channel's 'grpc.service_config'): build that with createChannelOptions(config), which leaves the retry and hedging policies to the interceptor, or turn the channel's retries off with 'grpc.enable_retries': 0. (Or a second retry interceptor after this one, which reports GRPC_RETRY_HEDGING_NESTED_RETRIES: attach one per call path.)",
+      "grpc-retry-hedging: an attempt came back with grpc-previous-rpc-attempts set under the retry interceptor (in its headers or trailers, whether those retries failed or succeeded), so another retry layer runs inside this one and retries each of its attempts again: the attempts multiply. It is one of two: a second retry interceptor after this one (the same interceptor listed twice, or one on the client and one on its channel; it then reports GRPC_RETRY_HEDGING_NESTED_RETRIES too): attach one per call path; or grpc-js's own retries (a retryPolicy or hedgingPolicy left in the channel's 'grpc.service_config'): build that with createChannelOptions(config), which leaves the retry and hedging policies to the interceptor, or turn the channel's retries off with 'grpc.enable_retries': 0.",
       'GRPC_RETRY_HEDGING_CHANNEL_RETRIES',
     ),
     onRequestChanged: warnOnce(
