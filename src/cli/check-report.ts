@@ -22,6 +22,7 @@ import type {
 import { findHedgingBehindPickFirst } from '../lb/hedging-lb-warning.js';
 import { unknownPoliciesWarning } from '../lb/lb-policy-names.js';
 import { cappedBackoffMs, type JitterStrategy, maxBackoffMs } from '../retry/backoff.js';
+import { closestName } from '../util/closest-name.js';
 import { formatMethodName } from './format.js';
 import { findIneffectivePolicies, findTokenRatioPrecision } from './ineffective-policies.js';
 import type { ProtoServices } from './proto-services.js';
@@ -467,7 +468,9 @@ function nameProblem(name: MethodName, services: ProtoServices): string | undefi
   if (name.method === undefined || methods.has(name.method)) {
     return undefined;
   }
-  const hint = [...methods].find((m) => m.toLowerCase() === name.method?.toLowerCase());
+  const hint =
+    [...methods].find((m) => m.toLowerCase() === name.method?.toLowerCase()) ??
+    closestName(name.method, methods);
   const suffix = hint !== undefined ? `did you mean ${hint}?` : `its methods are ${[...methods].join(', ')}`;
   return `${formatMethodName(name)} matches no method: service ${name.service} has no method "${name.method}"; ${suffix}`;
 }
@@ -476,10 +479,12 @@ function unknownServiceMessage(name: MethodName, services: ProtoServices): strin
   const service = name.service ?? '';
   const base = `${formatMethodName(name)} matches nothing: no service "${service}" in the protos`;
   const simpleName = lastSegment(service).toLowerCase();
-  const candidates = [...services.keys()].filter(
+  const sameName = [...services.keys()].filter(
     (known) =>
       lastSegment(known).toLowerCase() === simpleName || known.toLowerCase() === service.toLowerCase(),
   );
+  const misspelt = sameName.length === 0 ? closestName(service, services.keys()) : undefined;
+  const candidates = misspelt === undefined ? sameName : [misspelt];
   if (candidates.length === 0) {
     return `${base} (known services: ${[...services.keys()].join(', ') || 'none'})`;
   }

@@ -184,7 +184,10 @@ function readMethodConfigEntry(
   const hasRetry = isPresent(entry.retryPolicy);
   const hasHedging = isPresent(entry.hedgingPolicy);
   if (hasRetry && hasHedging) {
-    problems.add(path, 'must not have both retryPolicy and hedgingPolicy');
+    problems.add(
+      path,
+      'must not have both retryPolicy and hedgingPolicy: a method runs under one policy; give the methods that should hedge an entry of their own (the most specific name wins)',
+    );
   }
   const retryPolicy = hasRetry
     ? readRetryPolicy(entry.retryPolicy, [...path, 'retryPolicy'], problems)

@@ -32,8 +32,8 @@ export function locateProtoFile(
       return { path: candidate };
     }
   }
-  const where =
-    includeDirs.length === 0 ? 'the working directory' : `the working directory or ${includeDirs.join(', ')}`;
+  const cwd = `the working directory (${process.cwd()})`;
+  const where = includeDirs.length === 0 ? cwd : `${cwd} or ${includeDirs.join(', ')}`;
   const under = directoryHolding(file);
   const hint =
     under === undefined

@@ -147,6 +147,7 @@ describe('check: --proto', () => {
         methodConfig: [
           { name: [{}, { service: SERVICE, method: 'unary' }, { service: SERVICE, method: 'Nope' }] },
           { name: [{ service: 'other.Thing' }, { service: SERVICE, method: 'Bidi' }] },
+          { name: [{ service: SERVICE, method: 'Unray' }, { service: `${SERVICE}s` }] },
         ],
       }),
     );
@@ -156,10 +157,15 @@ describe('check: --proto', () => {
       'methodConfig[0].name[1]',
       'methodConfig[0].name[2]',
       'methodConfig[1].name[0]',
+      'methodConfig[2].name[0]',
+      'methodConfig[2].name[1]',
     ]);
     expect(report.warnings[0]?.message).toContain('did you mean Unary?');
     expect(report.warnings[1]?.message).toContain('its methods are Unary, ServerStream, ClientStream, Bidi');
     expect(report.warnings[2]?.message).toContain(`known services: ${SERVICE}`);
+    // Misspellings: a letter swapped in a method, one added to a service.
+    expect(report.warnings[3]?.message).toContain('did you mean Unary?');
+    expect(report.warnings[4]?.message).toContain(`did you mean ${SERVICE}?`);
   });
 
   it('checks the names of a config that does not validate too, where they are well-formed', async () => {
@@ -204,7 +210,7 @@ describe('check: --proto', () => {
     expect(run.code).toBe(1);
     expect(run.stdout).toBe('');
     expect(run.stderr).toBe(
-      'check: cannot read the proto file protos/missing.proto: not found in the working directory\n',
+      `check: cannot read the proto file protos/missing.proto: not found in the working directory (${process.cwd()})\n`,
     );
   });
 });
@@ -379,7 +385,10 @@ describe('check: file-system errors', () => {
     const report = JSON.parse(run.stdout) as CheckReport;
     expect(report.status).toBe('io-error');
     expect(report.errors).toEqual([
-      { path: '', message: 'cannot read the proto file nope.proto: not found in the working directory' },
+      {
+        path: '',
+        message: `cannot read the proto file nope.proto: not found in the working directory (${process.cwd()})`,
+      },
     ]);
   });
 

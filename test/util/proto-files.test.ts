@@ -28,8 +28,7 @@ describe('locateProtoFile', () => {
   it('names the include directory left out when the file is below the working directory', () => {
     workdir(['protos/acme/billing.proto', 'node_modules/x/acme/billing.proto']);
     expect(locateProtoFile('acme/billing.proto', [])).toEqual({
-      problem:
-        'not found in the working directory; it is under protos: add that directory to the include directories (-I protos on the command line, includeDirs: ["protos"] in code)',
+      problem: `not found in the working directory (${process.cwd()}); it is under protos: add that directory to the include directories (-I protos on the command line, includeDirs: ["protos"] in code)`,
     });
   });
 
@@ -39,7 +38,9 @@ describe('locateProtoFile', () => {
       problem: expect.stringContaining('; it is under a/b/c: add that directory'),
     });
     for (const file of ['only.proto', 'hidden.proto', 'too-deep.proto', 'none.proto']) {
-      expect(locateProtoFile(file, [])).toEqual({ problem: 'not found in the working directory' });
+      expect(locateProtoFile(file, [])).toEqual({
+        problem: `not found in the working directory (${process.cwd()})`,
+      });
     }
   });
 
