@@ -85,6 +85,12 @@ export class FlakyCluster {
     private readonly maxRecorded: number,
     maxCallIds: number,
   ) {
+    if (!Array.isArray(replicas)) {
+      // Private in TypeScript only: from JavaScript, `new FlakyCluster()` would make a cluster with no replicas.
+      throw new TypeError(
+        'FlakyCluster: start one with `await FlakyCluster.start(scripts, options)`; the constructor is not public',
+      );
+    }
     this.attemptsByCallId = new CallIdCounters(maxCallIds);
   }
 

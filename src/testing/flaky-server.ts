@@ -114,6 +114,12 @@ export class FlakyServer {
     port: number,
     private readonly options: CheckedFlakyServerOptions,
   ) {
+    if (options === undefined) {
+      // Private in TypeScript only: from JavaScript, `new FlakyServer()` would make a server that is not there.
+      throw new TypeError(
+        'FlakyServer: start one with `await FlakyServer.start(options)`; the constructor is not public',
+      );
+    }
     this.port = port;
     this.address = formatHostPort(options.host, port);
     this.log = new AttemptLog(options.requestIds, options.maxRecordedAttempts, {
@@ -324,6 +330,11 @@ export class FlakyServer {
    * their `requests`. Attempts sent without a call id are under `""`.
    */
   attempts<Request = unknown>(callId: string): readonly RecordedAttempt<Request>[] {
+    if (typeof callId !== 'string') {
+      throw new TypeError(
+        `FlakyServer.attempts: callId must be a string ("" for attempts sent without one), got ${describeValue(callId)}${wrongTypeHint(callId, 'string')}`,
+      );
+    }
     return this.log.attempts(callId) as RecordedAttempt<Request>[];
   }
 
@@ -387,8 +398,9 @@ export class FlakyServer {
     try {
       await this.waitFor(() => this.attempts(callId).length >= count, timeoutMs);
     } catch {
+      const stopped = this.stopping === undefined ? '' : ' (the server was stopped)';
       throw new Error(
-        `FlakyServer.waitForAttempts: call id "${callId}" has ${this.attempts(callId).length} of ${count} attempts after ${timeoutMs} ms`,
+        `FlakyServer.waitForAttempts: call id "${callId}" has ${this.attempts(callId).length} of ${count} attempts after ${timeoutMs} ms${stopped}`,
       );
     }
     return this.attempts(callId);
@@ -413,11 +425,21 @@ export class FlakyServer {
     const deadline = Date.now() + timeoutMs;
     return new Promise<void>((resolve, reject) => {
       const check = (): void => {
-        let ok: boolean;
+        let ok: unknown;
         try {
           ok = predicate();
         } catch (err) {
           reject(err);
+          return;
+        }
+        if (typeof ok !== 'boolean') {
+          // An async predicate gives a Promise, which is truthy: the wait would end at once, whatever it says.
+          const thenable = typeof (ok as { then?: unknown } | null)?.then === 'function';
+          reject(
+            new TypeError(
+              `FlakyServer.waitFor: predicate must return true or false, got ${thenable ? 'a Promise (an async function is not waited on: check a value the server records instead)' : describeValue(ok)}`,
+            ),
+          );
           return;
         }
         if (ok) {
@@ -437,6 +459,14 @@ export class FlakyServer {
    * Idempotent: later calls return the same promise.
    */
   stop(graceMs = 200): Promise<void> {
+    if (typeof graceMs !== 'number' || !Number.isFinite(graceMs) || graceMs < 0 || graceMs > MAX_GRACE_MS) {
+      const Problem = typeof graceMs === 'number' && !Number.isNaN(graceMs) ? RangeError : TypeError;
+      return Promise.reject(
+        new Problem(
+          `FlakyServer.stop: graceMs must be a number of ms from 0 to ${MAX_GRACE_MS} (forceStop() cancels at once), got ${describeValue(graceMs)}${wrongTypeHint(graceMs, 'number')}`,
+        ),
+      );
+    }
     if (this.stopping === undefined) {
       this.stopping = new Promise<void>((resolve) => {
         let settled = false;
@@ -814,6 +844,9 @@ export class FlakyServer {
     });
   }
 }
+
+/** The longest grace `stop` takes: what a Node timer can wait (about 24.8 days). */
+const MAX_GRACE_MS = 2 ** 31 - 1;
 
 /** A call id given to `method`: a non-empty string (the `x-flaky-call-id` a client sends), else a TypeError. */
 function checkCallIdArgument(method: string, callId: unknown): void {

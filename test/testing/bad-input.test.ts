@@ -88,9 +88,78 @@ describe('FlakyServer.waitFor and waitForAttempts', () => {
     );
   });
 
+  it('waitFor refuses a predicate that gives no boolean: an async one would end the wait at once', async () => {
+    await expect(
+      settlesWithin(
+        server.waitFor(
+          js(async () => false),
+          300,
+        ),
+      ),
+    ).rejects.toThrow(
+      'FlakyServer.waitFor: predicate must return true or false, got a Promise (an async function is not waited on',
+    );
+    await expect(
+      settlesWithin(
+        server.waitFor(
+          js(() => 1),
+          300,
+        ),
+      ),
+    ).rejects.toThrow('FlakyServer.waitFor: predicate must return true or false, got 1');
+  });
+
+  it('attempts refuses a call id that is not a string, as script does', () => {
+    expect(() => server.attempts(js(5))).toThrow(
+      'FlakyServer.attempts: callId must be a string ("" for attempts sent without one), got 5',
+    );
+  });
+
   it('still waits with a good timeout, and 0 checks once', async () => {
     await expect(server.waitFor(() => true, 0)).resolves.toBeUndefined();
     await expect(server.waitFor(() => false, 0)).rejects.toThrow('condition not met within 0 ms');
+  });
+});
+
+describe('FlakyServer and FlakyCluster made or stopped wrongly', () => {
+  it('new FlakyServer() and new FlakyCluster() say to use start()', () => {
+    const Server = FlakyServer as unknown as new () => unknown;
+    const Cluster = FlakyCluster as unknown as new () => unknown;
+    expect(() => new Server()).toThrow(
+      'FlakyServer: start one with `await FlakyServer.start(options)`; the constructor is not public',
+    );
+    expect(() => new Cluster()).toThrow(
+      'FlakyCluster: start one with `await FlakyCluster.start(scripts, options)`; the constructor is not public',
+    );
+  });
+
+  it.each<[unknown, string]>([
+    [Number.POSITIVE_INFINITY, 'RangeError'],
+    [Number.NaN, 'TypeError'],
+    [-1, 'RangeError'],
+    ['5000', 'TypeError'],
+    [{ graceMs: 50 }, 'TypeError'],
+  ])('stop refuses the grace %o and leaves the server running', async (grace, kind) => {
+    const own = await FlakyServer.start();
+    try {
+      const error = await own.stop(js(grace)).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(kind === 'RangeError' ? RangeError : TypeError);
+      expect(String(error)).toContain(
+        'FlakyServer.stop: graceMs must be a number of ms from 0 to 2147483647',
+      );
+      // Still serving: a good stop afterwards works.
+      expect(own.activeAttempts()).toBe(0);
+    } finally {
+      await own.stop();
+    }
+  });
+
+  it('waitForAttempts on a stopped server says it was stopped', async () => {
+    const own = await FlakyServer.start();
+    await own.stop();
+    await expect(own.waitForAttempts('c', 1, 20)).rejects.toThrow(
+      'FlakyServer.waitForAttempts: call id "c" has 0 of 1 attempts after 20 ms (the server was stopped)',
+    );
   });
 });
 
