@@ -5,7 +5,7 @@
 import { dirname, resolve } from 'node:path';
 import { loadSync, type PackageDefinition } from '@grpc/proto-loader';
 import type { ProtoMethod } from '../config/idempotency.js';
-import { listMethodIdempotency } from '../idempotency/idempotency-level.js';
+import { anyMethodsOf } from '../idempotency/idempotency-level.js';
 import { errorMessage } from '../util/error-message.js';
 import { locateProtoFile, missingIncludeDir } from '../util/proto-files.js';
 import { loadWithWarningsFolded } from '../util/proto-load-warnings.js';
@@ -99,7 +99,8 @@ function collect(
   services: Map<string, Set<string>>,
   methods: ProtoMethod[],
 ): void {
-  for (const { service, method, level } of listMethodIdempotency(definition)) {
+  // A file may hold messages only (imported by the others): no service is no error here.
+  for (const { service, method, level } of anyMethodsOf(definition, 'listMethodIdempotency')) {
     const known = services.get(service) ?? new Set<string>();
     services.set(service, known);
     if (!known.has(method)) {

@@ -1,6 +1,11 @@
 import { type Clock, systemClock } from '../shared/clock.js';
 import type { HedgeDelaySource, HedgingDelayChoice } from '../shared/hedge-delay-source.js';
-import { checkClock, describeValue } from '../util/option-checks.js';
+import {
+  checkClock,
+  checkFunctionArgument,
+  checkNumberArgument,
+  describeValue,
+} from '../util/option-checks.js';
 import {
   type AdaptiveHedgingOptions,
   type ResolvedAdaptiveHedgingOptions,
@@ -100,8 +105,10 @@ export class AdaptiveHedging implements HedgeDelaySource {
   /**
    * The delay before the next hedge of a call to `method`: the method's adaptive delay once a call to it has been
    * recorded, otherwise `configuredDelayMs` (the policy's hedgingDelay).
+   * @throws TypeError/RangeError when `configuredDelayMs` is not a finite number of ms, 0 or more.
    */
   delayFor(method: string, configuredDelayMs: number): HedgingDelayChoice {
+    checkNumberArgument('AdaptiveHedging.delayFor', 'configuredDelayMs', configuredDelayMs, DELAY_MS_RULE);
     const state = this.methods.get(method);
     if (state !== undefined) {
       return { delayMs: state.tracker.delayMs, adaptive: true };
@@ -117,8 +124,10 @@ export class AdaptiveHedging implements HedgeDelaySource {
    * delay down. Non-finite or negative values are ignored, and so is a superseded attempt that had not outlived
    * its delay (it tells nothing). Whatever it records, the call answered: hedges of the method held behind a stall
    * are released ({@link answered}).
+   * @throws TypeError when `method` is not a string (it keys the method's delay).
    */
   recordOutcome(method: string, delayUsedMs: number, latencyMs: number, superseded = false): void {
+    checkMethodArgument('AdaptiveHedging.recordOutcome', method);
     this.answered(method);
     if (
       !(latencyMs >= 0) ||
@@ -188,6 +197,7 @@ export class AdaptiveHedging implements HedgeDelaySource {
    * For the engine. @internal
    */
   whenAnswered(method: string, release: () => void): () => void {
+    checkFunctionArgument('AdaptiveHedging.whenAnswered', 'release', release);
     return this.stallOf(method).untilAnswer(release);
   }
 
@@ -253,6 +263,18 @@ export class AdaptiveHedging implements HedgeDelaySource {
       p95: snapshot.quantile(0.95),
       p99: snapshot.quantile(0.99),
     };
+  }
+}
+
+/** A delay given to {@link AdaptiveHedging.delayFor}: finite ms, 0 or more. */
+const DELAY_MS_RULE = { min: 0, unit: 'ms' } as const;
+
+/** A method path argument: the key of the method's state, so a string. */
+function checkMethodArgument(fn: string, method: unknown): void {
+  if (typeof method !== 'string') {
+    throw new TypeError(
+      `${fn}: method must be a method path such as "/pkg.Service/Method", got ${describeValue(method)}`,
+    );
   }
 }
 

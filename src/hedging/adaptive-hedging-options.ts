@@ -166,7 +166,13 @@ export function resolveHedgeBudgetOptions(path: string, options: unknown): Resol
   if (options !== undefined && (typeof options !== 'object' || options === null || Array.isArray(options))) {
     throw new TypeError(`${path} must be an object, true or false, got ${describeValue(options)}`);
   }
-  const o = checkOptions(path, options, HEDGE_BUDGET_KEYS);
+  const o = checkOptions(
+    path,
+    options,
+    HEDGE_BUDGET_KEYS,
+    undefined,
+    `it takes the budget's options (${HEDGE_BUDGET_KEYS.join(', ')}), not an instance: adaptive hedging makes its own budget`,
+  );
   return {
     minPerSecond: checkNumber(path, 'minPerSecond', o.minPerSecond, DEFAULT_HEDGE_BUDGET_MIN_PER_SECOND, {
       min: 0,

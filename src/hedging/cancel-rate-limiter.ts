@@ -1,6 +1,6 @@
 import type { CancelLimiter } from '../shared/cancel-limiter.js';
 import { type Clock, systemClock, type TimerHandle } from '../shared/clock.js';
-import { checkClock, checkNumber, checkOptions } from '../util/option-checks.js';
+import { checkClock, checkFunctionArgument, checkNumber, checkOptions } from '../util/option-checks.js';
 
 /**
  * Default sustained rate of attempt cancellations, per second. Node.js's HTTP/2 server (nghttp2 1.61 in Node 20)
@@ -138,8 +138,10 @@ export class CancelRateLimiter implements CancelLimiter {
    * Runs `cancel` as soon as the limit allows one more cancellation (spending it), in the order asked: a loser left
    * running is cancelled once the rate lets it, rather than only at its cap. Returns a function that withdraws the
    * request (the loser ended meanwhile).
+   * @throws TypeError when `cancel` is not a function (it would otherwise fail later, in a timer).
    */
   whenAllowed(cancel: () => void): () => void {
+    checkFunctionArgument('CancelRateLimiter.whenAllowed', 'cancel', cancel);
     const entry: { cancel: (() => void) | undefined; live: boolean } = { cancel, live: true };
     this.waiting.push(entry);
     this.live += 1;

@@ -1,7 +1,7 @@
 import type { Clock } from '../shared/clock.js';
 import { systemClock } from '../shared/clock.js';
 import type { GatedAttemptKind, RetryGate } from '../shared/retry-gate.js';
-import { RetryBudget } from '../throttle/retry-budget.js';
+import { RetryBudget, WHOLE_RETRIES_ONLY } from '../throttle/retry-budget.js';
 import { checkClock, checkNumber, checkOptions } from '../util/option-checks.js';
 import {
   DEFAULT_ADAPTIVE_HEDGING_MAX_EXTRA_LOAD,
@@ -14,7 +14,7 @@ import {
  * The hedge budget sends only whole hedges: a random number of 1 never falls under the fraction of a hedge held,
  * so it holds hedges to a hard cap (its floor absorbs chance; see DEFAULT_HEDGE_BUDGET_MIN_PER_SECOND).
  */
-const WHOLE_HEDGES_ONLY = (): number => 1;
+const WHOLE_HEDGES_ONLY = WHOLE_RETRIES_ONLY;
 
 /** Options of {@link HedgeBudget}. */
 export interface HedgeBudgetConstructorOptions extends HedgeBudgetOptions {

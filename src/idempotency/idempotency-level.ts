@@ -4,6 +4,7 @@
  */
 import type { PackageDefinition } from '@grpc/proto-loader';
 import { type IdempotencyLevel, parseIdempotencyLevel } from '../config/idempotency.js';
+import { instanceClassName, isThenable } from '../util/option-checks.js';
 
 export type { IdempotencyLevel };
 
@@ -67,15 +68,44 @@ export interface GrpcObjectSource {
  * Lists every method of every service in `source` with its idempotency level, services and methods in the order
  * the source holds them.
  *
- * @throws TypeError when `source` is not loaded protos (a file name, say), or a method holds an idempotency level
- *   that is not one of the three.
+ * @throws TypeError when `source` is not loaded protos (a file name, a Promise, a client instance, say), holds no
+ *   service, or a method holds an idempotency level that is not one of the three.
  */
 export function listMethodIdempotency(source: ProtoSource): ProtoMethodIdempotency[] {
   return methodsOf(source, 'listMethodIdempotency');
 }
 
-/** {@link listMethodIdempotency}, its errors naming `caller` (the public function the user called). */
-export function methodsOf(source: unknown, caller: string): ProtoMethodIdempotency[] {
+/**
+ * {@link listMethodIdempotency}, its errors naming `caller` (the public function the user called): what the
+ * source holds must be a service or more, as anything else (a Promise, `{}`, a client) holds none.
+ * @param noService What it means that there is none, for the error (`so no method would get a policy`).
+ */
+export function methodsOf(source: unknown, caller: string, noService?: string): ProtoMethodIdempotency[] {
+  const found = anyMethodsOf(source, caller);
+  if (found.length === 0) {
+    throw new TypeError(
+      `${caller}: the loaded protos hold no service${noService === undefined ? '' : `, ${noService}`} (pass the PackageDefinition of the files that declare the services)`,
+    );
+  }
+  return found;
+}
+
+/**
+ * The methods of `source`, none when it holds no service (a file of messages only, as the CLI loads each file).
+ * @internal
+ */
+export function anyMethodsOf(source: unknown, caller: string): ProtoMethodIdempotency[] {
+  // (A `then` that is a client constructor is a service named `then`, in protos without a package.)
+  if (isThenable(source) && (source.then as { service?: unknown }).service === undefined) {
+    throw new TypeError(
+      `${caller}: expected loaded protos, got a Promise; await protoLoader.load(...) first, or use protoLoader.loadSync(...)`,
+    );
+  }
+  if (isGrpcClient(source)) {
+    throw new TypeError(
+      `${caller}: expected loaded protos, got a grpc-js client (of ${clientServiceName(source)}); pass its class (the service's client constructor) or the PackageDefinition it was made from`,
+    );
+  }
   if (isProtobufjsObject(source)) {
     const out: ProtoMethodIdempotency[] = [];
     collectProtobufjs(source, out, caller);
@@ -101,6 +131,27 @@ export function methodsOf(source: unknown, caller: string): ProtoMethodIdempoten
   const out: ProtoMethodIdempotency[] = [];
   collectDefinitions(source as Record<string, unknown>, out, caller, new Set());
   return out;
+}
+
+/** A grpc-js client instance (its methods are on its prototype, its definition on its class). */
+function isGrpcClient(value: unknown): value is object {
+  if (typeof value !== 'object' || value === null) {
+    return false;
+  }
+  const v = value as Record<string, unknown>;
+  return (
+    typeof v.getChannel === 'function' &&
+    typeof v.waitForReady === 'function' &&
+    typeof v.close === 'function'
+  );
+}
+
+/** The service a client instance calls (`Catalog`), as its class names it, or its class's name. */
+function clientServiceName(client: object): string {
+  const serviceName = (client.constructor as { serviceName?: unknown } | undefined)?.serviceName;
+  return typeof serviceName === 'string'
+    ? `the service ${serviceName}`
+    : (instanceClassName(client) ?? 'a service');
 }
 
 function describe(value: unknown): string {

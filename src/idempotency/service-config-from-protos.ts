@@ -111,12 +111,7 @@ export function serviceConfigFromProtos(
     byLevel.set(level, policy);
   }
 
-  const found = methodsOf(source, 'serviceConfigFromProtos');
-  if (found.length === 0) {
-    throw new TypeError(
-      'serviceConfigFromProtos: the loaded protos hold no service, so no method would get a policy (pass the PackageDefinition of the files that declare the services)',
-    );
-  }
+  const found = methodsOf(source, 'serviceConfigFromProtos', 'so no method would get a policy');
   const methods = found.filter(policies.include ?? (() => true));
   const methodConfig: MethodConfigJson[] = [];
   for (const [level] of LEVEL_KEYS) {

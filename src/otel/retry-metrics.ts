@@ -45,7 +45,7 @@ export const DELAY_BUCKET_BOUNDARIES: readonly number[] = Object.freeze([
 
 /** Options of {@link createRetryMetrics}. */
 export interface RetryMetricsOptions {
-  /** Meter to create the instruments on. Takes precedence over `meterProvider`. */
+  /** Meter to create the instruments on. Not with `meterProvider` (give one of them). */
   meter?: Meter | undefined;
   /**
    * Provider to get the `grpc-retry-hedging` meter from. Default: the global one (`metrics.getMeterProvider()`),
@@ -106,6 +106,11 @@ function checkOptions(options: RetryMetricsOptions): void {
   }
   if (meterProvider !== undefined && typeof meterProvider?.getMeter !== 'function') {
     throw new TypeError('createRetryMetrics: options.meterProvider must be an OpenTelemetry MeterProvider');
+  }
+  if (meter !== undefined && meterProvider !== undefined) {
+    throw new TypeError(
+      'createRetryMetrics: options.meter and options.meterProvider are both given; give one: the meter to record on, or the provider to get it from',
+    );
   }
   if (target !== undefined && typeof target !== 'string') {
     throw new TypeError('createRetryMetrics: options.target must be a string');

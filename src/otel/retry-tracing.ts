@@ -109,7 +109,7 @@ export const RETRY_SPAN_EVENTS = Object.freeze({
 
 /** Options of {@link createRetryTracing}. */
 export interface RetryTracingOptions {
-  /** Tracer to create the spans with. Takes precedence over `tracerProvider`. */
+  /** Tracer to create the spans with. Not with `tracerProvider` (give one of them). */
   tracer?: Tracer | undefined;
   /**
    * Provider to get the `grpc-retry-hedging` tracer from. Default: the global one, looked up at every call start
@@ -182,6 +182,11 @@ function checkOptions(options: RetryTracingOptions): void {
   }
   if (tracerProvider !== undefined && typeof tracerProvider?.getTracer !== 'function') {
     throw new TypeError('createRetryTracing: options.tracerProvider must be an OpenTelemetry TracerProvider');
+  }
+  if (tracer !== undefined && tracerProvider !== undefined) {
+    throw new TypeError(
+      'createRetryTracing: options.tracer and options.tracerProvider are both given; give one: the tracer to create spans with, or the provider to get it from',
+    );
   }
   if (propagator !== undefined && typeof propagator?.inject !== 'function') {
     throw new TypeError('createRetryTracing: options.propagator must be an OpenTelemetry TextMapPropagator');

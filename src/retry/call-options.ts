@@ -1,8 +1,9 @@
-import type { CallOptions } from '@grpc/grpc-js';
+import { type CallOptions, Metadata } from '@grpc/grpc-js';
 import { parseCallPolicy } from '../config/parse-service-config.js';
 import type { HedgingPolicyJson, RetryPolicyJson } from '../config/service-config-json.js';
 import type { CallPolicy } from '../config/types.js';
-import { checkBoolean, checkOptions, describeValue } from '../util/option-checks.js';
+import { checkBoolean, checkOptions, describeValue, isThenable } from '../util/option-checks.js';
+import { wrongTypeHint } from '../util/wrong-type-hint.js';
 import { checkCallPolicy, isCallPolicyForm } from './call-policy-check.js';
 import type { RetryEvent, RetryEventListener } from './events.js';
 import { chainListeners, listenerOf } from './interceptor-options.js';
@@ -63,19 +64,15 @@ const PATH = 'withRetryOptions: options';
  * @param callOptions Ordinary grpc-js call options to keep (deadline, credentials, ...).
  * @returns A new call options object; `callOptions` is not modified.
  * @throws ServiceConfigError (path `policy...`) when the policy override is invalid; TypeError for other bad input,
- *   including `enabled: false` together with a policy, which would never be read.
+ *   including `enabled: false` together with a policy, which would never be read, a Promise for either argument,
+ *   a grpc.Metadata as `callOptions`, and a `deadline` that is not a Date or a number.
  */
 export function withRetryOptions(retry: CallRetryOptions, callOptions: CallOptions = {}): CallOptions {
   if (retry === undefined) {
     throw new TypeError(`${PATH} must be an object such as { enabled: false }, got nothing`);
   }
   checkOptions(PATH, retry, KNOWN_KEYS);
-  // null was taken as no call options before, and still is.
-  if (callOptions !== null && (typeof callOptions !== 'object' || Array.isArray(callOptions))) {
-    throw new TypeError(
-      `withRetryOptions: callOptions must be grpc-js call options (an object such as { deadline }), got ${describeValue(callOptions)}`,
-    );
-  }
+  checkCallOptions(callOptions);
   const enabled = checkBoolean(PATH, 'enabled', retry.enabled, true);
   if (!enabled && retry.policy !== undefined) {
     throw new TypeError(
@@ -99,6 +96,56 @@ export function withRetryOptions(retry: CallRetryOptions, callOptions: CallOptio
           onEvent: chainListeners(earlier.onEvent, onEvent),
         };
   return { ...callOptions, [CALL_RETRY_OPTIONS]: resolved } as CallOptions;
+}
+
+/** What `callOptions` must be, for its errors. */
+const CALL_OPTIONS =
+  'withRetryOptions: callOptions must be grpc-js call options (an object such as { deadline })';
+
+/**
+ * `callOptions` is grpc-js call options or null (taken as none, as it was before): not a Promise, not the call's
+ * Metadata (the argument before it), and with a deadline grpc-js can read.
+ */
+function checkCallOptions(callOptions: unknown): void {
+  if (callOptions === null) {
+    return;
+  }
+  if (isThenable(callOptions)) {
+    throw new TypeError(`${CALL_OPTIONS}, got a Promise; await it and pass what it resolves to`);
+  }
+  if (typeof callOptions !== 'object' || Array.isArray(callOptions)) {
+    throw new TypeError(`${CALL_OPTIONS}, got ${describeValue(callOptions)}`);
+  }
+  if (isMetadata(callOptions)) {
+    throw new TypeError(
+      `${CALL_OPTIONS}, got a grpc.Metadata; the metadata is an argument of its own, before the call options: client.method(request, metadata, withRetryOptions(...), callback)`,
+    );
+  }
+  const { deadline } = callOptions as { deadline?: unknown };
+  if (deadline === undefined || deadline === null || isValidDeadline(deadline)) {
+    return;
+  }
+  const given = deadline instanceof Date ? 'an invalid Date' : describeValue(deadline);
+  throw new TypeError(
+    `withRetryOptions: callOptions.deadline must be a Date or a number (ms since the epoch, such as Date.now() + 1000; Infinity for none), got ${given}${wrongTypeHint(deadline, 'number')}`,
+  );
+}
+
+/** A deadline grpc-js reads: a Date that holds a time, or a number (Infinity: none), not NaN. */
+function isValidDeadline(deadline: unknown): boolean {
+  if (deadline instanceof Date) {
+    return !Number.isNaN(deadline.getTime());
+  }
+  return typeof deadline === 'number' && !Number.isNaN(deadline);
+}
+
+/** A grpc-js Metadata (of whichever copy of grpc-js made it). */
+function isMetadata(value: object): boolean {
+  if (value instanceof Metadata) {
+    return true;
+  }
+  const v = value as Record<string, unknown>;
+  return typeof v.getMap === 'function' && typeof v.toHttp2Headers === 'function';
 }
 
 /** The per-call options grpc-js passed along to the interceptor, if any. @internal */

@@ -8,24 +8,12 @@
  */
 
 import type { GatedAttemptKind, RetryGate } from '../shared/retry-gate.js';
-import { errorMessage as describeError } from '../util/error-message.js';
+import { thrownMessage as errorMessage, hookReporter as reporter } from '../util/guarded-random.js';
 import { describeValue } from '../util/option-checks.js';
 
-const CODE = 'GRPC_RETRY_HEDGING_HOOK_ERROR';
-const PATH = 'createRetryInterceptor: options';
+export { guardedRandom } from '../util/guarded-random.js';
 
-/** Reports the first error of each hook (`key`), not the ones after it. */
-function reporter(): (key: string, message: string) => void {
-  const warned = new Set<string>();
-  return (key, message) => {
-    if (!warned.has(key)) {
-      warned.add(key);
-      process.emitWarning(`grpc-retry-hedging: ${message}; further errors of it are not reported`, {
-        code: CODE,
-      });
-    }
-  };
-}
+const PATH = 'createRetryInterceptor: options';
 
 /** `gate`, never throwing: a refusal where `allowAttempt` throws, nothing where a record method does. */
 export function guardedGate(gate: RetryGate): RetryGate {
@@ -79,36 +67,5 @@ export function guardedGate(gate: RetryGate): RetryGate {
       report(property, `${PATH}.gate.${property} threw (${errorMessage(error)}); the event leaves it out`);
       return undefined;
     }
-  }
-}
-
-/** `random`, never throwing and always in [0, 1): a throw or a value outside it is a draw of `Math.random`. */
-export function guardedRandom(random: () => number): () => number {
-  const report = reporter();
-  return () => {
-    let value: unknown;
-    try {
-      value = random();
-    } catch (error) {
-      report('random', `${PATH}.random threw (${errorMessage(error)}); Math.random is drawn instead`);
-      return Math.random();
-    }
-    if (typeof value !== 'number' || !(value >= 0 && value < 1)) {
-      report(
-        'random',
-        `${PATH}.random must return a number in [0, 1), got ${describeValue(value)}; Math.random is drawn instead`,
-      );
-      return Math.random();
-    }
-    return value;
-  };
-}
-
-/** What was thrown, for the warning; never throws itself (a thrown value may have a throwing toString). */
-function errorMessage(error: unknown): string {
-  try {
-    return describeError(error);
-  } catch {
-    return 'a value that cannot be shown';
   }
 }

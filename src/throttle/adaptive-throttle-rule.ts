@@ -1,7 +1,8 @@
 import {
+  checkBooleanArgument,
   checkNumber,
+  checkNumberArgument,
   checkOptions,
-  describeNumberRule,
   describeValue,
   type NumberRule,
   type Renames,
@@ -174,16 +175,16 @@ function probabilityOf(
   return p > 0 ? Math.min(p, maxRejectionProbability) : 0;
 }
 
-/** An argument of {@link rejectionProbability}, checked as {@link checkNumber} checks an option. */
+/**
+ * An argument of {@link rejectionProbability}, checked as {@link checkNumber} checks an option
+ * (`rejectionProbability: k must be ...`); a left-out one is an error too (`got nothing`).
+ */
 function checkArgument(name: string, value: unknown, rule: NumberRule): number {
-  try {
-    return checkNumber('rejectionProbability', name, value, Number.NaN, rule);
-  } catch (error) {
-    // `rejectionProbability: k must be ...` rather than an option path.
-    const message = `rejectionProbability: ${name} must be ${describeNumberRule(rule)}, got ${describeValue(value)}`;
-    throw error instanceof RangeError ? new RangeError(message) : new TypeError(message);
-  }
+  return checkNumberArgument('rejectionProbability', name, value, rule);
 }
+
+/** A time given to an {@link AdaptiveThrottleState} method: any finite number of ms. */
+const TIME_RULE: NumberRule = { unit: 'ms' };
 
 /** Where errors of the {@link AdaptiveThrottleState} constructor point. */
 const STATE_WHERE = 'AdaptiveThrottleState: config';
@@ -239,8 +240,15 @@ export class AdaptiveThrottleState {
   /**
    * Decide a request made at `nowMs`: `random` is uniform in [0, 1); `retry` when it is an attempt after the first.
    * Returns the probability it was rejected with when rejected (and counts it as a request), or -1 when it may go.
+   * @throws TypeError when `nowMs` is not a number; RangeError when it is infinite.
    */
   decide(nowMs: number, random: number, retry = false): number {
+    checkNumberArgument('AdaptiveThrottleState.decide', 'nowMs', nowMs, TIME_RULE);
+    return this.decideAt(nowMs, random, retry);
+  }
+
+  /** {@link decide} without checking `nowMs` (the interceptor's clock, read inside grpc-js's calls). @internal */
+  decideAt(nowMs: number, random: number, retry: boolean): number {
     const p = this.probability(nowMs);
     if (retry && p > 0 && this.config.retries === 'reject-while-throttling') {
       this.window.add(nowMs, REQUESTS, 1);
@@ -253,8 +261,18 @@ export class AdaptiveThrottleState {
     return -1;
   }
 
-  /** A request that was let through was answered at `nowMs`; `accepted` when the backend accepted it. */
+  /**
+   * A request that was let through was answered at `nowMs`; `accepted` when the backend accepted it.
+   * @throws TypeError when `nowMs` is not a number or `accepted` not a boolean; RangeError for an infinite `nowMs`.
+   */
   recordResponse(nowMs: number, accepted: boolean): void {
+    checkNumberArgument('AdaptiveThrottleState.recordResponse', 'nowMs', nowMs, TIME_RULE);
+    checkBooleanArgument('AdaptiveThrottleState.recordResponse', 'accepted', accepted);
+    this.recordResponseAt(nowMs, accepted);
+  }
+
+  /** {@link recordResponse} without checking its arguments (for the interceptor, as {@link decideAt}). @internal */
+  recordResponseAt(nowMs: number, accepted: boolean): void {
     this.window.add(nowMs, REQUESTS, 1);
     if (accepted) {
       this.window.add(nowMs, ACCEPTS, 1);

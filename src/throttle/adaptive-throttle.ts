@@ -234,7 +234,7 @@ export function createAdaptiveThrottleInterceptor(
       } else {
         counters.notAccepted += 1;
       }
-      stateOf(key).recordResponse(clock.now(), accepted);
+      stateOf(key).recordResponseAt(clock.now(), accepted);
     };
     // Decided when the call starts: only then does the metadata say whether it is a retry or a hedge.
     return new ThrottledCall((metadata) => {
@@ -243,7 +243,7 @@ export function createAdaptiveThrottleInterceptor(
       const requests = throttleState.requests(now);
       const accepts = throttleState.accepts(now);
       const retry = metadata.get(PREVIOUS_RPC_ATTEMPTS_METADATA_KEY).length > 0;
-      const probability = throttleState.decide(now, random(), retry);
+      const probability = throttleState.decideAt(now, random(), retry);
       if (probability < 0) {
         return new CountingCall(nextCall(markThrottleAbove(callOptions)), report);
       }

@@ -1,5 +1,6 @@
 import type { Clock } from '../shared/clock.js';
 import type { GatedAttemptKind, RetryGate } from '../shared/retry-gate.js';
+import { guardedRandom } from '../util/guarded-random.js';
 import {
   checkFunction,
   checkNowSource,
@@ -37,9 +38,19 @@ export interface RetryBudgetOptions {
   chanceSd?: number | undefined;
   /** Time source; only `now()` is used. Default: the system clock. */
   clock?: Pick<Clock, 'now'> | undefined;
-  /** Uniform random numbers in [0, 1) for the fractional retries (default Math.random); inject one for tests. */
+  /**
+   * Uniform random numbers in [0, 1) for the fractional retries (default Math.random); inject one for tests. A
+   * draw that throws or falls outside [0, 1) is taken from Math.random instead, reported once
+   * (`GRPC_RETRY_HEDGING_HOOK_ERROR`).
+   */
   random?: (() => number) | undefined;
 }
+
+/**
+ * The `random` of a budget that lets only whole retries through (the hedge budget's): 1 never falls under the
+ * fraction of a retry held. The one draw outside [0, 1) taken as it is. @internal
+ */
+export const WHOLE_RETRIES_ONLY = (): number => 1;
 
 /** Where option errors point: `RetryBudget: options.maxExtraLoad must be ...`. */
 const WHERE = 'RetryBudget: options';
@@ -97,7 +108,18 @@ export class RetryBudget implements RetryGate {
     this.ttlMs = checkNumber(WHERE, 'ttlMs', opts.ttlMs, 10_000, { min: 1000, max: 60_000, unit: 'ms' });
     this.chanceSd = checkNumber(WHERE, 'chanceSd', opts.chanceSd, 0, { min: 0, max: 10 });
     this.clock = checkNowSource(WHERE, 'clock', opts.clock) ?? { now: () => Date.now() };
-    this.random = checkFunction<() => number>(WHERE, 'random', opts.random) ?? Math.random;
+    const random = checkFunction<() => number>(
+      WHERE,
+      'random',
+      opts.random,
+      'a function returning a number in [0, 1)',
+    );
+    // As the interceptor's: a draw outside [0, 1) (or a throw) is one of Math.random's, warned once, so that it
+    // can neither let every fractional retry through nor refuse them all.
+    this.random =
+      random === undefined || random === WHOLE_RETRIES_ONLY
+        ? (random ?? Math.random)
+        : guardedRandom(random, WHERE);
     this.deposit = Math.round(this.maxExtraLoad * UNITS_PER_RETRY);
     this.reserve = Math.round(this.minPerSecond * (this.ttlMs / 1000) * UNITS_PER_RETRY);
     this.window = new SlidingWindow(this.ttlMs, BINS, 2);

@@ -11,10 +11,13 @@
  */
 import { type Clock, isClock } from '../shared/clock.js';
 import { closestName } from './closest-name.js';
+import { wrongTypeHint } from './wrong-type-hint.js';
 
 /**
  * Renders a value for an error message (`got ...`): JSON for plain data, a type name otherwise; long renderings
- * are shortened.
+ * are shortened. What JSON would drop or turn into `null` or `{}` is named, at any depth: a function (`a function`,
+ * so `[fn, null]` reads `[a function,null]`), a RegExp (its source, `/a/`), a Promise (`a Promise`), a symbol and a
+ * bigint.
  */
 export function describeValue(value: unknown): string {
   if (value === undefined) {
@@ -23,16 +26,73 @@ export function describeValue(value: unknown): string {
   if (typeof value === 'number' && !Number.isFinite(value)) {
     return String(value);
   }
-  if (typeof value === 'function' || typeof value === 'symbol' || typeof value === 'bigint') {
-    return typeof value === 'bigint' ? `${value}n` : `a ${typeof value}`;
-  }
-  let text: string;
-  try {
-    text = JSON.stringify(value) ?? String(value);
-  } catch {
-    text = Object.prototype.toString.call(value);
+  let text = namedValue(value);
+  if (text === undefined) {
+    try {
+      text = JSON.stringify(value, nameUnserializable) ?? String(value);
+      text = text.replace(NAMED_IN_JSON, (_match, named: string) => JSON.parse(`"${named}"`) as string);
+    } catch {
+      text = Object.prototype.toString.call(value);
+    }
   }
   return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}
+
+/** Marks a value {@link namedValue} named inside JSON text, so that it shows unquoted. */
+const NAMED_MARK = '\u0000';
+const NAMED_IN_JSON = /"\\u0000((?:[^"\\]|\\.)*?)\\u0000"/g;
+
+/** The JSON replacer of {@link describeValue}: a value JSON would drop or mangle becomes its marked name. */
+function nameUnserializable(key: string, value: unknown): unknown {
+  if (key === '') {
+    return value;
+  }
+  const named = namedValue(value);
+  return named === undefined ? value : `${NAMED_MARK}${named}${NAMED_MARK}`;
+}
+
+/** How a value JSON cannot show is named in a message; undefined for the rest. */
+function namedValue(value: unknown): string | undefined {
+  switch (typeof value) {
+    case 'function':
+    case 'symbol':
+      return `a ${typeof value}`;
+    case 'bigint':
+      return `${value}n`;
+    case 'object':
+      if (value instanceof RegExp) {
+        return String(value);
+      }
+      return isThenable(value) ? 'a Promise' : undefined;
+    default:
+      return undefined;
+  }
+}
+
+/** Whether `value` is a Promise or another thenable: a forgotten `await`, where a value was expected. */
+export function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (
+    (typeof value === 'object' || typeof value === 'function') &&
+    value !== null &&
+    typeof (value as { then?: unknown }).then === 'function'
+  );
+}
+
+/**
+ * The class `value` is an instance of (`HedgeBudget`), or undefined for a plain object (of any realm) and a
+ * value that is not an object.
+ */
+export function instanceClassName(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null) {
+    return undefined;
+  }
+  const prototype: unknown = Object.getPrototypeOf(value);
+  if (prototype === null || prototype === Object.prototype) {
+    return undefined;
+  }
+  const maker = (prototype as { constructor?: unknown }).constructor;
+  const name = typeof maker === 'function' ? maker.name : '';
+  return name === '' || name === 'Object' ? undefined : name;
 }
 
 /** `; did you mean "x"?` or nothing. */
@@ -51,16 +111,22 @@ export type Renames = Readonly<Record<string, { readonly now: string; readonly h
 
 /**
  * The options object at `path`: `{}` when left out, else it must be a plain object whose keys are all `known`.
- * A key listed in `renames` is an error naming its new name; any other unknown key names the closest known one.
+ * A key listed in `renames` is an error naming its new name; any other unknown key names the closest known one,
+ * or, on an instance of a class (a HedgeBudget where its options go), says so, with `instanceHint` when given.
+ * A Promise is a forgotten `await`.
  */
 export function checkOptions(
   path: string,
   value: unknown,
   known: readonly string[],
   renames?: Renames,
+  instanceHint?: string,
 ): Record<string, unknown> {
   if (value === undefined) {
     return {};
+  }
+  if (isThenable(value)) {
+    throw new TypeError(`${path} must be an object, got a Promise; await it and pass what it resolves to`);
   }
   if (!isOptionsObject(value)) {
     throw new TypeError(`${path} must be an object, got ${describeValue(value)}`);
@@ -73,6 +139,15 @@ export function checkOptions(
     if (renamed !== undefined) {
       const hint = renamed.hint === undefined ? '' : ` (${renamed.hint})`;
       throw new TypeError(`${path}.${key} was renamed to "${renamed.now}"${hint}`);
+    }
+    const className = instanceClassName(value);
+    if (className !== undefined) {
+      // One of our objects (or another class's) where its options go: its fields are not options.
+      throw new TypeError(
+        `${path}: got an instance of ${className} where an options object is expected${
+          instanceHint === undefined ? ` (known options: ${known.join(', ')})` : `; ${instanceHint}`
+        }`,
+      );
     }
     throw new TypeError(
       `${path}.${key} is not an option${didYouMean(key, known)} (known: ${known.join(', ')})`,
@@ -140,14 +215,53 @@ export function checkNumber(
   if (typeof value !== 'number' || Number.isNaN(value)) {
     throw new TypeError(`${path}.${name} must be ${describeNumberRule(rule)}, got ${describeValue(value)}`);
   }
+  if (!fitsRule(value, rule)) {
+    throw new RangeError(`${path}.${name} must be ${describeNumberRule(rule)}, got ${describeValue(value)}`);
+  }
+  return value;
+}
+
+/** Whether the number `value` keeps `rule` (infinities never do). */
+function fitsRule(value: number, rule: NumberRule): boolean {
   const { min, max } = rule;
-  const fits =
+  return (
     Number.isFinite(value) &&
     (!rule.integer || Number.isInteger(value)) &&
     (min === undefined || (rule.minExclusive ? value > min : value >= min)) &&
-    (max === undefined || (rule.maxExclusive ? value < max : value <= max));
-  if (!fits) {
-    throw new RangeError(`${path}.${name} must be ${describeNumberRule(rule)}, got ${describeValue(value)}`);
+    (max === undefined || (rule.maxExclusive ? value < max : value <= max))
+  );
+}
+
+/**
+ * The required number argument `name` of the function `fn` (not an option): `fn: name must be ..., got ...`, a
+ * TypeError when it is not a number (NaN and a left-out argument included), a RangeError when it breaks `rule`.
+ */
+export function checkNumberArgument(fn: string, name: string, value: unknown, rule: NumberRule): number {
+  if (typeof value !== 'number' || Number.isNaN(value)) {
+    throw new TypeError(
+      `${fn}: ${name} must be ${describeNumberRule(rule)}, got ${describeValue(value)}${wrongTypeHint(value, 'number')}`,
+    );
+  }
+  if (!fitsRule(value, rule)) {
+    throw new RangeError(`${fn}: ${name} must be ${describeNumberRule(rule)}, got ${describeValue(value)}`);
+  }
+  return value;
+}
+
+/** The required function argument `name` of the function `fn`; `what` says what it must do. */
+export function checkFunctionArgument<T>(fn: string, name: string, value: unknown, what = 'a function'): T {
+  if (typeof value !== 'function') {
+    throw new TypeError(`${fn}: ${name} must be ${what}, got ${describeValue(value)}`);
+  }
+  return value as T;
+}
+
+/** The required boolean argument `name` of the function `fn`. */
+export function checkBooleanArgument(fn: string, name: string, value: unknown): boolean {
+  if (typeof value !== 'boolean') {
+    throw new TypeError(
+      `${fn}: ${name} must be true or false, got ${describeValue(value)}${wrongTypeHint(value, 'boolean')}`,
+    );
   }
   return value;
 }
@@ -187,6 +301,19 @@ export function checkClock(path: string, name: string, value: unknown): Clock | 
   if (!isClock(value)) {
     throw new TypeError(
       `${path}.${name} must be a Clock (an object with now, setTimer and clearTimer methods), got ${describeValue(value)}`,
+    );
+  }
+  let reading: unknown;
+  try {
+    reading = value.now();
+  } catch (error) {
+    throw new TypeError(
+      `${path}.${name}.now() threw when read: ${error instanceof Error ? error.message : String(error)}`,
+    );
+  }
+  if (typeof reading !== 'number' || !Number.isFinite(reading)) {
+    throw new TypeError(
+      `${path}.${name}.now() must return a finite number of ms (since the epoch, as Date.now() does; a FakeClock's own time under test), got ${describeValue(reading)}`,
     );
   }
   const resolution = value.resolutionMs;

@@ -172,7 +172,7 @@ describe('RetryBudget', () => {
       /options\.chanceSd must be a number in \[0, 10\], got -1/,
     );
     expect(() => new RetryBudget({ random: 0.5 as unknown as () => number })).toThrow(
-      /random must be a function, got 0.5/,
+      /random must be a function returning a number in \[0, 1\), got 0\.5/,
     );
     expect(() => new RetryBudget({ minRetriesPerSecond: 10 } as unknown as object)).toThrow(
       /RetryBudget: options\.minRetriesPerSecond was renamed to "minPerSecond"/,
