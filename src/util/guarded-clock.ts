@@ -1,0 +1,91 @@
+/**
+ * An application's clock as the retry engine calls it: from inside grpc-js callbacks and timers, where an exception
+ * would escape as an uncaught one and take the process down (or, caught by grpc-js, leave the call without a
+ * status). Like the random source (src/util/guarded-random.ts), a clock that throws or reads no time is reported once
+ * per method as a process warning (`GRPC_RETRY_HEDGING_HOOK_ERROR`), and the call goes on with the safe reading:
+ * `now()` keeps its last good reading (time stands still rather than jumping to another scale), and a timer the
+ * clock cannot set is set on Node's timers, so every call still ends.
+ * @internal
+ */
+
+import { type Clock, systemClock, type TimerHandle } from '../shared/clock.js';
+import { hookReporter, thrownMessage } from './guarded-random.js';
+import { describeValue } from './option-checks.js';
+
+/** A timer set on Node's timers because the application's clock could not set it. */
+class FallbackTimer {
+  constructor(readonly handle: TimerHandle) {}
+}
+
+/**
+ * The guarded form of each clock, so that interceptors given one clock get one guarded clock: what is shared per
+ * clock (the cancel limiters of the connections, src/hedging/connection-cancel-limiters.ts) stays shared.
+ */
+const guarded = new WeakMap<Clock, Clock>();
+
+/**
+ * `clock`, never throwing; the same object for the same clock. `firstReading` is a good `now()` taken when the
+ * option was checked.
+ * @param path The options it came from, for the warning.
+ */
+export function guardedClock(clock: Clock, firstReading: number, path: string): Clock {
+  let wrapped = guarded.get(clock);
+  if (wrapped === undefined) {
+    wrapped = guard(clock, firstReading, path);
+    guarded.set(clock, wrapped);
+  }
+  return wrapped;
+}
+
+function guard(clock: Clock, firstReading: number, path: string): Clock {
+  const report = hookReporter();
+  let lastReading = firstReading;
+  return {
+    get resolutionMs() {
+      return clock.resolutionMs;
+    },
+    now(): number {
+      let value: unknown;
+      try {
+        value = clock.now();
+      } catch (error) {
+        report('now', `${path}.clock.now threw (${thrownMessage(error)}); its last reading is used instead`);
+        return lastReading;
+      }
+      if (typeof value !== 'number' || !Number.isFinite(value)) {
+        report(
+          'now',
+          `${path}.clock.now must return a finite number of ms, got ${describeValue(value)}; its last reading is used instead`,
+        );
+        return lastReading;
+      }
+      lastReading = value;
+      return value;
+    },
+    setTimer(callback: () => void, delayMs: number): TimerHandle {
+      try {
+        return clock.setTimer(callback, delayMs);
+      } catch (error) {
+        report(
+          'setTimer',
+          `${path}.clock.setTimer threw (${thrownMessage(error)}); the timer is set on Node's timers instead`,
+        );
+        return new FallbackTimer(systemClock.setTimer(callback, delayMs));
+      }
+    },
+    clearTimer(handle: TimerHandle): void {
+      if (handle instanceof FallbackTimer) {
+        systemClock.clearTimer(handle.handle);
+        return;
+      }
+      try {
+        clock.clearTimer(handle);
+      } catch (error) {
+        report(
+          'clearTimer',
+          `${path}.clock.clearTimer threw (${thrownMessage(error)}); the timer may still fire`,
+        );
+      }
+    },
+  };
+}
