@@ -423,13 +423,17 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
     // first response (FailureHandler.afterTimeout; ApplicationSide stops it).
     this.transition({ tag: 'committed', attempt, byOverflow: reason === 'replay-buffer' });
     attempt.committed = true;
+    // The cause before its effects: the losers' attempt-end events (details "another attempt committed") follow.
+    this.events?.committed(attempt.number, reason);
+    if (this.committedTo !== attempt) {
+      return; // a committed listener ended the call, and with it every attempt
+    }
     this.attempts.cancelLosers(attempt);
     if (this.committedTo !== attempt) {
       return; // an attempt-left-running listener ended the call
     }
     this.replay.release();
     this.replay.dropBefore(writtenBy(attempt));
-    this.events?.committed(attempt.number, reason);
   }
 
   /**

@@ -51,4 +51,27 @@ describe('event fields', () => {
       expect.objectContaining({ code: Status.UNAVAILABLE, reason: 'throttled', durationMs: 37, attempts: 1 }),
     ]);
   });
+
+  it("committed comes before the losers' attempt-end, and a committed listener may end the call", async () => {
+    const h = engineCall(hedgingPolicy({ hedgingDelay: '0s', maxAttempts: 2 }));
+    h.attempt(1).headers();
+    const order = h.events
+      .filter((e) => e.type === 'committed' || e.type === 'attempt-end')
+      .map((e) => `${e.type} ${e.attempt}`);
+    expect(order).toEqual(['committed 2', 'attempt-end 1']);
+
+    const cancelling = engineCall(hedgingPolicy({ hedgingDelay: '0s', maxAttempts: 2 }), {
+      interceptor: {
+        onEvent: (e) => {
+          if (e.type === 'committed') cancelling.call.cancelWithStatus(Status.CANCELLED, 'seen enough');
+        },
+      },
+    });
+    cancelling.attempt(1).headers();
+    await cancelling.settle();
+    expect(cancelling.status.code).toBe(Status.CANCELLED);
+    expect(cancelling.attempts.every((a) => a.cancelled !== undefined)).toBe(true);
+    expect(cancelling.eventTypes().filter((t) => t === 'call-end')).toHaveLength(1);
+    expect(cancelling.received.headers).toEqual([]);
+  });
 });
