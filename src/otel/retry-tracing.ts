@@ -83,6 +83,11 @@ export const RETRY_SPAN_ATTRIBUTES = Object.freeze({
   cancelReason: 'grpc.attempt.cancel_reason',
   /** Attempt span, at its end: `true` when it was cancelled because another attempt won (a losing hedge). */
   cancelledByOtherAttempt: 'grpc.attempt.cancelled_by_other_attempt',
+  /**
+   * Attempt span, at its end: `true` when the call was done with it but the cancel-rate limit let it run to its own
+   * end (a losing hedge not cancelled); `grpc.attempt.cancel_reason` then says why the call was done with it.
+   */
+  leftRunning: 'grpc.attempt.left_running',
   /** Span events: the number of the attempt the event is about (the next one for scheduling and throttling). */
   eventAttempt: 'grpc.retry.attempt',
   /** `Retry scheduled` / `Hedge scheduled`: the delay in ms. */
@@ -379,15 +384,20 @@ export function createRetryTracing(options: RetryTracingOptions = {}): RetryTrac
     traced.openAttempts -= 1;
     const reason = event.cancelReason;
     const committed = event.committed;
+    // A loser the cancel-rate limit let run was not cancelled: it ran to its own end, with its own status.
+    const lostAndCancelled = reason === 'other-attempt-committed' && event.leftRunning !== true;
     span.setAttribute(RETRY_SPAN_ATTRIBUTES.attemptCommitted, committed);
-    span.setAttribute(RETRY_SPAN_ATTRIBUTES.cancelledByOtherAttempt, reason === 'other-attempt-committed');
+    span.setAttribute(RETRY_SPAN_ATTRIBUTES.cancelledByOtherAttempt, lostAndCancelled);
+    if (event.leftRunning === true) {
+      span.setAttribute(RETRY_SPAN_ATTRIBUTES.leftRunning, true);
+    }
     if (reason !== undefined) {
       span.setAttribute(RETRY_SPAN_ATTRIBUTES.cancelReason, reason);
     }
     if (event.peer !== undefined) {
       setPeer(span, event.peer);
     }
-    if (reason === 'other-attempt-committed') {
+    if (lostAndCancelled) {
       span.setAttribute(RETRY_SPAN_ATTRIBUTES.statusCode, event.code);
     } else {
       setRpcStatus(span, event.code, event.details);

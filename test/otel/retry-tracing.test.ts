@@ -576,3 +576,46 @@ describe('RetryTracing.close()', () => {
     expect(seen).toEqual(['call-start', 'attempt-start', 'call-end']);
   });
 });
+
+describe('createRetryTracing: a losing hedge the cancel-rate limit let run', () => {
+  it('is marked left running, not cancelled by the other attempt, and keeps the status it ended with', () => {
+    const { tracing, named } = setup();
+    const c = callEvents();
+    tracing.onEvent(c.start('hedging'));
+    tracing.onEvent(c.attempt(1, 'original'));
+    tracing.onEvent(c.attempt(2, 'hedge'));
+    tracing.onEvent({ ...c.base, type: 'committed', attempt: 1, reason: 'headers' });
+    tracing.onEvent({
+      ...c.base,
+      type: 'attempt-left-running',
+      attempt: 2,
+      cancelReason: 'other-attempt-committed',
+      loserCapMs: 300,
+    } as RetryEvent);
+    tracing.onEvent(c.attemptEnd(1, 'original', status.OK));
+    tracing.onEvent(c.end(status.OK, 2));
+    // The server answered the loser later: it was never cancelled.
+    tracing.onEvent({
+      ...c.attemptEnd(2, 'hedge', status.OK, 'other-attempt-committed'),
+      leftRunning: true,
+    } as RetryEvent);
+    const loser = attempt(named('Attempt.'), 2);
+    expect(loser.attributes).toMatchObject({
+      [A.leftRunning]: true,
+      [A.cancelledByOtherAttempt]: false,
+      [A.cancelReason]: 'other-attempt-committed',
+      [A.statusCode]: 0,
+    });
+    expect(loser.status).toEqual({ code: SpanStatusCode.OK });
+    // A loser that was cancelled has no left_running attribute.
+    const { tracing: other, named: otherNamed } = setup();
+    const d = callEvents();
+    other.onEvent(d.start('hedging'));
+    other.onEvent(d.attempt(1, 'original'));
+    other.onEvent(d.attempt(2, 'hedge'));
+    other.onEvent(d.attemptEnd(2, 'hedge', status.CANCELLED, 'other-attempt-committed'));
+    const cancelled = attempt(otherNamed('Attempt.'), 2);
+    expect(cancelled.attributes[A.leftRunning]).toBeUndefined();
+    expect(cancelled.attributes[A.cancelledByOtherAttempt]).toBe(true);
+  });
+});
