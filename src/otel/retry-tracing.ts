@@ -63,6 +63,11 @@ export const RETRY_SPAN_ATTRIBUTES = Object.freeze({
   retryDelayMs: 'grpc.retry.retry_delay_ms',
   /** Call span: number of the attempt the call committed to, once it did. */
   committedAttempt: 'grpc.retry.committed_attempt',
+  /**
+   * Call span, at the end of a call that failed: why no further attempt went (`call-end`'s `reason`:
+   * `attempts-exhausted`, `fatal-status`, `throttled`, `deadline`, `committed`, ...), when the engine knows.
+   */
+  endReason: 'grpc.retry.end_reason',
   /** Attempt span: 1-based attempt number. */
   attemptNumber: 'grpc.attempt.number',
   /** Attempt span: `original`, `retry` or `hedge`. */
@@ -409,6 +414,9 @@ export function createRetryTracing(options: RetryTracingOptions = {}): RetryTrac
     const span = traced.span;
     span.setAttribute(RETRY_SPAN_ATTRIBUTES.attempts, event.attempts);
     span.setAttribute(RETRY_SPAN_ATTRIBUTES.retryDelayMs, event.retryDelayMs);
+    if (event.reason !== undefined) {
+      span.setAttribute(RETRY_SPAN_ATTRIBUTES.endReason, event.reason);
+    }
     setRpcStatus(span, event.code, event.details);
     traced.callEnded = true; // before end(): a span processor that throws there must not keep the call tracked
     span.end();

@@ -600,6 +600,7 @@ describe('createRetryTracing: a losing hedge the cancel-rate limit let run', () 
       leftRunning: true,
     } as RetryEvent);
     const loser = attempt(named('Attempt.'), 2);
+    expect(named('Sent.')[0]?.attributes[A.endReason]).toBeUndefined();
     expect(loser.attributes).toMatchObject({
       [A.leftRunning]: true,
       [A.cancelledByOtherAttempt]: false,
@@ -617,5 +618,17 @@ describe('createRetryTracing: a losing hedge the cancel-rate limit let run', () 
     const cancelled = attempt(otherNamed('Attempt.'), 2);
     expect(cancelled.attributes[A.leftRunning]).toBeUndefined();
     expect(cancelled.attributes[A.cancelledByOtherAttempt]).toBe(true);
+  });
+});
+
+describe('createRetryTracing: why a failed call stopped', () => {
+  it("puts call-end's reason on the call span", () => {
+    const { tracing, named } = setup();
+    const c = callEvents();
+    tracing.onEvent(c.start());
+    tracing.onEvent(c.attempt(1, 'original'));
+    tracing.onEvent(c.attemptEnd(1, 'original', status.UNAVAILABLE));
+    tracing.onEvent({ ...c.end(status.UNAVAILABLE, 1), reason: 'throttled' } as RetryEvent);
+    expect(named('Sent.')[0]?.attributes[A.endReason]).toBe('throttled');
   });
 });
