@@ -6,6 +6,7 @@
 
 import {
   type Attributes,
+  type Counter,
   type Histogram,
   type Meter,
   type MeterProvider,
@@ -31,6 +32,11 @@ export const RETRY_METRIC_NAMES = Object.freeze({
   retryDelay: 'grpc.client.call.retry_delay',
   /** This package's own, in no gRFC: the current adaptive hedging delay of each method (gauge, seconds). */
   hedgingDelay: 'grpc_retry_hedging.client.hedging_delay',
+  /**
+   * This package's own, in no gRFC: retries and hedges a gate refused (a `throttled` event each; counter), with
+   * `grpc.method`, `grpc.target`, `grpc_retry_hedging.kind` (`retry` or `hedge`) and `grpc_retry_hedging.gate`.
+   */
+  refusedAttempts: 'grpc_retry_hedging.client.attempts_refused',
 } as const);
 
 /** Bucket boundaries advised for the per-call retry and hedge counts (A96's). */
@@ -126,6 +132,7 @@ function checkOptions(options: RetryMetricsOptions): void {
 
 /** The histograms of one meter, and how to stop its gauge. */
 interface Instruments {
+  readonly refused: Counter;
   readonly retry: Histogram;
   readonly hedge: Histogram;
   readonly retryDelay: Histogram;
@@ -225,6 +232,12 @@ export function createRetryMetrics(options: RetryMetricsOptions = {}): RetryMetr
     }
     return {
       stopGauge,
+      refused: meter.createCounter(RETRY_METRIC_NAMES.refusedAttempts, {
+        description:
+          'Retries and hedges a gate (retry throttle, retry budget, hedge budget, your own) refused: the attempts throttling saved.',
+        unit: '{attempt}',
+        valueType: ValueType.INT,
+      }),
       retry: meter.createHistogram(RETRY_METRIC_NAMES.retries, {
         description: 'Retries sent by a client call (recorded only for calls that retried).',
         unit: '{retry}',
@@ -296,6 +309,16 @@ export function createRetryMetrics(options: RetryMetricsOptions = {}): RetryMetr
         }
       }
       tracked.set(event.callId, event.kind === 'hedge' ? 'hedge' : 'retry');
+    } else if (event.type === 'throttled') {
+      const attributes: Attributes = {
+        'grpc.method': methodName(event.method),
+        'grpc_retry_hedging.kind': event.kind,
+        'grpc_retry_hedging.gate': event.gate,
+      };
+      if (target !== undefined) {
+        attributes['grpc.target'] = target;
+      }
+      instruments().refused.add(1, attributes);
     } else if (event.type === 'call-end') {
       const kind = tracked.get(event.callId);
       if (kind !== undefined) {

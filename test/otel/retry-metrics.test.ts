@@ -98,6 +98,51 @@ function callEnd(
   };
 }
 
+describe('createRetryMetrics: refused attempts', () => {
+  it('counts each retry or hedge a gate refused, by kind and gate', async () => {
+    const { retryMetrics, reader } = setup({ target: 't' });
+    const throttled = (callId: number, kind: 'retry' | 'hedge', gate: string): RetryEvent => ({
+      type: 'throttled',
+      method: METHOD,
+      callId,
+      attempt: 2,
+      kind,
+      gate,
+      tokens: 0,
+    });
+    retryMetrics.onEvent(throttled(1, 'retry', 'retry-throttle'));
+    retryMetrics.onEvent(throttled(2, 'retry', 'retry-throttle'));
+    retryMetrics.onEvent(throttled(3, 'hedge', 'hedge-budget'));
+    const { resourceMetrics } = await reader.collect();
+    const metric = resourceMetrics.scopeMetrics
+      .flatMap((s) => s.metrics)
+      .find((m) => m.descriptor.name === 'grpc_retry_hedging.client.attempts_refused');
+    expect(metric?.dataPointType).toBe(DataPointType.SUM);
+    expect(metric?.descriptor.unit).toBe('{attempt}');
+    const points = (metric?.dataPoints ?? []).map((p) => [p.attributes, p.value]);
+    expect(points).toEqual([
+      [
+        {
+          'grpc.method': `${FLAKY}/Unary`,
+          'grpc_retry_hedging.kind': 'retry',
+          'grpc_retry_hedging.gate': 'retry-throttle',
+          'grpc.target': 't',
+        },
+        2,
+      ],
+      [
+        {
+          'grpc.method': `${FLAKY}/Unary`,
+          'grpc_retry_hedging.kind': 'hedge',
+          'grpc_retry_hedging.gate': 'hedge-budget',
+          'grpc.target': 't',
+        },
+        1,
+      ],
+    ]);
+  });
+});
+
 describe('createRetryMetrics: synthetic events', () => {
   it('records retries and retry_delay for a call that retried', async () => {
     const { retryMetrics, points } = setup({ target: 'dns:///example:443' });
