@@ -9,21 +9,9 @@ import { parseServiceConfig } from '../../src/config/parse-service-config.js';
 import { ServiceConfigError } from '../../src/config/service-config-error.js';
 import { validateServiceConfig } from '../../src/config/validate-service-config.js';
 import { createRetryInterceptor } from '../../src/retry/retry-interceptor.js';
+import { oneEntryConfig, RETRY_UNAVAILABLE_POLICY } from '../helpers/service-configs.js';
 
-const TEXT = JSON.stringify({
-  methodConfig: [
-    {
-      name: [{ service: 'pkg.Service' }],
-      retryPolicy: {
-        maxAttempts: 3,
-        initialBackoff: '0.1s',
-        maxBackoff: '1s',
-        backoffMultiplier: 2,
-        retryableStatusCodes: ['UNAVAILABLE'],
-      },
-    },
-  ],
-});
+const TEXT = JSON.stringify(oneEntryConfig('pkg.Service', RETRY_UNAVAILABLE_POLICY));
 const advice =
   "(bytes), not a service config: decode it first (buffer.toString('utf8')) and pass the text, or read the file with loadServiceConfig(file)";
 

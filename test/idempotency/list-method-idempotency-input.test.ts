@@ -8,17 +8,10 @@ import { loadSync } from '@grpc/proto-loader';
 import { describe, expect, it } from 'vitest';
 import { listMethodIdempotency } from '../../src/idempotency/idempotency-level.js';
 import { serviceConfigFromProtos } from '../../src/idempotency/service-config-from-protos.js';
+import { RETRY_UNAVAILABLE_POLICY } from '../helpers/service-configs.js';
 
 const CATALOG_PROTO = 'protos/catalog_demo.proto';
-const retry = {
-  retryPolicy: {
-    maxAttempts: 3,
-    initialBackoff: '0.1s',
-    maxBackoff: '1s',
-    backoffMultiplier: 2,
-    retryableStatusCodes: ['UNAVAILABLE'],
-  },
-};
+const retry = RETRY_UNAVAILABLE_POLICY;
 
 function catalogClient() {
   const grpcObject = loadPackageDefinition(loadSync(CATALOG_PROTO)) as unknown as {
