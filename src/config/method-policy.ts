@@ -133,6 +133,29 @@ export function clampPolicy(policy: CallPolicy, maxAttemptsLimit: number): CallP
   return Object.freeze({ ...policy, maxAttempts: maxAttemptsLimit });
 }
 
+/**
+ * The entry a call of `methodPath` runs under, policy or not, and how specific the name that matched it is (the
+ * precedence of {@link findMethodPolicy}); undefined when none matches. @internal
+ */
+export function matchedEntry(
+  config: ServiceConfig,
+  methodPath: string,
+): Pick<MethodPolicyMatch, 'methodConfigIndex' | 'matchedBy'> | undefined {
+  const index = cachedNameIndex(config, DEFAULT_MAX_ATTEMPTS_LIMIT);
+  const { service, method } = splitMethodPath(methodPath);
+  const exact = service !== undefined ? index.byMethod.get(methodKey(service, method)) : undefined;
+  if (exact !== undefined) {
+    return { methodConfigIndex: exact.methodConfigIndex, matchedBy: 'method' };
+  }
+  const byService = service !== undefined ? index.byService.get(service) : undefined;
+  if (byService !== undefined) {
+    return { methodConfigIndex: byService.methodConfigIndex, matchedBy: 'service' };
+  }
+  return index.byDefault === undefined
+    ? undefined
+    : { methodConfigIndex: index.byDefault.methodConfigIndex, matchedBy: 'default' };
+}
+
 function resolveEntry(index: NameIndex, methodPath: string): ResolvedMethodConfig | undefined {
   const { service, method } = splitMethodPath(methodPath);
   if (service !== undefined) {

@@ -7,6 +7,7 @@
  * which is how other real names differ: `GetUser` and `SetUser`). Names are matched exactly, so such an entry
  * applies to nothing; a call its service's entry or the default covers meanwhile runs under that policy instead.
  */
+import { matchedEntry } from './method-policy.js';
 import type { MethodName, ServiceConfig } from './types.js';
 
 /**
@@ -28,28 +29,18 @@ export function nearMissName(
   }
   const service = path.slice(0, slash);
   const method = path.slice(slash + 1);
-  let covering: number | undefined;
-  for (const [index, entry] of config.methodConfig.entries()) {
-    for (const name of entry.name) {
-      if (name.service === service && name.method === method) {
-        return undefined;
-      }
-      if (
-        covering === undefined &&
-        (name.service === undefined || (name.service === service && name.method === undefined))
-      ) {
-        covering = index;
-      }
-    }
+  const runsUnder = matchedEntry(config, methodPath);
+  if (runsUnder?.matchedBy === 'method') {
+    return undefined;
   }
   for (const entry of config.methodConfig) {
     for (const name of entry.name) {
       const why = wasCalled(name, calledPaths) ? undefined : nearMiss(name, service, method);
       if (why !== undefined) {
         const matches =
-          covering === undefined
+          runsUnder === undefined
             ? 'matches no methodConfig name'
-            : `matches no methodConfig name of its own (it runs under methodConfig[${covering}], its ${config.methodConfig[covering]?.name.some((n) => n.service === service) ? "service's" : 'default'} entry)`;
+            : `matches no methodConfig name of its own (it runs under methodConfig[${runsUnder.methodConfigIndex}], its ${runsUnder.matchedBy === 'service' ? "service's" : 'default'} entry)`;
         return `the call ${methodPath} ${matches}, but ${describe(name)} nearly does (${why}): names are matched exactly, as the proto spells them (${service}${name.method === undefined ? '' : `/${method}`})`;
       }
     }

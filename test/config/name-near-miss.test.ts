@@ -85,6 +85,17 @@ describe('nearMissName', () => {
       ],
     });
     expect(nearMissName(withDefault, path)).toContain('(it runs under methodConfig[1], its default entry)');
+    // The lookup's precedence: the service's entry over a default listed before it.
+    const defaultFirst = parseServiceConfig({
+      methodConfig: [
+        { name: [{}], ...RETRY_UNAVAILABLE_POLICY },
+        { name: [{ service: 'inventory.v1.Inventory' }], ...RETRY_UNAVAILABLE_POLICY },
+        { name: [{ service: 'inventory.v1.Inventory', method: 'GetItems' }], ...RETRY_UNAVAILABLE_POLICY },
+      ],
+    });
+    expect(nearMissName(defaultFirst, path)).toContain(
+      "(it runs under methodConfig[1], its service's entry)",
+    );
     // A name that matches the call exactly: nothing to report, whatever else nearly matches.
     const exact = parseServiceConfig({
       methodConfig: [
