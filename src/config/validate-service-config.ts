@@ -2,6 +2,7 @@
  * Validation that reports every problem of a service config at once, located in its JSON text.
  */
 
+import { isThenable } from '../util/option-checks.js';
 import { findArrayHole } from './array-holes.js';
 import { type ConfigWarningKind, findConfigWarnings } from './config-warnings.js';
 import { COPIED_CONFIG_MESSAGE, findNormalizedPolicy } from './copied-normalized-config.js';
@@ -86,7 +87,7 @@ export function validate(input: string | object, withWarnings: boolean, file?: s
     const message = `is ${bytes} (bytes), not a service config: decode it first (buffer.toString('utf8')) and pass the text, or read the file with loadServiceConfig(file)`;
     return { config: undefined, errors: [{ path: '', message }], warnings: [] };
   }
-  if (typeof (root as { then?: unknown } | null)?.then === 'function') {
+  if (isThenable(root)) {
     // A forgotten `await`: a Promise has no fields, so it would read as a config that configures nothing.
     const message =
       'is a Promise, not a service config: await loadServiceConfigAsync(...) before passing its result';

@@ -8,7 +8,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { errorMessage } from '../util/error-message.js';
 import { formatHostPort } from '../util/host-port.js';
-import { describeValue } from '../util/option-checks.js';
+import { describeValue, isThenable } from '../util/option-checks.js';
 import { safeListener } from '../util/safe-listener.js';
 import { wrongTypeHint } from '../util/wrong-type-hint.js';
 import { AttemptLog, firstString, measureRequests, readMessage } from './attempt-recording.js';
@@ -434,7 +434,7 @@ export class FlakyServer {
         }
         if (typeof ok !== 'boolean') {
           // An async predicate gives a Promise, which is truthy: the wait would end at once, whatever it says.
-          const thenable = typeof (ok as { then?: unknown } | null)?.then === 'function';
+          const thenable = isThenable(ok);
           reject(
             new TypeError(
               `FlakyServer.waitFor: predicate must return true or false, got ${thenable ? 'a Promise (an async function is not waited on: check a value the server records instead)' : describeValue(ok)}`,
@@ -611,7 +611,7 @@ export class FlakyServer {
     if (hook) {
       try {
         const answer: unknown = hook({ callId, attempt, method, metadata });
-        if (typeof (answer as { then?: unknown } | null)?.then === 'function') {
+        if (isThenable(answer)) {
           // An async hook: its Promise has no script fields, so it would read as "succeed" for every attempt. The
           // attempt reports it; a rejection of it must not also be an unhandled rejection.
           Promise.resolve(answer).catch(() => undefined);
@@ -906,7 +906,7 @@ export function servedServices(
  * for every method kind alike.
  */
 function respondResultProblem(built: unknown, method: string): string | undefined {
-  if (typeof (built as { then?: unknown } | null | undefined)?.then === 'function') {
+  if (isThenable(built)) {
     // The attempt reports the Promise; a rejection of it must not also be an unhandled rejection.
     Promise.resolve(built).catch(() => undefined);
     return `returned a Promise for ${method}; it must return the response message itself, synchronously: build what needs awaiting before the call, or give it as the script's response with script() or scriptMethod()`;

@@ -1,4 +1,5 @@
 import { errorMessage } from './error-message.js';
+import { isThenable } from './option-checks.js';
 
 /**
  * A listener that never throws into the code that calls it: an error is reported once as a process warning
@@ -33,12 +34,6 @@ export function safeListener<E>(listener: (event: E) => void, whose: string): (e
       result.then(undefined, rejected);
     }
   };
-}
-
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return (
-    typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function'
-  );
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: a cache of listeners of any event type
