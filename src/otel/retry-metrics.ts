@@ -140,6 +140,15 @@ interface Instruments {
   readonly stopGauge: () => void;
 }
 
+/** `grpc.method`, then `more`, then `grpc.target` when there is one: the attributes every instrument records. */
+function methodAttributes(method: string, target: string | undefined, more: Attributes = {}): Attributes {
+  const attributes: Attributes = { 'grpc.method': method, ...more };
+  if (target !== undefined) {
+    attributes['grpc.target'] = target;
+  }
+  return attributes;
+}
+
 /** What `grpc.method` is recorded for a method path. Module-level, so it captures nothing but `methodAttribute`. */
 function methodNamer(methodAttribute: ((method: string) => string) | undefined): (method: string) => string {
   return (method) => {
@@ -179,11 +188,7 @@ function observeHedgingDelays(
       return;
     }
     for (const [method, delayMs] of adaptiveHedging.currentDelays()) {
-      const attributes: Attributes = { 'grpc.method': methodName(method) };
-      if (target !== undefined) {
-        attributes['grpc.target'] = target;
-      }
-      result.observe(delayMs / 1000, attributes);
+      result.observe(delayMs / 1000, methodAttributes(methodName(method), target));
     }
   };
   gauge.addCallback(callback);
@@ -283,16 +288,8 @@ export function createRetryMetrics(options: RetryMetricsOptions = {}): RetryMetr
   /** callId → which histogram counts the call's extra attempts; set at its first retry or hedge. */
   const tracked = new Map<number, 'retry' | 'hedge'>();
 
-  const attributesOf = (event: CallEndEvent): Attributes => {
-    const attributes: Attributes = {
-      'grpc.method': methodName(event.method),
-      'grpc.status': statusCodeName(event.code),
-    };
-    if (target !== undefined) {
-      attributes['grpc.target'] = target;
-    }
-    return attributes;
-  };
+  const attributesOf = (event: CallEndEvent): Attributes =>
+    methodAttributes(methodName(event.method), target, { 'grpc.status': statusCodeName(event.code) });
 
   const onEvent: RetryEventListener = (event: RetryEvent) => {
     if (closed) {
@@ -310,14 +307,10 @@ export function createRetryMetrics(options: RetryMetricsOptions = {}): RetryMetr
       }
       tracked.set(event.callId, event.kind === 'hedge' ? 'hedge' : 'retry');
     } else if (event.type === 'throttled') {
-      const attributes: Attributes = {
-        'grpc.method': methodName(event.method),
+      const attributes = methodAttributes(methodName(event.method), target, {
         'grpc_retry_hedging.kind': event.kind,
         'grpc_retry_hedging.gate': event.gate,
-      };
-      if (target !== undefined) {
-        attributes['grpc.target'] = target;
-      }
+      });
       instruments().refused.add(1, attributes);
     } else if (event.type === 'call-end') {
       const kind = tracked.get(event.callId);
