@@ -6,6 +6,7 @@
  */
 
 import * as grpc from '@grpc/grpc-js';
+import { MAX_TIMER_MS } from '../shared/clock.js';
 import { errorMessage } from '../util/error-message.js';
 import { formatHostPort } from '../util/host-port.js';
 import { describeValue, isThenable } from '../util/option-checks.js';
@@ -459,11 +460,11 @@ export class FlakyServer {
    * Idempotent: later calls return the same promise.
    */
   stop(graceMs = 200): Promise<void> {
-    if (typeof graceMs !== 'number' || !Number.isFinite(graceMs) || graceMs < 0 || graceMs > MAX_GRACE_MS) {
+    if (typeof graceMs !== 'number' || !Number.isFinite(graceMs) || graceMs < 0 || graceMs > MAX_TIMER_MS) {
       const Problem = typeof graceMs === 'number' && !Number.isNaN(graceMs) ? RangeError : TypeError;
       return Promise.reject(
         new Problem(
-          `FlakyServer.stop: graceMs must be a number of ms from 0 to ${MAX_GRACE_MS} (forceStop() cancels at once), got ${describeValue(graceMs)}${wrongTypeHint(graceMs, 'number')}`,
+          `FlakyServer.stop: graceMs must be a number of ms from 0 to ${MAX_TIMER_MS} (forceStop() cancels at once), got ${describeValue(graceMs)}${wrongTypeHint(graceMs, 'number')}`,
         ),
       );
     }
@@ -844,9 +845,6 @@ export class FlakyServer {
     });
   }
 }
-
-/** The longest grace `stop` takes: what a Node timer can wait (about 24.8 days). */
-const MAX_GRACE_MS = 2 ** 31 - 1;
 
 /** A call id given to `method`: a non-empty string (the `x-flaky-call-id` a client sends), else a TypeError. */
 function checkCallIdArgument(method: string, callId: unknown): void {
