@@ -72,6 +72,12 @@ export class HedgeScheduler {
   /** The attempt number the hedge budget last refused, so that a refusal is reported once. */
   private budgetRefusedFor = 0;
   private readonly budget: HedgeDelaySource['budget'];
+  /**
+   * Adaptive hedging, when it chooses this call's delay and learns from its outcome; undefined for a call whose
+   * policy was given with the call (its delay is used as given, and its outcome, measured against another delay,
+   * is not learned from).
+   */
+  private readonly learning: HedgeDelaySource | undefined;
 
   constructor(
     private readonly policy: HedgingPolicy,
@@ -82,14 +88,20 @@ export class HedgeScheduler {
     private readonly attempts: Pick<AttemptSet, 'count' | 'live'>,
     private readonly replay: Pick<ReplayBuffer, 'replayable'>,
     private readonly events: CallEvents | undefined,
+    /** The policy was given with the call (`withRetryOptions`): its hedgingDelay is used as given. */
+    delayGivenPerCall: boolean,
   ) {
     const adaptive = ctx.adaptive;
     this.delayMs = policy.hedgingDelayMs;
     this.reason = 'hedging-delay';
+    this.learning = delayGivenPerCall ? undefined : adaptive;
     if (adaptive) {
+      // The budget caps every call's hedges, whichever delay the call uses.
       this.budget = adaptive.budget;
       this.budget?.recordCall?.();
-      const choice = adaptive.delayFor(method, policy.hedgingDelayMs);
+    }
+    if (this.learning) {
+      const choice = this.learning.delayFor(method, policy.hedgingDelayMs);
       this.delayMs = choice.delayMs;
       if (choice.adaptive) {
         this.reason = 'adaptive-delay';
@@ -173,6 +185,7 @@ export class HedgeScheduler {
       return;
     }
     if (
+      this.learning === undefined ||
       first === undefined ||
       (first === winner && this.deferred !== undefined && this.attempts.count === 1)
     ) {
@@ -258,7 +271,7 @@ export class HedgeScheduler {
    * call's own answer, a failure or the deadline ends the wait).
    */
   private sendDue(): void {
-    const adaptive = this.ctx.adaptive;
+    const adaptive = this.learning;
     const number = this.attempts.count + 1;
     if (
       adaptive?.holdHedge !== undefined &&

@@ -160,11 +160,13 @@ export function createRetryInterceptor(
     const perCall = readCallRetryOptions(callOptions);
     let policy: CallPolicy | undefined = entry?.policy;
     let callEmit: ((event: RetryEvent) => void) | undefined = emit;
+    let policyGivenPerCall = false;
     if (perCall !== undefined) {
       if (!perCall.enabled) {
         policy = undefined;
       } else if (perCall.policy) {
         policy = clampPolicy(perCall.policy, maxAttemptsLimit);
+        policyGivenPerCall = true;
       }
       callEmit = chainListeners(emit, perCall.onEvent);
     }
@@ -200,6 +202,7 @@ export function createRetryInterceptor(
       waitForReady,
       context,
       callEmit,
+      policyGivenPerCall,
     ) as unknown as InterceptingCall;
   };
 }

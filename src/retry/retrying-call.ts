@@ -69,6 +69,8 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
     waitForReady: boolean | undefined,
     private readonly ctx: RetryingCallContext,
     emit: ((event: RetryEvent) => void) | undefined,
+    /** The policy was given with the call (`withRetryOptions`), not looked up in the config. */
+    private readonly policyGivenPerCall = false,
   ) {
     const definition = options.method_definition;
     const bounds = callBounds(options);
@@ -113,7 +115,16 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
     const { policy, ctx, attempts, replay, events } = this;
     if (policy.kind === 'hedging') {
       const method = this.options.method_definition.path;
-      this.hedges = new HedgeScheduler(policy, ctx, method, this, attempts, replay, events);
+      this.hedges = new HedgeScheduler(
+        policy,
+        ctx,
+        method,
+        this,
+        attempts,
+        replay,
+        events,
+        this.policyGivenPerCall,
+      );
     }
     this.events?.callStart(this.policy, this.deadline);
     if (this.phase.tag === 'ended') {
