@@ -4,6 +4,7 @@
  */
 
 import { attemptLimitExcessMessage, findAttemptLimitExcess } from '../config/attempt-limit-excess.js';
+import { CONFIG_WARNING_KINDS, type ConfigWarningKind } from '../config/config-warnings.js';
 import { findUnsafeRetriedMethods, type ProtoMethod } from '../config/idempotency.js';
 import { formatJsonPath, type JsonPath } from '../config/json-path.js';
 import type { JsonSource } from '../config/json-source.js';
@@ -90,18 +91,29 @@ export interface ThrottlingReport {
 /** An error or warning, located in the config file when it concerns it. */
 export interface CheckDiagnostic extends ServiceConfigIssue {
   /** What a warning is about; absent for errors. */
-  readonly kind?:
-    | 'unknown-field'
-    | 'pattern-name'
-    | 'unmatched-name'
-    | 'not-idempotent'
-    | 'hedging-one-connection'
-    | 'unknown-lb-policy'
-    | 'ineffective-policy'
-    | 'attempts-over-limit'
-    | 'duplicate-key'
-    | 'timeout-over-limit';
+  readonly kind?: CheckWarningKind;
 }
+
+/**
+ * What `check` warns of that the validator does not: names matching no method of the protos, retried methods the
+ * protos do not mark idempotent, load balancing, policies over the attempt limit.
+ */
+const CHECK_ONLY_WARNING_KINDS = [
+  'unmatched-name',
+  'not-idempotent',
+  'hedging-one-connection',
+  'unknown-lb-policy',
+  'attempts-over-limit',
+] as const;
+
+/** Every kind of warning `check --json` reports: the validator's and its own (docs/cli.md lists them). */
+export const CHECK_WARNING_KINDS: readonly CheckWarningKind[] = [
+  ...CONFIG_WARNING_KINDS,
+  ...CHECK_ONLY_WARNING_KINDS,
+];
+
+/** The `kind` of a `check` warning. */
+export type CheckWarningKind = ConfigWarningKind | (typeof CHECK_ONLY_WARNING_KINDS)[number];
 
 /** How a check ended: the exit code follows from it. */
 export type CheckStatus = 'valid' | 'invalid' | 'io-error' | 'usage-error';

@@ -8,13 +8,17 @@ import { isJsonObject, isPresent } from './service-config-rules.js';
 import { LONGEST_CONFIG_TIMEOUT_MS } from './timer-limit.js';
 import type { ServiceConfig } from './types.js';
 
+/** The kinds of validator warnings. @internal */
+export const CONFIG_WARNING_KINDS = [
+  'unknown-field',
+  'pattern-name',
+  'duplicate-key',
+  'ineffective-policy',
+  'timeout-over-limit',
+] as const;
+
 /** What a validator warning is about, as `check --json` labels it. @internal */
-export type ConfigWarningKind =
-  | 'unknown-field'
-  | 'pattern-name'
-  | 'duplicate-key'
-  | 'ineffective-policy'
-  | 'timeout-over-limit';
+export type ConfigWarningKind = (typeof CONFIG_WARNING_KINDS)[number];
 
 /** A warning at the JSON path of the value it is about. @internal */
 export interface ConfigWarning {

@@ -497,6 +497,15 @@ export function createRetryTracing(options: RetryTracingOptions = {}): RetryTrac
       case 'call-end':
         onCallEnd(event, traced);
         break;
+      // Carried by other events: a hedge's attempt-start (kind `hedge`), a loser's attempt-end (`leftRunning`).
+      case 'hedge-sent':
+      case 'attempt-left-running':
+        break;
+      default: {
+        // A new event type is a compile error here until it is traced or listed above.
+        const untraced: never = event;
+        return untraced;
+      }
     }
   };
 
