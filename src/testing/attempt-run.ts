@@ -10,6 +10,7 @@ import { errorMessage } from '../util/error-message.js';
 import type { MutableAttempt } from './attempt-recording.js';
 import type { AttemptScript } from './flaky-script.js';
 import type { FlakyTestResponse } from './flaky-test-client.js';
+import { realClearTimeout, realSetTimeout } from './real-timers.js';
 
 /** A response as the server writes it (proto-loader fills in the fields left out). */
 export type OutgoingResponse = Pick<FlakyTestResponse, 'payload' | 'attempt'> & Partial<FlakyTestResponse>;
@@ -181,7 +182,7 @@ export class AttemptRun {
 
   clearTimer(): void {
     if (this.timer !== undefined) {
-      clearTimeout(this.timer);
+      realClearTimeout(this.timer);
       this.timer = undefined;
     }
   }
@@ -193,7 +194,7 @@ export class AttemptRun {
       next();
       return;
     }
-    this.timer = setTimeout(() => {
+    this.timer = realSetTimeout(() => {
       this.timer = undefined;
       if (!this.done) {
         next();

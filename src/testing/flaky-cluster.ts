@@ -12,6 +12,7 @@ import { CALL_ID_METADATA_KEY } from './flaky-script.js';
 import { checkBound, DEFAULT_MAX_RECORDED_ATTEMPTS } from './flaky-server-options.js';
 import type { FlakyTestRequest, FlakyTestResponse } from './flaky-test-client.js';
 import { loadFlakyTestService } from './flaky-test-service.js';
+import { realClearTimeout, realNowMs, realSetTimeout } from './real-timers.js';
 import { type CheckedReplicaScript, checkReplicaScript, type ReplicaScript } from './replica-script.js';
 
 /** One attempt a replica received. */
@@ -127,7 +128,7 @@ export class FlakyCluster {
       DEFAULT_MAX_TRACKED_CALL_IDS,
       1,
     );
-    const now = Date.now();
+    const now = realNowMs();
     const checked = scripts.map((script, index) => checkReplicaScript(script, `scripts[${index}]`, now));
     const replicas: Replica[] = [];
     const cluster = new FlakyCluster(replicas, random, maxRecorded, maxCallIds);
@@ -169,7 +170,7 @@ export class FlakyCluster {
    */
   async setScript(index: number, script: ReplicaScript): Promise<void> {
     const replica = this.replicaOf(index);
-    const checked = checkReplicaScript(script, `setScript(${index})`, Date.now());
+    const checked = checkReplicaScript(script, `setScript(${index})`, realNowMs());
     replica.script = checked;
     if (checked.down && replica.server !== undefined) {
       await this.shutDown(replica);
@@ -236,7 +237,7 @@ export class FlakyCluster {
     const server = replica.server;
     replica.server = undefined;
     for (const timer of replica.timers) {
-      clearTimeout(timer);
+      realClearTimeout(timer);
     }
     replica.timers.clear();
     server?.forceShutdown();
@@ -309,10 +310,10 @@ export class FlakyCluster {
         callback(null, { payload: call.request.payload ?? '', attempt, messagesReceived: 0, index: 0 });
       }
     };
-    const timer = setTimeout(answer, this.latency(script));
+    const timer = realSetTimeout(answer, this.latency(script));
     replica.timers.add(timer);
     call.on('cancelled', () => {
-      clearTimeout(timer);
+      realClearTimeout(timer);
       replica.timers.delete(timer);
       settle();
       if (record.endedWith === undefined) {
@@ -322,7 +323,7 @@ export class FlakyCluster {
   }
 
   private latency(script: CheckedReplicaScript): number {
-    if (script.slow !== undefined && Date.now() < script.slow.until) {
+    if (script.slow !== undefined && realNowMs() < script.slow.until) {
       return script.slow.delayMs;
     }
     const [min, max] = script.latency;

@@ -49,6 +49,7 @@ import {
   type FlakyServerOptions,
 } from './flaky-server-options.js';
 import { FLAKY_TEST_SERVICE, loadFlakyTestService } from './flaky-test-service.js';
+import { realClearTimeout, realSetTimeout } from './real-timers.js';
 import { checkScriptResponses, scriptResponseProblem } from './response-fields.js';
 import { scriptFitProblem } from './script-method-fit.js';
 import {
@@ -423,19 +424,25 @@ export class FlakyServer {
     } catch (err) {
       return Promise.reject(err);
     }
-    const deadline = Date.now() + timeoutMs;
+    // Timed by a timer, not by `Date.now()`, which a test may freeze (`vi.setSystemTime`, mockdate).
+    let timedOut = timeoutMs === 0;
+    const giveUp = realSetTimeout(() => {
+      timedOut = true;
+    }, timeoutMs);
     return new Promise<void>((resolve, reject) => {
       const check = (): void => {
         let ok: unknown;
         try {
           ok = predicate();
         } catch (err) {
+          realClearTimeout(giveUp);
           reject(err);
           return;
         }
         if (typeof ok !== 'boolean') {
           // An async predicate gives a Promise, which is truthy: the wait would end at once, whatever it says.
           const thenable = isThenable(ok);
+          realClearTimeout(giveUp);
           reject(
             new TypeError(
               `FlakyServer.waitFor: predicate must return true or false, got ${thenable ? 'a Promise (an async function is not waited on: check a value the server records instead)' : describeValue(ok)}`,
@@ -444,11 +451,12 @@ export class FlakyServer {
           return;
         }
         if (ok) {
+          realClearTimeout(giveUp);
           resolve();
-        } else if (Date.now() >= deadline) {
+        } else if (timedOut) {
           reject(new Error(`FlakyServer.waitFor: condition not met within ${timeoutMs} ms`));
         } else {
-          setTimeout(check, 5);
+          realSetTimeout(check, 5);
         }
       };
       check();
@@ -476,11 +484,11 @@ export class FlakyServer {
             return;
           }
           settled = true;
-          clearTimeout(timer);
+          realClearTimeout(timer);
           this.dropTimers();
           resolve();
         };
-        const timer = setTimeout(() => {
+        const timer = realSetTimeout(() => {
           this.cutOffRunning();
           this.server.forceShutdown();
           done();
