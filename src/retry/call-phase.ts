@@ -16,11 +16,6 @@ export type CallPhase =
       readonly tag: 'in-flight';
       /** The last failure of an attempt, the call's result if every attempt fails (hedging). */
       lastFailure: StatusObject | undefined;
-      /**
-       * With a finite deadline: the timer, due a grace past it, that ends the call if no attempt's deadline status
-       * has come first (see RetryingCall's `watchDeadline`).
-       */
-      deadlineWatch?: TimerHandle;
     }
   /** No attempt in flight: waiting for the timer of the next attempt (a retry's backoff, or a delayed hedge). */
   | {

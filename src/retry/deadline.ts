@@ -12,18 +12,20 @@ export function deadlineToMs(deadline: InterceptorOptions['deadline']): number {
 /**
  * Runs `action` after `delayMs`, or `onDeadline` at the deadline when that comes first. A timer that fires late (the
  * event loop was held) runs `onDeadline` instead of `action` when the clock has reached the deadline meanwhile: no
- * attempt goes out after the call's deadline. @internal
+ * attempt goes out after the call's deadline. `now` is the call's time (see `RetryingCall.now`), timers are
+ * `clock`'s. @internal
  */
 export function timerBeforeDeadline(
   clock: Clock,
+  now: () => number,
   deadline: number,
   delayMs: number,
   action: () => void,
   onDeadline: () => void,
 ): TimerHandle {
-  const remaining = deadline - clock.now();
+  const remaining = deadline - now();
   if (remaining <= delayMs) {
     return clock.setTimer(onDeadline, Math.max(0, remaining));
   }
-  return clock.setTimer(() => (clock.now() >= deadline ? onDeadline() : action()), delayMs);
+  return clock.setTimer(() => (now() >= deadline ? onDeadline() : action()), delayMs);
 }

@@ -27,6 +27,8 @@ import { NO_HINT, readServerHint } from './server-hint.js';
 export interface FailureHost {
   /** The call is in flight and uncommitted (a listener may end it inside any step). */
   readonly inFlight: boolean;
+  /** The call's time, as its deadline is read (the clock's, or later once the deadline timer has fired). */
+  now(): number;
   /** The call ends with `status`, the failure of `from`. */
   finish(status: StatusObject, from: Attempt): void;
   /** The call's deadline has passed: it ends with DEADLINE_EXCEEDED, naming `last`, its last failure. */
@@ -237,7 +239,7 @@ export class FailureHandler {
       backoff: this.backoff,
       jitter: ctx.jitter,
       random,
-      now: ctx.clock.now(),
+      now: this.host.now(),
       deadline: this.deadline,
       deadlineAware: ctx.deadlineAware,
       replay,

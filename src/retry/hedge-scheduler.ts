@@ -20,6 +20,14 @@ const MIN_BUDGET_ASK_INTERVAL_MS = 1;
  */
 const LATE_TIMER_MS = 1;
 
+/**
+ * A hedge timer of at least this long that fires with the clock reading exactly the time it was set at finds a
+ * clock that stands still (a test that froze `Date`), not one a millisecond behind Node's timers: the hedge goes
+ * rather than wait out the whole delay again. (A timer set late in a long turn of the event loop can fire with the
+ * clock unmoved too, but only when the turn ran as long as the delay.)
+ */
+const STILL_CLOCK_MIN_DELAY_MS = 20;
+
 /** What the hedge scheduler asks of its call. @internal */
 export interface HedgeHost {
   /** The call has not committed or ended (a listener may end it inside any step). */
@@ -57,6 +65,8 @@ export class HedgeScheduler {
   private dueAt = 0;
   /** The timer fired before the clock said the hedge was due, and was set again for the rest (once per timer). */
   private rearmed = false;
+  /** When the hedge timer was set (clock ms). */
+  private setAt = 0;
   /** A late timer's hedge, waiting for the I/O that came in while the event loop was held (see onTimer). */
   private deferred: ReturnType<typeof setImmediate> | undefined;
   /** Further hedges may still be sent (a do-not-retry hint, exhaustion or a refusal closes the schedule). */
@@ -224,7 +234,8 @@ export class HedgeScheduler {
   }
 
   private setTimer(delayMs: number): void {
-    this.dueAt = this.ctx.clock.now() + delayMs;
+    this.setAt = this.ctx.clock.now();
+    this.dueAt = this.setAt + delayMs;
     this.rearmed = false;
     this.timer = this.host.setTimerBeforeDeadline(delayMs, () => this.onTimer());
   }
@@ -243,8 +254,10 @@ export class HedgeScheduler {
    */
   private onTimer(): void {
     this.timer = undefined;
-    const pastDue = this.ctx.clock.now() - this.dueAt;
-    if (pastDue < 0 && !this.rearmed) {
+    const now = this.ctx.clock.now();
+    const pastDue = now - this.dueAt;
+    const clockStill = now === this.setAt && this.dueAt - this.setAt >= STILL_CLOCK_MIN_DELAY_MS;
+    if (pastDue < 0 && !this.rearmed && !clockStill) {
       this.rearmed = true;
       this.timer = this.host.setTimerBeforeDeadline(-pastDue, () => this.onTimer());
       return;

@@ -60,6 +60,13 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
   private lastFailed: { readonly attempt: Attempt; readonly status: StatusObject } | undefined;
   /** The call's events; undefined when nobody listens, so that events cost nothing then. */
   private readonly events: CallEvents | undefined;
+  /**
+   * With a finite deadline, from the start until the call commits or ends: the timer due at the deadline (see
+   * {@link onDeadlineTimer}), then, with attempts out, the grace after it.
+   */
+  private deadlineTimer: TimerHandle | undefined;
+  /** The deadline timer has fired: the deadline has passed, whatever the clock reads (see {@link now}). */
+  private deadlineTimerFired = false;
 
   constructor(
     private readonly options: InterceptorOptions,
@@ -129,6 +136,9 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
     this.events?.callStart(this.policy, this.deadline);
     if (this.phase.tag === 'ended') {
       return;
+    }
+    if (Number.isFinite(this.deadline)) {
+      this.deadlineTimer = ctx.clock.setTimer(() => this.onDeadlineTimer(), this.deadline - ctx.clock.now());
     }
     this.startAttempt('original');
     this.hedges?.begin();
@@ -287,7 +297,6 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
         lastFailure: from.tag === 'waiting' ? from.lastFailure : undefined,
       };
       this.transition(inFlight);
-      this.watchDeadline(inFlight);
     }
     const attempt = this.attempts.start(kind, call, now, this.app.headers);
     if (attempt.state !== 'live') {
@@ -396,9 +405,6 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
     }
     if (current.tag === 'in-flight') {
       this.hedges?.stop();
-      if (current.deadlineWatch !== undefined) {
-        this.ctx.clock.clearTimer(current.deadlineWatch);
-      }
     } else if (current.tag === 'waiting') {
       if (current.timer !== undefined) {
         this.ctx.clock.clearTimer(current.timer);
@@ -407,6 +413,11 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
     }
     this.phase = next;
     this.committedTo = next.tag === 'committed' ? next.attempt : undefined;
+    if ((next.tag === 'committed' || next.tag === 'ended') && this.deadlineTimer !== undefined) {
+      // The committed attempt's own deadline, in grpc-js, ends it.
+      this.ctx.clock.clearTimer(this.deadlineTimer);
+      this.deadlineTimer = undefined;
+    }
     return true;
   }
 
@@ -485,7 +496,14 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
 
   /** Runs `action` after `delayMs`, or deals with the deadline when that comes first (see `atDeadline`). @internal */
   setTimerBeforeDeadline(delayMs: number, action: () => void): TimerHandle {
-    return timerBeforeDeadline(this.ctx.clock, this.deadline, delayMs, action, () => this.atDeadline());
+    return timerBeforeDeadline(
+      this.ctx.clock,
+      () => this.now(),
+      this.deadline,
+      delayMs,
+      action,
+      () => this.atDeadline(),
+    );
   }
 
   /**
@@ -503,22 +521,45 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
   }
 
   /**
-   * Arms the in-flight phase's deadline watch, due {@link DEADLINE_GRACE_MS} past the deadline: the attempts' own
-   * deadline statuses from grpc-js are due at the deadline, and the watch ends the call only if none has come. One
-   * never comes for an attempt whose start another interceptor holds (an auth interceptor awaiting a token): grpc-js
-   * ends it before it has a listener. Cleared when the phase ends.
+   * The call's time: the clock's, or the deadline once the deadline timer has fired and the clock reads less. A
+   * clock that stands still (a test that freezes `Date`: `vi.setSystemTime`, mockdate) would otherwise never reach
+   * the deadline, and each retry would get a whole deadline of its own from grpc-js, which reads the time left
+   * from the same clock: grpc-js's own retries time the call once, from its start. @internal
    */
-  private watchDeadline(phase: CallPhase): void {
-    if (phase.tag !== 'in-flight' || !Number.isFinite(this.deadline)) {
+  now(): number {
+    const now = this.ctx.clock.now();
+    return this.deadlineTimerFired && now < this.deadline ? this.deadline : now;
+  }
+
+  /**
+   * The deadline timer, set at the start for the time then left, has fired. Waiting, or with no attempt out, the
+   * call ends now. With attempts out, each carries the same deadline to grpc-js, whose own timer, due now too,
+   * ends it with grpc-js's status: the call waits {@link DEADLINE_GRACE_MS} for it, then ends by itself. No status
+   * ever comes for an attempt whose start another interceptor holds (an auth interceptor awaiting a token): grpc-js
+   * ends it before it has a listener. A failure that comes meanwhile ends the call too ({@link now} reads the
+   * deadline as passed).
+   */
+  private onDeadlineTimer(): void {
+    this.deadlineTimer = undefined;
+    if (this.deadlineTimerFired) {
+      // The grace is over with attempts still out.
+      if (this.phase.tag === 'in-flight') {
+        this.endAtDeadline(this.lastFailure());
+      }
       return;
     }
-    phase.deadlineWatch = this.ctx.clock.setTimer(
-      () => {
-        phase.deadlineWatch = undefined;
-        this.endAtDeadline(this.lastFailure());
-      },
-      this.deadline - this.ctx.clock.now() + DEADLINE_GRACE_MS,
-    );
+    this.deadlineTimerFired = true;
+    const phase = this.phase;
+    if (phase.tag !== 'waiting' && phase.tag !== 'in-flight') {
+      return;
+    }
+    // The grace runs from the deadline: a timer that fired late (the event loop was held) has used it up.
+    const graceLeft = this.deadline + DEADLINE_GRACE_MS - this.now();
+    if (phase.tag === 'waiting' || this.attempts.live.length === 0 || graceLeft <= 0) {
+      this.endAtDeadline(this.lastFailure());
+      return;
+    }
+    this.deadlineTimer = this.ctx.clock.setTimer(() => this.onDeadlineTimer(), graceLeft);
   }
 
   /**
@@ -526,7 +567,7 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
    * statuses are waited for) and says so: true means no further attempt may go. @internal
    */
   endIfPastDeadline(): boolean {
-    if (this.ctx.clock.now() < this.deadline) {
+    if (this.now() < this.deadline) {
       return false;
     }
     this.atDeadline();

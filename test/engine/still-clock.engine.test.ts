@@ -1,0 +1,96 @@
+/**
+ * A clock that stands still while timers run: a test that freezes `Date` (`vi.setSystemTime`, mockdate,
+ * `useFakeTimers({ toFake: ['Date'] })`) with the real timers (runners-and-fake-timers audit). grpc-js's own
+ * retries time a call's deadline once, from its start; before, each retry here got a whole deadline of its own
+ * (4 attempts and 4 × the deadline where grpc-js made 1), and every hedge went at twice its delay.
+ */
+import { describe, expect, it } from 'vitest';
+import type { Clock } from '../../src/shared/clock.js';
+import { FakeClock } from '../../src/testing/fake-clock.js';
+import { engineCall, eventsOfType, hedgingPolicy, retryPolicy, Status, T0 } from '../helpers/engine.js';
+
+/** Timers on `timers` (advance it), and a `now()` that never moves from T0. */
+function stillClock(): { clock: Clock; timers: FakeClock } {
+  const timers = new FakeClock(T0);
+  return {
+    timers,
+    clock: {
+      now: () => T0,
+      setTimer: (callback, delayMs) => timers.setTimer(callback, delayMs),
+      clearTimer: (handle) => timers.clearTimer(handle),
+    },
+  };
+}
+
+const RETRY_DEADLINE = retryPolicy({
+  maxAttempts: 4,
+  initialBackoff: '0.01s',
+  maxBackoff: '0.01s',
+  retryableStatusCodes: ['UNAVAILABLE', 'DEADLINE_EXCEEDED'],
+});
+
+describe('engine: a deadline under a clock that stands still', () => {
+  it("an attempt's deadline status after the deadline timer fired ends the call: no retry", () => {
+    const { clock, timers } = stillClock();
+    const h = engineCall(RETRY_DEADLINE, { interceptor: { clock }, callOptions: { deadline: T0 + 300 } });
+    timers.advance(300); // the call's deadline timer; grpc-js's timer of the attempt is due too
+    h.attempt(0).status(Status.DEADLINE_EXCEEDED, 'Deadline exceeded after 0.300s');
+    expect(h.attempts).toHaveLength(1);
+    expect(h.status.code).toBe(Status.DEADLINE_EXCEEDED);
+  });
+
+  it("the deadline timer ends a retry's wait the attempt's deadline status started", () => {
+    const { clock, timers } = stillClock();
+    const h = engineCall(RETRY_DEADLINE, { interceptor: { clock }, callOptions: { deadline: T0 + 300 } });
+    timers.advance(299);
+    h.attempt(0).status(Status.DEADLINE_EXCEEDED, 'Deadline exceeded after 0.299s');
+    expect(eventsOfType(h.events, 'retry-scheduled')).toHaveLength(1); // the clock says 300 ms are left
+    timers.advance(1);
+    expect(h.attempts).toHaveLength(1);
+    expect(h.status.code).toBe(Status.DEADLINE_EXCEEDED);
+    expect(timers.pendingTimers).toBe(0);
+  });
+
+  it('retries that fail fast stop at the deadline, as the timers count it', () => {
+    const { clock, timers } = stillClock();
+    const h = engineCall(retryPolicy({ maxAttempts: 5, initialBackoff: '0.1s', maxBackoff: '0.1s' }), {
+      interceptor: { clock },
+      callOptions: { deadline: T0 + 250 },
+    });
+    h.attempt(0).fail(); // UNAVAILABLE at once; backoff 100 ms (× jitter 1 with random 0.5)
+    timers.advance(100);
+    h.attempt(1).fail();
+    timers.advance(100);
+    h.attempt(2).fail();
+    timers.advance(50); // 250 ms: the deadline, during the third backoff
+    expect(h.attempts).toHaveLength(3);
+    expect(h.status.code).toBe(Status.DEADLINE_EXCEEDED);
+    expect(h.status.details).toMatch(/^Deadline exceeded while waiting to retry/);
+  });
+
+  it('an attempt that never reports after the deadline: the call ends a grace later', () => {
+    const { clock, timers } = stillClock();
+    const h = engineCall(retryPolicy(), { interceptor: { clock }, callOptions: { deadline: T0 + 300 } });
+    timers.advance(399);
+    expect(h.received.statuses).toEqual([]);
+    timers.advance(1);
+    expect(h.status.code).toBe(Status.DEADLINE_EXCEEDED);
+    expect(h.attempt(0).cancelled).toBeDefined();
+  });
+
+  it('a committed call is left to its attempt: the deadline timer is gone', () => {
+    const { clock, timers } = stillClock();
+    const h = engineCall(retryPolicy(), { interceptor: { clock }, callOptions: { deadline: T0 + 300 } });
+    h.attempt(0).headers();
+    expect(timers.pendingTimers).toBe(0);
+  });
+
+  it('a hedge goes at its delay, not at twice it', () => {
+    const { clock, timers } = stillClock();
+    const h = engineCall(hedgingPolicy({ hedgingDelay: '0.1s', maxAttempts: 3 }), { interceptor: { clock } });
+    timers.advance(100);
+    expect(h.attempts).toHaveLength(2);
+    timers.advance(100);
+    expect(h.attempts).toHaveLength(3);
+  });
+});
