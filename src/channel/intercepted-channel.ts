@@ -36,7 +36,13 @@ const identity = (message: Buffer): Buffer => message;
  * - a `method_definition` with the path, identity (de)serializers, and `requestStream`/`responseStream` both true
  *   (every call is treated as a stream: a unary request is half-closed once its one write has completed);
  * - no per-call options beyond what the channel is given: the deadline, host, parent call and per-call
- *   credentials. Options that only reach a client's own interceptors (such as `withRetryOptions`) are not seen.
+ *   credentials (grpc-js's `Channel.createCall` is given these, not the call options). So options that only
+ *   reach a client's own interceptors are not seen, whichever client makes the call: `withRetryOptions(...)`
+ *   given to a call is dropped silently, and the call gets the interceptor's own policy. For calls that need
+ *   their own options, put the interceptor in the client's `interceptors` where the client takes them (a
+ *   grpc-js client, ts-proto, protobuf-ts, NestJS); with nice-grpc, use another client on another
+ *   `interceptChannel` with the policy those calls need; with google-gax, add it to each call with the client
+ *   option `'grpc.callInvocationTransformer'` (docs/integrations.md).
  *   An attempt's channel call gets the parent call only if the interceptors left `parent` in the options they
  *   hand down, with the propagate flags they hand down (the retry interceptor keeps the parent but clears the
  *   deadline and cancellation flags: it follows both once per call).

@@ -376,5 +376,11 @@ describe('docs/how-to.md', () => {
     kept(client);
     expect((await sayHello(client)).error).toBeNull();
     expect(server.attemptsOf(SAY_HELLO)).toHaveLength(2);
+
+    // Per-call options never reach an interceptor on the channel: the call still gets the policy's retry.
+    server.reset();
+    server.scriptMethod(SAY_HELLO, [{ status: 'UNAVAILABLE' }, {}]);
+    expect((await sayHello(client, withRetryOptions({ enabled: false }))).error).toBeNull();
+    expect(server.attemptsOf(SAY_HELLO)).toHaveLength(2);
   });
 });
