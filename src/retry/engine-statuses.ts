@@ -19,11 +19,14 @@ export const engineStatus = {
    * The call's deadline passed with no attempt's status; `last` is the last failure, if any, and `hedging` whether
    * the call was hedging (other attempts may still have been in flight) rather than waiting to retry.
    */
-  deadlineExceeded: (last: StatusObject | undefined, hedging = false): StatusObject =>
+  deadlineExceeded: (
+    last: StatusObject | undefined,
+    during: 'hedging' | 'waiting to retry' | 'retrying' = 'waiting to retry',
+  ): StatusObject =>
     made(
       Status.DEADLINE_EXCEEDED,
       last
-        ? `Deadline exceeded while ${hedging ? 'hedging' : 'waiting to retry'} (last attempt: ${Status[last.code] ?? last.code} ${last.details})`
+        ? `Deadline exceeded while ${during} (${during === 'retrying' ? 'last failed attempt' : 'last attempt'}: ${Status[last.code] ?? last.code} ${last.details})`
         : 'Deadline exceeded',
     ),
   /** A broken invariant of the engine (production only; under vitest it throws). */

@@ -23,7 +23,8 @@ const LATE_TIMER_MS = 1;
 /**
  * A hedge timer of at least this long that fires with the clock reading exactly the time it was set at finds a
  * clock that stands still (a test that froze `Date`), not one a millisecond behind Node's timers: the hedge goes
- * rather than wait out the whole delay again. (A timer set late in a long turn of the event loop can fire with the
+ * rather than wait out the whole delay again (as it does when the clock reads earlier than when the timer was set:
+ * it stepped back). (A timer set late in a long turn of the event loop can fire with the
  * clock unmoved too, but only when the turn ran as long as the delay.)
  */
 const STILL_CLOCK_MIN_DELAY_MS = 20;
@@ -256,8 +257,11 @@ export class HedgeScheduler {
     this.timer = undefined;
     const now = this.ctx.clock.now();
     const pastDue = now - this.dueAt;
-    const clockStill = now === this.setAt && this.dueAt - this.setAt >= STILL_CLOCK_MIN_DELAY_MS;
-    if (pastDue < 0 && !this.rearmed && !clockStill) {
+    // A clock that stepped back since the timer was set, or stands still, would hold the hedge for nothing.
+    const sinceSet = now - this.setAt;
+    const clockAstray =
+      sinceSet < 0 || (sinceSet === 0 && this.dueAt - this.setAt >= STILL_CLOCK_MIN_DELAY_MS);
+    if (pastDue < 0 && !this.rearmed && !clockAstray) {
       this.rearmed = true;
       this.timer = this.host.setTimerBeforeDeadline(-pastDue, () => this.onTimer());
       return;

@@ -553,9 +553,12 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
     if (phase.tag !== 'waiting' && phase.tag !== 'in-flight') {
       return;
     }
-    // The grace runs from the deadline: a timer that fired late (the event loop was held) has used it up.
+    // The grace runs from the deadline: a timer that fired late (the event loop was held) has used it up. A clock
+    // well behind the timer (it stands still, or stepped back) set the attempts' own grpc-js deadline timers from
+    // that clock: they are not due, so the call ends now, as grpc-js's own retries end it.
     const graceLeft = this.deadline + DEADLINE_GRACE_MS - this.now();
-    if (phase.tag === 'waiting' || this.attempts.live.length === 0 || graceLeft <= 0) {
+    const clockBehind = this.ctx.clock.now() < this.deadline - CLOCK_BEHIND_MS;
+    if (phase.tag === 'waiting' || this.attempts.live.length === 0 || graceLeft <= 0 || clockBehind) {
       this.endAtDeadline(this.lastFailure());
       return;
     }
@@ -583,7 +586,13 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
   /** The call's deadline has passed with no attempt's status to give: `last` is its last failure, if any. */
   endAtDeadline(last: StatusObject | undefined): void {
     noFurtherAttempt(this.events, this.ctx, 'deadline');
-    this.end(engineStatus.deadlineExceeded(last, this.policy.kind === 'hedging'), 'call-ended');
+    const during =
+      this.policy.kind === 'hedging'
+        ? 'hedging'
+        : this.phase.tag === 'in-flight' && this.attempts.live.length > 0
+          ? 'retrying'
+          : 'waiting to retry';
+    this.end(engineStatus.deadlineExceeded(last, during), 'call-ended');
   }
 }
 
@@ -594,3 +603,10 @@ const ENDED: CallPhase = Object.freeze({ tag: 'ended' });
  * by itself: grpc-js's timers are due at the same moment, so this is slack for a loaded event loop only.
  */
 const DEADLINE_GRACE_MS = 100;
+
+/**
+ * How far behind the deadline the clock may read when the deadline timer fires and still be taken for the clock
+ * Node's timers run ahead of (they fire off the loop's time as cached at the start of its turn, which a long turn
+ * leaves behind): further behind, the clock stands still or stepped back.
+ */
+const CLOCK_BEHIND_MS = 20;

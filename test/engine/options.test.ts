@@ -62,6 +62,29 @@ describe('option checks', () => {
     );
     expect(() => createRetryInterceptor(config, { perRpcBufferBytes: -1 })).toThrow(RangeError);
   });
+
+  it('an attempt limit and buffer sizes are whole numbers', () => {
+    expect(() => createRetryInterceptor(config, { maxAttemptsLimit: 2.5 })).toThrow(
+      /options\.maxAttemptsLimit must be an integer/,
+    );
+    expect(() => createRetryInterceptor(config, { perRpcBufferBytes: 1.5 })).toThrow(
+      /options\.perRpcBufferBytes must be an integer/,
+    );
+    expect(() => createRetryInterceptor(config, { totalBufferBytes: 1.5 })).toThrow(
+      /options\.totalBufferBytes must be an integer/,
+    );
+  });
+});
+
+describe('retry options given twice', () => {
+  it('keep an earlier enabled: false when the later ones leave enabled out', () => {
+    // A helper's options, wrapped by the caller's listener.
+    const options = withRetryOptions({ onEvent: () => undefined }, withRetryOptions({ enabled: false }));
+    const h = engineCall(config, { callOptions: options as Record<string, unknown> });
+    h.attempt(0).fail();
+    expect(h.attempts).toHaveLength(1);
+    expect(h.status.code).not.toBe(0);
+  });
 });
 
 describe('renamed options', () => {

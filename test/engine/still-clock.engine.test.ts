@@ -68,14 +68,39 @@ describe('engine: a deadline under a clock that stands still', () => {
     expect(h.status.details).toMatch(/^Deadline exceeded while waiting to retry/);
   });
 
-  it('an attempt that never reports after the deadline: the call ends a grace later', () => {
+  it('an attempt out at the deadline is cancelled then: its own grpc-js timer, read off the clock, is not due', () => {
     const { clock, timers } = stillClock();
-    const h = engineCall(retryPolicy(), { interceptor: { clock }, callOptions: { deadline: T0 + 300 } });
-    timers.advance(399);
+    const h = engineCall(retryPolicy({ initialBackoff: '0.01s', maxBackoff: '0.01s' }), {
+      interceptor: { clock },
+      callOptions: { deadline: T0 + 200 },
+    });
+    timers.advance(140);
+    h.attempt(0).fail(); // the retry goes 10 ms later, with a whole 200 ms deadline for grpc-js
+    timers.advance(10);
+    expect(h.attempts).toHaveLength(2);
+    timers.advance(49);
     expect(h.received.statuses).toEqual([]);
     timers.advance(1);
     expect(h.status.code).toBe(Status.DEADLINE_EXCEEDED);
-    expect(h.attempt(0).cancelled).toBeDefined();
+    expect(h.status.details).toMatch(/^Deadline exceeded while retrying \(last failed attempt: UNAVAILABLE/);
+    expect(h.attempt(1).cancelled).toBeDefined();
+  });
+
+  it('a clock that stepped back does not hold a hedge back', () => {
+    const timers = new FakeClock(T0);
+    let offset = 0;
+    const clock: Clock = {
+      now: () => timers.now() + offset,
+      setTimer: (callback, delayMs) => timers.setTimer(callback, delayMs),
+      clearTimer: (handle) => timers.clearTimer(handle),
+    };
+    const h = engineCall(hedgingPolicy({ hedgingDelay: '0.05s', maxAttempts: 3 }), {
+      interceptor: { clock },
+    });
+    timers.advance(20);
+    offset = -10_000; // NTP, or a VM resumed
+    timers.advance(30);
+    expect(h.attempts).toHaveLength(2);
   });
 
   it('a committed call is left to its attempt: the deadline timer is gone', () => {
