@@ -17,5 +17,7 @@ export default defineConfig({
     testTimeout: 20_000,
     hookTimeout: 20_000,
     pool: 'forks',
+    // Warnings are given once per process; each case starts with none given.
+    setupFiles: ['test/helpers/forget-warnings.ts'],
   },
 });

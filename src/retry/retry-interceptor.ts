@@ -23,7 +23,7 @@ import {
 export type { RetryInterceptorOptions };
 
 import { hasThrottleAbove } from '../shared/throttle-order.js';
-import { warnOnce, warnOncePerMessage } from '../util/warn-once.js';
+import { warnOnce, warnOncePerMessage, warnOncePerProcess } from '../util/warn-once.js';
 import { RetryThrottle } from './retry-throttle.js';
 import { RetryingCall } from './retrying-call.js';
 import { withConfigWaitForReady } from './wait-for-ready.js';
@@ -48,6 +48,17 @@ const warnOverLimit = warnOncePerMessage('GRPC_RETRY_HEDGING_MAX_ATTEMPTS');
 const warnEmptyConfig = warnOnce(
   'grpc-retry-hedging: a call went through createRetryInterceptor without a retry or hedging policy, as the service config it was given has no methodConfig entries: such calls are neither retried nor hedged. Give the config a methodConfig entry that names the service (docs/configuration.md), or the call a policy of its own (withRetryOptions).',
   'GRPC_RETRY_HEDGING_EMPTY_CONFIG',
+);
+
+/**
+ * Interceptors made in this process (by this copy of the package): past {@link MANY_INTERCEPTORS}, most likely one
+ * per call or per request, where each starts with its own throttle tokens.
+ */
+let interceptorsMade = 0;
+const MANY_INTERCEPTORS = 1_000;
+const warnManyInterceptors = warnOnce(
+  `grpc-retry-hedging: ${MANY_INTERCEPTORS} retry interceptors have been made in this process, most likely one per call or per request. Each keeps its own state: the config's retryThrottling tokens, the replay-buffer total (totalBufferBytes), adaptive hedging's delays and budget, so interceptors made per request retry as if none of these were there (against an outage, a retryThrottling config then stops nothing). Make one interceptor per client, or per target, when the client is made, and reuse it (docs/configuration.md, "One interceptor per client").`,
+  'GRPC_RETRY_HEDGING_MANY_INTERCEPTORS',
 );
 
 function nextCallId(): number {
@@ -78,13 +89,18 @@ export function createRetryInterceptor(
 ): Interceptor {
   checkNotUsedAsInterceptor('createRetryInterceptor', 'createRetryInterceptor(config)', config);
   const serviceConfig = parseServiceConfig(config);
+  interceptorsMade += 1;
+  if (interceptorsMade === MANY_INTERCEPTORS) {
+    warnManyInterceptors();
+  }
   const resolved = resolveInterceptorOptions(options);
   // Found when the config was parsed, here or by loadServiceConfig/parseServiceConfig earlier.
   const mistakes = configSourceOf(serviceConfig)?.mistakes ?? [];
   if (mistakes.length > 0) {
-    process.emitWarning(`grpc-retry-hedging: createRetryInterceptor: ${mistakes.join('; ')}`, {
-      code: 'GRPC_RETRY_HEDGING_CONFIG_FIELD',
-    });
+    warnOncePerProcess(
+      `grpc-retry-hedging: createRetryInterceptor: ${mistakes.join('; ')}`,
+      'GRPC_RETRY_HEDGING_CONFIG_FIELD',
+    );
   }
   const { maxAttemptsLimit, clock } = resolved;
   const overLimit = findAttemptLimitExcess(serviceConfig, maxAttemptsLimit).map(
@@ -154,7 +170,7 @@ export function createRetryInterceptor(
       nearMissChecked.add(path);
       const nearMiss = hasNoEntries ? undefined : nearMissName(serviceConfig, path, nearMissChecked);
       if (nearMiss !== undefined) {
-        process.emitWarning(`grpc-retry-hedging: ${nearMiss}`, { code: 'GRPC_RETRY_HEDGING_CONFIG_NAME' });
+        warnOncePerProcess(`grpc-retry-hedging: ${nearMiss}`, 'GRPC_RETRY_HEDGING_CONFIG_NAME');
       }
     }
     const perCall = readCallRetryOptions(callOptions);

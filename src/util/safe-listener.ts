@@ -1,5 +1,6 @@
 import { errorMessage } from './error-message.js';
 import { isThenable } from './option-checks.js';
+import { warnOncePerProcess } from './warn-once.js';
 
 /**
  * A listener that never throws into the code that calls it: an error is reported once as a process warning
@@ -13,10 +14,11 @@ export function safeListener<E>(listener: (event: E) => void, whose: string): (e
       return;
     }
     warned = true;
-    process.emitWarning(
+    // Once per process for the same text: an inline listener, new on every call, that throws the same error.
+    warnOncePerProcess(
       `grpc-retry-hedging: ${whose} ${how} (${errorMessage(error)}); ` +
         'the call goes on, and further errors from this listener are not reported',
-      { code: 'GRPC_RETRY_HEDGING_LISTENER_ERROR' },
+      'GRPC_RETRY_HEDGING_LISTENER_ERROR',
     );
   };
   const rejected = (error: unknown): void => report(error, 'returned a promise that rejected');

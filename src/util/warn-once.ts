@@ -1,15 +1,40 @@
 /**
- * A process warning given at most once: a misuse the library notices on some call is reported the first time,
- * not on every call that repeats it.
+ * Process warnings given once: a misuse the library notices on some call is reported the first time, not on every
+ * call that repeats it, and not again by every interceptor, client or listener that meets it (an application that
+ * makes an interceptor per request would otherwise log the same warning per request).
  */
 
-/** Returns a function that emits `message` with `code` through `process.emitWarning` the first time it is called. */
+/** The most distinct warnings remembered; past it, new ones are still given, without being remembered. */
+const MAX_REMEMBERED = 1_000;
+
+/** What has been said in this process: the code, then the message. */
+const given = new Set<string>();
+
+/**
+ * Emits `message` with `code` through `process.emitWarning` unless this process has already given the same
+ * message with the same code. @internal
+ */
+export function warnOncePerProcess(message: string, code: string): void {
+  const key = `${code}\n${message}`;
+  if (given.has(key)) {
+    return;
+  }
+  if (given.size < MAX_REMEMBERED) {
+    given.add(key);
+  }
+  process.emitWarning(message, { code });
+}
+
+/**
+ * Returns a function that emits `message` with `code` the first time it is called, unless the process has given the
+ * same warning already (see {@link warnOncePerProcess}).
+ */
 export function warnOnce(message: string, code: string): () => void {
   let warned = false;
   return () => {
     if (!warned) {
       warned = true;
-      process.emitWarning(message, { code });
+      warnOncePerProcess(message, code);
     }
   };
 }
@@ -25,6 +50,11 @@ export function warnOncePerMessage(code: string, maxMessages = 100): (message: s
       return;
     }
     warned.add(message);
-    process.emitWarning(message, { code });
+    warnOncePerProcess(message, code);
   };
+}
+
+/** Forgets what has been said, so that the next warning of each kind is given again (tests, between cases). @internal */
+export function forgetGivenWarnings(): void {
+  given.clear();
 }

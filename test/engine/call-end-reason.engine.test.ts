@@ -4,6 +4,7 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { RetryGate } from '../../src/shared/retry-gate.js';
+import { forgetGivenWarnings } from '../../src/util/warn-once.js';
 import { engineCall, eventsOfType, hedgingPolicy, retryPolicy, Status } from '../helpers/engine.js';
 import { captureWarnings } from '../helpers/warnings.js';
 
@@ -69,6 +70,7 @@ describe('call-end reason', () => {
     pushed.attempt(0).status(Status.UNAVAILABLE, 'pushed', { 'grpc-retry-pushback-ms': '50' });
     expect(callEnd(pushed)).toMatchObject({ code: Status.UNAVAILABLE, reason: 'replay-buffer' });
 
+    forgetGivenWarnings(); // the same warning, given once per process: the second case must give it too
     const unobserved = engineCall(retryPolicy(), {
       type: 'client-stream',
       unobserved: true,
