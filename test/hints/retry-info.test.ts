@@ -191,6 +191,15 @@ describe('parseRetryInfo: several details', () => {
       reason: /different delays \(0s\+300000000ns and 0s\+400000000ns\)/,
     });
   });
+
+  it('a RetryInfo detail that does not decode, beside a good one, makes the hint malformed, not the good delay', () => {
+    const broken = encodeRetryInfoStatus({
+      code: 8,
+      retryDelay: 300,
+      details: [{ typeUrl: RETRY_INFO_TYPE_URL, value: Uint8Array.from([0x0f]) }],
+    });
+    expect(parseRetryInfo(trailersWith(broken))).toMatchObject({ kind: 'malformed' });
+  });
 });
 
 describe('encodeRetryInfoStatus', () => {
