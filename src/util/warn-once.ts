@@ -7,8 +7,14 @@
 /** The most distinct warnings remembered; past it, new ones are still given, without being remembered. */
 const MAX_REMEMBERED = 1_000;
 
-/** What has been said in this process: the code, then the message. */
-const given = new Set<string>();
+/**
+ * What has been said in this process: the code, then the message. Kept on `globalThis`, so that the ESM and the
+ * CJS build loaded in one process (an ESM application with a CommonJS library) share it, as they share call ids.
+ */
+const GIVEN: unique symbol = Symbol.for('grpc-retry-hedging.warnings-given');
+const processWide = globalThis as { [GIVEN]?: Set<string> };
+processWide[GIVEN] ??= new Set<string>();
+const given = processWide[GIVEN];
 
 /**
  * Emits `message` with `code` through `process.emitWarning` unless this process has already given the same
