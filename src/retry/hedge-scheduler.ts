@@ -23,9 +23,9 @@ const LATE_TIMER_MS = 1;
 /**
  * A hedge timer of at least this long that fires with the clock reading exactly the time it was set at finds a
  * clock that stands still (a test that froze `Date`), not one a millisecond behind Node's timers: the hedge goes
- * rather than wait out the whole delay again (as it does when the clock reads earlier than when the timer was set:
- * it stepped back). (A timer set late in a long turn of the event loop can fire with the
- * clock unmoved too, but only when the turn ran as long as the delay.)
+ * rather than wait out the whole delay again, as it does when the clock reads earlier than when the timer was set
+ * (it stepped back). A timer set late in a long turn of the event loop can fire with the clock unmoved too, but
+ * only when the turn ran as long as the delay.
  */
 const STILL_CLOCK_MIN_DELAY_MS = 20;
 
