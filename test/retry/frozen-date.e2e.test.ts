@@ -4,11 +4,14 @@
  * under grpc-js's own retries (runners-and-fake-timers audit: 4 attempts and about 1.3 s for a 300 ms deadline,
  * against grpc-js's 1 attempt at 300 ms).
  */
+import { createRequire } from 'node:module';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createRetryInterceptor } from '../../src/index.js';
 import { FlakyServer } from '../../src/testing/flaky-server.js';
 import { callMetadata, FLAKY, type FlakyClient, testClient } from '../helpers/harness.js';
+
+const grpcJsPackage = createRequire(import.meta.url)('@grpc/grpc-js/package.json') as { version: string };
 
 const CONFIG = {
   methodConfig: [
@@ -26,6 +29,14 @@ const CONFIG = {
 };
 
 const realNow = performance.now.bind(performance);
+
+/**
+ * grpc-js's own retries under a frozen Date: 1.14 ends the call at its deadline; 1.10.10 (the oldest grpc-js the
+ * package supports, which CI also runs) spins at 100% CPU and never returns, so the comparison runs on 1.14 and
+ * later only, and the interceptor's side on every version.
+ */
+const [major = 0, minor = 0] = (grpcJsPackage.version as string).split('.').map(Number);
+const builtInSurvivesFrozenDate = major > 1 || (major === 1 && minor >= 14);
 
 let server: FlakyServer;
 let withInterceptor: FlakyClient;
@@ -67,11 +78,13 @@ describe('a frozen Date with real timers', () => {
     vi.useFakeTimers({ toFake: ['Date'] });
     const [ours, theirs] = await Promise.all([
       slowCall(withInterceptor, 'ours'),
-      slowCall(builtIn, 'theirs'),
+      builtInSurvivesFrozenDate ? slowCall(builtIn, 'theirs') : undefined,
     ]);
-    expect(theirs.code).toBe(grpc.status.DEADLINE_EXCEEDED);
+    if (theirs !== undefined) {
+      expect(theirs.code).toBe(grpc.status.DEADLINE_EXCEEDED);
+      expect(server.attempts('theirs')).toHaveLength(1);
+    }
     expect(ours.code).toBe(grpc.status.DEADLINE_EXCEEDED);
-    expect(server.attempts('theirs')).toHaveLength(1);
     expect(server.attempts('ours')).toHaveLength(1);
     // 300 ms each, with room for a loaded machine; before, ours took about 1.3 s.
     expect(ours.ms).toBeLessThan(900);
