@@ -26,6 +26,7 @@ import { cappedBackoffMs, type JitterStrategy, maxBackoffMs } from '../retry/bac
 import { closestName } from '../util/closest-name.js';
 import { formatMethodName } from './format.js';
 import { findIneffectivePolicies, findTokenRatioPrecision } from './ineffective-policies.js';
+import { findLoadAmplifyingPolicies } from './load-amplifying-policies.js';
 import type { ProtoServices } from './proto-services.js';
 
 /** A retry policy as the report describes it. Durations in ms; codes by name. */
@@ -96,7 +97,7 @@ export interface CheckDiagnostic extends ServiceConfigIssue {
 
 /**
  * What `check` warns of that the validator does not: names matching no method of the protos, retried methods the
- * protos do not mark idempotent, load balancing, policies over the attempt limit.
+ * protos do not mark idempotent, load balancing, policies over the attempt limit, policies that multiply load.
  */
 const CHECK_ONLY_WARNING_KINDS = [
   'unmatched-name',
@@ -104,6 +105,7 @@ const CHECK_ONLY_WARNING_KINDS = [
   'hedging-one-connection',
   'unknown-lb-policy',
   'attempts-over-limit',
+  'load-amplifying',
 ] as const;
 
 /** Every kind of warning `check --json` reports: the validator's and its own (docs/cli.md lists them). */
@@ -274,6 +276,9 @@ export function validReport(
       'attempts-over-limit',
     ),
   );
+  const amplifying = findLoadAmplifyingPolicies(config, input.maxAttemptsLimit).map((w) =>
+    located(w.path, w.message, 'load-amplifying'),
+  );
   return {
     valid: true,
     status: 'valid',
@@ -289,6 +294,7 @@ export function validReport(
       ...writtenValueWarnings(source, isKnownPolicy),
       ...ineffective,
       ...overLimit,
+      ...amplifying,
     ]),
   };
 }

@@ -435,7 +435,7 @@ describe('check: proto include paths', () => {
         methodConfig: [
           {
             name: [{ service: 'fixture.api.Lookup', method: 'Find' }],
-            hedgingPolicy: { maxAttempts: 2 },
+            hedgingPolicy: { maxAttempts: 2, hedgingDelay: '0.05s' },
           },
         ],
       }),
