@@ -18,17 +18,18 @@ const given = processWide[GIVEN];
 
 /**
  * Emits `message` with `code` through `process.emitWarning` unless this process has already given the same
- * message with the same code. @internal
+ * message with the same code, and says whether it did. @internal
  */
-export function warnOncePerProcess(message: string, code: string): void {
+export function warnOncePerProcess(message: string, code: string): boolean {
   const key = `${code}\n${message}`;
   if (given.has(key)) {
-    return;
+    return false;
   }
   if (given.size < MAX_REMEMBERED) {
     given.add(key);
   }
   process.emitWarning(message, { code });
+  return true;
 }
 
 /**
@@ -50,13 +51,11 @@ export function warnOnce(message: string, code: string): () => void {
  * for a warning about a config, which a process may hand to an interceptor made per client, or per call.
  */
 export function warnOncePerMessage(code: string, maxMessages = 100): (message: string) => void {
-  const warned = new Set<string>();
+  let emitted = 0;
   return (message) => {
-    if (warned.has(message) || warned.size >= maxMessages) {
-      return;
+    if (emitted < maxMessages && warnOncePerProcess(message, code)) {
+      emitted++;
     }
-    warned.add(message);
-    warnOncePerProcess(message, code);
   };
 }
 

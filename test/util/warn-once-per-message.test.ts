@@ -1,4 +1,4 @@
-/** `warnOncePerMessage`: each distinct message once per returned function, up to its cap. */
+/** `warnOncePerMessage`: each distinct message once per process, up to the returned function's cap. */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { warnOncePerMessage } from '../../src/util/warn-once.js';
 import { captureWarnings } from '../helpers/warnings.js';
@@ -18,6 +18,19 @@ describe('warnOncePerMessage', () => {
     expect(warnings).toEqual([
       { message: 'a', code: 'CODE_X' },
       { message: 'b', code: 'CODE_X' },
+    ]);
+  });
+
+  it('counts against its cap only the messages it gave, not those the process had given already', () => {
+    const warnings = captureWarnings();
+    warnOncePerMessage('CODE_Y', 1)('a');
+    const warn = warnOncePerMessage('CODE_Y', 1);
+    warn('a'); // given already, by another warner: not again, and not counted
+    warn('b');
+    warn('c'); // past the cap
+    expect(warnings).toEqual([
+      { message: 'a', code: 'CODE_Y' },
+      { message: 'b', code: 'CODE_Y' },
     ]);
   });
 });
