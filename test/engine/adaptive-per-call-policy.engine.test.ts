@@ -23,6 +23,16 @@ function teach20ms(clock: FakeClock, adaptive: AdaptiveHedging, config: object):
   expect(adaptive.delayOf(METHOD)).toBe(20);
 }
 
+/** A call of `config` given a hedging policy of its own (`withRetryOptions`), whose hedgingDelay is 100 ms. */
+function callWith100msPolicy(clock: FakeClock, adaptive: AdaptiveHedging, config: object) {
+  const perCall = withRetryOptions({ policy: { hedgingPolicy: { maxAttempts: 2, hedgingDelay: '0.1s' } } });
+  return engineCall(config, {
+    clock,
+    interceptor: { adaptiveHedging: adaptive },
+    callOptions: perCall as Record<string, unknown>,
+  });
+}
+
 describe('engine: a hedging policy given with the call, under adaptive hedging', () => {
   it('keeps its own hedgingDelay rather than the learned one, and is not learned from', () => {
     const clock = new FakeClock(T0);
@@ -30,14 +40,7 @@ describe('engine: a hedging policy given with the call, under adaptive hedging',
     const config = hedgingPolicy({ hedgingDelay: '0.5s', maxAttempts: 2 });
     teach20ms(clock, adaptive, config);
     const learned = adaptive.latencies(METHOD)?.count;
-    const perCall = withRetryOptions({
-      policy: { hedgingPolicy: { maxAttempts: 2, hedgingDelay: '0.1s' } },
-    });
-    const h = engineCall(config, {
-      clock,
-      interceptor: { adaptiveHedging: adaptive },
-      callOptions: perCall as Record<string, unknown>,
-    });
+    const h = callWith100msPolicy(clock, adaptive, config);
     expect(eventsOfType(h.events, 'hedge-scheduled')[0]).toMatchObject({
       delayMs: 100,
       reason: 'hedging-delay',
@@ -64,14 +67,7 @@ describe('engine: a hedging policy given with the call, under adaptive hedging',
     const clock = new FakeClock(T0);
     const adaptive = depositsOnlyHedging(clock); // one call's half a hedge: the budget cannot pay for one
     const config = hedgingPolicy({ hedgingDelay: '0.5s', maxAttempts: 2 });
-    const perCall = withRetryOptions({
-      policy: { hedgingPolicy: { maxAttempts: 2, hedgingDelay: '0.1s' } },
-    });
-    const h = engineCall(config, {
-      clock,
-      interceptor: { adaptiveHedging: adaptive },
-      callOptions: perCall as Record<string, unknown>,
-    });
+    const h = callWith100msPolicy(clock, adaptive, config);
     clock.advance(100);
     expect(h.attempts).toHaveLength(1);
     expect(eventsOfType(h.events, 'throttled')).toEqual([
