@@ -86,6 +86,28 @@ describe('engine: a deadline under a clock that stands still', () => {
     expect(h.attempt(1).cancelled).toBeDefined();
   });
 
+  it('once the deadline timer fired, a clock a little behind it still reads the deadline as passed', () => {
+    // The clock stops at 290 ms: 10 ms behind the timers when the 300 ms deadline timer fires, within the slack
+    // Node's timers run ahead of the clock by, so the attempt out gets the grace for its own deadline status.
+    const timers = new FakeClock(T0);
+    const clock: Clock = {
+      now: () => Math.min(timers.now(), T0 + 290),
+      setTimer: (callback, delayMs) => timers.setTimer(callback, delayMs),
+      clearTimer: (handle) => timers.clearTimer(handle),
+    };
+    const h = engineCall(retryPolicy({ maxAttempts: 3, initialBackoff: '0.001s', maxBackoff: '0.001s' }), {
+      interceptor: { clock },
+      callOptions: { deadline: T0 + 300 },
+    });
+    timers.advance(300);
+    expect(h.received.statuses).toEqual([]);
+    timers.advance(1);
+    h.attempt(0).fail(); // read as 10 ms before the deadline, a 1 ms backoff would fit
+    expect(h.attempts).toHaveLength(1);
+    expect(eventsOfType(h.events, 'retry-scheduled')).toEqual([]);
+    expect(h.status.code).toBe(Status.DEADLINE_EXCEEDED);
+  });
+
   it('a clock that stepped back does not hold a hedge back', () => {
     const timers = new FakeClock(T0);
     let offset = 0;
@@ -108,6 +130,76 @@ describe('engine: a deadline under a clock that stands still', () => {
     const h = engineCall(retryPolicy(), { interceptor: { clock }, callOptions: { deadline: T0 + 300 } });
     h.attempt(0).headers();
     expect(timers.pendingTimers).toBe(0);
+  });
+
+  it('the slack is 20 ms: a clock 20 ms behind at the deadline gives the attempt its grace, 21 ms behind does not', () => {
+    for (const [behind, cancelledAtOnce] of [
+      [20, false],
+      [21, true],
+    ] as const) {
+      const timers = new FakeClock(T0);
+      const clock: Clock = {
+        now: () => Math.min(timers.now(), T0 + 300 - behind),
+        setTimer: (callback, delayMs) => timers.setTimer(callback, delayMs),
+        clearTimer: (handle) => timers.clearTimer(handle),
+      };
+      const h = engineCall(retryPolicy(), { interceptor: { clock }, callOptions: { deadline: T0 + 300 } });
+      timers.advance(300);
+      expect(h.attempt(0).cancelled !== undefined).toBe(cancelledAtOnce);
+    }
+  });
+
+  it('a deadline timer that fired the grace (100 ms) late or more ends the call at once: the grace is used up', () => {
+    for (const [late, endedAtOnce] of [
+      [99, false],
+      [100, true],
+    ] as const) {
+      const timers = new FakeClock(T0);
+      const clock: Clock = {
+        // the event loop was held: the clock reads `late` ms past the deadline when the timer runs
+        now: () => (timers.now() >= T0 + 300 ? timers.now() + late : timers.now()),
+        setTimer: (callback, delayMs) => timers.setTimer(callback, delayMs),
+        clearTimer: (handle) => timers.clearTimer(handle),
+      };
+      const h = engineCall(retryPolicy(), { interceptor: { clock }, callOptions: { deadline: T0 + 300 } });
+      timers.advance(300);
+      expect(h.received.statuses.length > 0).toBe(endedAtOnce);
+      timers.advance(1);
+      expect(h.status.code).toBe(Status.DEADLINE_EXCEEDED);
+    }
+  });
+
+  it('a hedge under 20 ms goes at up to twice its delay under a still clock; one of 20 ms at its delay', () => {
+    const short = stillClock();
+    const h = engineCall(hedgingPolicy({ hedgingDelay: '0.01s', maxAttempts: 2 }), {
+      interceptor: { clock: short.clock },
+    });
+    short.timers.advance(10); // taken for a timer a little ahead of the clock: the delay is waited out again
+    expect(h.attempts).toHaveLength(1);
+    short.timers.advance(10);
+    expect(h.attempts).toHaveLength(2);
+    const edge = stillClock();
+    const e = engineCall(hedgingPolicy({ hedgingDelay: '0.02s', maxAttempts: 2 }), {
+      interceptor: { clock: edge.clock },
+    });
+    edge.timers.advance(20);
+    expect(e.attempts).toHaveLength(2);
+  });
+
+  it('a hedge timer that fires a millisecond before the clock says it is due waits that millisecond', () => {
+    const timers = new FakeClock(T0);
+    const clock: Clock = {
+      now: () => (timers.now() >= T0 + 50 ? timers.now() - 1 : timers.now()),
+      setTimer: (callback, delayMs) => timers.setTimer(callback, delayMs),
+      clearTimer: (handle) => timers.clearTimer(handle),
+    };
+    const h = engineCall(hedgingPolicy({ hedgingDelay: '0.05s', maxAttempts: 2 }), {
+      interceptor: { clock },
+    });
+    timers.advance(50);
+    expect(h.attempts).toHaveLength(1);
+    timers.advance(1);
+    expect(h.attempts).toHaveLength(2);
   });
 
   it('a hedge goes at its delay, not at twice it', () => {
