@@ -88,7 +88,8 @@ function entryFindings(
         message:
           'lists RESOURCE_EXHAUSTED, which a server returns when it is out of capacity or quota, and no ' +
           `retryThrottling limits retries: each such call sends up to ${attempts - 1} more attempts to a server ` +
-          `that is already overloaded; ${ADD_THROTTLING}, or leave the code out`,
+          `that is already overloaded, as soon as the backoff allows unless the server says when to come back ` +
+          `(grpc-retry-pushback-ms, google.rpc.RetryInfo); ${ADD_THROTTLING}, or leave the code out`,
       });
     }
   }

@@ -84,7 +84,7 @@ describe('findLoadAmplifyingPolicies', () => {
         }),
       ),
     ).toEqual([
-      'methodConfig.0.retryPolicy.retryableStatusCodes: lists RESOURCE_EXHAUSTED, which a server returns when it is out of capacity or quota, and no retryThrottling limits retries: each such call sends up to 2 more attempts to a server that is already overloaded; add retryThrottling (A6 limits retries and hedges across calls once many fail), or leave the code out',
+      'methodConfig.0.retryPolicy.retryableStatusCodes: lists RESOURCE_EXHAUSTED, which a server returns when it is out of capacity or quota, and no retryThrottling limits retries: each such call sends up to 2 more attempts to a server that is already overloaded, as soon as the backoff allows unless the server says when to come back (grpc-retry-pushback-ms, google.rpc.RetryInfo); add retryThrottling (A6 limits retries and hedges across calls once many fail), or leave the code out',
     ]);
     expect(findings(entry({ hedgingPolicy: { ...hedgingPolicy, nonFatalStatusCodes: [8] } }))).toEqual([
       'methodConfig.0.hedgingPolicy.nonFatalStatusCodes: lists RESOURCE_EXHAUSTED, which a server returns when it is out of capacity or quota, and no retryThrottling limits hedges: each such answer sends the next hedge at once, up to 3 attempts a call to a server that is already overloaded; add retryThrottling (A6 limits retries and hedges across calls once many fail), or leave the code out',
