@@ -2,7 +2,8 @@
  * Minimal FlakyTest server for bench/overhead.ts, run in its own process:
  *   node --import tsx bench/overhead-server.ts [--stream-messages=20]
  *
- * Unary answers at once; ServerStream writes `streamMessages` responses and ends OK. Nothing is recorded, so the
+ * Unary answers at once; ServerStream writes `streamMessages` responses and ends OK; ClientStream reads every
+ * message and answers once the client half-closes. Nothing is recorded, so the
  * server costs as little as grpc-js allows. Prints `PORT <n>` on stdout; answers `ping` and `calls` over IPC.
  */
 import * as grpc from '@grpc/grpc-js';
@@ -31,8 +32,17 @@ server.addService(loadFlakyTestService().service, {
     }
     call.end();
   },
-  ClientStream: (_call: unknown, callback: grpc.sendUnaryData<TestResponse>) => {
-    callback({ code: grpc.status.UNIMPLEMENTED, details: 'not used by the overhead benchmark' });
+  ClientStream: (
+    call: grpc.ServerReadableStream<TestRequest, TestResponse>,
+    callback: grpc.sendUnaryData<TestResponse>,
+  ) => {
+    calls++;
+    let received = 0;
+    call.on('data', () => {
+      received++;
+    });
+    call.on('error', () => {});
+    call.on('end', () => callback(null, { payload: '', attempt: 1, messagesReceived: received, index: 0 }));
   },
   Bidi: (call: grpc.ServerDuplexStream<TestRequest, TestResponse>) => {
     call.emit('error', { code: grpc.status.UNIMPLEMENTED, details: 'not used by the overhead benchmark' });

@@ -2,11 +2,13 @@
  * Per-call overhead when every call succeeds: bare grpc-js vs grpc-js's built-in retry policy vs this package's
  * interceptor (with and without a policy for the method), against bench/overhead-server.ts in its own process.
  *
- *   npm run bench:overhead [-- --rounds=16 --throughput-ms=750 --latency-ms=500 --stream-ms=750]
+ *   npm run bench:overhead [-- --rounds=16 --throughput-ms=750 --latency-ms=500 --stream-ms=750 --upload-ms=750]
  *   node --import tsx bench/overhead.ts --variants=bare,ours-retry     (a subset, e.g. under --cpu-prof)
  *
  * Cases: unary throughput at concurrency 32, unary latency at concurrency 1, server-streaming throughput
- * (20 messages per call) at concurrency 16. Every round runs every variant on every case, in an order rotated
+ * (20 messages per call) at concurrency 16, client-streaming uploads (64 protobuf messages of 16 KiB, 1 MiB a call,
+ * within the interceptor's default 1 MiB replay buffer, so every message is buffered until the answer) at
+ * concurrency 4. Every round runs every variant on every case, in an order rotated
  * each round; the table shows medians over rounds and ratios against bare.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -24,7 +26,14 @@ import {
 } from './lib/args.js';
 import { PACKAGE_ROOT, spawnBenchServer } from './lib/child-server.js';
 import { CpuWatch, machineInfo, machineLine } from './lib/env.js';
-import { type BenchClient, createClient, serverStream, unary, waitForReady } from './lib/grpc-calls.js';
+import {
+  type BenchClient,
+  clientStream,
+  createClient,
+  serverStream,
+  unary,
+  waitForReady,
+} from './lib/grpc-calls.js';
 import { roundOrder, runClosedLoop, sleep } from './lib/load.js';
 import { roundsToUse, waitForQuiet } from './lib/quiet.js';
 import { median, summarize } from './lib/stats.js';
@@ -57,10 +66,14 @@ const args = scriptArgs(
     throughputMs: 750,
     latencyMs: 500,
     streamMs: 750,
+    uploadMs: 750,
     warmupMs: 700,
     throughputConcurrency: 32,
     streamConcurrency: 16,
     streamMessages: 20,
+    uploadConcurrency: 4,
+    uploadMessages: 64,
+    uploadMessageBytes: 16_384,
     /** Write bench/results/overhead.md (0 for profiling runs). */
     write: 1,
   },
@@ -74,10 +87,14 @@ const args = scriptArgs(
       throughputMs: POSITIVE,
       latencyMs: POSITIVE,
       streamMs: POSITIVE,
+      uploadMs: POSITIVE,
       warmupMs: NON_NEGATIVE,
       throughputConcurrency: POSITIVE_COUNT,
       streamConcurrency: POSITIVE_COUNT,
       streamMessages: POSITIVE_COUNT,
+      uploadConcurrency: POSITIVE_COUNT,
+      uploadMessages: POSITIVE_COUNT,
+      uploadMessageBytes: POSITIVE_COUNT,
     },
     notes: { variants: `a subset, comma-separated, of ${VARIANT_KEYS.join(', ')} (default: all)` },
   },
@@ -116,14 +133,19 @@ interface Variant {
   unaryP50: number[];
   unaryP99: number[];
   streamThroughput: number[];
+  uploadThroughput: number[];
   /** Client-process CPU time per call (µs), unary at high concurrency and streaming. */
   unaryCpuUs: number[];
   streamCpuUs: number[];
+  uploadCpuUs: number[];
   errors: number;
   firstError: unknown;
 }
 
-type CaseName = 'unary-throughput' | 'unary-latency' | 'stream-throughput';
+type CaseName = 'unary-throughput' | 'unary-latency' | 'stream-throughput' | 'upload-throughput';
+
+/** What each upload writes, `uploadMessages` times (protobuf `bytes`, serialized by proto-loader). */
+const uploadRequest = { blob: Buffer.alloc(opts.uploadMessageBytes, 0x61) };
 
 async function runCase(v: Variant, which: CaseName, durationMs: number, record: boolean): Promise<void> {
   const request = { payload: 'overhead' };
@@ -136,12 +158,19 @@ async function runCase(v: Variant, which: CaseName, durationMs: number, record: 
           recordLatency: false,
           call: () => serverStream(v.client, request),
         })
-      : await runClosedLoop({
-          concurrency: which === 'unary-latency' ? 1 : opts.throughputConcurrency,
-          durationMs,
-          recordLatency: which === 'unary-latency',
-          call: () => unary(v.client, request),
-        });
+      : which === 'upload-throughput'
+        ? await runClosedLoop({
+            concurrency: opts.uploadConcurrency,
+            durationMs,
+            recordLatency: false,
+            call: () => clientStream(v.client, uploadRequest, opts.uploadMessages),
+          })
+        : await runClosedLoop({
+            concurrency: which === 'unary-latency' ? 1 : opts.throughputConcurrency,
+            durationMs,
+            recordLatency: which === 'unary-latency',
+            call: () => unary(v.client, request),
+          });
   const cpu = process.cpuUsage(cpuBefore);
   const cpuUsPerCall = (cpu.user + cpu.system) / Math.max(1, result.completed);
   v.errors += result.errors;
@@ -153,6 +182,9 @@ async function runCase(v: Variant, which: CaseName, durationMs: number, record: 
   } else if (which === 'stream-throughput') {
     v.streamThroughput.push(result.throughput);
     v.streamCpuUs.push(cpuUsPerCall);
+  } else if (which === 'upload-throughput') {
+    v.uploadThroughput.push(result.throughput);
+    v.uploadCpuUs.push(cpuUsPerCall);
   } else {
     const s = summarize(result.latenciesMs);
     v.unaryP50.push(s.p50 * 1000);
@@ -173,8 +205,10 @@ async function main(): Promise<void> {
     unaryP50: [],
     unaryP99: [],
     streamThroughput: [],
+    uploadThroughput: [],
     unaryCpuUs: [],
     streamCpuUs: [],
+    uploadCpuUs: [],
     errors: 0,
     firstError: undefined,
   });
@@ -211,6 +245,7 @@ async function main(): Promise<void> {
     ['unary-throughput', opts.throughputMs],
     ['unary-latency', opts.latencyMs],
     ['stream-throughput', opts.streamMs],
+    ['upload-throughput', opts.uploadMs],
   ];
   let cpuLine = '';
   /** CPU (cores) used by everything but the benchmark's two processes, per round. */
@@ -254,12 +289,12 @@ async function main(): Promise<void> {
 
   // Raw per-round figures, for judging the noise.
   process.stderr.write(
-    `per-round unary calls/s | stream calls/s | unary client CPU µs/call (contended rounds: ${contended.flatMap((c, i) => (c ? [i + 1] : [])).join(' ') || 'none'}):\n`,
+    `per-round unary calls/s | stream calls/s | uploads/s | unary client CPU µs/call (contended rounds: ${contended.flatMap((c, i) => (c ? [i + 1] : [])).join(' ') || 'none'}):\n`,
   );
   for (const v of variants) {
     const list = (xs: number[]): string => xs.map((x) => x.toFixed(0)).join(' ');
     process.stderr.write(
-      `  ${v.key.padEnd(15)} ${list(v.unaryThroughput)} | ${list(v.streamThroughput)} | ${list(v.unaryCpuUs)}\n`,
+      `  ${v.key.padEnd(15)} ${list(v.unaryThroughput)} | ${list(v.streamThroughput)} | ${list(v.uploadThroughput)} | ${list(v.unaryCpuUs)}\n`,
     );
   }
   // Summarize the uncontended rounds when there are enough of them.
@@ -272,6 +307,8 @@ async function main(): Promise<void> {
     v.streamThroughput = keep(v.streamThroughput);
     v.unaryCpuUs = keep(v.unaryCpuUs);
     v.streamCpuUs = keep(v.streamCpuUs);
+    v.uploadThroughput = keep(v.uploadThroughput);
+    v.uploadCpuUs = keep(v.uploadCpuUs);
   }
   const roundsLine =
     `${contended.length} rounds run, ${contended.filter((c) => !c).length} uncontended (everything else below ` +
@@ -297,6 +334,8 @@ async function main(): Promise<void> {
     p50: ratios((x) => x.unaryP50, v),
     stream: ratios((x) => x.streamThroughput, v),
     streamCpu: ratios((x) => x.streamCpuUs, v),
+    upload: ratios((x) => x.uploadThroughput, v),
+    uploadCpu: ratios((x) => x.uploadCpuUs, v),
   }));
   const unaryTable = markdownTable(
     [
@@ -332,6 +371,16 @@ async function main(): Promise<void> {
       both(r.streamCpu),
     ]),
   );
+  const uploadTable = markdownTable(
+    ['variant', `uploads/s, c=${opts.uploadConcurrency}`, 'ratio', 'client CPU µs/upload', 'ratio'],
+    rows.map((r) => [
+      r.v.name,
+      fmt(median(r.v.uploadThroughput), 1),
+      both(r.upload),
+      fmtInt(median(r.v.uploadCpuUs)),
+      both(r.uploadCpu),
+    ]),
+  );
   const ours = rows.find((r) => r.v.key === 'ours-retry');
   const oursNoPolicy = rows.find((r) => r.v.key === 'ours-no-policy');
   const checks: string[] = [];
@@ -339,7 +388,8 @@ async function main(): Promise<void> {
     if (!r || !bare) continue;
     const worst = Math.min(r.tput.ofMedians, r.tput.paired);
     checks.push(
-      `- ${r.v.name}: unary throughput ${both(r.tput)} of bare, streaming ${both(r.stream)}; ` +
+      `- ${r.v.name}: unary throughput ${both(r.tput)} of bare, streaming ${both(r.stream)}, uploads ` +
+        `${both(r.upload)}; ` +
         `client CPU per unary call ${both(r.cpu)} of bare: ` +
         `${worst >= 0.97 ? 'meets' : 'BELOW'} the 0.97 throughput target`,
     );
@@ -348,7 +398,9 @@ async function main(): Promise<void> {
   const params =
     `Per round and variant: unary at concurrency ${opts.throughputConcurrency} for ` +
     `${opts.throughputMs} ms, unary at concurrency 1 for ${opts.latencyMs} ms, server streaming ` +
-    `(${opts.streamMessages} messages per call) at concurrency ${opts.streamConcurrency} for ${opts.streamMs} ms; ` +
+    `(${opts.streamMessages} messages per call) at concurrency ${opts.streamConcurrency} for ${opts.streamMs} ms, ` +
+    `client-streaming uploads (${opts.uploadMessages} × ${opts.uploadMessageBytes} B) at concurrency ` +
+    `${opts.uploadConcurrency} for ${opts.uploadMs} ms; ` +
     `order rotated each round. Interceptor code: ${impl === 'dist' ? 'dist/ (built package)' : 'src/ through tsx'}. ` +
     `Figures are medians over rounds. Took ${elapsed.toFixed(0)} s.`;
   const markdown = [
@@ -372,6 +424,10 @@ async function main(): Promise<void> {
     `### Server streaming (${opts.streamMessages} responses per call)`,
     '',
     streamTable,
+    '',
+    `### Client-streaming uploads (${opts.uploadMessages} messages of ${opts.uploadMessageBytes} B per call)`,
+    '',
+    uploadTable,
     '',
     'Target (ours ≥ 0.97 of bare throughput):',
     ...checks,

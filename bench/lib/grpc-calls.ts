@@ -36,10 +36,17 @@ type ServerStreamMethod = (
   options?: grpc.CallOptions,
 ) => grpc.ClientReadableStream<TestResponse>;
 
+type ClientStreamMethod = (
+  metadata: grpc.Metadata,
+  options: grpc.CallOptions,
+  callback: (error: grpc.ServiceError | null, response?: TestResponse) => void,
+) => grpc.ClientWritableStream<TestRequest>;
+
 /** The FlakyTest client surface the benchmarks use. */
 export interface BenchClient extends grpc.Client {
   Unary: UnaryMethod;
   ServerStream: ServerStreamMethod;
+  ClientStream: ClientStreamMethod;
 }
 
 /**
@@ -101,5 +108,37 @@ export function serverStream(
       settled = true;
       resolve(received);
     });
+  });
+}
+
+/**
+ * One client-streaming upload: `count` writes of `request` (the same object each time, as a loop reusing its
+ * message would), waiting for `'drain'` whenever `write()` says the stream is full, then the half-close.
+ * Resolves with the response, rejects with the ServiceError.
+ */
+export function clientStream(
+  client: BenchClient,
+  request: TestRequest,
+  count: number,
+  metadata: grpc.Metadata = new grpc.Metadata(),
+  options: grpc.CallOptions = {},
+): Promise<TestResponse> {
+  return new Promise((resolve, reject) => {
+    const call = client.ClientStream(metadata, options, (error, response) => {
+      if (error) reject(error);
+      else resolve(response as TestResponse);
+    });
+    let written = 0;
+    const pump = (): void => {
+      while (written < count) {
+        written++;
+        if (!call.write(request)) {
+          call.once('drain', pump);
+          return;
+        }
+      }
+      call.end();
+    };
+    pump();
   });
 }
