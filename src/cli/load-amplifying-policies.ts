@@ -35,7 +35,10 @@ export const LENIENT_THROTTLING_SHARE = 0.9;
 /** The status code of a server out of capacity or quota. */
 const RESOURCE_EXHAUSTED = 8;
 
-const ADD_THROTTLING = 'add retryThrottling (A6 limits retries and hedges across calls once many fail)';
+/** The remedy, and what `check` cannot see (a gate given to the interceptor in code limits retries as well). */
+const ADD_THROTTLING =
+  'add retryThrottling (A6 limits retries and hedges across calls once many fail), or give the interceptor a ' +
+  'gate such as a RetryBudget (not visible to check)';
 
 /**
  * Every load-amplifying policy of a valid config, entry by entry, then its throttling.

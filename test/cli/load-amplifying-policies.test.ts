@@ -62,7 +62,7 @@ describe('findLoadAmplifyingPolicies', () => {
     expect(
       findings(entry({ retryPolicy: { ...retryPolicy, initialBackoff: '0.001s', maxAttempts: 4 } })),
     ).toEqual([
-      'methodConfig.0.retryPolicy.initialBackoff: makes the first retry come 1 ms after a failure, and no retryThrottling limits retries: while a server fails, each call sends it 4 attempts within about 7 ms, 4× the load of calls that are not retried; add retryThrottling (A6 limits retries and hedges across calls once many fail), or start the backoff at 10 ms or more',
+      'methodConfig.0.retryPolicy.initialBackoff: makes the first retry come 1 ms after a failure, and no retryThrottling limits retries: while a server fails, each call sends it 4 attempts within about 7 ms, 4× the load of calls that are not retried; add retryThrottling (A6 limits retries and hedges across calls once many fail), or give the interceptor a gate such as a RetryBudget (not visible to check), or start the backoff at 10 ms or more',
     ]);
     // maxBackoff caps a longer initialBackoff under 10 ms: the cap is the field to blame
     expect(
@@ -84,10 +84,10 @@ describe('findLoadAmplifyingPolicies', () => {
         }),
       ),
     ).toEqual([
-      'methodConfig.0.retryPolicy.retryableStatusCodes: lists RESOURCE_EXHAUSTED, which a server returns when it is out of capacity or quota, and no retryThrottling limits retries: each such call sends up to 2 more attempts to a server that is already overloaded, as soon as the backoff allows unless the server says when to come back (grpc-retry-pushback-ms, google.rpc.RetryInfo); add retryThrottling (A6 limits retries and hedges across calls once many fail), or leave the code out',
+      'methodConfig.0.retryPolicy.retryableStatusCodes: lists RESOURCE_EXHAUSTED, which a server returns when it is out of capacity or quota, and no retryThrottling limits retries: each such call sends up to 2 more attempts to a server that is already overloaded, as soon as the backoff allows unless the server says when to come back (grpc-retry-pushback-ms, google.rpc.RetryInfo); add retryThrottling (A6 limits retries and hedges across calls once many fail), or give the interceptor a gate such as a RetryBudget (not visible to check), or leave the code out',
     ]);
     expect(findings(entry({ hedgingPolicy: { ...hedgingPolicy, nonFatalStatusCodes: [8] } }))).toEqual([
-      'methodConfig.0.hedgingPolicy.nonFatalStatusCodes: lists RESOURCE_EXHAUSTED, which a server returns when it is out of capacity or quota, and no retryThrottling limits hedges: each such answer sends the next hedge at once, up to 3 attempts a call to a server that is already overloaded; add retryThrottling (A6 limits retries and hedges across calls once many fail), or leave the code out',
+      'methodConfig.0.hedgingPolicy.nonFatalStatusCodes: lists RESOURCE_EXHAUSTED, which a server returns when it is out of capacity or quota, and no retryThrottling limits hedges: each such answer sends the next hedge at once, up to 3 attempts a call to a server that is already overloaded; add retryThrottling (A6 limits retries and hedges across calls once many fail), or give the interceptor a gate such as a RetryBudget (not visible to check), or leave the code out',
     ]);
   });
 
