@@ -9,17 +9,19 @@ import type { Clock } from '../../src/shared/clock.js';
 import { FakeClock } from '../../src/testing/fake-clock.js';
 import { engineCall, eventsOfType, hedgingPolicy, retryPolicy, Status, T0 } from '../helpers/engine.js';
 
+/** A clock whose timers run on `timers` (advance it) and whose `now()` reads `now`. */
+function timedBy(timers: FakeClock, now: () => number): Clock {
+  return {
+    now,
+    setTimer: (callback, delayMs) => timers.setTimer(callback, delayMs),
+    clearTimer: (handle) => timers.clearTimer(handle),
+  };
+}
+
 /** Timers on `timers` (advance it), and a `now()` that never moves from T0. */
 function stillClock(): { clock: Clock; timers: FakeClock } {
   const timers = new FakeClock(T0);
-  return {
-    timers,
-    clock: {
-      now: () => T0,
-      setTimer: (callback, delayMs) => timers.setTimer(callback, delayMs),
-      clearTimer: (handle) => timers.clearTimer(handle),
-    },
-  };
+  return { timers, clock: timedBy(timers, () => T0) };
 }
 
 const RETRY_DEADLINE = retryPolicy({
@@ -90,11 +92,7 @@ describe('engine: a deadline under a clock that stands still', () => {
     // The clock stops at 290 ms: 10 ms behind the timers when the 300 ms deadline timer fires, within the slack
     // Node's timers run ahead of the clock by, so the attempt out gets the grace for its own deadline status.
     const timers = new FakeClock(T0);
-    const clock: Clock = {
-      now: () => Math.min(timers.now(), T0 + 290),
-      setTimer: (callback, delayMs) => timers.setTimer(callback, delayMs),
-      clearTimer: (handle) => timers.clearTimer(handle),
-    };
+    const clock = timedBy(timers, () => Math.min(timers.now(), T0 + 290));
     const h = engineCall(retryPolicy({ maxAttempts: 3, initialBackoff: '0.001s', maxBackoff: '0.001s' }), {
       interceptor: { clock },
       callOptions: { deadline: T0 + 300 },
@@ -111,11 +109,7 @@ describe('engine: a deadline under a clock that stands still', () => {
   it('a clock that stepped back does not hold a hedge back', () => {
     const timers = new FakeClock(T0);
     let offset = 0;
-    const clock: Clock = {
-      now: () => timers.now() + offset,
-      setTimer: (callback, delayMs) => timers.setTimer(callback, delayMs),
-      clearTimer: (handle) => timers.clearTimer(handle),
-    };
+    const clock = timedBy(timers, () => timers.now() + offset);
     const h = engineCall(hedgingPolicy({ hedgingDelay: '0.05s', maxAttempts: 3 }), {
       interceptor: { clock },
     });
@@ -138,11 +132,7 @@ describe('engine: a deadline under a clock that stands still', () => {
       [21, true],
     ] as const) {
       const timers = new FakeClock(T0);
-      const clock: Clock = {
-        now: () => Math.min(timers.now(), T0 + 300 - behind),
-        setTimer: (callback, delayMs) => timers.setTimer(callback, delayMs),
-        clearTimer: (handle) => timers.clearTimer(handle),
-      };
+      const clock = timedBy(timers, () => Math.min(timers.now(), T0 + 300 - behind));
       const h = engineCall(retryPolicy(), { interceptor: { clock }, callOptions: { deadline: T0 + 300 } });
       timers.advance(300);
       expect(h.attempt(0).cancelled !== undefined).toBe(cancelledAtOnce);
@@ -188,11 +178,7 @@ describe('engine: a deadline under a clock that stands still', () => {
 
   it('a hedge timer that fires a millisecond before the clock says it is due waits that millisecond', () => {
     const timers = new FakeClock(T0);
-    const clock: Clock = {
-      now: () => (timers.now() >= T0 + 50 ? timers.now() - 1 : timers.now()),
-      setTimer: (callback, delayMs) => timers.setTimer(callback, delayMs),
-      clearTimer: (handle) => timers.clearTimer(handle),
-    };
+    const clock = timedBy(timers, () => (timers.now() >= T0 + 50 ? timers.now() - 1 : timers.now()));
     const h = engineCall(hedgingPolicy({ hedgingDelay: '0.05s', maxAttempts: 2 }), {
       interceptor: { clock },
     });
