@@ -145,12 +145,8 @@ describe('engine: a deadline under a clock that stands still', () => {
       [100, true],
     ] as const) {
       const timers = new FakeClock(T0);
-      const clock: Clock = {
-        // the event loop was held: the clock reads `late` ms past the deadline when the timer runs
-        now: () => (timers.now() >= T0 + 300 ? timers.now() + late : timers.now()),
-        setTimer: (callback, delayMs) => timers.setTimer(callback, delayMs),
-        clearTimer: (handle) => timers.clearTimer(handle),
-      };
+      // the event loop was held: the clock reads `late` ms past the deadline when the timer runs
+      const clock = timedBy(timers, () => (timers.now() >= T0 + 300 ? timers.now() + late : timers.now()));
       const h = engineCall(retryPolicy(), { interceptor: { clock }, callOptions: { deadline: T0 + 300 } });
       timers.advance(300);
       expect(h.received.statuses.length > 0).toBe(endedAtOnce);
