@@ -556,8 +556,10 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
     // The grace runs from the deadline: a timer that fired late (the event loop was held) has used it up. A clock
     // well behind the timer (it stands still, or stepped back) set the attempts' own grpc-js deadline timers from
     // that clock: they are not due, so the call ends now, as grpc-js's own retries end it.
-    const graceLeft = this.deadline + DEADLINE_GRACE_MS - this.now();
-    const clockBehind = this.ctx.clock.now() < this.deadline - CLOCK_BEHIND_MS;
+    const clockNow = this.ctx.clock.now();
+    // (`now()` once the timer has fired: the later of the clock and the deadline.)
+    const graceLeft = this.deadline + DEADLINE_GRACE_MS - Math.max(clockNow, this.deadline);
+    const clockBehind = clockNow < this.deadline - CLOCK_BEHIND_MS;
     if (phase.tag === 'waiting' || this.attempts.live.length === 0 || graceLeft <= 0 || clockBehind) {
       this.endAtDeadline(this.lastFailure());
       return;
