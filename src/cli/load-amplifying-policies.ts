@@ -10,7 +10,13 @@
 
 import type { JsonPath } from '../config/json-path.js';
 import { clampPolicy } from '../config/method-policy.js';
-import type { MethodConfig, RetryThrottlingConfig, ServiceConfig } from '../config/types.js';
+import type {
+  HedgingPolicy,
+  MethodConfig,
+  RetryPolicy,
+  RetryThrottlingConfig,
+  ServiceConfig,
+} from '../config/types.js';
 import { cappedBackoffMs } from '../retry/backoff.js';
 import { formatDuration } from './format.js';
 
@@ -35,6 +41,10 @@ export const LENIENT_THROTTLING_SHARE = 0.9;
 /** The status code of a server out of capacity or quota. */
 const RESOURCE_EXHAUSTED = 8;
 
+/** How a RESOURCE_EXHAUSTED warning starts, for retries and for hedges alike. */
+const EXHAUSTED_UNTHROTTLED =
+  'lists RESOURCE_EXHAUSTED, which a server returns when it is out of capacity or quota, and no retryThrottling limits';
+
 /** The remedy, and what `check` cannot see (a gate given to the interceptor in code limits retries as well). */
 const ADD_THROTTLING =
   'add retryThrottling (A6 limits retries and hedges across calls once many fail), or give the interceptor a ' +
@@ -49,12 +59,12 @@ export function findLoadAmplifyingPolicies(
   config: ServiceConfig,
   maxAttemptsLimit: number,
 ): LoadAmplifyingPolicy[] {
-  const throttled = config.retryThrottling !== undefined;
+  const throttling = config.retryThrottling;
   return [
     ...config.methodConfig.flatMap((entry, index) =>
-      entryFindings(entry, ['methodConfig', index], maxAttemptsLimit, throttled),
+      entryFindings(entry, ['methodConfig', index], maxAttemptsLimit, throttling !== undefined),
     ),
-    ...(config.retryThrottling === undefined ? [] : throttlingFindings(config.retryThrottling)),
+    ...(throttling === undefined ? [] : throttlingFindings(throttling)),
   ];
 }
 
@@ -64,60 +74,78 @@ function entryFindings(
   limit: number,
   throttled: boolean,
 ): LoadAmplifyingPolicy[] {
-  const found: LoadAmplifyingPolicy[] = [];
-  const retry = entry.retryPolicy;
-  if (retry !== undefined) {
-    const attempts = clampPolicy(retry, limit).maxAttempts;
-    const retryPath = [...path, 'retryPolicy'];
-    const first = cappedBackoffMs(retry, 1);
-    if (!throttled && attempts > 1 && first < IMMEDIATE_RETRY_MS) {
-      const field = retry.initialBackoffMs < IMMEDIATE_RETRY_MS ? 'initialBackoff' : 'maxBackoff';
-      let spread = 0;
-      for (let n = 1; n < attempts; n++) {
-        spread += cappedBackoffMs(retry, n);
-      }
-      found.push({
-        path: [...retryPath, field],
-        message:
-          `makes the first retry come ${formatDuration(first)} after a failure, and no retryThrottling limits ` +
-          `retries: while a server fails, each call sends it ${attempts} attempts within about ` +
-          `${formatDuration(spread)}, ${attempts}× the load of calls that are not retried; ${ADD_THROTTLING}, or ` +
-          `start the backoff at ${formatDuration(IMMEDIATE_RETRY_MS)} or more`,
-      });
-    }
-    if (!throttled && attempts > 1 && retry.retryableStatusCodes.includes(RESOURCE_EXHAUSTED)) {
-      found.push({
-        path: [...retryPath, 'retryableStatusCodes'],
-        message:
-          'lists RESOURCE_EXHAUSTED, which a server returns when it is out of capacity or quota, and no ' +
-          `retryThrottling limits retries: each such call sends up to ${attempts - 1} more attempts to a server ` +
-          `that is already overloaded, as soon as the backoff allows unless the server says when to come back ` +
-          `(grpc-retry-pushback-ms, google.rpc.RetryInfo); ${ADD_THROTTLING}, or leave the code out`,
-      });
-    }
+  return [
+    ...(entry.retryPolicy === undefined || throttled
+      ? []
+      : unthrottledRetryFindings(entry.retryPolicy, [...path, 'retryPolicy'], limit)),
+    ...(entry.hedgingPolicy === undefined
+      ? []
+      : hedgingFindings(entry.hedgingPolicy, [...path, 'hedgingPolicy'], limit, throttled)),
+  ];
+}
+
+/** A retry policy's findings when no retryThrottling limits its retries. */
+function unthrottledRetryFindings(retry: RetryPolicy, path: JsonPath, limit: number): LoadAmplifyingPolicy[] {
+  const attempts = clampPolicy(retry, limit).maxAttempts;
+  if (attempts <= 1) {
+    return [];
   }
-  const hedging = entry.hedgingPolicy;
-  if (hedging !== undefined) {
-    const attempts = clampPolicy(hedging, limit).maxAttempts;
-    const hedgingPath = [...path, 'hedgingPolicy'];
-    if (attempts > 1 && hedging.hedgingDelayMs === 0) {
-      found.push({
-        path: [...hedgingPath, 'hedgingDelay'],
-        message:
-          `is 0s or left out: every call sends all ${attempts} attempts at once, ${attempts}× the load of calls that are not ` +
-          'hedged even when nothing fails (throttling does not limit them then); a delay near the latency most ' +
-          'calls answer within (their p95, say) hedges only the slow ones',
-      });
+  const found: LoadAmplifyingPolicy[] = [];
+  const first = cappedBackoffMs(retry, 1);
+  if (first < IMMEDIATE_RETRY_MS) {
+    const field = retry.initialBackoffMs < IMMEDIATE_RETRY_MS ? 'initialBackoff' : 'maxBackoff';
+    let spread = 0;
+    for (let n = 1; n < attempts; n++) {
+      spread += cappedBackoffMs(retry, n);
     }
-    if (!throttled && attempts > 1 && hedging.nonFatalStatusCodes.includes(RESOURCE_EXHAUSTED)) {
-      found.push({
-        path: [...hedgingPath, 'nonFatalStatusCodes'],
-        message:
-          'lists RESOURCE_EXHAUSTED, which a server returns when it is out of capacity or quota, and no ' +
-          `retryThrottling limits hedges: each such answer sends the next hedge at once, up to ${attempts} ` +
-          `attempts a call to a server that is already overloaded; ${ADD_THROTTLING}, or leave the code out`,
-      });
-    }
+    found.push({
+      path: [...path, field],
+      message:
+        `makes the first retry come ${formatDuration(first)} after a failure, and no retryThrottling limits ` +
+        `retries: while a server fails, each call sends it ${attempts} attempts within about ` +
+        `${formatDuration(spread)}, ${attempts}× the load of calls that are not retried; ${ADD_THROTTLING}, or ` +
+        `start the backoff at ${formatDuration(IMMEDIATE_RETRY_MS)} or more`,
+    });
+  }
+  if (retry.retryableStatusCodes.includes(RESOURCE_EXHAUSTED)) {
+    found.push({
+      path: [...path, 'retryableStatusCodes'],
+      message:
+        `${EXHAUSTED_UNTHROTTLED} retries: each such call sends up to ${attempts - 1} more attempts to a server ` +
+        'that is already overloaded, as soon as the backoff allows unless the server says when to come back ' +
+        `(grpc-retry-pushback-ms, google.rpc.RetryInfo); ${ADD_THROTTLING}, or leave the code out`,
+    });
+  }
+  return found;
+}
+
+function hedgingFindings(
+  hedging: HedgingPolicy,
+  path: JsonPath,
+  limit: number,
+  throttled: boolean,
+): LoadAmplifyingPolicy[] {
+  const attempts = clampPolicy(hedging, limit).maxAttempts;
+  if (attempts <= 1) {
+    return [];
+  }
+  const found: LoadAmplifyingPolicy[] = [];
+  if (hedging.hedgingDelayMs === 0) {
+    found.push({
+      path: [...path, 'hedgingDelay'],
+      message:
+        `is 0s or left out: every call sends all ${attempts} attempts at once, ${attempts}× the load of calls that ` +
+        'are not hedged even when nothing fails (throttling does not limit them then); a delay near the latency ' +
+        'most calls answer within (their p95, say) hedges only the slow ones',
+    });
+  }
+  if (!throttled && hedging.nonFatalStatusCodes.includes(RESOURCE_EXHAUSTED)) {
+    found.push({
+      path: [...path, 'nonFatalStatusCodes'],
+      message:
+        `${EXHAUSTED_UNTHROTTLED} hedges: each such answer sends the next hedge at once, up to ${attempts} ` +
+        `attempts a call to a server that is already overloaded; ${ADD_THROTTLING}, or leave the code out`,
+    });
   }
   return found;
 }
