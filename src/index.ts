@@ -105,6 +105,7 @@ export {
 } from './retry/retry-info.js';
 export type { RetryInfoOptions } from './retry/retry-info-option.js';
 export { createRetryInterceptor } from './retry/retry-interceptor.js';
+export { type RetryOutcome, retryOutcomeOf } from './retry/retry-outcome.js';
 export { RetryThrottle } from './retry/retry-throttle.js';
 export { type Clock, systemClock, type TimerHandle } from './shared/clock.js';
 export {

@@ -5,6 +5,7 @@ import type { Attempt, AttemptOwner } from './attempt.js';
 import type { AttemptSet } from './attempt-set.js';
 import type { CallPhase } from './call-phase.js';
 import type { ReplayBuffer } from './replay-buffer.js';
+import { type RetryOutcome, recordRetryOutcome } from './retry-outcome.js';
 
 /** What the application side reads of its call, and what it asks of it. @internal */
 export interface ApplicationHost {
@@ -201,12 +202,14 @@ export class ApplicationSide implements AttemptOwner {
    * a writer waiting for 'drain' forever: here it runs.)
    * `decidedBy`: the attempt whose status it is (the committed one, or the one whose failure ended the call).
    * `cancelled`: the caller cancelled, so the status is the caller's own.
+   * `outcome`: what `retryOutcomeOf` finds by the status delivered (its trailers' Metadata), if anything.
    */
   close(
     given: StatusObject,
     deliverLater: boolean,
     decidedBy: Attempt | undefined,
     cancelled: boolean,
+    outcome?: RetryOutcome,
   ): void {
     this.decidedBy = decidedBy;
     let status = inCallersMetadata(given, this.metadata);
@@ -218,6 +221,9 @@ export class ApplicationSide implements AttemptOwner {
     const previous = cancelled ? 0 : decidedBy ? decidedBy.number - 1 : this.host.attempts.count - 1;
     if (previous > 0 && status.metadata) {
       status = { ...status, metadata: withPreviousAttempts(status.metadata, previous) };
+    }
+    if (outcome !== undefined && status.metadata) {
+      recordRetryOutcome(status.metadata, outcome);
     }
     const listener = this.listener;
     this.listener = undefined;

@@ -8,8 +8,8 @@ import type { BackoffState } from './backoff.js';
 import type { RetryingCallContext } from './call-context.js';
 import type { CallEvents } from './call-events.js';
 import { engineStatus } from './engine-statuses.js';
+import type { CallEndReason } from './events.js';
 import { isMessageSizeRejection } from './local-failure.js';
-import { noFurtherAttempt } from './no-further-attempt.js';
 import type { ReplayBuffer, ReplayVerdict } from './replay-buffer.js';
 import {
   type AttemptFailure,
@@ -37,6 +37,8 @@ export interface FailureHost {
   wait(next: 'retry', delayMs: number, lastFailure: StatusObject): void;
   /** Hedging: `status` is the call's last failure, and the hedge scheduler takes `decision`. */
   hedgeAfterFailure(status: StatusObject, decision: HedgeFailureDecision): void;
+  /** No further attempt follows, for `reason` (what the call's end reports). */
+  noFurtherAttempt(reason: CallEndReason): void;
 }
 
 /**
@@ -117,7 +119,7 @@ export class FailureHandler {
         host.hedgeAfterFailure(shown, { type: 'stop-hedging', reason: 'throttled' });
         return;
       }
-      noFurtherAttempt(this.events, ctx, 'throttled');
+      this.host.noFurtherAttempt('throttled');
       if (host.inFlight) {
         host.finish(finishStatus(shown, 'throttled', shownBy.cancelReason), shownBy); // unless a listener ended the call
       }
@@ -134,7 +136,7 @@ export class FailureHandler {
     }
     switch (decision.type) {
       case 'finish': {
-        noFurtherAttempt(this.events, ctx, decision.reason);
+        this.host.noFurtherAttempt(decision.reason);
         // A failure the policy would retry (or hedge past), come once the deadline has passed: the call ends for its
         // deadline, as it does when the deadline passes during a backoff, not with a status a retry was meant to
         // hide (grpc-js's own retries end such a call at its deadline timer too). A DEADLINE_EXCEEDED is that status.
@@ -174,7 +176,7 @@ export class FailureHandler {
       return true;
     }
     const reason = replayFinishReason(verdict);
-    noFurtherAttempt(this.events, this.ctx, reason);
+    this.host.noFurtherAttempt(reason);
     this.host.finish(finishStatus(after.status, reason, after.attempt.cancelReason), after.attempt);
     return false;
   }
@@ -207,7 +209,7 @@ export class FailureHandler {
     );
     const another = decision.type !== 'finish' || decision.reason === 'replay-buffer';
     const reason = !another ? decision.reason : committedByOverflow ? 'replay-buffer' : 'committed';
-    noFurtherAttempt(this.events, this.ctx, reason);
+    this.host.noFurtherAttempt(reason);
     return reason;
   }
 

@@ -6,8 +6,7 @@ import type { Attempt } from './attempt.js';
 import type { AttemptSet } from './attempt-set.js';
 import type { RetryingCallContext } from './call-context.js';
 import type { CallEvents } from './call-events.js';
-import type { HedgeScheduledEvent } from './events.js';
-import { noFurtherAttempt } from './no-further-attempt.js';
+import type { CallEndReason, HedgeScheduledEvent } from './events.js';
 import type { ReplayBuffer } from './replay-buffer.js';
 import { decideHedgeSend, type HedgeFailureDecision } from './retry-decision.js';
 
@@ -49,6 +48,8 @@ export interface HedgeHost {
   setTimerBeforeDeadline(delayMs: number, action: () => void): TimerHandle;
   /** When the clock reads the call's deadline as passed, ends the call at its deadline and says so. */
   endIfPastDeadline(): boolean;
+  /** No further attempt follows, for `reason` (what the call's end reports). */
+  noFurtherAttempt(reason: CallEndReason): void;
 }
 
 /**
@@ -140,7 +141,7 @@ export class HedgeScheduler {
         this.schedule(decision.delayMs, decision.reason);
         return;
       case 'stop-hedging':
-        noFurtherAttempt(this.events, this.ctx, decision.reason);
+        this.host.noFurtherAttempt(decision.reason);
         this.close();
         return;
     }
@@ -348,7 +349,7 @@ export class HedgeScheduler {
         this.setTimer(Math.max(this.delayMs, MIN_BUDGET_ASK_INTERVAL_MS));
         return false;
       case 'stop':
-        noFurtherAttempt(this.events, this.ctx, verdict.reason);
+        this.host.noFurtherAttempt(verdict.reason);
         if (verdict.reason === 'replay-buffer' && this.attempts.live.length > 0) {
           host.commitMostAdvanced();
         } else {

@@ -22,13 +22,19 @@ import { retriedBelow } from './channel-retries.js';
 import { timerBeforeDeadline } from './deadline.js';
 import { engineChecks } from './engine-checks.js';
 import { engineStatus } from './engine-statuses.js';
-import type { AttemptCancelReason, AttemptKind, CommittedEvent, RetryEvent } from './events.js';
+import type {
+  AttemptCancelReason,
+  AttemptKind,
+  CallEndReason,
+  CommittedEvent,
+  RetryEvent,
+} from './events.js';
 import { FailureHandler, type FailureHost } from './failure-handler.js';
 import { type HedgeHost, HedgeScheduler } from './hedge-scheduler.js';
-import { noFurtherAttempt } from './no-further-attempt.js';
 import { callBounds, followParentCancel } from './parent-call.js';
 import { ReplayBuffer } from './replay-buffer.js';
 import type { HedgeFailureDecision } from './retry-decision.js';
+import type { RetryOutcome } from './retry-outcome.js';
 
 /**
  * One logical call under a retry or hedging policy: the A6 state machine, where grpc-js expects an intercepting
@@ -58,6 +64,11 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
   private leaveParent: (() => void) | undefined;
   /** The last failure of an uncommitted attempt, and whose it was: the attempt that answers if the call ends with it. */
   private lastFailed: { readonly attempt: Attempt; readonly status: StatusObject } | undefined;
+  /**
+   * Why the last failure got no further attempt (the latest holds: the one nearest the call's end), for the call's
+   * outcome and its `call-end` event.
+   */
+  private endReason: CallEndReason | undefined;
   /** The call's events; undefined when nobody listens, so that events cost nothing then. */
   private readonly events: CallEvents | undefined;
   /**
@@ -115,7 +126,7 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
       this.endedBeforeStart = undefined;
       this.events?.callStart(this.policy, this.deadline);
       this.events?.callEnd(early, 0);
-      this.app.close(early, true, undefined, true);
+      this.app.close(early, true, undefined, true, this.outcome(early));
       return;
     }
     this.ctx.gate?.recordCall?.();
@@ -257,7 +268,7 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
     } else if (phase.tag === 'waiting') {
       // Committed with no attempt in flight: A6 makes no further attempt, so the failure the wait followed is the
       // call's result (as grpc-js's own retries end it), and what was written past the limit is not held for one.
-      noFurtherAttempt(this.events, this.ctx, 'replay-buffer');
+      this.noFurtherAttempt('replay-buffer');
       this.end(phase.lastFailure, 'call-ended', false, this.failedAttempt(phase.lastFailure));
     }
   }
@@ -489,7 +500,36 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
       this.ctx.gate?.recordSuccess();
     }
     this.events?.callEnd(status, this.attempts.count);
-    this.app.close(status, deliverLater, decidedBy, cancelReason === 'call-cancelled');
+    this.app.close(status, deliverLater, decidedBy, cancelReason === 'call-cancelled', this.outcome(status));
+  }
+
+  /**
+   * What `retryOutcomeOf` reads from the call's status: kept for a call that failed or made more than one attempt,
+   * so that a call answered at its first attempt makes nothing.
+   */
+  private outcome(status: StatusObject): RetryOutcome | undefined {
+    const attempts = this.attempts.count;
+    if (status.code === Status.OK) {
+      return attempts > 1 ? { attempts } : undefined;
+    }
+    const reason = this.endReason;
+    return reason === undefined ? { attempts } : { attempts, reason };
+  }
+
+  /**
+   * No further attempt follows, for `reason`: the call's end reports why, and a request that changed after it was
+   * written, or that outgrew the replay buffer, is reported to the application (once per interceptor). Every place
+   * that stops the attempts (a failure's decision, the end of a retry's wait, the hedges' schedule, a commit with no
+   * attempt in flight) goes through here, so that none reports the reason without the warning.
+   */
+  noFurtherAttempt(reason: CallEndReason): void {
+    this.endReason = reason;
+    this.events?.noFurtherAttempt(reason);
+    if (reason === 'request-changed') {
+      this.ctx.onRequestChanged();
+    } else if (reason === 'replay-buffer') {
+      this.ctx.onReplayBufferFull();
+    }
   }
 
   // ---- helpers ----
@@ -587,7 +627,7 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
 
   /** The call's deadline has passed with no attempt's status to give: `last` is its last failure, if any. */
   endAtDeadline(last: StatusObject | undefined): void {
-    noFurtherAttempt(this.events, this.ctx, 'deadline');
+    this.noFurtherAttempt('deadline');
     const during =
       this.policy.kind === 'hedging'
         ? 'hedging'

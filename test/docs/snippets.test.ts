@@ -18,6 +18,7 @@ import {
   parseServiceConfig,
   RetryBudget,
   type RetryEvent,
+  retryOutcomeOf,
   STATUS_DETAILS_METADATA_KEY,
   serviceConfigFromProtos,
   validateServiceConfig,
@@ -322,6 +323,24 @@ describe('docs/observability.md', () => {
     expect(lines).toEqual([
       expect.stringMatching(/^retrying \/helloworld.Greeter\/SayHello in \d+ ms$/),
       '/helloworld.Greeter/SayHello: 2 attempts',
+    ]);
+  });
+
+  it('the outcome from the error in hand', async () => {
+    const logged: unknown[][] = [];
+    const log = { warn: (...args: unknown[]) => logged.push(args) };
+    server.scriptMethod('helloworld.Greeter/SayHello', [{ status: 'UNAVAILABLE' }]);
+    const client = kept(
+      new Greeter(address, credentials, { interceptors: [createRetryInterceptor(config)] }),
+    );
+    const { callback, done } = callbacks(1);
+    client.sayHello(request, (error, reply) => {
+      if (error) log.warn(error.message, retryOutcomeOf(error)); // { attempts: 4, reason: 'attempts-exhausted' }
+      callback(error, reply);
+    });
+    await done;
+    expect(logged).toEqual([
+      [expect.stringMatching(/^14 UNAVAILABLE/), { attempts: 4, reason: 'attempts-exhausted' }],
     ]);
   });
 
