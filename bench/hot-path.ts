@@ -9,12 +9,11 @@
  *                                 a relative path is read from the directory npm run was started in)
  */
 
-import { existsSync, statSync } from 'node:fs';
-import { pathToFileURL } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import { createRetryInterceptor, type RetryEvent } from 'grpc-retry-hedging';
 import { createRetryTracing } from 'grpc-retry-hedging/otel';
-import { POSITIVE_COUNT, type Script, scriptArgs, usageExit, userPath } from './lib/args.js';
+import { POSITIVE_COUNT, type Script, scriptArgs } from './lib/args.js';
+import { baselinePath, loadBaseline } from './lib/baseline-build.js';
 
 const SCRIPT: Script = {
   name: 'bench:hot-path',
@@ -36,17 +35,7 @@ const CALLS = opts.calls;
 const MESSAGES = opts.messages;
 const ROUNDS = opts.rounds;
 /** Another build's dist/index.js, measured side by side (`--baseline=PATH`). */
-const BASELINE = baselinePath(args.values.get('baseline'));
-
-/** `--baseline`'s file, absolute; a usage error unless it is a file. */
-function baselinePath(given: string | undefined): string | undefined {
-  if (given === undefined) return undefined;
-  const path = userPath(given);
-  if (!existsSync(path) || !statSync(path).isFile()) {
-    usageExit(SCRIPT, `--baseline: no file at ${path} (give another build's dist/index.js)`);
-  }
-  return path;
-}
+const BASELINE = baselinePath(SCRIPT, args.values.get('baseline'));
 
 type Listener = Partial<grpc.InterceptingListener>;
 type NextCall = grpc.NextCall;
@@ -119,27 +108,10 @@ const config = {
   ],
 };
 const interceptor = createRetryInterceptor(config);
-const baseline: grpc.Interceptor | undefined = BASELINE ? (await loadBaseline(BASELINE))(config) : undefined;
+const baseline: grpc.Interceptor | undefined = BASELINE
+  ? (await loadBaseline(SCRIPT, BASELINE))(config)
+  : undefined;
 
-/** The `createRetryInterceptor` of the build at `path`; a usage error when it has none. */
-async function loadBaseline(path: string): Promise<typeof createRetryInterceptor> {
-  let module: { createRetryInterceptor?: unknown };
-  try {
-    module = (await import(pathToFileURL(path).href)) as { createRetryInterceptor?: unknown };
-  } catch (error) {
-    usageExit(
-      SCRIPT,
-      `--baseline: cannot load ${path}: ${error instanceof Error ? error.message : String(error)}`,
-    );
-  }
-  if (typeof module.createRetryInterceptor !== 'function') {
-    usageExit(
-      SCRIPT,
-      `--baseline: ${path} exports no createRetryInterceptor (give another build's dist/index.js)`,
-    );
-  }
-  return module.createRetryInterceptor as typeof createRetryInterceptor;
-}
 // Tracing variant: the OpenTelemetry tracing adapter as the listener with no tracer provider registered (tracing
 // not set up), next to a listener that only keeps the last event (what building the events costs by itself; it
 // keeps them so that V8 cannot optimize their allocation away).

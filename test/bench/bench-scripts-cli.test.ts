@@ -27,6 +27,12 @@ const SCRIPTS: readonly { name: string; file: string; mistake: string[]; says: s
     mistake: ['--baseline=/nonexistent/index.js'],
     says: 'no file',
   },
+  {
+    name: 'bench:cpu',
+    file: 'cpu-per-call.ts',
+    mistake: ['--unary-calls=0'],
+    says: '--unary-calls must be',
+  },
   { name: 'bench:adaptive', file: 'adaptive.ts', mistake: ['-n', '5'], says: 'unknown option -n' },
   { name: 'bench:replicas', file: 'replicas.ts', mistake: ['200'], says: 'unexpected argument "200"' },
   { name: 'trace:adaptive', file: 'adaptive-trace.ts', mistake: ['--out='], says: '--out needs a value' },
