@@ -39,9 +39,10 @@ export function feedAttempt(
       attempt.sent += 1;
       attempt.writing = true;
       const flags = replay.flagsAt(index);
-      attempt.call.sendMessageWithContext(
+      replay.send(
+        attempt.call,
         flags === undefined ? { callback: attempt.onWriteDone } : { flags, callback: attempt.onWriteDone },
-        replay.messageAt(index),
+        index,
       );
     }
   } finally {

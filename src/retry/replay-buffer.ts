@@ -1,4 +1,6 @@
+import type { InterceptingCallInterface, MessageContext } from '../shared/grpc-types.js';
 import type { BufferPool } from './buffer-pool.js';
+import type { RequestSerializer } from './request-serializer.js';
 
 /** Every message goes on the wire behind a 5-byte gRPC frame header; an empty message is never free. */
 export const FRAME_HEADER_BYTES = 5;
@@ -59,13 +61,25 @@ export class ReplayBuffer {
   private reserved = 0;
   private accounting = true;
 
+  /** The method's request serializer: a message is charged its serialized length. */
+  private readonly serialize: (message: unknown) => Uint8Array;
+  /** What lets a snapshot stand for grpc-js's serialization of its message (see request-serializer.ts). */
+  private readonly serializer: RequestSerializer | undefined;
+
   constructor(
     private readonly pool: BufferPool,
-    /** The method's request serializer: a message is charged its serialized length. */
-    private readonly serialize: (message: unknown) => Uint8Array,
+    /** The method's request serializer, or the engine's view of it (which lets snapshots be sent as they are). */
+    serializer: RequestSerializer | ((message: unknown) => Uint8Array),
     /** Check resends against the snapshots (`checkResentRequests`); when false, every resend is taken as is. */
     private readonly checkResends = true,
-  ) {}
+  ) {
+    if (typeof serializer === 'function') {
+      this.serialize = serializer;
+    } else {
+      this.serialize = serializer.serialize;
+      this.serializer = serializer;
+    }
+  }
 
   /** Absolute index of the first message still held: where a new attempt starts. */
   get start(): number {
@@ -85,6 +99,23 @@ export class ReplayBuffer {
   /** The message at an absolute index, which must be in [start, end). */
   messageAt(index: number): unknown {
     return this.messages[index - this.base];
+  }
+
+  /**
+   * Hands the message at `index` to `call`. A message written before the commit goes with its snapshot standing for
+   * grpc-js's serialization of it, so that it is serialized once, not twice (see request-serializer.ts).
+   */
+  send(call: InterceptingCallInterface, context: MessageContext, index: number): void {
+    const message = this.messages[index - this.base];
+    const snapshot = this.snapshots[index - this.base];
+    const armed = snapshot != null && this.serializer?.arm(message, snapshot) === true;
+    try {
+      call.sendMessageWithContext(context, message);
+    } finally {
+      if (armed) {
+        this.serializer?.disarm();
+      }
+    }
   }
 
   flagsAt(index: number): number | undefined {
@@ -319,8 +350,12 @@ export class ReplayBuffer {
       return null;
     }
     // A serializer of raw bytes may hand back the application's own memory: copy it, or a change to the message
-    // would change its snapshot too.
-    return ArrayBuffer.isView(message) && bytes.buffer === message.buffer ? Uint8Array.from(bytes) : bytes;
+    // would change its snapshot too. The copy is of the same kind (a Buffer stays one): it is what grpc-js is
+    // handed in the serializer's place.
+    if (ArrayBuffer.isView(message) && bytes.buffer === message.buffer) {
+      return Buffer.isBuffer(bytes) ? Buffer.from(bytes) : Uint8Array.from(bytes);
+    }
+    return bytes;
   }
 
   private push(message: unknown, flags: number | undefined, callback: (() => void) | undefined): void {

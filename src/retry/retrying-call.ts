@@ -33,6 +33,7 @@ import { FailureHandler, type FailureHost } from './failure-handler.js';
 import { type HedgeHost, HedgeScheduler } from './hedge-scheduler.js';
 import { callBounds, followParentCancel } from './parent-call.js';
 import { ReplayBuffer } from './replay-buffer.js';
+import { requestSerializerOf } from './request-serializer.js';
 import type { HedgeFailureDecision } from './retry-decision.js';
 import type { RetryOutcome } from './retry-outcome.js';
 
@@ -97,7 +98,7 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
     // Call ids number the events; a call nobody observes needs none.
     const events = emit && new CallEvents(emit, definition.path, ctx.nextCallId(), ctx.clock);
     const singleRequest = !definition.requestStream;
-    const replay = new ReplayBuffer(ctx.pool, definition.requestSerialize, ctx.checkResends);
+    const replay = new ReplayBuffer(ctx.pool, requestSerializerOf(definition), ctx.checkResends);
     const app = new ApplicationSide(this, replay, definition.responseStream);
     this.deadline = deadline;
     this.events = events;

@@ -1,0 +1,125 @@
+/**
+ * The wrapped request serializer (src/retry/request-serializer.ts): a snapshot stands for grpc-js's serialization of
+ * the one message armed, once; everything else goes to the method's own serializer.
+ */
+import { describe, expect, it, vi } from 'vitest';
+import { requestSerializerOf } from '../../src/retry/request-serializer.js';
+
+type Serialize = (message: unknown) => Uint8Array;
+
+function definition(): { requestSerialize: Serialize; calls: unknown[]; path: string } {
+  const def = {
+    path: '/pkg.Svc/Method',
+    calls: [] as unknown[],
+    requestSerialize(this: unknown, message: unknown): Uint8Array {
+      def.calls.push(this);
+      return Buffer.from(JSON.stringify(message));
+    },
+  };
+  return def;
+}
+
+describe('requestSerializerOf', () => {
+  it('answers the armed message with the armed bytes once, then serializes it as usual', () => {
+    const def = definition();
+    const own = def.requestSerialize;
+    const serializer = requestSerializerOf(def);
+    expect(serializer.serialize).toBe(own);
+    expect(def.requestSerialize).not.toBe(own);
+    const message = { a: 1 };
+    const snapshot = Buffer.from('snapshot');
+    expect(serializer.arm(message, snapshot)).toBe(true);
+    expect(def.requestSerialize({ a: 1 })).toEqual(Buffer.from('{"a":1}')); // an equal object is not the one
+    expect(def.requestSerialize(message)).toBe(snapshot);
+    expect(def.requestSerialize(message)).toEqual(Buffer.from('{"a":1}')); // once
+    serializer.disarm();
+    expect(def.calls).toHaveLength(2);
+  });
+
+  it('calls the original as the definition method (`this` is the definition)', () => {
+    const def = definition();
+    requestSerializerOf(def);
+    def.requestSerialize({});
+    expect(def.calls).toEqual([def]);
+  });
+
+  it('disarm ends it, and a send armed inside another is not armed', () => {
+    const def = definition();
+    const serializer = requestSerializerOf(def);
+    const outer = { outer: true };
+    const inner = { inner: true };
+    expect(serializer.arm(outer, Buffer.from('outer'))).toBe(true);
+    expect(serializer.arm(inner, Buffer.from('inner'))).toBe(false);
+    expect(def.requestSerialize(inner)).toEqual(Buffer.from('{"inner":true}'));
+    serializer.disarm();
+    expect(def.requestSerialize(outer)).toEqual(Buffer.from('{"outer":true}'));
+    expect(serializer.arm(inner, Buffer.from('inner'))).toBe(true);
+    expect(def.requestSerialize(inner)).toEqual(Buffer.from('inner'));
+  });
+
+  it('wraps a definition once, and both copies of the package share the wrapper and its state', async () => {
+    const def = definition();
+    const first = requestSerializerOf(def);
+    const wrapper = def.requestSerialize;
+    const again = requestSerializerOf(def);
+    expect(def.requestSerialize).toBe(wrapper);
+    expect(again.serialize).toBe(first.serialize);
+    vi.resetModules();
+    const copy = await import('../../src/retry/request-serializer.js');
+    const second = copy.requestSerializerOf(def);
+    expect(def.requestSerialize).toBe(wrapper);
+    const message = {};
+    expect(second.arm(message, Buffer.from('x'))).toBe(true);
+    expect(first.arm({}, Buffer.from('y'))).toBe(false); // one state: the other copy's send is armed
+    expect(def.requestSerialize(message)).toEqual(Buffer.from('x'));
+    second.disarm();
+  });
+
+  it('leaves no enumerable trace on the definition', () => {
+    const def = definition();
+    const keys = Object.keys(def);
+    requestSerializerOf(def);
+    expect(Object.keys(def)).toEqual(keys);
+    expect(
+      Object.getOwnPropertySymbols(def).every((s) => !Object.getOwnPropertyDescriptor(def, s)?.enumerable),
+    ).toBe(true);
+  });
+
+  it('a serializer replaced after the wrapping is wrapped anew, the new one used', () => {
+    const def = definition();
+    requestSerializerOf(def);
+    const replacement: Serialize = () => Buffer.from('replaced');
+    def.requestSerialize = replacement;
+    const serializer = requestSerializerOf(def);
+    expect(serializer.serialize).toBe(replacement);
+    expect(def.requestSerialize).not.toBe(replacement);
+    expect(def.requestSerialize({})).toEqual(Buffer.from('replaced'));
+  });
+
+  it('a frozen definition keeps its serializer, and nothing is armed', () => {
+    const def = Object.freeze(definition());
+    const own = def.requestSerialize;
+    const serializer = requestSerializerOf(def);
+    expect(def.requestSerialize).toBe(own);
+    expect(serializer.serialize).toBe(own);
+    expect(serializer.arm({}, Buffer.from('x'))).toBe(false);
+  });
+
+  it('a serializer behind a getter without a setter is left alone', () => {
+    const own: Serialize = () => Buffer.from('own');
+    const def = Object.defineProperty({}, 'requestSerialize', { get: () => own, enumerable: true }) as {
+      requestSerialize: Serialize;
+    };
+    const serializer = requestSerializerOf(def);
+    expect(def.requestSerialize).toBe(own);
+    expect(serializer.arm({}, Buffer.from('x'))).toBe(false);
+    expect(requestSerializerOf(def).arm({}, Buffer.from('x'))).toBe(false);
+  });
+
+  it('a definition without a serializer is left as it is', () => {
+    const def = {} as { requestSerialize: Serialize };
+    const serializer = requestSerializerOf(def);
+    expect(def).toEqual({});
+    expect(serializer.arm({}, Buffer.from('x'))).toBe(false);
+  });
+});

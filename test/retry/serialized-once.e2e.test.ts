@@ -1,0 +1,222 @@
+/**
+ * A request written before the commit is serialized once, as without the interceptor: the engine's snapshot of it
+ * (its size for the replay buffer, what a resend is checked against) is what grpc-js sends, in place of a second
+ * serialization at the bottom of the chain (src/retry/request-serializer.ts). Each client here has method
+ * definitions of its own, whose serializer counts its calls and stamps each output with its count.
+ */
+import * as grpc from '@grpc/grpc-js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRetryInterceptor } from '../../src/index.js';
+import { FlakyServer, loadFlakyTestService } from '../../src/testing/index.js';
+import {
+  clientStream,
+  type FlakyClient,
+  hedgingConfig,
+  retryConfig,
+  type TestRequest,
+  unary,
+} from '../helpers/harness.js';
+
+let server: FlakyServer;
+let n = 0;
+const id = () => `once-${++n}`;
+
+beforeAll(async () => {
+  server = await FlakyServer.start();
+});
+afterAll(async () => {
+  await server.stop();
+});
+
+interface Counted {
+  client: FlakyClient;
+  /** Serializations of request messages so far. */
+  serialized(): number;
+}
+
+/**
+ * A FlakyTest client on definitions of its own. Its request serializer stamps each serialization of a message's
+ * `payload` with its count (`a#1`), so the server's records say which serialization went on the wire.
+ */
+function countedClient(interceptors: grpc.Interceptor[]): Counted {
+  let count = 0;
+  const service = loadFlakyTestService().service;
+  const methods: Record<string, (typeof service)[string]> = {};
+  for (const [name, method] of Object.entries(service)) {
+    const definition = {
+      ...method,
+      requestSerialize: (request: TestRequest): Buffer => {
+        count++;
+        const payload = request.payload === undefined ? undefined : `${request.payload}#${count}`;
+        return method.requestSerialize({ ...request, payload });
+      },
+    };
+    methods[name] = definition;
+  }
+  const Client = grpc.makeGenericClientConstructor(methods, 'CountedFlakyTest');
+  const client = new Client(server.address, grpc.credentials.createInsecure(), {
+    interceptors,
+    'grpc.enable_retries': 0,
+  }) as unknown as FlakyClient;
+  return { client, serialized: () => count };
+}
+
+const retrying = () => [createRetryInterceptor(retryConfig({ maxAttempts: 3 }))];
+
+describe('a request serialized once', () => {
+  it('unary: one serialization, as a bare client makes, and it is the one sent', async () => {
+    for (const interceptors of [[], retrying()]) {
+      const { client, serialized } = countedClient(interceptors);
+      try {
+        const callId = id();
+        const outcome = await unary(client, callId, { payload: 'a' });
+        expect(outcome.code).toBe(grpc.status.OK);
+        expect(serialized()).toBe(1);
+        expect(server.attempts(callId).map((a) => a.messages)).toEqual([['a#1']]);
+      } finally {
+        client.close();
+      }
+    }
+  });
+
+  it('an upload: one serialization per message, each the one sent', async () => {
+    const requests = [{ payload: 'a' }, { payload: 'b' }, { payload: 'c' }];
+    for (const interceptors of [[], retrying()]) {
+      const { client, serialized } = countedClient(interceptors);
+      try {
+        const callId = id();
+        const outcome = await clientStream(client, callId, requests);
+        expect(outcome.code).toBe(grpc.status.OK);
+        expect(serialized()).toBe(3);
+        expect(server.attempts(callId).map((a) => a.messages)).toEqual([['a#1', 'b#2', 'c#3']]);
+      } finally {
+        client.close();
+      }
+    }
+  });
+
+  it('a retry resends the bytes the first attempt sent', async () => {
+    const { client, serialized } = countedClient(retrying());
+    try {
+      const callId = id();
+      server.script(callId, [{ status: 'UNAVAILABLE' }, {}]);
+      const outcome = await clientStream(client, callId, [{ payload: 'a' }, { payload: 'b' }]);
+      expect(outcome.code).toBe(grpc.status.OK);
+      // Written: a#1, b#2. The checks that each is unchanged serialize them again (a stamp that differs each time
+      // reads as a serializer's nonce, not a change), and the retry sends what was written, as grpc-js's own
+      // retries resend the bytes of the first attempt.
+      expect(server.attempts(callId).map((a) => a.messages)).toEqual([
+        ['a#1', 'b#2'],
+        ['a#1', 'b#2'],
+      ]);
+      expect(serialized()).toBeGreaterThan(2);
+    } finally {
+      client.close();
+    }
+  });
+
+  it('with checkResentRequests: false, the retry carries the bytes first written, serialized no more', async () => {
+    const interceptor = createRetryInterceptor(retryConfig({ maxAttempts: 3 }), {
+      checkResentRequests: false,
+    });
+    const { client, serialized } = countedClient([interceptor]);
+    try {
+      const callId = id();
+      server.script(callId, [{ status: 'UNAVAILABLE' }, {}]);
+      const outcome = await clientStream(client, callId, [{ payload: 'a' }, { payload: 'b' }]);
+      expect(outcome.code).toBe(grpc.status.OK);
+      expect(server.attempts(callId).map((a) => a.messages)).toEqual([
+        ['a#1', 'b#2'],
+        ['a#1', 'b#2'],
+      ]);
+      expect(serialized()).toBe(2);
+    } finally {
+      client.close();
+    }
+  });
+
+  it('a hedge carries the bytes first written', async () => {
+    const interceptor = createRetryInterceptor(hedgingConfig({ maxAttempts: 2, hedgingDelay: '0.02s' }), {
+      checkResentRequests: false,
+    });
+    const { client, serialized } = countedClient([interceptor]);
+    try {
+      const callId = id();
+      server.script(callId, [{ delayMs: 2000 }, {}]);
+      const outcome = await unary(client, callId, { payload: 'h' });
+      expect(outcome.code).toBe(grpc.status.OK);
+      expect(server.attempts(callId).map((a) => a.messages)).toEqual([['h#1'], ['h#1']]);
+      expect(serialized()).toBe(1);
+    } finally {
+      client.close();
+    }
+  });
+
+  it('an interceptor above that hands down a copy of the method definition: serialized twice, as before', async () => {
+    // grpc-js serializes with the definition it made for the call, whatever an interceptor hands down: the wrapper
+    // is then put on the copy, which nothing serializes with, and grpc-js serializes the message itself.
+    const handingDown =
+      (
+        copy: (
+          definition: grpc.InterceptorOptions['method_definition'],
+        ) => grpc.InterceptorOptions['method_definition'],
+      ): grpc.Interceptor =>
+      (options, next) =>
+        new grpc.InterceptingCall(next({ ...options, method_definition: copy(options.method_definition) }));
+    for (const interceptors of [
+      [handingDown((definition) => Object.freeze({ ...definition })), ...retrying()],
+      [handingDown((definition) => ({ ...definition })), ...retrying()],
+    ]) {
+      const { client, serialized } = countedClient(interceptors);
+      try {
+        const callId = id();
+        const outcome = await unary(client, callId, { payload: 'f' });
+        expect(outcome.code).toBe(grpc.status.OK);
+        expect(serialized()).toBe(2);
+        expect(server.attempts(callId).map((a) => a.messages)).toEqual([['f#2']]);
+      } finally {
+        client.close();
+      }
+    }
+  });
+
+  it('two retry interceptors in one chain (a mistake, warned of): the bytes first written, each snapshot once', async () => {
+    // The inner interceptor finds the outer one's wrapper and does not wrap it again: grpc-js's serialization is
+    // answered with the outer snapshot; the inner one takes its own snapshot (2 serializations, not 3).
+    const { client, serialized } = countedClient([...retrying(), ...retrying()]);
+    try {
+      const callId = id();
+      const outcome = await unary(client, callId, { payload: 'n' });
+      expect(outcome.code).toBe(grpc.status.OK);
+      expect(serialized()).toBe(2);
+      expect(server.attempts(callId).map((a) => a.messages)).toEqual([['n#1']]);
+    } finally {
+      client.close();
+    }
+  });
+
+  it('raw bytes: the snapshot is a Buffer copy, sent with and without compression', async () => {
+    // A method whose serializer hands back the message's own bytes: the snapshot is a copy of them, and it must be a
+    // Buffer, as grpc-js frames (and compresses) what the serializer gives with Buffer methods.
+    const service = loadFlakyTestService().service;
+    const unaryMethod = service.Unary!;
+    const raw = { ...unaryMethod, requestSerialize: (bytes: Buffer): Buffer => bytes };
+    const Raw = grpc.makeGenericClientConstructor({ Unary: raw }, 'RawFlakyTest');
+    for (const compression of [{}, { 'grpc.default_compression_algorithm': 2 }]) {
+      const client = new Raw(server.address, grpc.credentials.createInsecure(), {
+        interceptors: retrying(),
+        'grpc.enable_retries': 0,
+        ...compression,
+      }) as unknown as FlakyClient;
+      try {
+        const callId = id();
+        const request = unaryMethod.requestSerialize({ payload: 'raw' }) as Buffer;
+        const outcome = await unary(client, callId, request as unknown as TestRequest);
+        expect(outcome.code).toBe(grpc.status.OK);
+        expect(server.attempts(callId).map((a) => a.messages)).toEqual([['raw']]);
+      } finally {
+        client.close();
+      }
+    }
+  });
+});
