@@ -108,7 +108,7 @@ export class ReplayBuffer {
   send(call: InterceptingCallInterface, context: MessageContext, index: number): void {
     const message = this.messages[index - this.base];
     const snapshot = this.snapshots[index - this.base];
-    const armed = snapshot != null && this.serializer?.arm(message, snapshot) === true;
+    const armed = snapshot != null && this.serializer?.arm(call, message, snapshot) === true;
     try {
       call.sendMessageWithContext(context, message);
     } finally {

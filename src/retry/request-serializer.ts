@@ -19,6 +19,8 @@
  * @internal
  */
 
+import { lastForwardOf } from '../shared/message-passthrough.js';
+
 type Serialize = (message: unknown) => Uint8Array;
 
 /** What a wrapper holds: the serializer it wraps, and the message standing armed, if any. */
@@ -36,11 +38,13 @@ export interface RequestSerializer {
   /** The method's own serializer (never the wrapper). */
   readonly serialize: Serialize;
   /**
-   * From now until {@link disarm}, a serialization of `message` (the object itself) gives `bytes`, once. Returns
-   * false, arming nothing, when the serializer could not be wrapped or another send is armed (a send made from
-   * inside another's: it is serialized as usual).
+   * From now until {@link disarm}, a serialization of `message` (the object itself) gives `bytes`, once, for a send
+   * to `call`. Returns false, arming nothing, when the serializer could not be wrapped, another send is armed (a
+   * send made from inside another's: it is serialized as usual), or `call` is not grpc-js's own call serializing
+   * with this definition, reached directly or through this package's calls that pass messages on untouched: an
+   * interceptor between could change the message in place before grpc-js serializes it, and the change must go.
    */
-  arm(message: unknown, bytes: Uint8Array): boolean;
+  arm(call: unknown, message: unknown, bytes: Uint8Array): boolean;
   /** Ends what {@link arm} began (call it only when `arm` returned true). */
   disarm(): void;
 }
@@ -62,7 +66,7 @@ export function requestSerializerOf(definition: { requestSerialize: Serialize })
   }
   const kept = current[STATE];
   if (kept !== undefined) {
-    return new WrappedSerializer(kept); // a definition shared by calls (a framework's), wrapped by an earlier one
+    return new WrappedSerializer(kept, definition); // a definition shared by calls, or a retry interceptor above
   }
   const state: WrapperState = { original: current, armed: false, message: undefined, bytes: undefined };
   // A function, not an arrow: grpc-js calls it as the definition's method, and `this` goes on to the original.
@@ -83,20 +87,24 @@ export function requestSerializerOf(definition: { requestSerialize: Serialize })
     // frozen, or a getter without a setter
   }
   return definition.requestSerialize === wrapper
-    ? new WrappedSerializer(state)
+    ? new WrappedSerializer(state, definition)
     : new PlainSerializer(current);
 }
 
 class WrappedSerializer implements RequestSerializer {
   readonly serialize: Serialize;
 
-  constructor(private readonly state: WrapperState) {
+  constructor(
+    private readonly state: WrapperState,
+    /** The definition grpc-js's bottom call must serialize with for the armed bytes to stand for its run. */
+    private readonly definition: object,
+  ) {
     this.serialize = state.original;
   }
 
-  arm(message: unknown, bytes: Uint8Array): boolean {
+  arm(call: unknown, message: unknown, bytes: Uint8Array): boolean {
     const state = this.state;
-    if (state.armed) {
+    if (state.armed || !serializesWith(lastForwardOf(call), this.definition)) {
       return false;
     }
     state.armed = true;
@@ -111,6 +119,19 @@ class WrappedSerializer implements RequestSerializer {
     state.message = undefined;
     state.bytes = undefined;
   }
+}
+
+/**
+ * Whether `call` is grpc-js's own call at the bottom of the chain, serializing with `definition` (its
+ * `BaseInterceptingCall` keeps the definition as `methodDefinition`, in grpc-js 1.10 to 1.14 at least; a version
+ * that renamed it would get its messages serialized twice, as before this was done).
+ */
+function serializesWith(call: unknown, definition: object): boolean {
+  return (
+    typeof call === 'object' &&
+    call !== null &&
+    (call as { methodDefinition?: unknown }).methodDefinition === definition
+  );
 }
 
 class PlainSerializer implements RequestSerializer {

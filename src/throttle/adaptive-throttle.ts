@@ -12,6 +12,7 @@ import type { Clock } from '../shared/clock.js';
 import type { InterceptingCallInterface, MessageContext } from '../shared/grpc-types.js';
 import { PREVIOUS_RPC_ATTEMPTS_METADATA_KEY, PUSHBACK_METADATA_KEY } from '../shared/headers.js';
 import { LOCAL_REJECTION_DETAILS_PREFIX, localRejectionTrailers } from '../shared/local-rejection.js';
+import { FORWARDS_MESSAGES_TO, type ForwardsMessages } from '../shared/message-passthrough.js';
 import { markThrottleAbove } from '../shared/throttle-order.js';
 import { errorMessage } from '../util/error-message.js';
 import { checkNotUsedAsInterceptor } from '../util/factory-misuse.js';
@@ -307,11 +308,16 @@ function isPerAttemptTimeout(code: status, _details: string): boolean {
  * What the interceptor returns: it decides when the call starts (from its metadata), then hands everything to a
  * {@link CountingCall} (let through) or a {@link RejectedCall}. A cancel before the start ends it as rejected would.
  */
-class ThrottledCall implements InterceptingCallInterface {
+class ThrottledCall implements InterceptingCallInterface, ForwardsMessages {
   private inner: InterceptingCallInterface | undefined;
   private cancelledBeforeStart: { code: status; details: string } | undefined;
 
   constructor(private readonly decide: (metadata: Metadata) => InterceptingCallInterface) {}
+
+  /** Where request messages go, untouched (see message-passthrough.ts): the call decided at the start. */
+  get [FORWARDS_MESSAGES_TO](): unknown {
+    return this.inner;
+  }
 
   start(metadata: Metadata, listener?: Partial<InterceptingListener>): void {
     const early = this.cancelledBeforeStart;
@@ -365,7 +371,7 @@ class ThrottledCall implements InterceptingCallInterface {
  * `'timed-out'` when the client cancelled it on a per-attempt timeout (the backend did not answer in time);
  * `'cancelled'` when the client cancelled it otherwise (a losing hedge, the application).
  */
-class CountingCall implements InterceptingCallInterface {
+class CountingCall implements InterceptingCallInterface, ForwardsMessages {
   private reported = false;
   private cancelledWith: 'timed-out' | 'cancelled' | undefined;
 
@@ -373,6 +379,11 @@ class CountingCall implements InterceptingCallInterface {
     private readonly next: InterceptingCallInterface,
     private readonly report: (outcome: number | 'timed-out' | 'cancelled') => void,
   ) {}
+
+  /** Where request messages go, untouched (see message-passthrough.ts). */
+  get [FORWARDS_MESSAGES_TO](): unknown {
+    return this.next;
+  }
 
   start(metadata: Metadata, listener?: Partial<InterceptingListener>): void {
     this.next.start(metadata, {

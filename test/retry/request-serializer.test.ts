@@ -4,6 +4,10 @@
  */
 import { describe, expect, it, vi } from 'vitest';
 import { requestSerializerOf } from '../../src/retry/request-serializer.js';
+import { FORWARDS_MESSAGES_TO } from '../../src/shared/message-passthrough.js';
+
+/** grpc-js's bottom call for `definition`, as far as arming looks at it. */
+const bottom = (definition: object) => ({ methodDefinition: definition });
 
 type Serialize = (message: unknown) => Uint8Array;
 
@@ -28,7 +32,7 @@ describe('requestSerializerOf', () => {
     expect(def.requestSerialize).not.toBe(own);
     const message = { a: 1 };
     const snapshot = Buffer.from('snapshot');
-    expect(serializer.arm(message, snapshot)).toBe(true);
+    expect(serializer.arm(bottom(def), message, snapshot)).toBe(true);
     expect(def.requestSerialize({ a: 1 })).toEqual(Buffer.from('{"a":1}')); // an equal object is not the one
     expect(def.requestSerialize(message)).toBe(snapshot);
     expect(def.requestSerialize(message)).toEqual(Buffer.from('{"a":1}')); // once
@@ -48,12 +52,12 @@ describe('requestSerializerOf', () => {
     const serializer = requestSerializerOf(def);
     const outer = { outer: true };
     const inner = { inner: true };
-    expect(serializer.arm(outer, Buffer.from('outer'))).toBe(true);
-    expect(serializer.arm(inner, Buffer.from('inner'))).toBe(false);
+    expect(serializer.arm(bottom(def), outer, Buffer.from('outer'))).toBe(true);
+    expect(serializer.arm(bottom(def), inner, Buffer.from('inner'))).toBe(false);
     expect(def.requestSerialize(inner)).toEqual(Buffer.from('{"inner":true}'));
     serializer.disarm();
     expect(def.requestSerialize(outer)).toEqual(Buffer.from('{"outer":true}'));
-    expect(serializer.arm(inner, Buffer.from('inner'))).toBe(true);
+    expect(serializer.arm(bottom(def), inner, Buffer.from('inner'))).toBe(true);
     expect(def.requestSerialize(inner)).toEqual(Buffer.from('inner'));
   });
 
@@ -69,8 +73,8 @@ describe('requestSerializerOf', () => {
     const second = copy.requestSerializerOf(def);
     expect(def.requestSerialize).toBe(wrapper);
     const message = {};
-    expect(second.arm(message, Buffer.from('x'))).toBe(true);
-    expect(first.arm({}, Buffer.from('y'))).toBe(false); // one state: the other copy's send is armed
+    expect(second.arm(bottom(def), message, Buffer.from('x'))).toBe(true);
+    expect(first.arm(bottom(def), {}, Buffer.from('y'))).toBe(false); // one state: the other copy's send is armed
     expect(def.requestSerialize(message)).toEqual(Buffer.from('x'));
     second.disarm();
   });
@@ -102,7 +106,7 @@ describe('requestSerializerOf', () => {
     const serializer = requestSerializerOf(def);
     expect(def.requestSerialize).toBe(own);
     expect(serializer.serialize).toBe(own);
-    expect(serializer.arm({}, Buffer.from('x'))).toBe(false);
+    expect(serializer.arm(bottom(def), {}, Buffer.from('x'))).toBe(false);
   });
 
   it('a serializer behind a getter without a setter is left alone', () => {
@@ -112,14 +116,43 @@ describe('requestSerializerOf', () => {
     };
     const serializer = requestSerializerOf(def);
     expect(def.requestSerialize).toBe(own);
-    expect(serializer.arm({}, Buffer.from('x'))).toBe(false);
-    expect(requestSerializerOf(def).arm({}, Buffer.from('x'))).toBe(false);
+    expect(serializer.arm(bottom(def), {}, Buffer.from('x'))).toBe(false);
+    expect(requestSerializerOf(def).arm(bottom(def), {}, Buffer.from('x'))).toBe(false);
   });
 
   it('a definition without a serializer is left as it is', () => {
     const def = {} as { requestSerialize: Serialize };
     const serializer = requestSerializerOf(def);
     expect(def).toEqual({});
-    expect(serializer.arm({}, Buffer.from('x'))).toBe(false);
+    expect(serializer.arm(bottom(def), {}, Buffer.from('x'))).toBe(false);
+  });
+
+  it("arms only for grpc-js's own call with this definition, reached directly or through calls that forward", () => {
+    const def = definition();
+    const serializer = requestSerializerOf(def);
+    const message = {};
+    const bytes = Buffer.from('x');
+    const other = definition();
+    // an interceptor's call between (it could change the message in place), another definition, nothing
+    for (const call of [
+      { nextCall: () => {} },
+      bottom(other),
+      undefined,
+      { [FORWARDS_MESSAGES_TO]: undefined },
+    ]) {
+      expect(serializer.arm(call, message, bytes)).toBe(false);
+    }
+    const throughTwo = { [FORWARDS_MESSAGES_TO]: { [FORWARDS_MESSAGES_TO]: bottom(def) } };
+    expect(serializer.arm(throughTwo, message, bytes)).toBe(true);
+    serializer.disarm();
+    let loop: object = {};
+    loop = {
+      [FORWARDS_MESSAGES_TO]: {
+        get [FORWARDS_MESSAGES_TO]() {
+          return loop;
+        },
+      },
+    };
+    expect(serializer.arm(loop, message, bytes)).toBe(false);
   });
 });
