@@ -33,7 +33,8 @@ export type ReplayVerdict = 'fits' | 'full' | 'changed' | 'unserializable';
  *
  * The buffer keeps the application's message objects, as grpc-js's interceptor API passes them down (only the
  * bottom of the chain serializes). Each message is also serialized as it comes, before the commit: that is its
- * size, and the snapshot a resend is checked against (see {@link replayable} and {@link handOver}). A writer is
+ * size, the snapshot a resend is checked against (see {@link replayable} and {@link handOver}), and the bytes
+ * grpc-js sends for it, in place of a serialization of its own (see {@link send}). A writer is
  * called back once every attempt handed its message has written it or ended ({@link writeDone}), as without the
  * interceptor: until then the application must leave the object alone, and afterwards it may reuse it.
  * @internal

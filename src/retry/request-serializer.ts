@@ -10,7 +10,10 @@
  * snapshot's bytes. Those are the bytes the message had when it was written, which is what grpc-js sends without
  * the interceptor (its writable stream serializes each message as it is written) and what its own retries resend.
  * At any other time, and for any other object, the wrapper calls the method's serializer as before; a layer below
- * that holds a message back (an interceptor waiting in `start`) gets it serialized then, as before.
+ * that holds a message back (an interceptor waiting in `start`) gets it serialized then, as before. A message is
+ * armed only for a send to grpc-js's own call (reached directly, or through this package's calls that pass messages
+ * on untouched): an interceptor between could change the object in place before grpc-js serializes it, and its
+ * change must go out, so there grpc-js serializes the message again.
  *
  * A definition whose serializer is already a wrapper (one shared by calls, or a retry interceptor above this one) is
  * not wrapped again: the wrapper carries its state under a `Symbol.for` key, which the ESM and CJS copies of this
