@@ -12,6 +12,7 @@ import {
   RetryBudget,
   type RetryEvent,
   type RetryPolicyJson,
+  retryOutcomeOf,
   type ServiceConfigJson,
   serviceConfigFromProtos,
   withRetryOptions,
@@ -246,6 +247,28 @@ describe('docs/how-to.md', () => {
       expect.stringMatching(/^\/helloworld.Greeter\/SayHello: retry in \d+ ms$/),
       '/helloworld.Greeter/SayHello: 2 attempts, code 0',
     ]);
+  });
+
+  it('see what happened to a failed call, from its error', async () => {
+    server.scriptMethod(SAY_HELLO, [{ status: 'UNAVAILABLE' }]);
+    const config = loadServiceConfig('examples/greeter-service-config.json');
+    const client = kept(
+      new Greeter(address, credentials, { interceptors: [createRetryInterceptor(config)] }),
+    );
+    const said: string[] = [];
+    const log = { warn: (line: string) => said.push(line) };
+    const { callback, done } = outcome();
+
+    client.sayHello(request, (error, reply) => {
+      if (error) {
+        const { attempts, reason } = retryOutcomeOf(error) ?? {};
+        log.warn(`${error.code}: ${attempts} attempts, then ${reason}`); // 14: 4 attempts, then attempts-exhausted
+      }
+      callback(error, reply);
+    });
+
+    await done;
+    expect(said).toEqual(['14: 4 attempts, then attempts-exhausted']);
   });
 
   it('metrics and traces with OpenTelemetry', async () => {
