@@ -36,6 +36,11 @@ describe('requestSerializerOf', () => {
     expect(def.requestSerialize({ a: 1 })).toEqual(Buffer.from('{"a":1}')); // an equal object is not the one
     expect(def.requestSerialize(message)).toBe(snapshot);
     expect(def.requestSerialize(message)).toEqual(Buffer.from('{"a":1}')); // once
+    // Answered, it is free again before the disarm: a send from inside the one below (a write callback that writes
+    // the next message at once) is armed too.
+    const next = { b: 2 };
+    expect(serializer.arm(bottom(def), next, Buffer.from('next'))).toBe(true);
+    expect(def.requestSerialize(next)).toEqual(Buffer.from('next'));
     serializer.disarm();
     expect(def.calls).toHaveLength(2);
   });
@@ -138,7 +143,9 @@ describe('requestSerializerOf', () => {
       { nextCall: () => {} },
       bottom(other),
       undefined,
+      null,
       { [FORWARDS_MESSAGES_TO]: undefined },
+      { [FORWARDS_MESSAGES_TO]: null },
     ]) {
       expect(serializer.arm(call, message, bytes)).toBe(false);
     }
