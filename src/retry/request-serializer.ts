@@ -38,7 +38,10 @@ interface WrapperState {
 
 /** The engine's view of one method's request serializer. @internal */
 export interface RequestSerializer {
-  /** The method's own serializer (never the wrapper). */
+  /**
+   * The method's own serializer (never the wrapper), called as grpc-js calls it: as a method of the definition, so
+   * that a serializer that reads `this` makes the same bytes for the engine as for grpc-js.
+   */
   readonly serialize: Serialize;
   /**
    * From now until {@link disarm}, a serialization of `message` (the object itself) gives `bytes`, once, for a send
@@ -67,9 +70,11 @@ export function requestSerializerOf(definition: { requestSerialize: Serialize })
   if (typeof current !== 'function') {
     return new PlainSerializer(current); // not grpc-js's: serializing fails as it would have
   }
+  const serialize: Serialize = (message) => current.call(definition, message);
   const kept = current[STATE];
   if (kept !== undefined) {
-    return new WrappedSerializer(kept, definition); // a definition shared by calls, or a retry interceptor above
+    // a definition shared by calls, or a retry interceptor above: its own serializer, as the definition's method
+    return new WrappedSerializer(kept, definition, (message) => kept.original.call(definition, message));
   }
   const state: WrapperState = { original: current, armed: false, message: undefined, bytes: undefined };
   // A function, not an arrow: grpc-js calls it as the definition's method, and `this` goes on to the original.
@@ -90,24 +95,24 @@ export function requestSerializerOf(definition: { requestSerialize: Serialize })
     // frozen, or a getter without a setter
   }
   return definition.requestSerialize === wrapper
-    ? new WrappedSerializer(state, definition)
-    : new PlainSerializer(current);
+    ? new WrappedSerializer(state, definition, serialize)
+    : new PlainSerializer(serialize);
 }
 
 class WrappedSerializer implements RequestSerializer {
-  readonly serialize: Serialize;
-
   constructor(
     private readonly state: WrapperState,
     /** The definition grpc-js's bottom call must serialize with for the armed bytes to stand for its run. */
     private readonly definition: object,
-  ) {
-    this.serialize = state.original;
-  }
+    readonly serialize: Serialize,
+  ) {}
 
   arm(call: unknown, message: unknown, bytes: Uint8Array): boolean {
     const state = this.state;
-    if (state.armed || !serializesWith(lastForwardOf(call), this.definition)) {
+    // A message that is bytes itself goes to grpc-js as it is: its serializer (an identity, typically) costs next
+    // to nothing, and grpc-js reads its memory when it frames it, a change made before the write's callback
+    // included, which a copy of the snapshot would leave out.
+    if (state.armed || ArrayBuffer.isView(message) || !serializesWith(lastForwardOf(call), this.definition)) {
       return false;
     }
     state.armed = true;

@@ -54,9 +54,14 @@ export function recordRetryOutcome(trailers: Metadata, outcome: RetryOutcome): v
  * interceptor, or a status whose trailers an interceptor outside this one replaced.
  */
 export function retryOutcomeOf(errorOrStatus: unknown): RetryOutcome | undefined {
-  if (typeof errorOrStatus !== 'object' || errorOrStatus === null || !('metadata' in errorOrStatus)) {
+  if (typeof errorOrStatus !== 'object' || errorOrStatus === null) {
     return undefined;
   }
-  const trailers = errorOrStatus.metadata;
+  let trailers: unknown;
+  try {
+    trailers = (errorOrStatus as { metadata?: unknown }).metadata;
+  } catch {
+    return undefined; // a getter that throws, a revoked proxy: no outcome, rather than an error in an error handler
+  }
   return typeof trailers === 'object' && trailers !== null ? outcomes.get(trailers as Metadata) : undefined;
 }

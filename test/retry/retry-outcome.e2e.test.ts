@@ -196,7 +196,16 @@ describe('retryOutcomeOf', () => {
   });
 
   it('anything else reads as nothing, without throwing', () => {
+    const revoked = Proxy.revocable({}, {});
+    revoked.revoke();
+    const throwing = Object.defineProperty({}, 'metadata', {
+      get() {
+        throw new Error('boom');
+      },
+    });
     for (const value of [
+      throwing,
+      revoked.proxy,
       undefined,
       null,
       7,

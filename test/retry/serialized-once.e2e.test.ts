@@ -195,29 +195,44 @@ describe('a request serialized once', () => {
     }
   });
 
-  it('raw bytes: the snapshot is a Buffer copy, sent with and without compression', async () => {
-    // A method whose serializer hands back the message's own bytes: the snapshot is a copy of them, and it must be a
-    // Buffer, as grpc-js frames (and compresses) what the serializer gives with Buffer methods.
+  it('raw bytes go to grpc-js as they are, a change made before the write callback included, as bare', async () => {
+    // A method whose serializer hands back the message's own bytes: grpc-js reads them when it frames the message
+    // (after the call returns, with compression too), so a change made right after the call reaches the server
+    // without the interceptor. The interceptor's snapshot is a copy, which is not what grpc-js gets.
     const service = loadFlakyTestService().service;
     const unaryMethod = service.Unary!;
     const raw = { ...unaryMethod, requestSerialize: (bytes: Buffer): Buffer => bytes };
     const Raw = grpc.makeGenericClientConstructor({ Unary: raw }, 'RawFlakyTest');
+    const seen: Record<string, string[][]> = {};
     for (const compression of [{}, { 'grpc.default_compression_algorithm': 2 }]) {
-      const client = new Raw(server.address, grpc.credentials.createInsecure(), {
-        interceptors: retrying(),
-        'grpc.enable_retries': 0,
-        ...compression,
-      }) as unknown as FlakyClient;
-      try {
-        const callId = id();
-        const request = unaryMethod.requestSerialize({ payload: 'raw' }) as Buffer;
-        const outcome = await unary(client, callId, request as unknown as TestRequest);
-        expect(outcome.code).toBe(grpc.status.OK);
-        expect(server.attempts(callId).map((a) => a.messages)).toEqual([['raw']]);
-      } finally {
-        client.close();
+      for (const [name, interceptors] of [
+        ['bare', []],
+        ['retrying', retrying()],
+      ] as const) {
+        const client = new Raw(server.address, grpc.credentials.createInsecure(), {
+          interceptors,
+          'grpc.enable_retries': 0,
+          ...compression,
+        }) as unknown as FlakyClient;
+        try {
+          const callId = id();
+          const request = unaryMethod.requestSerialize({ payload: 'AAAA' }) as Buffer;
+          const call = unary(client, callId, request as unknown as TestRequest);
+          request.fill('Z'.charCodeAt(0), request.length - 4); // the payload's four bytes, at the end
+          expect((await call).code).toBe(grpc.status.OK);
+          seen[`${name}, compression ${JSON.stringify(compression)}`] = server
+            .attempts(callId)
+            .map((a) => a.messages);
+        } finally {
+          client.close();
+        }
       }
     }
+    const bare = seen['bare, compression {}'];
+    expect(Object.values(seen).every((messages) => JSON.stringify(messages) === JSON.stringify(bare))).toBe(
+      true,
+    );
+    expect(seen).toMatchObject({ 'retrying, compression {}': [[expect.any(String)]] });
   });
 
   it('an interceptor after the retry interceptor that changes the message in place: its change goes out', async () => {
@@ -251,6 +266,43 @@ describe('a request serialized once', () => {
       expect(serialized()).toBe(2);
     } finally {
       client.close();
+    }
+  });
+
+  it('a serializer that reads `this` (the method definition, as grpc-js calls it) makes the same bytes', async () => {
+    const service = loadFlakyTestService().service;
+    const unaryMethod = service.Unary!;
+    const readsThis = {
+      ...unaryMethod,
+      requestSerialize(this: { path?: string }, request: TestRequest): Buffer {
+        return unaryMethod.requestSerialize({
+          ...request,
+          payload: `${request.payload}@${this?.path}`,
+        }) as Buffer;
+      },
+    };
+    const ReadsThis = grpc.makeGenericClientConstructor({ Unary: readsThis }, 'ThisFlakyTest');
+    const path = unaryMethod.path;
+    for (const interceptors of [[], retrying()]) {
+      const client = new ReadsThis(server.address, grpc.credentials.createInsecure(), {
+        interceptors,
+        'grpc.enable_retries': 0,
+      }) as unknown as FlakyClient;
+      try {
+        const callId = id();
+        server.script(callId, [{ status: 'UNAVAILABLE' }, {}]);
+        const outcome = await unary(client, callId, { payload: 't' });
+        const attempts = server.attempts(callId).map((a) => a.messages);
+        if (interceptors.length === 0) {
+          expect(outcome.code).toBe(grpc.status.UNAVAILABLE); // no retries without the interceptor
+          expect(attempts).toEqual([[`t@${path}`]]);
+        } else {
+          expect(outcome.code).toBe(grpc.status.OK);
+          expect(attempts).toEqual([[`t@${path}`], [`t@${path}`]]);
+        }
+      } finally {
+        client.close();
+      }
     }
   });
 });
