@@ -20,8 +20,6 @@ export class CallEvents {
   private readonly startedAt: number;
   /** Time spent waiting with no attempt in flight (retry backoffs, delayed hedges), for `call-end`. */
   private retryDelayMs = 0;
-  /** Why a failure got no further attempt, for a failed call's `call-end`. */
-  private endReason: CallEndReason | undefined;
 
   constructor(
     private readonly emit: (event: RetryEvent) => void,
@@ -133,17 +131,12 @@ export class CallEvents {
   }
 
   /**
-   * A failure (or a hedge refused, or the deadline during a wait) got no further attempt, and why: the call's
-   * `call-end` says so if it fails. The latest one holds: it is the one nearest the call's end (a hedge the budget
-   * refused early does not explain a fatal status that came later).
+   * The call ended. `endReason`: why its last failure got no further attempt (the call keeps it, see
+   * `RetryingCall.noFurtherAttempt`); said only for a call that failed.
    */
-  noFurtherAttempt(reason: CallEndReason): void {
-    this.endReason = reason;
-  }
-
-  callEnd(status: StatusObject, attempts: number): void {
+  callEnd(status: StatusObject, attempts: number, endReason: CallEndReason | undefined): void {
     const { method, callId } = this;
-    const reason = status.code === Status.OK ? undefined : this.endReason;
+    const reason = status.code === Status.OK ? undefined : endReason;
     this.emit({
       type: 'call-end',
       method,

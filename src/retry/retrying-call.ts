@@ -66,8 +66,9 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
   /** The last failure of an uncommitted attempt, and whose it was: the attempt that answers if the call ends with it. */
   private lastFailed: { readonly attempt: Attempt; readonly status: StatusObject } | undefined;
   /**
-   * Why the last failure got no further attempt (the latest holds: the one nearest the call's end), for the call's
-   * outcome and its `call-end` event.
+   * Why the last failure got no further attempt, for the call's outcome and its `call-end` event. The latest holds:
+   * it is the one nearest the call's end (a hedge the budget refused early does not explain a fatal status that
+   * came later).
    */
   private endReason: CallEndReason | undefined;
   /** The call's events; undefined when nobody listens, so that events cost nothing then. */
@@ -126,7 +127,7 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
       // once, in that order, and its listener gets the status.
       this.endedBeforeStart = undefined;
       this.events?.callStart(this.policy, this.deadline);
-      this.events?.callEnd(early, 0);
+      this.events?.callEnd(early, 0, this.endReason);
       this.app.close(early, true, undefined, true, this.outcome(early));
       return;
     }
@@ -500,7 +501,7 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
     if (status.code === Status.OK) {
       this.ctx.gate?.recordSuccess();
     }
-    this.events?.callEnd(status, this.attempts.count);
+    this.events?.callEnd(status, this.attempts.count, this.endReason);
     this.app.close(status, deliverLater, decidedBy, cancelReason === 'call-cancelled', this.outcome(status));
   }
 
@@ -525,7 +526,6 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
    */
   noFurtherAttempt(reason: CallEndReason): void {
     this.endReason = reason;
-    this.events?.noFurtherAttempt(reason);
     if (reason === 'request-changed') {
       this.ctx.onRequestChanged();
     } else if (reason === 'replay-buffer') {
