@@ -14,12 +14,12 @@
  */
 import type * as grpc from '@grpc/grpc-js';
 import { createRetryInterceptor } from 'grpc-retry-hedging';
-import { FLAKY_TEST_SERVICE } from 'grpc-retry-hedging/testing';
 import { POSITIVE_COUNT, type Script, scriptArgs } from './lib/args.js';
 import { baselinePath, loadBaseline } from './lib/baseline-build.js';
 import { spawnBenchServer } from './lib/child-server.js';
 import { machineInfo, machineLine } from './lib/env.js';
 import { type BenchClient, clientStream, createClient, unary, waitForReady } from './lib/grpc-calls.js';
+import { retryConfig } from './lib/overhead-policy.js';
 import { median } from './lib/stats.js';
 import { markdownTable } from './lib/table.js';
 
@@ -47,14 +47,6 @@ const args = scriptArgs(
 const opts = args.options;
 const BASELINE = baselinePath(SCRIPT, args.values.get('baseline'));
 
-const retryPolicy = {
-  maxAttempts: 3,
-  initialBackoff: '0.1s',
-  maxBackoff: '1s',
-  backoffMultiplier: 2,
-  retryableStatusCodes: ['UNAVAILABLE'],
-};
-const retryConfig = { methodConfig: [{ name: [{ service: FLAKY_TEST_SERVICE }], retryPolicy }] };
 const upload = { blob: Buffer.alloc(opts.uploadMessageBytes, 7) };
 
 interface Case {

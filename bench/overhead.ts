@@ -35,6 +35,7 @@ import {
   waitForReady,
 } from './lib/grpc-calls.js';
 import { roundOrder, runClosedLoop, sleep } from './lib/load.js';
+import { retryConfig, retryPolicy } from './lib/overhead-policy.js';
 import { roundsToUse, waitForQuiet } from './lib/quiet.js';
 import { median, summarize } from './lib/stats.js';
 import { fmt, fmtInt, markdownTable } from './lib/table.js';
@@ -111,15 +112,6 @@ if (unknownVariant !== undefined) {
 /** Which build the interceptor comes from: `npm run bench:overhead` resolves the package to dist/ (bench/tsconfig.json). */
 const impl = import.meta.resolve('grpc-retry-hedging').includes('/dist/') ? 'dist' : 'src';
 
-const retryPolicy = {
-  maxAttempts: 3,
-  initialBackoff: '0.1s',
-  maxBackoff: '1s',
-  backoffMultiplier: 2,
-  retryableStatusCodes: ['UNAVAILABLE'],
-};
-/** Retry policy for the methods under test. */
-const retryConfig = { methodConfig: [{ name: [{ service: FLAKY_TEST_SERVICE }], retryPolicy }] };
 /** A policy only for Bidi, which the benchmark never calls: Unary and ServerStream have none. */
 const otherMethodConfig = {
   methodConfig: [{ name: [{ service: FLAKY_TEST_SERVICE, method: 'Bidi' }], retryPolicy }],
