@@ -52,6 +52,11 @@ export class ReplayBuffer {
   private readonly outstanding = new Map<number, number>();
   /** Messages whose writer may be called back once the attempts have all been handed them (see holdReleases). */
   private held: number[] | undefined;
+  /**
+   * What the serializer threw for each message that did not serialize when written, by absolute index (created only
+   * when one does not): grpc-js's serialization of it throws the same (see {@link send}).
+   */
+  private serializeErrors: Map<number, unknown> | undefined;
   /** Write flags by position, created only when a message has some. */
   private flags: (number | undefined)[] | undefined;
   /** Application write callbacks still waiting, by absolute index, until no attempt holds the message. */
@@ -109,7 +114,10 @@ export class ReplayBuffer {
   send(call: InterceptingCallInterface, context: MessageContext, index: number): void {
     const message = this.messages[index - this.base];
     const snapshot = this.snapshots[index - this.base];
-    const armed = snapshot != null && this.serializer?.arm(call, message, snapshot) === true;
+    const armed =
+      snapshot != null
+        ? this.serializer?.arm(call, message, snapshot) === true
+        : snapshot === null && this.armFailure(call, message, index);
     try {
       call.sendMessageWithContext(context, message);
     } finally {
@@ -117,6 +125,14 @@ export class ReplayBuffer {
         this.serializer?.disarm();
       }
     }
+  }
+
+  /** A message that threw when written throws the same error when grpc-js serializes it, not a second run's result. */
+  private armFailure(call: InterceptingCallInterface, message: unknown, index: number): boolean {
+    const errors = this.serializeErrors;
+    return (
+      errors?.has(index) === true && this.serializer?.armFailure(call, message, errors.get(index)) === true
+    );
   }
 
   flagsAt(index: number): number | undefined {
@@ -142,7 +158,14 @@ export class ReplayBuffer {
       this.snapshots.push(undefined);
       return 'kept';
     }
-    const snapshot = this.snapshotOf(message);
+    let snapshot: Uint8Array | null;
+    try {
+      snapshot = this.keepable(message, this.serialize(message));
+    } catch (error) {
+      snapshot = null;
+      this.serializeErrors ??= new Map();
+      this.serializeErrors.set(this.end - 1, error);
+    }
     this.snapshots.push(snapshot);
     const bytes = chargeOf(snapshot);
     if (this.pool.tryReserve(this.reserved, bytes)) {
@@ -323,6 +346,13 @@ export class ReplayBuffer {
       this.snapshots.splice(0, count);
       this.flags?.splice(0, count);
     }
+    if (this.serializeErrors !== undefined) {
+      for (const at of this.serializeErrors.keys()) {
+        if (at < index) {
+          this.serializeErrors.delete(at);
+        }
+      }
+    }
     this.base = index;
   }
 
@@ -332,6 +362,7 @@ export class ReplayBuffer {
     this.base = this.end;
     this.messages.length = 0;
     this.snapshots.length = 0;
+    this.serializeErrors = undefined;
     this.outstanding.clear();
     this.flags = undefined;
     const pending = this.pendingCallbacks;
@@ -342,17 +373,21 @@ export class ReplayBuffer {
     return [...pending.values()];
   }
 
-  /** The message's bytes, or null when it does not serialize (its attempts fail with the serializer's error). */
+  /** The message's bytes, or null when it does not serialize. */
   private snapshotOf(message: unknown): Uint8Array | null {
-    let bytes: Uint8Array;
     try {
-      bytes = this.serialize(message);
+      return this.keepable(message, this.serialize(message));
     } catch {
       return null;
     }
-    // A serializer of raw bytes may hand back the application's own memory: copy it, or a change to the message
-    // would change its snapshot too. The copy is of the same kind (a Buffer stays one): it is what grpc-js is
-    // handed in the serializer's place.
+  }
+
+  /**
+   * `bytes`, serialized from `message`, in a form that may be kept. A serializer of raw bytes may hand back the
+   * application's own memory: copy it, or a change to the message would change its snapshot too. The copy is of the
+   * same kind (a Buffer stays one): it is what grpc-js is handed in the serializer's place.
+   */
+  private keepable(message: unknown, bytes: Uint8Array): Uint8Array {
     if (ArrayBuffer.isView(message) && bytes.buffer === message.buffer) {
       return Buffer.isBuffer(bytes) ? Buffer.from(bytes) : Uint8Array.from(bytes);
     }

@@ -9,7 +9,9 @@
  * a message it has a snapshot of, the wrapper answers grpc-js's serialization of that very object with the
  * snapshot's bytes. Those are the bytes the message had when it was written, which is what grpc-js sends without
  * the interceptor (its writable stream serializes each message as it is written) and what its own retries resend.
- * At any other time, and for any other object, the wrapper calls the method's serializer as before; a layer below
+ * A message whose serialization threw when it was written is answered alike: the wrapper throws that error again,
+ * so the attempt fails as the call does without the interceptor, where the serializer runs once (a serializer that
+ * throws only now and then must not pass on a second run). At any other time, and for any other object, the wrapper calls the method's serializer as before; a layer below
  * that holds a message back (an interceptor waiting in `start`) gets it serialized then, as before. A message is
  * armed only for a send to grpc-js's own call (reached directly, or through this package's calls that pass messages
  * on untouched): an interceptor between could change the object in place before grpc-js serializes it, and its
@@ -30,10 +32,15 @@ type Serialize = (message: unknown) => Uint8Array;
 interface WrapperState {
   /** The serializer the definition had before it was wrapped. */
   readonly original: Serialize;
-  /** A message is armed: a serialization of {@link message} (the object itself) is answered with {@link bytes}. */
+  /**
+   * A message is armed: a serialization of {@link message} (the object itself) is answered with {@link bytes}, or,
+   * when {@link fails}, by throwing {@link error}.
+   */
   armed: boolean;
   message: unknown;
   bytes: Uint8Array | undefined;
+  fails: boolean;
+  error: unknown;
 }
 
 /** The engine's view of one method's request serializer. @internal */
@@ -51,7 +58,14 @@ export interface RequestSerializer {
    * interceptor between could change the message in place before grpc-js serializes it, and the change must go.
    */
   arm(call: unknown, message: unknown, bytes: Uint8Array): boolean;
-  /** Ends what {@link arm} began (call it only when `arm` returned true). */
+  /**
+   * {@link arm} for a message whose serialization threw when it was written: grpc-js's serialization of it throws
+   * `error` again, rather than running the serializer a second time. Without the interceptor the message is
+   * serialized once, and a serializer that throws fails the call with INTERNAL
+   * (`Request message serialization failure: ...`) even if it would have succeeded when run again.
+   */
+  armFailure(call: unknown, message: unknown, error: unknown): boolean;
+  /** Ends what {@link arm} or {@link armFailure} began (call it only when it returned true). */
   disarm(): void;
 }
 
@@ -76,15 +90,23 @@ export function requestSerializerOf(definition: { requestSerialize: Serialize })
     // a definition shared by calls, or a retry interceptor above: its own serializer, as the definition's method
     return new WrappedSerializer(kept, definition, (message) => kept.original.call(definition, message));
   }
-  const state: WrapperState = { original: current, armed: false, message: undefined, bytes: undefined };
+  const state: WrapperState = {
+    original: current,
+    armed: false,
+    message: undefined,
+    bytes: undefined,
+    fails: false,
+    error: undefined,
+  };
   // A function, not an arrow: grpc-js calls it as the definition's method, and `this` goes on to the original.
   const wrapper: Wrapper = function serializeRequest(this: unknown, message: unknown): Uint8Array {
     if (state.armed && message === state.message) {
-      const bytes = state.bytes as Uint8Array;
-      state.armed = false;
-      state.message = undefined;
-      state.bytes = undefined;
-      return bytes;
+      const { bytes, fails, error } = state;
+      clear(state);
+      if (fails) {
+        throw error;
+      }
+      return bytes as Uint8Array;
     }
     return current.call(this, message);
   };
@@ -108,25 +130,46 @@ class WrappedSerializer implements RequestSerializer {
   ) {}
 
   arm(call: unknown, message: unknown, bytes: Uint8Array): boolean {
-    const state = this.state;
     // A message that is bytes itself goes to grpc-js as it is: its serializer (an identity, typically) costs next
     // to nothing, and grpc-js reads its memory when it frames it, a change made before the write's callback
     // included, which a copy of the snapshot would leave out.
-    if (state.armed || ArrayBuffer.isView(message) || !serializesWith(lastForwardOf(call), this.definition)) {
+    if (ArrayBuffer.isView(message) || !this.armable(call)) {
       return false;
     }
+    const state = this.state;
     state.armed = true;
     state.message = message;
     state.bytes = bytes;
     return true;
   }
 
-  disarm(): void {
+  armFailure(call: unknown, message: unknown, error: unknown): boolean {
+    if (!this.armable(call)) {
+      return false;
+    }
     const state = this.state;
-    state.armed = false;
-    state.message = undefined;
-    state.bytes = undefined;
+    state.armed = true;
+    state.message = message;
+    state.fails = true;
+    state.error = error;
+    return true;
   }
+
+  disarm(): void {
+    clear(this.state);
+  }
+
+  private armable(call: unknown): boolean {
+    return !this.state.armed && serializesWith(lastForwardOf(call), this.definition);
+  }
+}
+
+function clear(state: WrapperState): void {
+  state.armed = false;
+  state.message = undefined;
+  state.bytes = undefined;
+  state.fails = false;
+  state.error = undefined;
 }
 
 /**
@@ -146,6 +189,10 @@ class PlainSerializer implements RequestSerializer {
   constructor(readonly serialize: Serialize) {}
 
   arm(): boolean {
+    return false;
+  }
+
+  armFailure(): boolean {
     return false;
   }
 

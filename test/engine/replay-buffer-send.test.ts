@@ -74,4 +74,64 @@ describe('ReplayBuffer.send', () => {
     buffer.send(call as never, {}, 0);
     expect(call.sent).toEqual(['{"b":2}#1']);
   });
+
+  it('a message whose serialization threw when written throws the same error at each send, not a second run', () => {
+    let runs = 0;
+    const failure = new Error('first run only');
+    const definition = {
+      requestSerialize: (message: unknown): Uint8Array => {
+        runs++;
+        if (runs === 1) throw failure;
+        return Buffer.from(JSON.stringify(message));
+      },
+    };
+    const buffer = new ReplayBuffer(roomy(), requestSerializerOf(definition));
+    const message = { a: 1 };
+    buffer.append(message, undefined, undefined);
+    expect(buffer.replayable()).toBe('unserializable');
+    const call = catchingCall(definition);
+    buffer.send(call as never, {}, 0);
+    buffer.send(call as never, {}, 0); // another live attempt (a hedge) handed it: the same
+    expect(call.seen).toEqual([failure, failure]);
+    expect(runs).toBe(1);
+    // Disarmed after each send: the object serialized by anyone else runs the serializer.
+    expect(Buffer.from(definition.requestSerialize(message)).toString()).toBe('{"a":1}');
+  });
+
+  it('keeps what a message threw while it is held, past the drop of those before it', () => {
+    let fail = true;
+    const definition = {
+      requestSerialize: (message: unknown): Uint8Array => {
+        if (fail) throw new Error(`no ${JSON.stringify(message)}`);
+        return Buffer.from(JSON.stringify(message));
+      },
+    };
+    const buffer = new ReplayBuffer(roomy(), requestSerializerOf(definition));
+    buffer.append({ a: 1 }, undefined, undefined);
+    buffer.append({ b: 2 }, undefined, undefined);
+    fail = false;
+    buffer.dropBefore(1); // the committed attempt has written the first
+    const call = catchingCall(definition);
+    buffer.send(call as never, {}, 1); // the second's error is kept
+    buffer.clear(); // the call ended: nothing is kept
+    buffer.append({ c: 3 }, undefined, undefined); // index 2, serialized fine
+    buffer.send(call as never, {}, 2);
+    expect(call.seen.map(String)).toEqual(['Error: no {"b":2}', '{"c":3}']);
+  });
 });
+
+/** grpc-js's bottom call, which catches what its serializer throws (it ends the attempt with INTERNAL). */
+function catchingCall(definition: { requestSerialize: (m: unknown) => Uint8Array }) {
+  const seen: unknown[] = [];
+  return {
+    seen,
+    methodDefinition: definition,
+    sendMessageWithContext(_context: object, message: unknown): void {
+      try {
+        seen.push(Buffer.from(definition.requestSerialize(message)).toString());
+      } catch (error) {
+        seen.push(error);
+      }
+    },
+  };
+}

@@ -44,6 +44,24 @@ describe('requestSerializerOf', () => {
     expect(def.calls).toHaveLength(2);
   });
 
+  it('armFailure: the armed message throws the error given, once, then serializes as usual', () => {
+    const def = definition();
+    const serializer = requestSerializerOf(def);
+    const message = { a: 1 };
+    const failure = new Error('thrown when written');
+    expect(serializer.armFailure({ methodDefinition: {} }, message, failure)).toBe(false); // not grpc-js's call
+    expect(serializer.armFailure(bottom(def), message, failure)).toBe(true);
+    expect(serializer.arm(bottom(def), { b: 2 }, Buffer.from('b'))).toBe(false); // one armed at a time
+    expect(def.requestSerialize({ a: 1 })).toEqual(Buffer.from('{"a":1}')); // an equal object is not the one
+    expect(() => def.requestSerialize(message)).toThrow(failure);
+    expect(def.requestSerialize(message)).toEqual(Buffer.from('{"a":1}')); // once
+    // Bytes are armed for failure too: the failure is the run grpc-js would have made, whatever the memory holds.
+    expect(serializer.armFailure(bottom(def), Buffer.from('raw'), failure)).toBe(true);
+    serializer.disarm();
+    expect(def.requestSerialize(message)).toEqual(Buffer.from('{"a":1}'));
+    expect(def.calls).toHaveLength(3);
+  });
+
   it('calls the original as the definition method (`this` is the definition), from grpc-js and the engine', () => {
     const def = definition();
     const serializer = requestSerializerOf(def);

@@ -2,11 +2,16 @@
  * A request written before the commit is serialized once, as without the interceptor: the engine's snapshot of it
  * (its size for the replay buffer, what a resend is checked against) is what grpc-js sends, in place of a second
  * serialization at the bottom of the chain (src/retry/request-serializer.ts). Each client here has method
- * definitions of its own, whose serializer counts its calls and stamps each output with its count.
+ * definitions of its own, whose serializer counts its calls and stamps each output with its count (and, for some
+ * tests, throws on chosen runs).
  */
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAdaptiveThrottleInterceptor, createRetryInterceptor } from '../../src/index.js';
+import {
+  createAdaptiveThrottleInterceptor,
+  createRetryInterceptor,
+  retryOutcomeOf,
+} from '../../src/index.js';
 import { FlakyServer, loadFlakyTestService } from '../../src/testing/index.js';
 import {
   clientStream,
@@ -38,7 +43,7 @@ interface Counted {
  * A FlakyTest client on definitions of its own. Its request serializer stamps each serialization of a message's
  * `payload` with its count (`a#1`), so the server's records say which serialization went on the wire.
  */
-function countedClient(interceptors: grpc.Interceptor[]): Counted {
+function countedClient(interceptors: grpc.Interceptor[], throwsAt: readonly number[] = []): Counted {
   let count = 0;
   const service = loadFlakyTestService().service;
   const methods: Record<string, (typeof service)[string]> = {};
@@ -47,6 +52,9 @@ function countedClient(interceptors: grpc.Interceptor[]): Counted {
       ...method,
       requestSerialize: (request: TestRequest): Buffer => {
         count++;
+        if (throwsAt.includes(count)) {
+          throw new Error(`cannot serialize ${request.payload} (run ${count})`);
+        }
         const payload = request.payload === undefined ? undefined : `${request.payload}#${count}`;
         return method.requestSerialize({ ...request, payload });
       },
@@ -304,5 +312,76 @@ describe('a request serialized once', () => {
         client.close();
       }
     }
+  });
+});
+
+describe('a serializer that throws when a message is written, and would not on a second run', () => {
+  // Without the interceptor the message is serialized once: the throw fails the call (INTERNAL, "Request message
+  // serialization failure: ..."). The interceptor's snapshot is that one run, and grpc-js's serialization throws
+  // the same error again rather than running the serializer a second time, so the call fails alike.
+  const policies: readonly (readonly [string, () => grpc.Interceptor[]])[] = [
+    ['bare', () => []],
+    [
+      'retry, INTERNAL retryable',
+      () => [createRetryInterceptor(retryConfig({ retryableStatusCodes: ['UNAVAILABLE', 'INTERNAL'] }))],
+    ],
+    [
+      'hedging, INTERNAL non-fatal',
+      () => [
+        createRetryInterceptor(
+          hedgingConfig({ hedgingDelay: '0.02s', nonFatalStatusCodes: ['UNAVAILABLE', 'INTERNAL'] }),
+        ),
+      ],
+    ],
+  ];
+
+  it('unary: fails as bare, with the same status and details, and nothing reaches the server', async () => {
+    for (const [name, interceptors] of policies) {
+      const { client, serialized } = countedClient(interceptors(), [1]);
+      try {
+        const callId = id();
+        const outcome = await unary(client, callId, { payload: 'u' });
+        expect({ name, code: outcome.code, details: outcome.error?.details }).toEqual({
+          name,
+          code: grpc.status.INTERNAL,
+          details: 'Request message serialization failure: cannot serialize u (run 1)',
+        });
+        expect(serialized()).toBe(1);
+        expect(server.attempts(callId).flatMap((a) => a.messages)).toEqual([]);
+        expect(outcome.error && retryOutcomeOf(outcome.error)).toEqual(
+          name === 'bare' ? undefined : { attempts: 1, reason: 'request-unserializable' },
+        );
+      } finally {
+        client.close();
+      }
+    }
+  });
+
+  it('an upload whose second message throws: fails as bare', async () => {
+    const seen: Record<string, unknown> = {};
+    for (const [name, interceptors] of policies) {
+      const { client } = countedClient(interceptors(), [2]);
+      try {
+        const callId = id();
+        const outcome = await clientStream(client, callId, [
+          { payload: 'a' },
+          { payload: 'b' },
+          { payload: 'c' },
+        ]);
+        seen[name] = {
+          code: outcome.code,
+          details: outcome.error?.details,
+          statusEvents: outcome.statusEvents,
+        };
+      } finally {
+        client.close();
+      }
+    }
+    const bare = {
+      code: grpc.status.INTERNAL,
+      details: 'Request message serialization failure: cannot serialize b (run 2)',
+      statusEvents: 1,
+    };
+    expect(seen).toEqual(Object.fromEntries(policies.map(([name]) => [name, bare])));
   });
 });
