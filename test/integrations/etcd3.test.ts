@@ -1,6 +1,11 @@
 import type { CallOptions } from '@grpc/grpc-js';
 import { Etcd3, GRPCUnavailableError, type IOptions } from 'etcd3';
-import { createRetryInterceptor, withRetryOptions } from 'grpc-retry-hedging';
+import {
+  createRetryInterceptor,
+  type RetryEvent,
+  retryOutcomeOf,
+  withRetryOptions,
+} from 'grpc-retry-hedging';
 import type { FlakyServer } from 'grpc-retry-hedging/testing';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
@@ -105,6 +110,20 @@ describe('etcd3 client with the interceptor', () => {
       GRPCUnavailableError,
     );
     expect(server.attemptsOf(ETCD_RANGE)).toHaveLength(1);
+  });
+
+  it("retryOutcomeOf: etcd3's errors are its own (built from the message), so it does not tell; onEvent does", async () => {
+    server.scriptMethod(ETCD_RANGE, [{ status: 'UNAVAILABLE' }]);
+    const ends: RetryEvent[] = [];
+    const onEvent = (e: RetryEvent) => e.type === 'call-end' && ends.push(e);
+    const client = etcdClient({
+      ...etcdOptions(server.address, etcdServiceConfig()),
+      grpcOptions: { interceptors: [createRetryInterceptor(etcdServiceConfig(), { onEvent })] },
+    });
+    const error = await get(client, 'foo');
+    expect(error).toBeInstanceOf(GRPCUnavailableError);
+    expect(retryOutcomeOf(error)).toBeUndefined();
+    expect(ends).toMatchObject([{ attempts: 4, reason: 'attempts-exhausted' }]);
   });
 
   it('the example runs', async () => {

@@ -4,6 +4,7 @@ import {
   createRetryInterceptor,
   interceptChannel,
   type RetryEvent,
+  retryOutcomeOf,
   withRetryOptions,
 } from 'grpc-retry-hedging';
 import { FlakyServer } from 'grpc-retry-hedging/testing';
@@ -100,6 +101,13 @@ describe('google-gax client (GAPIC-style) with the interceptor', () => {
       code: status.UNAVAILABLE,
     });
     expect(server.attempts('gax-off-per-call')).toHaveLength(4);
+  });
+
+  it("retryOutcomeOf: with gax's retries off, the error gax hands back tells what retrying did", async () => {
+    server.script('gax-outcome', [{ status: 'UNAVAILABLE' }]);
+    const error = await unary(withTransformer({ clientConfig: gaxRetriesOff }), 'gax-outcome');
+    expect(error).toMatchObject({ code: status.UNAVAILABLE });
+    expect(retryOutcomeOf(error)).toEqual({ attempts: 4, reason: 'attempts-exhausted' });
   });
 
   it("with gax's own retries left on, gax retries a unary call after its response headers (A6 commits it)", async () => {
