@@ -9,6 +9,7 @@ import { hedgingAroundPickFirstWarning } from '../lb/hedging-lb-warning.js';
 import { isPolicyKnownToGrpcJs } from '../lb/known-to-grpc-js.js';
 import { unknownPoliciesWarning } from '../lb/lb-policy-names.js';
 import { checkOptions } from '../util/option-checks.js';
+import { warnOncePerProcess } from '../util/warn-once.js';
 import {
   findLoadBalancingConfigProblems,
   findMessageLimitProblems,
@@ -217,7 +218,7 @@ function checkSettings(settings: ChannelOptionsSettings): {
   }
   const warn = (message: string, code: string): void => {
     if (onWarning === undefined) {
-      process.emitWarning(message, { code });
+      warnOncePerProcess(message, code);
     } else {
       onWarning(message);
     }

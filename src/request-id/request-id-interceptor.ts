@@ -15,7 +15,7 @@ import { isChannelLevel } from '../shared/channel-level.js';
 import { DEFAULT_REQUEST_ID_HEADER } from '../shared/headers.js';
 import { checkNotUsedAsInterceptor } from '../util/factory-misuse.js';
 import { checkFunction, checkOptions as checkKeys, describeValue } from '../util/option-checks.js';
-import { warnOnce } from '../util/warn-once.js';
+import { warnOnce, warnOncePerProcess } from '../util/warn-once.js';
 
 export { DEFAULT_REQUEST_ID_HEADER };
 
@@ -240,9 +240,9 @@ function warnIfFieldDropped(
       : otherKept === false
         ? `: the request has neither ${field} nor ${other}, so this method's requests have no such field; leave it out with the interceptor's methods option (methods: (path) => ...), or send the id in a header`
         : ": spell it as your loader gives it to JavaScript (requestId with @grpc/proto-loader's defaults, request_id with keepCase: true)";
-  process.emitWarning(
+  warnOncePerProcess(
     `grpc-retry-hedging: the request-id interceptor's field ${field} is not in the ${definition.path} request as it is serialized, so the id it fills in is dropped before it is sent${hint}`,
-    { code: 'GRPC_RETRY_HEDGING_REQUEST_ID_FIELD' },
+    'GRPC_RETRY_HEDGING_REQUEST_ID_FIELD',
   );
 }
 

@@ -11,6 +11,7 @@ import { errorMessage } from '../util/error-message.js';
 import { formatHostPort } from '../util/host-port.js';
 import { describeValue, isThenable } from '../util/option-checks.js';
 import { safeListener } from '../util/safe-listener.js';
+import { warnOncePerProcess } from '../util/warn-once.js';
 import { wrongTypeHint } from '../util/wrong-type-hint.js';
 import { AttemptLog, firstString, measureRequests, readMessage } from './attempt-recording.js';
 import {
@@ -209,9 +210,7 @@ export class FlakyServer {
     const resemblance = methodLikeCallId(callId, this.served);
     if (resemblance !== undefined) {
       this.hintedCallIds.add(callId);
-      process.emitWarning(callIdResemblanceMessage(where, callId, resemblance), {
-        code: 'GRPC_RETRY_HEDGING_CALL_ID',
-      });
+      warnOncePerProcess(callIdResemblanceMessage(where, callId, resemblance), 'GRPC_RETRY_HEDGING_CALL_ID');
     }
   }
 

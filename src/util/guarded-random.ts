@@ -9,6 +9,7 @@
 
 import { errorMessage as describeError } from './error-message.js';
 import { describeValue } from './option-checks.js';
+import { warnOncePerProcess } from './warn-once.js';
 
 const CODE = 'GRPC_RETRY_HEDGING_HOOK_ERROR';
 
@@ -18,9 +19,7 @@ export function hookReporter(): (key: string, message: string) => void {
   return (key, message) => {
     if (!warned.has(key)) {
       warned.add(key);
-      process.emitWarning(`grpc-retry-hedging: ${message}; further errors of it are not reported`, {
-        code: CODE,
-      });
+      warnOncePerProcess(`grpc-retry-hedging: ${message}; further errors of it are not reported`, CODE);
     }
   };
 }

@@ -45,14 +45,14 @@ describe('new RetryBudget({ random })', () => {
     expect(budget.allowAttempt('retry')).toBe(false);
     expect(budget.tokens).toBeCloseTo(0.2, 12); // never below what the calls paid for
     const messages = warn.mock.calls.map(([message]) => String(message));
+    // Two budgets met the same bad draw: the same warning, given once in the process.
     expect(messages).toEqual([
-      `grpc-retry-hedging: RetryBudget: options.random must return a number in [0, 1), got ${shown}; Math.random is drawn instead; further errors of it are not reported`,
       `grpc-retry-hedging: RetryBudget: options.random must return a number in [0, 1), got ${shown}; Math.random is drawn instead; further errors of it are not reported`,
     ]);
     expect(warn.mock.calls[0]?.[1]).toEqual({ code: 'GRPC_RETRY_HEDGING_HOOK_ERROR' });
     // A draw in [0, 1) is used as it is, unwarned.
     expect(fractionalBudget(() => 0.1).allowAttempt('retry')).toBe(true);
     expect(fractionalBudget(() => 0.3).allowAttempt('retry')).toBe(false);
-    expect(warn).toHaveBeenCalledTimes(2);
+    expect(warn).toHaveBeenCalledTimes(1);
   });
 });
