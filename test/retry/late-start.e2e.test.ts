@@ -1,7 +1,7 @@
 /**
  * An interceptor that holds `start` back (an auth interceptor awaiting a token, say). Above the retry interceptor:
  * when the call is cancelled before it starts, bare grpc-js never calls the callback; through the retry
- * interceptor the call still ends once, with a status. Below it: when the deadline passes while an attempt's start
+ * interceptor the call still ends once, with a status; past the deadline, it ends when the start comes. Below it: when the deadline passes while an attempt's start
  * is held, grpc-js's deadline timer ends that attempt before it has a listener and never reports it, so bare
  * grpc-js never ends the call; through the retry interceptor it ends with DEADLINE_EXCEEDED 100 ms past the
  * deadline (before that fix it never ended either, a retried call too, which without the interceptor would have
@@ -43,6 +43,24 @@ describe('a start held back by an interceptor above', () => {
       );
       expect(outcome.error?.code).toBe(grpc.status.CANCELLED);
       expect(server.attempts('late-cancel')).toHaveLength(0);
+    } finally {
+      client.close();
+    }
+  });
+});
+
+describe('a start held back by an interceptor above, past the deadline', () => {
+  it('ends when the start comes, with DEADLINE_EXCEEDED, once, and sends nothing', async () => {
+    // The retry interceptor has no listener to end the call with until the start reaches it.
+    const client = testClient(server.address, [lateStart(600), createRetryInterceptor(retryConfig())]);
+    try {
+      const started = Date.now();
+      const outcome = await unary(client, 'late-above-deadline', { payload: 'x' }, { deadlineMs: 100 });
+      const tookMs = Date.now() - started;
+      expect(outcome.error?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
+      expect(outcome.statusEvents).toBe(1);
+      expect(tookMs).toBeGreaterThanOrEqual(590);
+      expect(server.attempts('late-above-deadline')).toHaveLength(0);
     } finally {
       client.close();
     }
