@@ -11,8 +11,9 @@
  * the interceptor (its writable stream serializes each message as it is written) and what its own retries resend.
  * A message whose serialization threw when it was written is answered alike: the wrapper throws that error again,
  * so the attempt fails as the call does without the interceptor, where the serializer runs once (a serializer that
- * throws only now and then must not pass on a second run). At any other time, and for any other object, the wrapper calls the method's serializer as before; a layer below
- * that holds a message back (an interceptor waiting in `start`) gets it serialized then, as before. A message is
+ * throws only now and then must not pass on a second run). At any other time, and for any other object, the
+ * wrapper calls the method's serializer as before; a layer below that holds a message back (an interceptor waiting
+ * in `start`) gets it serialized then, as before. A message is
  * armed only for a send to grpc-js's own call (reached directly, or through this package's calls that pass messages
  * on untouched): an interceptor between could change the object in place before grpc-js serializes it, and its
  * change must go out, so there grpc-js serializes the message again.
