@@ -54,7 +54,8 @@ export class ReplayBuffer {
   private held: number[] | undefined;
   /**
    * What the serializer threw for each message that did not serialize when written, by absolute index (created only
-   * when one does not): grpc-js's serialization of it throws the same (see {@link send}).
+   * when one does not): grpc-js's serialization of it throws the same (see {@link send}). Its first attempt fails
+   * on it and no other is made, so it holds the few written before the call ends, until {@link clear}.
    */
   private serializeErrors: Map<number, unknown> | undefined;
   /** Write flags by position, created only when a message has some. */
@@ -129,10 +130,8 @@ export class ReplayBuffer {
 
   /** A message that threw when written throws the same error when grpc-js serializes it, not a second run's result. */
   private armFailure(call: InterceptingCallInterface, message: unknown, index: number): boolean {
-    const errors = this.serializeErrors;
-    return (
-      errors?.has(index) === true && this.serializer?.armFailure(call, message, errors.get(index)) === true
-    );
+    // A null snapshot always has its error kept: append keeps both, and only clear forgets the errors.
+    return this.serializer?.armFailure(call, message, this.serializeErrors?.get(index)) === true;
   }
 
   flagsAt(index: number): number | undefined {
@@ -345,13 +344,6 @@ export class ReplayBuffer {
       this.messages.splice(0, count);
       this.snapshots.splice(0, count);
       this.flags?.splice(0, count);
-    }
-    if (this.serializeErrors !== undefined) {
-      for (const at of this.serializeErrors.keys()) {
-        if (at < index) {
-          this.serializeErrors.delete(at);
-        }
-      }
     }
     this.base = index;
   }

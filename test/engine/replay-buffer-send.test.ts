@@ -120,6 +120,39 @@ describe('ReplayBuffer.send', () => {
   });
 });
 
+describe('ReplayBuffer.send, a message that did not serialize', () => {
+  it('is disarmed after a send that did not serialize it: a later run of the serializer is its own', () => {
+    let runs = 0;
+    const definition = {
+      requestSerialize: (message: unknown): Uint8Array => {
+        if (++runs === 1) throw new Error('first run only');
+        return Buffer.from(JSON.stringify(message));
+      },
+    };
+    const buffer = new ReplayBuffer(roomy(), requestSerializerOf(definition));
+    const message = { a: 1 };
+    buffer.append(message, undefined, undefined);
+    buffer.send(bottomCall(definition, false) as never, {}, 0);
+    expect(Buffer.from(definition.requestSerialize(message)).toString()).toBe('{"a":1}');
+  });
+
+  it('with a plain serializer function (no wrapper), goes to the call to serialize', () => {
+    let fail = true;
+    const serialize = (message: unknown): Uint8Array => {
+      if (fail) throw new Error('no');
+      return Buffer.from(JSON.stringify(message));
+    };
+    const buffer = new ReplayBuffer(roomy(), serialize);
+    buffer.append({ a: 1 }, undefined, undefined); // throws: kept as not serialized
+    buffer.append({ b: 2 }, undefined, undefined);
+    fail = false;
+    buffer.append({ c: 3 }, undefined, undefined);
+    const call = catchingCall({ requestSerialize: serialize });
+    for (const index of [0, 1, 2]) buffer.send(call as never, {}, index);
+    expect(call.seen).toEqual(['{"a":1}', '{"b":2}', '{"c":3}']);
+  });
+});
+
 /** grpc-js's bottom call, which catches what its serializer throws (it ends the attempt with INTERNAL). */
 function catchingCall(definition: { requestSerialize: (m: unknown) => Uint8Array }) {
   const seen: unknown[] = [];

@@ -141,6 +141,8 @@ describe('requestSerializerOf', () => {
     expect(serializer.serialize({ q: 1 })).toEqual(Buffer.from('{"q":1}'));
     expect(def.calls.at(-1)).toBe(def);
     expect(serializer.arm(bottom(def), {}, Buffer.from('x'))).toBe(false);
+    expect(serializer.armFailure(bottom(def), {}, new Error('x'))).toBe(false);
+    expect(def.requestSerialize({ q: 2 })).toEqual(Buffer.from('{"q":2}'));
   });
 
   it('a serializer behind a getter without a setter is left alone', () => {
