@@ -58,8 +58,12 @@ interface Replica {
   server: grpc.Server | undefined;
   readonly port: number;
   script: CheckedReplicaScript;
-  readonly timers: Set<NodeJS.Timeout>;
+  /** The attempts in flight: each one's answer timer, and what ends it with UNAVAILABLE when the replica goes down. */
+  readonly inFlight: Map<NodeJS.Timeout, () => void>;
 }
+
+/** How long a replica going down waits for its in-flight attempts' UNAVAILABLE to reach their clients. */
+const DOWN_FLUSH_MS = 1_000;
 
 /**
  * @example
@@ -135,7 +139,7 @@ export class FlakyCluster {
     try {
       for (const script of checked) {
         const { server, port } = await cluster.serve(replicas.length, 0);
-        replicas.push({ server, port, script, timers: new Set() });
+        replicas.push({ server, port, script, inFlight: new Map() });
       }
       for (const replica of replicas) {
         if (replica.script.down) {
@@ -165,15 +169,16 @@ export class FlakyCluster {
   }
 
   /**
-   * Replaces replica `index`'s script; `slow` counts from now. Taking a replica `down` closes its server (attempts
-   * in flight end UNAVAILABLE); leaving `down` starts it again on the same port.
+   * Replaces replica `index`'s script; `slow` counts from now. Taking a replica `down` ends its attempts in flight
+   * with UNAVAILABLE (`replica <index> went down`), as a server that crashed leaves its clients, and closes its
+   * server (its port refuses connections); leaving `down` starts it again on the same port.
    */
   async setScript(index: number, script: ReplicaScript): Promise<void> {
     const replica = this.replicaOf(index);
     const checked = checkReplicaScript(script, `setScript(${index})`, realNowMs());
     replica.script = checked;
     if (checked.down && replica.server !== undefined) {
-      await this.shutDown(replica);
+      await this.takeDown(replica);
     } else if (!checked.down && replica.server === undefined && !this.stopped) {
       replica.server = (await this.serve(index, replica.port)).server;
     }
@@ -233,14 +238,43 @@ export class FlakyCluster {
     return replica;
   }
 
+  /** Stops the replica at once: its attempts in flight are cancelled (the cluster's `stop`). */
   private async shutDown(replica: Replica): Promise<void> {
     const server = replica.server;
     replica.server = undefined;
-    for (const timer of replica.timers) {
+    for (const timer of replica.inFlight.keys()) {
       realClearTimeout(timer);
     }
-    replica.timers.clear();
+    replica.inFlight.clear();
     server?.forceShutdown();
+  }
+
+  /**
+   * A replica going down: its attempts in flight end with UNAVAILABLE, and its server stops taking calls at once
+   * and closes once those statuses are sent (at most {@link DOWN_FLUSH_MS} later, then by force).
+   */
+  private async takeDown(replica: Replica): Promise<void> {
+    const server = replica.server;
+    replica.server = undefined;
+    const pending = [...replica.inFlight];
+    replica.inFlight.clear();
+    for (const [timer, failDown] of pending) {
+      realClearTimeout(timer);
+      failDown();
+    }
+    if (server === undefined) {
+      return;
+    }
+    await new Promise<void>((resolve) => {
+      const force = realSetTimeout(() => {
+        server.forceShutdown();
+        resolve();
+      }, DOWN_FLUSH_MS);
+      server.tryShutdown(() => {
+        realClearTimeout(force);
+        resolve();
+      });
+    });
   }
 
   private serve(index: number, port: number): Promise<{ server: grpc.Server; port: number }> {
@@ -301,7 +335,7 @@ export class FlakyCluster {
     const script = replica.script;
     const fails = script.failureRate > 0 && this.random() < script.failureRate;
     const answer = (): void => {
-      replica.timers.delete(timer);
+      replica.inFlight.delete(timer);
       settle();
       record.endedWith = fails ? script.status : grpc.status.OK;
       if (fails) {
@@ -310,11 +344,16 @@ export class FlakyCluster {
         callback(null, { payload: call.request.payload ?? '', attempt, messagesReceived: 0, index: 0 });
       }
     };
+    const failDown = (): void => {
+      settle();
+      record.endedWith = grpc.status.UNAVAILABLE;
+      callback({ code: grpc.status.UNAVAILABLE, details: `replica ${index} went down` });
+    };
     const timer = realSetTimeout(answer, this.latency(script));
-    replica.timers.add(timer);
+    replica.inFlight.set(timer, failDown);
     call.on('cancelled', () => {
       realClearTimeout(timer);
-      replica.timers.delete(timer);
+      replica.inFlight.delete(timer);
       settle();
       if (record.endedWith === undefined) {
         record.cancelled = true;

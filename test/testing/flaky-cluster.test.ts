@@ -82,6 +82,33 @@ describe('FlakyCluster', () => {
     expect(cluster.served()).toEqual([0, 1]);
   });
 
+  it('a replica taken down ends its attempts in flight with UNAVAILABLE, as a crash would', async () => {
+    cluster = await FlakyCluster.start([{ delayMs: 5_000 }, {}]);
+    const client = clientOf(cluster, 0);
+    try {
+      const call = unary(client, 'in-flight');
+      while (cluster.attempts('in-flight').length === 0) await new Promise((r) => setTimeout(r, 5));
+      const started = Date.now();
+      await cluster.setScript(0, { down: true });
+      const out = await call;
+      expect({ code: out.code, details: out.error?.details }).toEqual({
+        code: status.UNAVAILABLE,
+        details: 'replica 0 went down',
+      });
+      expect(Date.now() - started).toBeLessThan(2_000); // not the scripted 5 s
+      expect(cluster.attempts('in-flight')).toMatchObject([
+        { replica: 0, endedWith: status.UNAVAILABLE, cancelled: false },
+      ]);
+      // Down: its port refuses the next call.
+      expect(
+        (await unary(client, 'after', undefined, { callOptions: { deadline: Date.now() + 1000 } })).code,
+      ).toBe(status.UNAVAILABLE);
+      expect(cluster.attempts('after')).toEqual([]);
+    } finally {
+      client.close();
+    }
+  });
+
   it('rejects a bad script, naming the replica and the field', async () => {
     await expect(FlakyCluster.start([])).rejects.toThrow(/non-empty array/);
     await expect(FlakyCluster.start([{}, { delayMs: -1 }])).rejects.toThrow(
