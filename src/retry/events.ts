@@ -90,8 +90,8 @@ export interface AttemptEndEvent extends EventBase {
    * peer. Absent when no connection carried it (nothing listened, or it ended before grpc-js picked a subchannel):
    * grpc-js then names the channel's target, which served nothing, and that is left out. Absent too, though a
    * server received it, for an attempt still waiting for its answer when another attempt's status ended the call
-   * (`cancelReason: 'call-ended'`, e.g. the call's deadline under hedging): grpc-js names no peer for an attempt
-   * that has had no answer, and its end is reported before the call's.
+   * (`cancelReason: 'call-ended'`, e.g. the call's deadline under hedging): its end is reported before the call's,
+   * and grpc-js names no peer for it then (a losing hedge or an attempt the application cancelled has one).
    */
   readonly peer?: string;
 }

@@ -99,7 +99,10 @@ export class FakeClock implements Clock {
     this.time = until;
   }
 
-  /** Fire the next timer (moving time to it); false when none is set, or only timers that never fire. */
+  /**
+   * Moves time to the earliest timer's due time and fires every timer due then, those they set for that same time
+   * included (as {@link advance} to it would); false when none is set, or only timers that never fire.
+   */
   runNext(): boolean {
     const next = this.earliest();
     if (next === undefined || next.dueAt === Number.POSITIVE_INFINITY) {
