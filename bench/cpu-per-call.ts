@@ -12,7 +12,7 @@
  * 64 protobuf messages of 16 KiB (1 MiB, inside the default replay buffer, so every message is held until the
  * answer) written by backpressure.
  */
-import type * as grpc from '@grpc/grpc-js';
+import * as grpc from '@grpc/grpc-js';
 import { createRetryInterceptor } from 'grpc-retry-hedging';
 import { POSITIVE_COUNT, type Script, scriptArgs } from './lib/args.js';
 import { baselinePath, loadBaseline } from './lib/baseline-build.js';
@@ -90,6 +90,15 @@ async function main(): Promise<void> {
       client: createClient(server.address, { 'grpc.service_config': JSON.stringify(retryConfig) }),
     },
     {
+      // The floor under any interceptor: grpc-js's interceptor chain with one link that does nothing.
+      name: 'a pass-through interceptor',
+      client: createClient(server.address, {
+        interceptors: [
+          (options: grpc.InterceptorOptions, next: grpc.NextCall) => new grpc.InterceptingCall(next(options)),
+        ],
+      }),
+    },
+    {
       name: 'ours, retry policy',
       client: createClient(server.address, { interceptors: [createRetryInterceptor(retryConfig)] }),
     },
@@ -122,13 +131,21 @@ async function main(): Promise<void> {
       console.log(`\n${c.name}, ${c.calls} calls a round:\n`);
       console.log(
         markdownTable(
-          ['variant', 'client CPU µs/call (median)', 'ratio to bare', 'rounds'],
+          [
+            'variant',
+            'client CPU µs/call (median)',
+            'ratio to bare',
+            'paired ratio (median of rounds)',
+            'rounds',
+          ],
           variants.map((v, i) => {
             const m = median(perVariant[i]!);
+            const paired = median(perVariant[i]!.map((x, round) => x / perVariant[0]![round]!));
             return [
               v.name,
               m.toFixed(1),
               (m / bare).toFixed(3),
+              paired.toFixed(3),
               perVariant[i]!.map((x) => x.toFixed(0)).join(' '),
             ];
           }),
