@@ -28,12 +28,6 @@ export class AttemptSet {
   /** The call ended ({@link cancelAll}): an attempt's outstanding write is no longer called back here. */
   private callEnded = false;
 
-  /**
-   * The call's target, read off the first attempt's call before it starts (after, grpc-js names the address once a
-   * response came, `unknown` until then): the connection whose cancel-rate limit counts this call's cancels.
-   */
-  private target = '';
-
   /** Where this call's attempts went, for the replica-avoiding policy (src/lb); only once it is registered. */
   private triedReplicas: TriedReplicas | undefined;
 
@@ -48,6 +42,8 @@ export class AttemptSet {
     /** The method's `waitForReady`, set on every attempt; undefined leaves grpc-js's default. */
     private readonly waitForReady: boolean | undefined,
     private readonly events: CallEvents | undefined,
+    /** The call's target (see `targetOf`): the connection whose cancel-rate limit counts this call's cancels. */
+    private readonly target: string,
   ) {}
 
   /**
@@ -84,9 +80,6 @@ export class AttemptSet {
       return attempt;
     }
     attempt.started = true;
-    if (attempt.number === 1 && this.ctx.cancelLimits !== undefined) {
-      this.target = targetOf(call);
-    }
     call.start(metadata, attempt);
     // Read now, after the attempt-start listeners: they may have written, half-closed or asked to read.
     this.feed(attempt);
@@ -327,12 +320,3 @@ const NEVER_STARTED: StatusObject = Object.freeze({
   details: 'call cancelled',
   metadata: new Metadata(),
 });
-
-/** What a call not yet started says of its peer: its channel's target; '' if a layer under this one cannot say. */
-function targetOf(call: InterceptingCallInterface): string {
-  try {
-    return call.getPeer();
-  } catch {
-    return '';
-  }
-}

@@ -5,6 +5,7 @@ import type { RetryGate } from '../shared/retry-gate.js';
 import type { JitterStrategy } from './backoff.js';
 import type { BufferPool } from './buffer-pool.js';
 import type { RetryInfoPolicy } from './server-hint.js';
+import type { ThrottlesPerTarget } from './throttles-per-target.js';
 
 /**
  * What the calls of one interceptor share: the buffer pool, the retry gate, the sources of time and randomness,
@@ -13,7 +14,10 @@ import type { RetryInfoPolicy } from './server-hint.js';
  */
 export interface RetryingCallContext {
   readonly pool: BufferPool;
+  /** The `gate` option: one gate for every call. */
   readonly gate: RetryGate | undefined;
+  /** The service config's `retryThrottling`, when no `gate` was given: a throttle per target (A6: per server name). */
+  readonly throttles?: ThrottlesPerTarget | undefined;
   readonly clock: Clock;
   readonly random: () => number;
   readonly jitter: JitterStrategy;

@@ -1,7 +1,7 @@
 import { status as Status, type StatusObject } from '@grpc/grpc-js';
 import type { CallPolicy } from '../config/types.js';
 import { isLocalRejection } from '../shared/local-rejection.js';
-import type { GateVerdict } from '../shared/retry-gate.js';
+import type { GateVerdict, RetryGate } from '../shared/retry-gate.js';
 import type { Attempt } from './attempt.js';
 import type { AttemptSet } from './attempt-set.js';
 import type { BackoffState } from './backoff.js';
@@ -25,6 +25,8 @@ import { NO_HINT, readServerHint } from './server-hint.js';
 
 /** What the failure handler asks of its call. @internal */
 export interface FailureHost {
+  /** The call's gate (the `gate` option, or its target's A6 throttle); undefined: none. */
+  readonly gate: RetryGate | undefined;
   /** The call is in flight and uncommitted (a listener may end it inside any step). */
   readonly inFlight: boolean;
   /** The call's time, as its deadline is read (the clock's, or later once the deadline timer has fired). */
@@ -221,7 +223,7 @@ export class FailureHandler {
     const hint = timedOut ? NO_HINT : readServerHint(status.metadata, this.ctx.retryInfo);
     const failure = { code: status.code, hint, timedOut, sizeRejected: isMessageSizeRejection(status) };
     if (!rejectedLocally && countsAgainstServer(this.policy, failure)) {
-      this.ctx.gate?.recordFailure();
+      this.host.gate?.recordFailure();
     }
     return failure;
   }
@@ -251,7 +253,7 @@ export class FailureHandler {
 
   /** The interceptor's gate (A6 throttle or the `gate` option) for one more attempt; a refusal is reported. */
   askGate(kind: 'retry' | 'hedge'): GateVerdict {
-    const gate = this.ctx.gate;
+    const gate = this.host.gate;
     if (gate === undefined || gate.allowAttempt(kind)) {
       return 'allow';
     }

@@ -24,8 +24,8 @@ export type { RetryInterceptorOptions };
 
 import { hasThrottleAbove } from '../shared/throttle-order.js';
 import { warnOnce, warnOncePerMessage, warnOncePerProcess } from '../util/warn-once.js';
-import { RetryThrottle } from './retry-throttle.js';
 import { RetryingCall } from './retrying-call.js';
+import { ThrottlesPerTarget } from './throttles-per-target.js';
 import { withConfigWaitForReady } from './wait-for-ready.js';
 
 const CALL_COUNT = Symbol.for('grpc-retry-hedging.call-count');
@@ -113,9 +113,11 @@ export function createRetryInterceptor(
   const lookup = createMethodConfigLookup(serviceConfig, maxAttemptsLimit);
   const context: RetryingCallContext = {
     pool: new BufferPool(resolved.perRpcBufferBytes, resolved.totalBufferBytes),
-    gate:
-      resolved.gate ??
-      (serviceConfig.retryThrottling ? new RetryThrottle(serviceConfig.retryThrottling) : undefined),
+    gate: resolved.gate,
+    throttles:
+      resolved.gate === undefined && serviceConfig.retryThrottling
+        ? new ThrottlesPerTarget(serviceConfig.retryThrottling)
+        : undefined,
     clock,
     random: resolved.random,
     jitter: resolved.jitter,

@@ -10,7 +10,7 @@ import type { CallPolicy } from '../config/types.js';
 import type { TimerHandle } from '../shared/clock.js';
 import type { InterceptingCallInterface, MessageContext } from '../shared/grpc-types.js';
 import { isLocalRejection } from '../shared/local-rejection.js';
-import type { GateVerdict } from '../shared/retry-gate.js';
+import type { GateVerdict, RetryGate } from '../shared/retry-gate.js';
 import { type ApplicationHost, ApplicationSide } from './application-side.js';
 import { type Attempt, writtenBy } from './attempt.js';
 import { withAttemptDeadline } from './attempt-deadline-details.js';
@@ -18,6 +18,7 @@ import { AttemptSet } from './attempt-set.js';
 import type { RetryingCallContext } from './call-context.js';
 import { CallEvents } from './call-events.js';
 import { type CallPhase, isLegalTransition } from './call-phase.js';
+import { targetOf } from './call-target.js';
 import { retriedBelow } from './channel-retries.js';
 import { timerBeforeDeadline } from './deadline.js';
 import { engineChecks } from './engine-checks.js';
@@ -50,6 +51,8 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
   /** The committed attempt while the phase is `committed` (a copy `transition` keeps, for the per-message paths). */
   committedTo: Attempt | undefined;
   readonly attempts: AttemptSet;
+  /** What decides whether a retry or hedge may go: the `gate` option, or the throttle of the call's target. */
+  readonly gate: RetryGate | undefined;
   private readonly app: ApplicationSide;
   private readonly replay: ReplayBuffer;
   private hedges: HedgeScheduler | undefined;
@@ -105,9 +108,13 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
     this.events = events;
     this.replay = replay;
     this.app = app;
-    this.attempts = new AttemptSet(app, ctx, replay, singleRequest, deadline, waitForReady, events);
     // Created now, as grpc-js would without us, so that a closed channel throws where it always did.
-    this.phase = { tag: 'not-started', firstCall: nextCall(this.attemptOptions) };
+    const firstCall = nextCall(this.attemptOptions);
+    const { throttles } = ctx;
+    const target = throttles !== undefined || ctx.cancelLimits !== undefined ? targetOf(firstCall) : '';
+    this.gate = throttles !== undefined ? throttles.for(target) : ctx.gate;
+    this.attempts = new AttemptSet(app, ctx, replay, singleRequest, deadline, waitForReady, events, target);
+    this.phase = { tag: 'not-started', firstCall };
     const parent = bounds.cancelledWith;
     if (parent) {
       this.leaveParent = followParentCancel(parent, () =>
@@ -131,7 +138,7 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
       this.app.close(early, true, undefined, true, this.outcome(early));
       return;
     }
-    this.ctx.gate?.recordCall?.();
+    this.gate?.recordCall?.();
     const { policy, ctx, attempts, replay, events } = this;
     if (policy.kind === 'hedging') {
       const method = this.options.method_definition.path;
@@ -499,7 +506,7 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
     // A cancel tells the server the caller's status; otherwise the attempt's reason.
     this.attempts.cancelAll(cancelReason, cancelReason === 'call-cancelled' ? status : undefined);
     if (status.code === Status.OK) {
-      this.ctx.gate?.recordSuccess();
+      this.gate?.recordSuccess();
     }
     this.events?.callEnd(status, this.attempts.count, this.endReason);
     this.app.close(status, deliverLater, decidedBy, cancelReason === 'call-cancelled', this.outcome(status));
