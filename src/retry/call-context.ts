@@ -1,11 +1,11 @@
 import type { CancelLimits } from '../shared/cancel-limiter.js';
 import type { Clock } from '../shared/clock.js';
 import type { HedgeDelaySource } from '../shared/hedge-delay-source.js';
+import type { ByTarget } from '../shared/per-target.js';
 import type { RetryGate } from '../shared/retry-gate.js';
 import type { JitterStrategy } from './backoff.js';
 import type { BufferPool } from './buffer-pool.js';
 import type { RetryInfoPolicy } from './server-hint.js';
-import type { ThrottlesPerTarget } from './throttles-per-target.js';
 
 /**
  * What the calls of one interceptor share: the buffer pool, the retry gate, the sources of time and randomness,
@@ -17,7 +17,7 @@ export interface RetryingCallContext {
   /** The `gate` option: one gate for every call. */
   readonly gate: RetryGate | undefined;
   /** The service config's `retryThrottling`, when no `gate` was given: a throttle per target (A6: per server name). */
-  readonly throttles?: ThrottlesPerTarget | undefined;
+  readonly throttles?: ByTarget<RetryGate> | undefined;
   readonly clock: Clock;
   readonly random: () => number;
   readonly jitter: JitterStrategy;
@@ -27,8 +27,13 @@ export interface RetryingCallContext {
   readonly checkResends: boolean;
   /** How RetryInfo hints in status details are honoured; undefined: ignored. */
   readonly retryInfo: RetryInfoPolicy | undefined;
-  /** Adaptive hedging delays and their budget; undefined: the config's hedgingDelay, no budget. */
+  /** Adaptive hedging delays and their budget, one for every call; undefined: see `adaptivePerTarget`. */
   readonly adaptive: HedgeDelaySource | undefined;
+  /**
+   * The interceptor's own adaptive hedging, one per target. With neither this nor `adaptive`: the config's
+   * hedgingDelay, no budget.
+   */
+  readonly adaptivePerTarget?: ByTarget<HedgeDelaySource> | undefined;
   /**
    * Keep cancellations of losing attempts under the server's rapid-reset guard, one limiter per connection;
    * undefined: cancel every loser.

@@ -40,6 +40,8 @@ export interface HedgeHost {
   waitForHedge(delayMs: number): void;
   /** The interceptor's gate (A6 throttle or the `gate` option), reporting a refusal. */
   askGate(kind: 'hedge'): GateVerdict;
+  /** Adaptive hedging for this call (its target's, or the one given); undefined: the policy's hedgingDelay. */
+  readonly adaptive: HedgeDelaySource | undefined;
   /** The replay buffer cannot hold another hedge: commit to the attempt that has sent the most (A6). */
   commitMostAdvanced(): void;
   /** Nothing is in flight and nothing more will go: the call ends with its last failure. */
@@ -103,7 +105,7 @@ export class HedgeScheduler {
     /** The policy was given with the call (`withRetryOptions`): its hedgingDelay is used as given. */
     delayGivenPerCall: boolean,
   ) {
-    const adaptive = ctx.adaptive;
+    const adaptive = host.adaptive;
     this.delayMs = policy.hedgingDelayMs;
     this.reason = 'hedging-delay';
     this.learning = delayGivenPerCall ? undefined : adaptive;
@@ -191,7 +193,7 @@ export class HedgeScheduler {
    * calls a GC pause held; learned from, they put the delay above the pause's length.)
    */
   recordLatencies(winner: Attempt, live: readonly Attempt[]): void {
-    const adaptive = this.ctx.adaptive;
+    const adaptive = this.host.adaptive;
     const first = winner.number === 1 ? winner : live.find((a) => a.number === 1);
     if (!adaptive) {
       return;

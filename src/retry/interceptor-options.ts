@@ -1,10 +1,15 @@
 import { DEFAULT_MAX_ATTEMPTS_LIMIT } from '../config/types.js';
-import { type AdaptiveHedging, resolveAdaptiveHedging } from '../hedging/adaptive-hedging-delay.js';
+import type { AdaptiveHedging } from '../hedging/adaptive-hedging-delay.js';
 import type { AdaptiveHedgingOptions } from '../hedging/adaptive-hedging-options.js';
+import {
+  type ResolvedAdaptiveHedging,
+  resolveAdaptiveHedgingPerTarget,
+} from '../hedging/adaptive-hedging-per-target.js';
 import { resolveCancelLimits } from '../hedging/cancel-rate-limit-option.js';
 import type { CancelRateLimiter, CancelRateLimiterOptions } from '../hedging/cancel-rate-limiter.js';
 import type { CancelLimits } from '../shared/cancel-limiter.js';
 import { type Clock, systemClock } from '../shared/clock.js';
+import type { ByTarget } from '../shared/per-target.js';
 import { isRetryGate, type RetryGate } from '../shared/retry-gate.js';
 import { guardedClock } from '../util/guarded-clock.js';
 import {
@@ -80,7 +85,8 @@ export interface RetryInterceptorOptions {
    * Opt-in adaptive hedging: the delay before each further hedge is the method's observed latency quantile
    * 1 − 0.9 × maxExtraLoad (p95.5 by default), and a budget holds hedges to maxExtraLoad of the calls. `true`, an
    * options object, or an `AdaptiveHedging` you built (to share it or read its delays). Its clock defaults to the
-   * interceptor's `clock`.
+   * interceptor's `clock`. With `true` or options the interceptor keeps one per target its calls go to (delays and
+   * budget), so that clients of servers with different latencies can share it; one you pass serves every target.
    */
   readonly adaptiveHedging?: boolean | AdaptiveHedgingOptions | AdaptiveHedging | undefined;
   /**
@@ -129,7 +135,10 @@ export interface ResolvedInterceptorOptions {
   readonly deadlineAwareBackoff: boolean;
   readonly checkResentRequests: boolean;
   readonly retryInfo: RetryInfoPolicy | undefined;
+  /** An `AdaptiveHedging` you passed, for every call. */
   readonly adaptiveHedging: AdaptiveHedging | undefined;
+  /** `adaptiveHedging: true` or options: the interceptor's own, one per target. */
+  readonly adaptiveHedgingPerTarget: ByTarget<AdaptiveHedging> | undefined;
   readonly cancelLimits: CancelLimits | undefined;
 }
 
@@ -194,12 +203,20 @@ export function resolveInterceptorOptions(options: unknown): ResolvedInterceptor
     deadlineAwareBackoff: checkBoolean(PATH, 'deadlineAwareBackoff', o.deadlineAwareBackoff, false),
     checkResentRequests: checkBoolean(PATH, 'checkResentRequests', o.checkResentRequests, true),
     retryInfo: retryInfoPolicy(o.retryInfo),
-    adaptiveHedging: resolveAdaptiveHedging(withClock(o.adaptiveHedging, clock), `${PATH}.adaptiveHedging`),
+    ...adaptiveHedgingOf(
+      resolveAdaptiveHedgingPerTarget(withClock(o.adaptiveHedging, clock), `${PATH}.adaptiveHedging`),
+    ),
     cancelLimits: resolveCancelLimits(
       withClock(o.cancelRateLimit === undefined ? true : o.cancelRateLimit, clock),
       `${PATH}.cancelRateLimit`,
     ),
   };
+}
+
+function adaptiveHedgingOf(
+  resolved: ResolvedAdaptiveHedging,
+): Pick<ResolvedInterceptorOptions, 'adaptiveHedging' | 'adaptiveHedgingPerTarget'> {
+  return { adaptiveHedging: resolved.shared, adaptiveHedgingPerTarget: resolved.perTarget };
 }
 
 /** One safe listener out of a listener, an array of them, or nothing; `path` names the option. @internal */

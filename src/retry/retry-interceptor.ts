@@ -25,7 +25,7 @@ export type { RetryInterceptorOptions };
 import { hasThrottleAbove } from '../shared/throttle-order.js';
 import { warnOnce, warnOncePerMessage, warnOncePerProcess } from '../util/warn-once.js';
 import { RetryingCall } from './retrying-call.js';
-import { ThrottlesPerTarget } from './throttles-per-target.js';
+import { throttlesPerTarget } from './throttles-per-target.js';
 import { withConfigWaitForReady } from './wait-for-ready.js';
 
 const CALL_COUNT = Symbol.for('grpc-retry-hedging.call-count');
@@ -116,7 +116,7 @@ export function createRetryInterceptor(
     gate: resolved.gate,
     throttles:
       resolved.gate === undefined && serviceConfig.retryThrottling
-        ? new ThrottlesPerTarget(serviceConfig.retryThrottling)
+        ? throttlesPerTarget(serviceConfig.retryThrottling)
         : undefined,
     clock,
     random: resolved.random,
@@ -125,6 +125,7 @@ export function createRetryInterceptor(
     checkResends: resolved.checkResentRequests,
     retryInfo: resolved.retryInfo,
     adaptive: resolved.adaptiveHedging,
+    adaptivePerTarget: resolved.adaptiveHedgingPerTarget,
     cancelLimits: resolved.cancelLimits,
     nextCallId,
     onNestedRetries: warnOnce(

@@ -9,6 +9,7 @@ import {
 import type { CallPolicy } from '../config/types.js';
 import type { TimerHandle } from '../shared/clock.js';
 import type { InterceptingCallInterface, MessageContext } from '../shared/grpc-types.js';
+import type { HedgeDelaySource } from '../shared/hedge-delay-source.js';
 import { isLocalRejection } from '../shared/local-rejection.js';
 import type { GateVerdict, RetryGate } from '../shared/retry-gate.js';
 import { type ApplicationHost, ApplicationSide } from './application-side.js';
@@ -53,6 +54,8 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
   readonly attempts: AttemptSet;
   /** What decides whether a retry or hedge may go: the `gate` option, or the throttle of the call's target. */
   readonly gate: RetryGate | undefined;
+  /** Hedging only: where the hedging delay comes from when it is learned (the call's target's, or the one given). */
+  readonly adaptive: HedgeDelaySource | undefined;
   private readonly app: ApplicationSide;
   private readonly replay: ReplayBuffer;
   private hedges: HedgeScheduler | undefined;
@@ -111,8 +114,18 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
     // Created now, as grpc-js would without us, so that a closed channel throws where it always did.
     const firstCall = nextCall(this.attemptOptions);
     const { throttles } = ctx;
-    const target = throttles !== undefined || ctx.cancelLimits !== undefined ? targetOf(firstCall) : '';
+    const adaptivePerTarget = policy.kind === 'hedging' ? ctx.adaptivePerTarget : undefined;
+    const target =
+      throttles !== undefined || adaptivePerTarget !== undefined || ctx.cancelLimits !== undefined
+        ? targetOf(firstCall)
+        : '';
     this.gate = throttles !== undefined ? throttles.for(target) : ctx.gate;
+    this.adaptive =
+      policy.kind !== 'hedging'
+        ? undefined
+        : adaptivePerTarget !== undefined
+          ? adaptivePerTarget.for(target)
+          : ctx.adaptive;
     this.attempts = new AttemptSet(app, ctx, replay, singleRequest, deadline, waitForReady, events, target);
     this.phase = { tag: 'not-started', firstCall };
     const parent = bounds.cancelledWith;
@@ -310,7 +323,7 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
       }
     }
     // Time is read only where something uses it: a listener, or adaptive hedging.
-    const now = this.events || this.ctx.adaptive ? this.ctx.clock.now() : 0;
+    const now = this.events || this.adaptive ? this.ctx.clock.now() : 0;
     if (from.tag !== 'in-flight') {
       const inFlight: CallPhase = {
         tag: 'in-flight',

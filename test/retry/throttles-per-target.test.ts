@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_THROTTLED_TARGETS, ThrottlesPerTarget } from '../../src/retry/throttles-per-target.js';
+import { MAX_THROTTLED_TARGETS, throttlesPerTarget } from '../../src/retry/throttles-per-target.js';
+import { PerTarget } from '../../src/shared/per-target.js';
 
 const config = { maxTokens: 10, tokenRatio: 0.1 };
 
-describe('ThrottlesPerTarget', () => {
+describe('throttlesPerTarget', () => {
   it('gives each target its own throttle, and a target the same one every time', () => {
-    const throttles = new ThrottlesPerTarget(config);
+    const throttles = throttlesPerTarget(config);
     const a = throttles.for('dns:a.example:443');
     expect(throttles.for('dns:a.example:443')).toBe(a);
     const b = throttles.for('dns:b.example:443');
@@ -17,11 +18,11 @@ describe('ThrottlesPerTarget', () => {
   });
 
   it('refuses a bad config when it is made, not at the first call', () => {
-    expect(() => new ThrottlesPerTarget({ maxTokens: 0, tokenRatio: 1 })).toThrow(/maxTokens/);
+    expect(() => throttlesPerTarget({ maxTokens: 0, tokenRatio: 1 })).toThrow(/maxTokens/);
   });
 
   it('past its limit forgets the targets whose throttle is full, and keeps those holding failures', () => {
-    const throttles = new ThrottlesPerTarget(config, 3);
+    const throttles = throttlesPerTarget(config, 3);
     const drained = throttles.for('t1');
     for (let i = 0; i < 6; i++) drained.recordFailure();
     const full = throttles.for('t2');
@@ -32,27 +33,65 @@ describe('ThrottlesPerTarget', () => {
     expect(throttles.for('t2')).not.toBe(full);
   });
 
-  it('with no full throttle to forget, forgets the oldest target', () => {
-    const throttles = new ThrottlesPerTarget(config, 2);
-    const first = throttles.for('t1');
-    first.recordFailure();
-    const second = throttles.for('t2');
-    second.recordFailure();
-    throttles.for('t3');
-    expect(throttles.size).toBe(2);
-    expect(throttles.for('t2')).toBe(second);
-    expect(throttles.for('t1')).not.toBe(first);
-  });
-
   it('keeps up to a thousand targets by default', () => {
-    const throttles = new ThrottlesPerTarget(config);
+    const throttles = throttlesPerTarget(config);
     const held = throttles.for('t0');
     held.recordFailure();
     for (let i = 1; i < MAX_THROTTLED_TARGETS; i++) throttles.for(`t${i}`).recordFailure();
     expect(throttles.size).toBe(1000);
-    expect(throttles.for('t0')).toBe(held);
     throttles.for('one more');
     expect(throttles.size).toBe(1000);
     expect(throttles.for('t0')).not.toBe(held);
+  });
+});
+
+describe('PerTarget', () => {
+  it('makes a value on first use only', () => {
+    let made = 0;
+    const store = new PerTarget(() => ({ n: ++made }), 10);
+    expect(store.for('a')).toEqual({ n: 1 });
+    expect(store.for('a')).toEqual({ n: 1 });
+    expect(store.for('b')).toEqual({ n: 2 });
+    expect(made).toBe(2);
+  });
+
+  it('with nothing idle, forgets the target used least recently', () => {
+    let made = 0;
+    const store = new PerTarget(() => ({ n: ++made }), 2);
+    const a = store.for('a');
+    const b = store.for('b');
+    expect(store.for('a')).toBe(a); // a is now the most recent
+    store.for('c'); // b goes
+    expect(store.size).toBe(2);
+    expect(store.for('a')).toBe(a);
+    expect(store.for('b')).not.toBe(b);
+  });
+
+  it('forgets every idle value before it forgets one in use', () => {
+    const store = new PerTarget(
+      () => ({ busy: false }),
+      3,
+      (v) => !v.busy,
+    );
+    store.for('a').busy = true;
+    store.for('b');
+    store.for('c');
+    store.for('d'); // b and c are idle
+    expect(store.size).toBe(2);
+    expect(store.for('a').busy).toBe(true);
+  });
+
+  it('the target used last can be forgotten and made again', () => {
+    let made = 0;
+    const store = new PerTarget(
+      () => ({ n: ++made }),
+      1,
+      () => true,
+    );
+    store.for('a');
+    store.for('b'); // a goes
+    expect(store.for('b')).toEqual({ n: 2 });
+    expect(store.for('a')).toEqual({ n: 3 });
+    expect(store.size).toBe(1);
   });
 });

@@ -1,0 +1,65 @@
+import { describe, expect, it } from 'vitest';
+import { AdaptiveHedging } from '../../src/hedging/adaptive-hedging-delay.js';
+import {
+  MAX_ADAPTIVE_TARGETS,
+  resolveAdaptiveHedgingPerTarget,
+} from '../../src/hedging/adaptive-hedging-per-target.js';
+import { FakeClock } from '../../src/testing/fake-clock.js';
+
+const WHERE = 'createRetryInterceptor: options.adaptiveHedging';
+
+describe('resolveAdaptiveHedgingPerTarget', () => {
+  it('off: neither', () => {
+    expect(resolveAdaptiveHedgingPerTarget(undefined, WHERE)).toEqual({
+      shared: undefined,
+      perTarget: undefined,
+    });
+    expect(resolveAdaptiveHedgingPerTarget(false, WHERE)).toEqual({
+      shared: undefined,
+      perTarget: undefined,
+    });
+  });
+
+  it('an AdaptiveHedging passed in is shared as given', () => {
+    const adaptive = new AdaptiveHedging();
+    expect(resolveAdaptiveHedgingPerTarget(adaptive, WHERE)).toEqual({
+      shared: adaptive,
+      perTarget: undefined,
+    });
+  });
+
+  it('true or options: one per target, each with its own delays and budget, made with the options', () => {
+    const clock = new FakeClock();
+    const { shared, perTarget } = resolveAdaptiveHedgingPerTarget({ maxExtraLoad: 0.1, clock }, WHERE);
+    expect(shared).toBeUndefined();
+    const a = perTarget?.for('dns:a:1');
+    const b = perTarget?.for('dns:b:1');
+    expect(a).toBeInstanceOf(AdaptiveHedging);
+    expect(b).toBeInstanceOf(AdaptiveHedging);
+    expect(b).not.toBe(a);
+    expect(perTarget?.for('dns:a:1')).toBe(a);
+    expect(b?.options.maxExtraLoad).toBe(0.1);
+    expect(b?.budget).not.toBe(a?.budget);
+    for (let i = 0; i < 12; i++) a?.recordOutcome('/s/M', 10_000, 80);
+    expect(a?.delayOf('/s/M')).toBeGreaterThan(0);
+    expect(b?.delayOf('/s/M')).toBeUndefined();
+  });
+
+  it('bad options fail when the interceptor is made, naming the option', () => {
+    expect(() => resolveAdaptiveHedgingPerTarget({ maxExtraLoad: 2 }, WHERE)).toThrow(
+      /options\.adaptiveHedging\.maxExtraLoad/,
+    );
+    expect(() => resolveAdaptiveHedgingPerTarget('yes' as never, WHERE)).toThrow(/must be true, false/);
+  });
+
+  it('keeps a hundred targets, forgetting the least recently used', () => {
+    const { perTarget } = resolveAdaptiveHedgingPerTarget(true, WHERE);
+    const first = perTarget?.for('t0');
+    const second = perTarget?.for('t1');
+    for (let i = 2; i < MAX_ADAPTIVE_TARGETS; i++) perTarget?.for(`t${i}`);
+    expect(perTarget?.for('t0')).toBe(first); // used again: now the most recent
+    perTarget?.for('one more'); // t1 goes
+    expect(perTarget?.for('t0')).toBe(first);
+    expect(perTarget?.for('t1')).not.toBe(second);
+  });
+});
