@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { targetOf } from '../../src/retry/call-target.js';
 import { MAX_THROTTLED_TARGETS, throttlesPerTarget } from '../../src/retry/throttles-per-target.js';
+import type { InterceptingCallInterface } from '../../src/shared/grpc-types.js';
 import { PerTarget } from '../../src/shared/per-target.js';
 
 const config = { maxTokens: 10, tokenRatio: 0.1 };
@@ -81,6 +83,19 @@ describe('PerTarget', () => {
     expect(store.for('a').busy).toBe(true);
   });
 
+  it('under its limit forgets nothing, idle or not', () => {
+    let made = 0;
+    const store = new PerTarget(
+      () => ({ n: ++made }),
+      10,
+      () => true,
+    );
+    const a = store.for('a');
+    store.for('b');
+    expect(store.for('a')).toBe(a);
+    expect(store.size).toBe(2);
+  });
+
   it('the target used last can be forgotten and made again', () => {
     let made = 0;
     const store = new PerTarget(
@@ -93,5 +108,23 @@ describe('PerTarget', () => {
     expect(store.for('b')).toEqual({ n: 2 });
     expect(store.for('a')).toEqual({ n: 3 });
     expect(store.size).toBe(1);
+  });
+});
+
+describe('targetOf', () => {
+  const call = (getPeer: () => string) => ({ getPeer }) as unknown as InterceptingCallInterface;
+
+  it("is what a call not yet started says of its peer: its channel's target", () => {
+    expect(targetOf(call(() => 'dns:db.example:443'))).toBe('dns:db.example:443');
+  });
+
+  it("is '' when a layer below cannot say (its getPeer throws): such calls share one target", () => {
+    expect(
+      targetOf(
+        call(() => {
+          throw new Error('not yet');
+        }),
+      ),
+    ).toBe('');
   });
 });
