@@ -34,6 +34,12 @@ const SCRIPTS: readonly { name: string; file: string; mistake: string[]; says: s
     says: '--unary-calls must be',
   },
   { name: 'bench:adaptive', file: 'adaptive.ts', mistake: ['-n', '5'], says: 'unknown option -n' },
+  {
+    name: 'bench:adaptive-targets',
+    file: 'adaptive-targets.ts',
+    mistake: ['--rate=0'],
+    says: '--rate must be',
+  },
   { name: 'bench:replicas', file: 'replicas.ts', mistake: ['200'], says: 'unexpected argument "200"' },
   { name: 'trace:adaptive', file: 'adaptive-trace.ts', mistake: ['--out='], says: '--out needs a value' },
   {
