@@ -11,6 +11,7 @@ import type { TimerHandle } from '../shared/clock.js';
 import type { InterceptingCallInterface, MessageContext } from '../shared/grpc-types.js';
 import type { HedgeDelaySource } from '../shared/hedge-delay-source.js';
 import { isLocalRejection } from '../shared/local-rejection.js';
+import { release, type TargetEntry } from '../shared/per-target.js';
 import type { GateVerdict, RetryGate } from '../shared/retry-gate.js';
 import { type ApplicationHost, ApplicationSide } from './application-side.js';
 import { type Attempt, writtenBy } from './attempt.js';
@@ -54,6 +55,8 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
   readonly attempts: AttemptSet;
   /** What decides whether a retry or hedge may go: the `gate` option, or the throttle of the call's target. */
   readonly gate: RetryGate | undefined;
+  /** The target's throttle while this call holds it (see `PerTarget`: one a call holds is not forgotten). */
+  private readonly throttleHeld: TargetEntry<RetryGate> | undefined;
   /** Hedging only: where the hedging delay comes from when it is learned (the call's target's, or the one given). */
   readonly adaptive: HedgeDelaySource | undefined;
   private readonly app: ApplicationSide;
@@ -119,7 +122,8 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
       throttles !== undefined || adaptivePerTarget !== undefined || ctx.cancelLimits !== undefined
         ? targetOf(firstCall)
         : '';
-    this.gate = throttles !== undefined ? throttles.for(target) : ctx.gate;
+    this.throttleHeld = throttles?.acquire(target);
+    this.gate = this.throttleHeld !== undefined ? this.throttleHeld.value : ctx.gate;
     this.adaptive =
       policy.kind !== 'hedging'
         ? undefined
@@ -511,6 +515,9 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
     }
     const beforeStart = !this.started;
     this.transition(ENDED);
+    if (this.throttleHeld !== undefined) {
+      release(this.throttleHeld);
+    }
     this.leaveParent?.();
     if (beforeStart) {
       this.endedBeforeStart = status; // told when the call starts, to its listener

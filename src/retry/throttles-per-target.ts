@@ -9,8 +9,9 @@ export const MAX_THROTTLED_TARGETS = 1000;
  * A6's retry throttling is per server name: one token bucket for every call to a server, and none shared with calls
  * to another. This is the interceptor's own throttle (the service config's `retryThrottling`): a
  * {@link RetryThrottle} per target its calls go to, so that one interceptor shared by clients of two servers does
- * not let an outage of one throttle the retries to the other. A throttle at full tokens is the same as a new one,
- * so past {@link MAX_THROTTLED_TARGETS} targets those are forgotten first, then the least recently used.
+ * not let an outage of one throttle the retries to the other. A throttle at full tokens that no call holds is the
+ * same as a new one, so past {@link MAX_THROTTLED_TARGETS} targets those are forgotten first, then the least
+ * recently used. (One a call holds is not: the failures of its calls in flight would go to a bucket nobody keeps.)
  * @throws as `new RetryThrottle(config)` does: a bad config fails where the interceptor is made, not at a call.
  * @internal
  */

@@ -69,6 +69,85 @@ describe("the config's retryThrottling is kept per target (A6: per server name)"
     }
   });
 
+  it('a throttle is not forgotten while a call holds it, even when it still has all its tokens', async () => {
+    const interceptor = createRetryInterceptor(throttled);
+    const through = (target: string) => testClient(target, [interceptor]);
+    // 999 other targets (spellings of server B), each with a full throttle: at the limit of 1,000 with X.
+    for (let i = 0; i < 999; i += 111) {
+      await Promise.all(
+        Array.from({ length: 111 }, async (_, j) => {
+          const client = through(`ipv4://filler-${i + j}/127.0.0.1:${b.port}`);
+          try {
+            await unary(client, id());
+          } finally {
+            client.close();
+          }
+        }),
+      );
+    }
+    const toX = through(`ipv4://x/127.0.0.1:${a.port}`);
+    try {
+      // X's calls are in flight with its throttle still full; a new target then comes, and full throttles go.
+      const slow = Array.from({ length: 3 }, () => id());
+      const slowFailures = slow.map((c) => {
+        a.script(c, [{ status: UNAVAILABLE, delayMs: 300 }, ...failing]);
+        return unary(toX, c);
+      });
+      await Promise.all(slow.map((c) => a.waitForAttempts(c, 1)));
+      const newcomer = through(`ipv4://newcomer/127.0.0.1:${b.port}`);
+      await unary(newcomer, id());
+      newcomer.close();
+      await Promise.all(slowFailures);
+      // Their failures went to the throttle X's next call reads: it is throttled.
+      const next = id();
+      a.script(next, [{ status: UNAVAILABLE }, {}]);
+      expect((await unary(toX, next)).code).toBe(UNAVAILABLE);
+      expect(a.attempts(next)).toHaveLength(1);
+    } finally {
+      toX.close();
+    }
+  }, 30_000);
+
+  it("once a call ends it no longer holds its target's throttle: a full one goes before a drained one", async () => {
+    const interceptor = createRetryInterceptor(throttled);
+    const through = (target: string) => testClient(target, [interceptor]);
+    const drain = async (target: string) => {
+      const client = through(target);
+      try {
+        const c = id();
+        a.script(c, failing);
+        await unary(client, c);
+      } finally {
+        client.close();
+      }
+    };
+    // The oldest target is drained; then X, whose call ended with its throttle full; then 998 drained ones.
+    await drain(`ipv4://oldest/127.0.0.1:${a.port}`);
+    const toX = through(`ipv4://x/127.0.0.1:${b.port}`);
+    await unary(toX, id());
+    toX.close();
+    for (let i = 0; i < 998; i += 125) {
+      await Promise.all(
+        Array.from({ length: Math.min(125, 998 - i) }, (_, j) =>
+          drain(`ipv4://drained-${i + j}/127.0.0.1:${a.port}`),
+        ),
+      );
+    }
+    // A new target: X's full throttle, held by no call, is forgotten, and the oldest drained one is kept.
+    const newcomer = through(`ipv4://newcomer/127.0.0.1:${b.port}`);
+    await unary(newcomer, id());
+    newcomer.close();
+    const oldest = through(`ipv4://oldest/127.0.0.1:${a.port}`);
+    try {
+      const next = id();
+      a.script(next, [{ status: UNAVAILABLE }, {}]);
+      expect((await unary(oldest, next)).code).toBe(UNAVAILABLE);
+      expect(a.attempts(next)).toHaveLength(1);
+    } finally {
+      oldest.close();
+    }
+  }, 30_000);
+
   it('a gate given as an option stays one gate for every target', async () => {
     const gate = new RetryThrottle({ maxTokens: 4, tokenRatio: 0.1 });
     const interceptor = createRetryInterceptor(retryConfig(), { gate });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { targetOf } from '../../src/retry/call-target.js';
 import { MAX_THROTTLED_TARGETS, throttlesPerTarget } from '../../src/retry/throttles-per-target.js';
 import type { InterceptingCallInterface } from '../../src/shared/grpc-types.js';
-import { PerTarget } from '../../src/shared/per-target.js';
+import { PerTarget, release } from '../../src/shared/per-target.js';
 
 const config = { maxTokens: 10, tokenRatio: 0.1 };
 
@@ -94,6 +94,24 @@ describe('PerTarget', () => {
     store.for('b');
     expect(store.for('a')).toBe(a);
     expect(store.size).toBe(2);
+  });
+
+  it('an idle value a call holds is not forgotten as idle; given back, it can be', () => {
+    let made = 0;
+    const store = new PerTarget(
+      () => ({ n: ++made }),
+      2,
+      () => true,
+    );
+    const held = store.acquire('a');
+    expect(held.users).toBe(1);
+    store.for('b');
+    store.for('c'); // b is idle and held by nobody: it goes, a stays
+    expect(store.for('a')).toBe(held.value);
+    release(held);
+    expect(held.users).toBe(0);
+    store.for('d'); // now a and c are idle
+    expect(store.for('a')).not.toBe(held.value);
   });
 
   it('the target used last can be forgotten and made again', () => {
