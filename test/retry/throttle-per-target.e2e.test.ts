@@ -1,4 +1,4 @@
-import { status } from '@grpc/grpc-js';
+import { type Interceptor, status } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRetryInterceptor, RetryThrottle } from '../../src/index.js';
 import { FlakyServer } from '../../src/testing/index.js';
@@ -13,6 +13,37 @@ let a: FlakyServer;
 let b: FlakyServer;
 let n = 0;
 const id = () => `per-target-${++n}`;
+
+/**
+ * One call through a client of `target` made for it and closed after, scripted on `server` when given: its status
+ * code, and the attempts that server saw.
+ */
+async function oneCall(
+  interceptor: Interceptor,
+  target: string,
+  server?: FlakyServer,
+  script?: Parameters<FlakyServer['script']>[1],
+): Promise<{ code: number; attempts: number }> {
+  const client = testClient(target, [interceptor]);
+  try {
+    const c = id();
+    if (server && script) server.script(c, script);
+    const { code } = await unary(client, c);
+    return { code, attempts: server?.attempts(c).length ?? 0 };
+  } finally {
+    client.close();
+  }
+}
+
+/** `count` calls, each to its own target named by `targetOf(i)`, in batches of 125. */
+async function callsToTargets(count: number, call: (i: number) => Promise<unknown>) {
+  for (let i = 0; i < count; i += 125) {
+    await Promise.all(Array.from({ length: Math.min(125, count - i) }, (_, j) => call(i + j)));
+  }
+}
+
+/** What a client of server `s` through a target of its own, named `name`, connects to. */
+const spelling = (name: string, s: FlakyServer) => `ipv4://${name}/127.0.0.1:${s.port}`;
 
 beforeAll(async () => {
   [a, b] = await Promise.all([FlakyServer.start(), FlakyServer.start()]);
@@ -71,21 +102,9 @@ describe("the config's retryThrottling is kept per target (A6: per server name)"
 
   it('a throttle is not forgotten while a call holds it, even when it still has all its tokens', async () => {
     const interceptor = createRetryInterceptor(throttled);
-    const through = (target: string) => testClient(target, [interceptor]);
     // 999 other targets (spellings of server B), each with a full throttle: at the limit of 1,000 with X.
-    for (let i = 0; i < 999; i += 111) {
-      await Promise.all(
-        Array.from({ length: 111 }, async (_, j) => {
-          const client = through(`ipv4://filler-${i + j}/127.0.0.1:${b.port}`);
-          try {
-            await unary(client, id());
-          } finally {
-            client.close();
-          }
-        }),
-      );
-    }
-    const toX = through(`ipv4://x/127.0.0.1:${a.port}`);
+    await callsToTargets(999, (i) => oneCall(interceptor, spelling(`filler-${i}`, b)));
+    const toX = testClient(spelling('x', a), [interceptor]);
     try {
       // X's calls are in flight with its throttle still full; a new target then comes, and full throttles go.
       const slow = Array.from({ length: 3 }, () => id());
@@ -94,9 +113,7 @@ describe("the config's retryThrottling is kept per target (A6: per server name)"
         return unary(toX, c);
       });
       await Promise.all(slow.map((c) => a.waitForAttempts(c, 1)));
-      const newcomer = through(`ipv4://newcomer/127.0.0.1:${b.port}`);
-      await unary(newcomer, id());
-      newcomer.close();
+      await oneCall(interceptor, spelling('newcomer', b));
       await Promise.all(slowFailures);
       // Their failures went to the throttle X's next call reads: it is throttled.
       const next = id();
@@ -110,42 +127,14 @@ describe("the config's retryThrottling is kept per target (A6: per server name)"
 
   it("once a call ends it no longer holds its target's throttle: a full one goes before a drained one", async () => {
     const interceptor = createRetryInterceptor(throttled);
-    const through = (target: string) => testClient(target, [interceptor]);
-    const drain = async (target: string) => {
-      const client = through(target);
-      try {
-        const c = id();
-        a.script(c, failing);
-        await unary(client, c);
-      } finally {
-        client.close();
-      }
-    };
     // The oldest target is drained; then X, whose call ended with its throttle full; then 998 drained ones.
-    await drain(`ipv4://oldest/127.0.0.1:${a.port}`);
-    const toX = through(`ipv4://x/127.0.0.1:${b.port}`);
-    await unary(toX, id());
-    toX.close();
-    for (let i = 0; i < 998; i += 125) {
-      await Promise.all(
-        Array.from({ length: Math.min(125, 998 - i) }, (_, j) =>
-          drain(`ipv4://drained-${i + j}/127.0.0.1:${a.port}`),
-        ),
-      );
-    }
+    await oneCall(interceptor, spelling('oldest', a), a, failing);
+    await oneCall(interceptor, spelling('x', b));
+    await callsToTargets(998, (i) => oneCall(interceptor, spelling(`drained-${i}`, a), a, failing));
     // A new target: X's full throttle, held by no call, is forgotten, and the oldest drained one is kept.
-    const newcomer = through(`ipv4://newcomer/127.0.0.1:${b.port}`);
-    await unary(newcomer, id());
-    newcomer.close();
-    const oldest = through(`ipv4://oldest/127.0.0.1:${a.port}`);
-    try {
-      const next = id();
-      a.script(next, [{ status: UNAVAILABLE }, {}]);
-      expect((await unary(oldest, next)).code).toBe(UNAVAILABLE);
-      expect(a.attempts(next)).toHaveLength(1);
-    } finally {
-      oldest.close();
-    }
+    await oneCall(interceptor, spelling('newcomer', b));
+    const next = await oneCall(interceptor, spelling('oldest', a), a, [{ status: UNAVAILABLE }, {}]);
+    expect(next).toEqual({ code: UNAVAILABLE, attempts: 1 });
   }, 30_000);
 
   it('a gate given as an option stays one gate for every target', async () => {
