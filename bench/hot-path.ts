@@ -230,7 +230,15 @@ console.log(
   const onEvent = createRetryTracing().onEvent;
   const method = methodDefinition.path;
   const events = (callId: number): RetryEvent[] => [
-    { type: 'call-start', method, callId, policy: 'retry', maxAttempts: 3, deadline: Infinity },
+    {
+      type: 'call-start',
+      method,
+      callId,
+      policy: 'retry',
+      maxAttempts: 3,
+      deadline: Infinity,
+      target: 'stub',
+    },
     {
       type: 'attempt-start',
       method,

@@ -30,7 +30,7 @@ export class CallEvents {
     this.startedAt = clock.now();
   }
 
-  callStart(policy: CallPolicy, deadline: number): void {
+  callStart(policy: CallPolicy, deadline: number, target: string): void {
     const { method, callId } = this;
     this.emit({
       type: 'call-start',
@@ -39,6 +39,7 @@ export class CallEvents {
       policy: policy.kind,
       maxAttempts: policy.maxAttempts,
       deadline,
+      target,
     });
   }
 

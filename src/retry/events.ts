@@ -26,6 +26,12 @@ export interface CallStartEvent extends EventBase {
   readonly maxAttempts: number;
   /** The call's deadline in ms since the epoch; `Infinity` when it has none. */
   readonly deadline: number;
+  /**
+   * The channel's target as grpc-js names it (`channel.getTarget()`, such as `dns:db.example:443`): what the
+   * interceptor keeps per target (the config's `retryThrottling`, its own adaptive hedging, the cancel-rate limit)
+   * is keyed by it. Empty when a layer below the interceptor cannot say.
+   */
+  readonly target: string;
 }
 
 /** An attempt is being sent. */

@@ -55,6 +55,8 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
   readonly attempts: AttemptSet;
   /** What decides whether a retry or hedge may go: the `gate` option, or the throttle of the call's target. */
   readonly gate: RetryGate | undefined;
+  /** The call's target (see `call-target.ts`); '' when nothing keyed by it is in use and nobody listens. */
+  private readonly target: string;
   /** The target's throttle while this call holds it (see `PerTarget`: one a call holds is not forgotten). */
   private readonly throttleHeld: TargetEntry<RetryGate> | undefined;
   /** Hedging only: where the hedging delay comes from when it is learned (the call's target's, or the one given). */
@@ -119,9 +121,10 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
     const { throttles } = ctx;
     const adaptivePerTarget = policy.kind === 'hedging' ? ctx.adaptivePerTarget : undefined;
     const target =
-      throttles !== undefined || adaptivePerTarget !== undefined || ctx.cancelLimits !== undefined
+      throttles !== undefined || adaptivePerTarget !== undefined || ctx.cancelLimits !== undefined || events
         ? targetOf(firstCall)
         : '';
+    this.target = target;
     this.throttleHeld = throttles?.acquire(target);
     this.gate = this.throttleHeld !== undefined ? this.throttleHeld.value : ctx.gate;
     this.adaptive =
@@ -150,7 +153,7 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
       // Cancelled before it started (an interceptor above held the start back): the call still starts and ends
       // once, in that order, and its listener gets the status.
       this.endedBeforeStart = undefined;
-      this.events?.callStart(this.policy, this.deadline);
+      this.events?.callStart(this.policy, this.deadline, this.target);
       this.events?.callEnd(early, 0, this.endReason);
       this.app.close(early, true, undefined, true, this.outcome(early));
       return;
@@ -170,7 +173,7 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
         this.policyGivenPerCall,
       );
     }
-    this.events?.callStart(this.policy, this.deadline);
+    this.events?.callStart(this.policy, this.deadline, this.target);
     if (this.phase.tag === 'ended') {
       return;
     }

@@ -42,6 +42,7 @@ function callEvents(callId = nextId++) {
       policy,
       maxAttempts: 4,
       deadline: Number.POSITIVE_INFINITY,
+      target: 'dns:db.example:443',
     }),
     attempt(attempt: number, kind: AttemptKind, metadata = new Metadata()): RetryEvent {
       return { ...base, type: 'attempt-start', attempt, kind, previousRpcAttempts: attempt - 1, metadata };

@@ -1,6 +1,6 @@
-import { type Interceptor, status } from '@grpc/grpc-js';
+import { Client, credentials, type Interceptor, status } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRetryInterceptor, RetryThrottle } from '../../src/index.js';
+import { createRetryInterceptor, type RetryEvent, RetryThrottle } from '../../src/index.js';
 import { FlakyServer } from '../../src/testing/index.js';
 import { retryConfig, testClient, unary } from '../helpers/harness.js';
 
@@ -99,6 +99,32 @@ describe("the config's retryThrottling is kept per target (A6: per server name)"
     const next = await oneCall(interceptor, spelling('oldest', a), a, [{ status: UNAVAILABLE }, {}]);
     expect(next).toEqual({ code: UNAVAILABLE, attempts: 1 });
   }, 30_000);
+
+  it("call-start names the call's target, as grpc-js's getTarget() does, whatever the interceptor keeps per target", async () => {
+    const targets: string[] = [];
+    const onEvent = (e: RetryEvent) => {
+      if (e.type === 'call-start') targets.push(e.target);
+    };
+    // The second interceptor keeps nothing per target (no retryThrottling, no cancel-rate limit): its listener alone
+    // has the target read.
+    for (const [config, options] of [
+      [throttled, { onEvent }],
+      [retryConfig(), { onEvent, cancelRateLimit: false }],
+    ] as const) {
+      const interceptor = createRetryInterceptor(config, options);
+      await oneCall(interceptor, a.address);
+      await oneCall(interceptor, spelling('x', b));
+    }
+    expect(targets).toEqual([
+      `dns:${a.address}`,
+      `ipv4://x/127.0.0.1:${b.port}`,
+      `dns:${a.address}`,
+      `ipv4://x/127.0.0.1:${b.port}`,
+    ]);
+    const bare = new Client(a.address, credentials.createInsecure());
+    expect(bare.getChannel().getTarget()).toBe(`dns:${a.address}`);
+    bare.close();
+  });
 
   it('a gate given as an option stays one gate for every target', async () => {
     const gate = new RetryThrottle({ maxTokens: 4, tokenRatio: 0.1 });
