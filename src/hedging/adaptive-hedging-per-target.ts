@@ -31,12 +31,8 @@ export function resolveAdaptiveHedgingPerTarget(
   if (made === undefined || made === option) {
     return { shared: made, perTarget: undefined };
   }
-  // Made to check the options now; it serves the first target.
-  let unused: AdaptiveHedging | undefined = made;
-  const make = (): AdaptiveHedging => {
-    const next = unused ?? new AdaptiveHedging(option as AdaptiveHedgingOptions | true, where);
-    unused = undefined;
-    return next;
-  };
-  return { shared: undefined, perTarget: new PerTarget(make, maxTargets) };
+  // `made` checked the options; it serves the first target.
+  const options = option as AdaptiveHedgingOptions | true;
+  const make = () => new AdaptiveHedging(options, where);
+  return { shared: undefined, perTarget: new PerTarget(make, maxTargets, { first: made }) };
 }

@@ -9,7 +9,6 @@ import { resolveCancelLimits } from '../hedging/cancel-rate-limit-option.js';
 import type { CancelRateLimiter, CancelRateLimiterOptions } from '../hedging/cancel-rate-limiter.js';
 import type { CancelLimits } from '../shared/cancel-limiter.js';
 import { type Clock, systemClock } from '../shared/clock.js';
-import type { ByTarget } from '../shared/per-target.js';
 import { isRetryGate, type RetryGate } from '../shared/retry-gate.js';
 import { guardedClock } from '../util/guarded-clock.js';
 import {
@@ -135,10 +134,8 @@ export interface ResolvedInterceptorOptions {
   readonly deadlineAwareBackoff: boolean;
   readonly checkResentRequests: boolean;
   readonly retryInfo: RetryInfoPolicy | undefined;
-  /** An `AdaptiveHedging` you passed, for every call. */
-  readonly adaptiveHedging: AdaptiveHedging | undefined;
-  /** `adaptiveHedging: true` or options: the interceptor's own, one per target. */
-  readonly adaptiveHedgingPerTarget: ByTarget<AdaptiveHedging> | undefined;
+  /** One `AdaptiveHedging` you passed for every call, or with `true` or options the interceptor's own per target. */
+  readonly adaptiveHedging: ResolvedAdaptiveHedging;
   readonly cancelLimits: CancelLimits | undefined;
 }
 
@@ -203,20 +200,15 @@ export function resolveInterceptorOptions(options: unknown): ResolvedInterceptor
     deadlineAwareBackoff: checkBoolean(PATH, 'deadlineAwareBackoff', o.deadlineAwareBackoff, false),
     checkResentRequests: checkBoolean(PATH, 'checkResentRequests', o.checkResentRequests, true),
     retryInfo: retryInfoPolicy(o.retryInfo),
-    ...adaptiveHedgingOf(
-      resolveAdaptiveHedgingPerTarget(withClock(o.adaptiveHedging, clock), `${PATH}.adaptiveHedging`),
+    adaptiveHedging: resolveAdaptiveHedgingPerTarget(
+      withClock(o.adaptiveHedging, clock),
+      `${PATH}.adaptiveHedging`,
     ),
     cancelLimits: resolveCancelLimits(
       withClock(o.cancelRateLimit === undefined ? true : o.cancelRateLimit, clock),
       `${PATH}.cancelRateLimit`,
     ),
   };
-}
-
-function adaptiveHedgingOf(
-  resolved: ResolvedAdaptiveHedging,
-): Pick<ResolvedInterceptorOptions, 'adaptiveHedging' | 'adaptiveHedgingPerTarget'> {
-  return { adaptiveHedging: resolved.shared, adaptiveHedgingPerTarget: resolved.perTarget };
 }
 
 /** One safe listener out of a listener, an array of them, or nothing; `path` names the option. @internal */

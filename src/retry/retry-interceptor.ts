@@ -124,8 +124,8 @@ export function createRetryInterceptor(
     deadlineAware: resolved.deadlineAwareBackoff,
     checkResends: resolved.checkResentRequests,
     retryInfo: resolved.retryInfo,
-    adaptive: resolved.adaptiveHedging,
-    adaptivePerTarget: resolved.adaptiveHedgingPerTarget,
+    adaptive: resolved.adaptiveHedging.shared,
+    adaptivePerTarget: resolved.adaptiveHedging.perTarget,
     cancelLimits: resolved.cancelLimits,
     nextCallId,
     onNestedRetries: warnOnce(

@@ -118,21 +118,15 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
     this.app = app;
     // Created now, as grpc-js would without us, so that a closed channel throws where it always did.
     const firstCall = nextCall(this.attemptOptions);
+    // What is kept per target, and who reads the target; adaptive hedging only for a hedging policy.
     const { throttles } = ctx;
-    const adaptivePerTarget = policy.kind === 'hedging' ? ctx.adaptivePerTarget : undefined;
-    const target =
-      throttles !== undefined || adaptivePerTarget !== undefined || ctx.cancelLimits !== undefined || events
-        ? targetOf(firstCall)
-        : '';
+    const hedging = policy.kind === 'hedging';
+    const adaptivePerTarget = hedging ? ctx.adaptivePerTarget : undefined;
+    const target = throttles || adaptivePerTarget || ctx.cancelLimits || events ? targetOf(firstCall) : '';
     this.target = target;
     this.throttleHeld = throttles?.acquire(target);
-    this.gate = this.throttleHeld !== undefined ? this.throttleHeld.value : ctx.gate;
-    this.adaptive =
-      policy.kind !== 'hedging'
-        ? undefined
-        : adaptivePerTarget !== undefined
-          ? adaptivePerTarget.for(target)
-          : ctx.adaptive;
+    this.gate = this.throttleHeld?.value ?? ctx.gate;
+    this.adaptive = adaptivePerTarget?.for(target) ?? (hedging ? ctx.adaptive : undefined);
     this.attempts = new AttemptSet(app, ctx, replay, singleRequest, deadline, waitForReady, events, target);
     this.phase = { tag: 'not-started', firstCall };
     const parent = bounds.cancelledWith;

@@ -12,17 +12,15 @@ export const MAX_THROTTLED_TARGETS = 1000;
  * not let an outage of one throttle the retries to the other. A throttle at full tokens that no call holds is the
  * same as a new one, so past {@link MAX_THROTTLED_TARGETS} targets those are forgotten first, then the least
  * recently used. (One a call holds is not: the failures of its calls in flight would go to a bucket nobody keeps.)
- * @throws as `new RetryThrottle(config)` does: a bad config fails where the interceptor is made, not at a call.
+ * @throws as `new RetryThrottle(config)` does, at once (see `PerTarget`): a bad config fails where the interceptor is
+ *   made, not at a call.
  * @internal
  */
 export function throttlesPerTarget(
   config: RetryThrottlingConfig,
   maxTargets = MAX_THROTTLED_TARGETS,
 ): PerTarget<RetryThrottle> {
-  new RetryThrottle(config);
-  return new PerTarget(
-    () => new RetryThrottle(config),
-    maxTargets,
-    (throttle) => throttle.tokens === throttle.maxTokens,
-  );
+  return new PerTarget(() => new RetryThrottle(config), maxTargets, {
+    idle: (throttle) => throttle.tokens === throttle.maxTokens,
+  });
 }

@@ -19,7 +19,8 @@ export function release(entry: TargetEntry<unknown>): void {
 
 /**
  * What an interceptor keeps of each server its calls go to, keyed by the channel's target (see
- * `src/retry/call-target.ts`): made on first use, at most `maxTargets` of them. Past that, the values `idle` says
+ * `src/retry/call-target.ts`): made on first use, at most `maxTargets` of them. The first target's value is made
+ * at once (unless given), so that `make` throws (an option it checks) where the store is made, not at a call. Past that, the values `idle` says
  * hold nothing worth keeping, and that no call holds, go first; then the target used least recently.
  * @internal
  */
@@ -27,13 +28,19 @@ export class PerTarget<T> implements ByTarget<T> {
   private readonly entries = new Map<string, TargetEntry<T>>();
   /** The target used last: already at the end of the map's order, so using it again moves nothing. */
   private last: string | undefined;
+  /** The first target's value, made (or given) at construction. */
+  private spare: T | undefined;
+  /** A value that is the same as a new one (a throttle at full tokens): forgotten first, unless a call holds it. */
+  private readonly idle: ((value: T) => boolean) | undefined;
 
   constructor(
     private readonly make: () => T,
     private readonly maxTargets: number,
-    /** A value that is the same as a new one (a throttle at full tokens): forgotten first, unless a call holds it. */
-    private readonly idle?: (value: T) => boolean,
-  ) {}
+    options: { readonly idle?: (value: T) => boolean; readonly first?: T } = {},
+  ) {
+    this.idle = options.idle;
+    this.spare = options.first ?? make();
+  }
 
   /** The value of `target`, made on first use; it becomes the most recently used. */
   for(target: string): T {
@@ -64,7 +71,8 @@ export class PerTarget<T> implements ByTarget<T> {
     if (this.entries.size >= this.maxTargets) {
       this.forget();
     }
-    const entry: TargetEntry<T> = { value: this.make(), users: 0 };
+    const entry: TargetEntry<T> = { value: this.spare ?? this.make(), users: 0 };
+    this.spare = undefined;
     this.entries.set(target, entry);
     this.last = target;
     return entry;

@@ -48,7 +48,7 @@ describe('throttlesPerTarget', () => {
 });
 
 describe('PerTarget', () => {
-  it('makes a value on first use only', () => {
+  it('makes a value once per target, the first one when the store is made', () => {
     let made = 0;
     const store = new PerTarget(() => ({ n: ++made }), 10);
     expect(store.for('a')).toEqual({ n: 1 });
@@ -70,11 +70,7 @@ describe('PerTarget', () => {
   });
 
   it('forgets every idle value before it forgets one in use', () => {
-    const store = new PerTarget(
-      () => ({ busy: false }),
-      3,
-      (v) => !v.busy,
-    );
+    const store = new PerTarget(() => ({ busy: false }), 3, { idle: (v) => !v.busy });
     store.for('a').busy = true;
     store.for('b');
     store.for('c');
@@ -85,11 +81,7 @@ describe('PerTarget', () => {
 
   it('under its limit forgets nothing, idle or not', () => {
     let made = 0;
-    const store = new PerTarget(
-      () => ({ n: ++made }),
-      10,
-      () => true,
-    );
+    const store = new PerTarget(() => ({ n: ++made }), 10, { idle: () => true });
     const a = store.for('a');
     store.for('b');
     expect(store.for('a')).toBe(a);
@@ -98,11 +90,7 @@ describe('PerTarget', () => {
 
   it('an idle value a call holds is not forgotten as idle; given back, it can be', () => {
     let made = 0;
-    const store = new PerTarget(
-      () => ({ n: ++made }),
-      2,
-      () => true,
-    );
+    const store = new PerTarget(() => ({ n: ++made }), 2, { idle: () => true });
     const held = store.acquire('a');
     expect(held.users).toBe(1);
     store.for('b');
@@ -116,11 +104,7 @@ describe('PerTarget', () => {
 
   it('the target used last can be forgotten and made again', () => {
     let made = 0;
-    const store = new PerTarget(
-      () => ({ n: ++made }),
-      1,
-      () => true,
-    );
+    const store = new PerTarget(() => ({ n: ++made }), 1, { idle: () => true });
     store.for('a');
     store.for('b'); // a goes
     expect(store.for('b')).toEqual({ n: 2 });
