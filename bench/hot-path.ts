@@ -260,7 +260,17 @@ console.log(
       details: '',
       durationMs: 0,
     },
-    { type: 'call-end', method, callId, code: 0, details: '', attempts: 1, retryDelayMs: 0, durationMs: 0 },
+    {
+      type: 'call-end',
+      method,
+      callId,
+      code: 0,
+      details: '',
+      attempts: 1,
+      retryDelayMs: 0,
+      durationMs: 0,
+      target: '',
+    },
   ];
   const batch = Array.from({ length: 1_000 }, (_, i) => events(i + 1));
   const feed = (listener: (event: RetryEvent) => void) => {

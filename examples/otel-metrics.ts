@@ -82,7 +82,7 @@ export async function main(): Promise<MetricsSummary> {
   const clients: grpc.Client[] = [];
   const newClient = (config: object) => {
     // One RetryMetrics per interceptor; both feed the same instruments.
-    const retryMetrics = createRetryMetrics({ meterProvider, target: `dns:///${server.address}` });
+    const retryMetrics = createRetryMetrics({ meterProvider });
     const client = new FlakyTest(server.address, grpc.credentials.createInsecure(), {
       interceptors: [createRetryInterceptor(config, { onEvent: retryMetrics.onEvent })],
       'grpc.enable_retries': 0, // the interceptor replaces grpc-js's own retries

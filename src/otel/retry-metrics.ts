@@ -19,6 +19,7 @@ import { statusCodeName } from '../config/status-codes.js';
 import type { CallEndEvent, RetryEvent, RetryEventListener } from '../retry/events.js';
 import { checkOptions as checkKeys, checkNumber } from '../util/option-checks.js';
 import { packageVersion } from '../util/package-version.js';
+import { canonicalTarget } from './canonical-target.js';
 import { combineListeners } from './combine-listeners.js';
 import { DEFAULT_MAX_TRACKED_CALLS } from './max-tracked-calls.js';
 
@@ -59,7 +60,12 @@ export interface RetryMetricsOptions {
    * A provider passed here (or `meter`) is used for good.
    */
   meterProvider?: MeterProvider | undefined;
-  /** Value of the `grpc.target` attribute, e.g. the channel target. The attribute is left out when unset. */
+  /**
+   * Value of the `grpc.target` attribute of every call. Default: each call's own target, in A66's canonical form
+   * (grpc-js's `dns:db.example:443` recorded as `dns:///db.example:443`; see the events' `target`), left out for a
+   * call whose target a layer below the interceptor could not say. The `hedging_delay` gauge has `grpc.target`
+   * only when this is given.
+   */
   target?: string | undefined;
   /**
    * Maps a method name without the leading slash (`pkg.Service/Method`) to the `grpc.method` attribute value,
@@ -158,6 +164,28 @@ function methodNamer(methodAttribute: ((method: string) => string) | undefined):
 }
 
 /**
+ * The `grpc.target` of a call's records: the one given for all, else the call's own (canonical; none when the event
+ * has none). The last target's canonical form is kept: a client's calls all have the same.
+ */
+function callTargetAttribute(given: string | undefined): (event: { target?: string }) => string | undefined {
+  if (given !== undefined) {
+    return () => given;
+  }
+  let lastTarget = '';
+  let lastCanonical = '';
+  return ({ target }) => {
+    if (!target) {
+      return undefined;
+    }
+    if (target !== lastTarget) {
+      lastTarget = target;
+      lastCanonical = canonicalTarget(target);
+    }
+    return lastCanonical;
+  };
+}
+
+/**
  * Removes a gauge's callback once its AdaptiveHedging is collected, without waiting for the next collection (which
  * may never come, e.g. with no reader). Holds the removers, which reach the gauge but not the AdaptiveHedging.
  */
@@ -203,8 +231,8 @@ function observeHedgingDelays(
  * - `grpc.client.call.hedges` (`{hedge}`): hedges sent; recorded only when > 0.
  * - `grpc.client.call.retry_delay` (`s`): time spent with no attempt in flight; recorded for every call, 0 too.
  *
- * Attributes: `grpc.method` (`pkg.Service/Method`) and, when `target` is given, `grpc.target`, which A96 requires
- * (as A66 defines them); and `grpc.status` (code name, e.g. `UNAVAILABLE`), which A96 does not list: this package
+ * Attributes: `grpc.method` (`pkg.Service/Method`) and `grpc.target` (the call's target in A66's canonical form,
+ * or the `target` option), which A96 requires (as A66 defines them); and `grpc.status` (code name, e.g. `UNAVAILABLE`), which A96 does not list: this package
  * adds it, with A66's name and values.
  *
  * `grpc.client.call.transparent_retries` is not recorded: grpc-js retries transparently below the interceptor
@@ -214,7 +242,7 @@ function observeHedgingDelays(
  * several of them on the same meter feed the same instruments.
  *
  * ```ts
- * const retryMetrics = createRetryMetrics({ target: address });
+ * const retryMetrics = createRetryMetrics();
  * const interceptor = createRetryInterceptor(config, { onEvent: retryMetrics.onEvent });
  * ```
  */
@@ -288,8 +316,11 @@ export function createRetryMetrics(options: RetryMetricsOptions = {}): RetryMetr
   /** callId → which histogram counts the call's extra attempts; set at its first retry or hedge. */
   const tracked = new Map<number, 'retry' | 'hedge'>();
 
+  const targetOf = callTargetAttribute(target);
   const attributesOf = (event: CallEndEvent): Attributes =>
-    methodAttributes(methodName(event.method), target, { 'grpc.status': statusCodeName(event.code) });
+    methodAttributes(methodName(event.method), targetOf(event), {
+      'grpc.status': statusCodeName(event.code),
+    });
 
   const onEvent: RetryEventListener = (event: RetryEvent) => {
     if (closed) {
@@ -307,7 +338,7 @@ export function createRetryMetrics(options: RetryMetricsOptions = {}): RetryMetr
       }
       tracked.set(event.callId, event.kind === 'hedge' ? 'hedge' : 'retry');
     } else if (event.type === 'throttled') {
-      const attributes = methodAttributes(methodName(event.method), target, {
+      const attributes = methodAttributes(methodName(event.method), targetOf(event), {
         'grpc_retry_hedging.kind': event.kind,
         'grpc_retry_hedging.gate': event.gate,
       });

@@ -20,6 +20,8 @@ export class CallEvents {
   private readonly startedAt: number;
   /** Time spent waiting with no attempt in flight (retry backoffs, delayed hedges), for `call-end`. */
   private retryDelayMs = 0;
+  /** The call's target, said by `call-start` and repeated by `throttled` and `call-end`. */
+  private target = '';
 
   constructor(
     private readonly emit: (event: RetryEvent) => void,
@@ -32,6 +34,7 @@ export class CallEvents {
 
   callStart(policy: CallPolicy, deadline: number, target: string): void {
     const { method, callId } = this;
+    this.target = target;
     this.emit({
       type: 'call-start',
       method,
@@ -111,9 +114,18 @@ export class CallEvents {
   }
 
   throttled(attempt: number, kind: 'retry' | 'hedge', gate: RetryGate): void {
-    const { method, callId } = this;
+    const { method, callId, target } = this;
     const tokens = gate.tokens ?? Number.NaN;
-    this.emit({ type: 'throttled', method, callId, attempt, kind, gate: gate.name ?? 'gate', tokens });
+    this.emit({
+      type: 'throttled',
+      method,
+      callId,
+      attempt,
+      kind,
+      gate: gate.name ?? 'gate',
+      tokens,
+      target,
+    });
   }
 
   committed(attempt: number, reason: CommittedEvent['reason']): void {
@@ -136,7 +148,7 @@ export class CallEvents {
    * `RetryingCall.noFurtherAttempt`); said only for a call that failed.
    */
   callEnd(status: StatusObject, attempts: number, endReason: CallEndReason | undefined): void {
-    const { method, callId } = this;
+    const { method, callId, target } = this;
     const reason = status.code === Status.OK ? undefined : endReason;
     this.emit({
       type: 'call-end',
@@ -148,6 +160,7 @@ export class CallEvents {
       attempts,
       retryDelayMs: roundMs(this.retryDelayMs),
       durationMs: this.clock.now() - this.startedAt,
+      target,
     });
   }
 }

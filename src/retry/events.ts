@@ -172,6 +172,8 @@ export interface ThrottledEvent extends EventBase {
   readonly gate: string;
   /** Tokens left in the gate, when it reports them; NaN otherwise. */
   readonly tokens: number;
+  /** The call's target, as `call-start` says it: whose throttle refused, when it is the config's `retryThrottling`. */
+  readonly target: string;
 }
 
 /**
@@ -225,6 +227,8 @@ export interface CallEndEvent extends EventBase {
    */
   readonly retryDelayMs: number;
   readonly durationMs: number;
+  /** The call's target, as `call-start` says it (`dns:db.example:443`; empty when a layer below cannot say). */
+  readonly target: string;
 }
 
 /**

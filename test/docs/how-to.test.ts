@@ -285,7 +285,7 @@ describe('docs/how-to.md', () => {
     server.scriptMethod(SAY_HELLO, [{ status: 'UNAVAILABLE' }, {}]);
     const config = loadServiceConfig('examples/greeter-service-config.json');
 
-    const retryMetrics = createRetryMetrics({ target: 'dns:///greeter.example:443' });
+    const retryMetrics = createRetryMetrics();
     const tracing = createRetryTracing();
     const interceptor = createRetryInterceptor(config, { onEvent: [retryMetrics.onEvent, tracing.onEvent] });
 

@@ -345,7 +345,7 @@ describe('docs/observability.md', () => {
   });
 
   it('metrics and tracing adapters', () => {
-    const retryMetrics = createRetryMetrics({ target: 'dns:///greeter.example:443' });
+    const retryMetrics = createRetryMetrics();
     const metered = new Greeter(address, credentials, {
       interceptors: [createRetryInterceptor(config, { onEvent: retryMetrics.onEvent })],
     });

@@ -85,6 +85,7 @@ function callEnd(
   code: number = status.OK,
   retryDelayMs = 0,
   method = METHOD,
+  target = '',
 ): RetryEvent {
   return {
     type: 'call-end',
@@ -95,6 +96,7 @@ function callEnd(
     attempts,
     retryDelayMs,
     durationMs: 5,
+    target,
   };
 }
 
@@ -109,6 +111,7 @@ describe('createRetryMetrics: refused attempts', () => {
       kind,
       gate,
       tokens: 0,
+      target: 'dns:db.example:443',
     });
     retryMetrics.onEvent(throttled(1, 'retry', 'retry-throttle'));
     retryMetrics.onEvent(throttled(2, 'retry', 'retry-throttle'));
@@ -185,7 +188,7 @@ describe('createRetryMetrics: synthetic events', () => {
     expect(await points(DELAY)).toMatchObject([{ attributes, count: 1, sum: 0 }]);
   });
 
-  it('records only retry_delay (0) for a call with a single attempt, and no grpc.target when unset', async () => {
+  it('records only retry_delay (0) for a call with a single attempt, and no grpc.target when the call has none', async () => {
     const { retryMetrics, points } = setup();
     retryMetrics.onEvent(attemptStart(1, 1, 'original'));
     retryMetrics.onEvent(callEnd(1, 1, status.DEADLINE_EXCEEDED));
@@ -199,6 +202,33 @@ describe('createRetryMetrics: synthetic events', () => {
       'grpc.method': `${FLAKY}/Unary`,
       'grpc.status': 'DEADLINE_EXCEEDED',
     });
+  });
+
+  it("records each call's own target, in A66's canonical form, when no target is given", async () => {
+    const { retryMetrics, points, reader } = setup();
+    retryMetrics.onEvent(callEnd(1, 1, status.OK, 0, METHOD, 'dns:db.example:443'));
+    retryMetrics.onEvent(callEnd(2, 1, status.OK, 0, METHOD, 'ipv4:10.0.0.1:50051'));
+    retryMetrics.onEvent(callEnd(3, 1, status.OK, 0, METHOD, 'dns:db.example:443'));
+    retryMetrics.onEvent({
+      type: 'throttled',
+      method: METHOD,
+      callId: 4,
+      attempt: 2,
+      kind: 'retry',
+      gate: 'retry-throttle',
+      tokens: 0,
+      target: 'dns:db.example:443',
+    });
+    const byTarget = (await points(DELAY)).map((p) => [p.attributes['grpc.target'], p.count]);
+    expect(byTarget).toEqual([
+      ['dns:///db.example:443', 2],
+      ['ipv4:10.0.0.1:50051', 1],
+    ]);
+    const { resourceMetrics } = await reader.collect();
+    const refused = resourceMetrics.scopeMetrics
+      .flatMap((m) => m.metrics)
+      .find((m) => m.descriptor.name === 'grpc_retry_hedging.client.attempts_refused');
+    expect(refused?.dataPoints.map((p) => p.attributes['grpc.target'])).toEqual(['dns:///db.example:443']);
   });
 
   it('follows interleaved calls separately and aggregates by attributes', async () => {
@@ -403,17 +433,26 @@ describe('createRetryMetrics: end to end with the flaky server', () => {
     expect(ctx.retryMetrics.trackedCalls).toBe(0);
   });
 
-  async function client(config: object) {
-    ctx = setup({ target: server.address });
+  async function client(config: object, options: RetryMetricsOptions = {}) {
+    ctx = setup(options);
     const h = await startHarness(config, { onEvent: ctx.retryMetrics.onEvent }, server);
     close = () => h.close();
     return h.client;
   }
 
-  const attributes = (grpcStatus: string) => ({
+  // The call's own target, as A66 spells grpc-js's `dns:127.0.0.1:<port>`.
+  const attributes = (grpcStatus: string, target = `dns:///${server.address}`) => ({
     'grpc.method': `${FLAKY}/Unary`,
     'grpc.status': grpcStatus,
-    'grpc.target': server.address,
+    'grpc.target': target,
+  });
+
+  it("records the target given instead of the call's own", async () => {
+    const c = await client(retryConfig(), { target: 'dns:///greeter.example:443' });
+    expect((await unary(c, id())).code).toBe(status.OK);
+    expect(await ctx.points(DELAY)).toEqual([
+      expect.objectContaining({ attributes: attributes('OK', 'dns:///greeter.example:443'), count: 1 }),
+    ]);
   });
 
   it('a call that fails twice then succeeds records 2 retries and a retry delay', async () => {

@@ -73,6 +73,7 @@ function callEvents(callId = nextId++) {
       attempts,
       retryDelayMs,
       durationMs: 5,
+      target: 'dns:localhost:50051',
     }),
     base,
   };
@@ -290,6 +291,7 @@ describe('createRetryTracing: throttling', () => {
       kind: 'retry',
       gate: 'retry-throttle',
       tokens: 4.5,
+      target: 'dns:localhost:50051',
     });
     tracing.onEvent({
       ...c.base,
@@ -298,6 +300,7 @@ describe('createRetryTracing: throttling', () => {
       kind: 'hedge',
       gate: 'budget',
       tokens: Number.NaN,
+      target: 'dns:localhost:50051',
     });
     tracing.onEvent(c.end(status.UNAVAILABLE, 1));
     const events = named('Sent.')[0]?.events ?? [];

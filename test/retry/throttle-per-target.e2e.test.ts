@@ -54,13 +54,20 @@ afterAll(async () => {
 
 describe("the config's retryThrottling is kept per target (A6: per server name)", () => {
   it('an interceptor shared by clients of two servers: an outage of one does not throttle retries to the other', async () => {
-    const interceptor = createRetryInterceptor(throttled);
+    const refusedAt: string[] = [];
+    const interceptor = createRetryInterceptor(throttled, {
+      onEvent: (e) => {
+        if (e.type === 'throttled') refusedAt.push(e.target);
+      },
+    });
     const blip = [{ status: UNAVAILABLE }, {}];
     expect(await oneCall(interceptor, a.address, a, failing)).toEqual({ code: UNAVAILABLE, attempts: 2 });
     // A is throttled now, for every client of it through this interceptor: its next failure is not retried.
     expect(await oneCall(interceptor, a.address, a, blip)).toEqual({ code: UNAVAILABLE, attempts: 1 });
     // B's throttle is its own and full: its failure is retried.
     expect(await oneCall(interceptor, b.address, b, blip)).toEqual({ code: status.OK, attempts: 2 });
+    // Each refusal names the target whose throttle made it.
+    expect(refusedAt).toEqual([`dns:${a.address}`, `dns:${a.address}`]);
   });
 
   it('a throttle is not forgotten while a call holds it, even when it still has all its tokens', async () => {
@@ -100,10 +107,12 @@ describe("the config's retryThrottling is kept per target (A6: per server name)"
     expect(next).toEqual({ code: UNAVAILABLE, attempts: 1 });
   }, 30_000);
 
-  it("call-start names the call's target, as grpc-js's getTarget() does, whatever the interceptor keeps per target", async () => {
+  it("call-start and call-end name the call's target, as grpc-js's getTarget() does, whatever the interceptor keeps per target", async () => {
     const targets: string[] = [];
+    const endTargets: string[] = [];
     const onEvent = (e: RetryEvent) => {
       if (e.type === 'call-start') targets.push(e.target);
+      if (e.type === 'call-end') endTargets.push(e.target);
     };
     // The second interceptor keeps nothing per target (no retryThrottling, no cancel-rate limit): its listener alone
     // has the target read.
@@ -121,6 +130,7 @@ describe("the config's retryThrottling is kept per target (A6: per server name)"
       `dns:${a.address}`,
       `ipv4://x/127.0.0.1:${b.port}`,
     ]);
+    expect(endTargets).toEqual(targets);
     const bare = new Client(a.address, credentials.createInsecure());
     expect(bare.getChannel().getTarget()).toBe(`dns:${a.address}`);
     bare.close();
