@@ -1,5 +1,5 @@
 import { Metadata, status } from '@grpc/grpc-js';
-import { type Attributes, metrics } from '@opentelemetry/api';
+import { type Attributes, metrics, ValueType } from '@opentelemetry/api';
 import { DataPointType, type Histogram, MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import packageJson from '../../package.json';
@@ -167,12 +167,51 @@ describe('createRetryMetrics: synthetic events', () => {
     expect(retries).toHaveLength(1);
     expect(retries[0]).toMatchObject({ attributes, count: 1, sum: 2 });
     expect(retries[0]?.boundaries).toEqual([...COUNT_BUCKET_BOUNDARIES]);
+    expect(COUNT_BUCKET_BOUNDARIES).toEqual([1, 2, 3, 4, 5]); // A96's advice
     expect(await points(HEDGES)).toEqual([]);
     const delay = await points(DELAY);
     expect(delay).toHaveLength(1);
     expect(delay[0]).toMatchObject({ attributes, count: 1 });
     expect(delay[0]?.sum).toBeCloseTo(0.03, 10);
     expect(delay[0]?.boundaries).toEqual([...DELAY_BUCKET_BOUNDARIES]);
+    // A66's latency buckets: 0, 10 µs ... 100 s, 41 boundaries
+    expect(DELAY_BUCKET_BOUNDARIES).toHaveLength(41);
+    expect(DELAY_BUCKET_BOUNDARIES.slice(0, 3)).toEqual([0, 0.00001, 0.00005]);
+    expect(DELAY_BUCKET_BOUNDARIES.slice(-3)).toEqual([20, 50, 100]);
+  });
+
+  it('describes each instrument: unit, value type and advised buckets', async () => {
+    const { retryMetrics, reader, points } = setup();
+    retryMetrics.onEvent(attemptStart(1, 2, 'retry'));
+    retryMetrics.onEvent(callEnd(1, 2));
+    retryMetrics.onEvent(attemptStart(2, 2, 'hedge'));
+    retryMetrics.onEvent(callEnd(2, 2));
+    retryMetrics.onEvent({
+      type: 'throttled',
+      method: METHOD,
+      callId: 3,
+      attempt: 2,
+      kind: 'retry',
+      gate: 'g',
+      tokens: 0,
+      target: '',
+    });
+    const { resourceMetrics } = await reader.collect();
+    const described = Object.fromEntries(
+      resourceMetrics.scopeMetrics
+        .flatMap((m) => m.metrics)
+        .map((m) => [
+          m.descriptor.name,
+          [m.descriptor.unit, m.descriptor.valueType, m.descriptor.description.length > 20],
+        ]),
+    );
+    expect(described).toEqual({
+      [RETRIES]: ['{retry}', ValueType.INT, true],
+      [HEDGES]: ['{hedge}', ValueType.INT, true],
+      [DELAY]: ['s', ValueType.DOUBLE, true],
+      'grpc_retry_hedging.client.attempts_refused': ['{attempt}', ValueType.INT, true],
+    });
+    expect((await points(HEDGES))[0]?.boundaries).toEqual([1, 2, 3, 4, 5]);
   });
 
   it('records hedges, with the status name, for a hedged call', async () => {
@@ -198,7 +237,7 @@ describe('createRetryMetrics: synthetic events', () => {
     const delay = await points(DELAY);
     expect(delay).toHaveLength(1);
     expect(delay[0]).toMatchObject({ count: 1, sum: 0 });
-    expect(delay[0]?.attributes).toEqual({
+    expect(delay[0]?.attributes).toStrictEqual({
       'grpc.method': `${FLAKY}/Unary`,
       'grpc.status': 'DEADLINE_EXCEEDED',
     });
@@ -265,6 +304,14 @@ describe('createRetryMetrics: synthetic events', () => {
     expect(methods).toEqual([`${FLAKY}/Unary`, 'other']);
   });
 
+  it('records the method path without its leading slash, and one without a slash as it is', async () => {
+    const { retryMetrics, points } = setup();
+    retryMetrics.onEvent(callEnd(1, 1, status.OK, 0, '/pkg.S/M'));
+    retryMetrics.onEvent(callEnd(2, 1, status.OK, 0, 'pkg.S/N'));
+    const methods = (await points(DELAY)).map((p) => p.attributes['grpc.method']).sort();
+    expect(methods).toEqual(['pkg.S/M', 'pkg.S/N']);
+  });
+
   it('reports the current adaptive hedging delay of each method as a gauge, in seconds', async () => {
     const clock = new FakeClock();
     const adaptiveHedging = new AdaptiveHedging({ clock });
@@ -319,7 +366,9 @@ describe('createRetryMetrics: synthetic events', () => {
     expect(seen.map((e) => e.type)).toEqual(['attempt-start', 'call-end']);
     expect(await points(DELAY)).toHaveLength(1);
     expect(retryMetrics.combine()).toBe(retryMetrics.onEvent);
-    expect(() => retryMetrics.combine('x' as never)).toThrow(TypeError);
+    expect(() => retryMetrics.combine('x' as never)).toThrow(
+      new TypeError('RetryMetrics.combine: the listener must be a function'),
+    );
   });
 
   it('combine() still calls the other listener when recording throws', () => {
@@ -344,6 +393,7 @@ describe('createRetryMetrics: synthetic events', () => {
     expect(resourceMetrics.scopeMetrics.map((s) => [s.scope.name, s.scope.version])).toEqual([
       [RETRY_METER_NAME, packageJson.version],
     ]);
+    expect(RETRY_METER_NAME).toBe('grpc-retry-hedging');
   });
 
   it('uses the meter it is given, and the global provider by default', async () => {
@@ -407,6 +457,19 @@ describe('createRetryMetrics: synthetic events', () => {
     expect(() => createRetryMetrics(null as never)).toThrow(TypeError);
     expect(() => createRetryMetrics({ meter: {} as never })).toThrow(/options\.meter /);
     expect(() => createRetryMetrics({ meterProvider: {} as never })).toThrow(/meterProvider/);
+    // null is not a meter, provider or AdaptiveHedging either: the same message, not a TypeError of property access
+    expect(() => createRetryMetrics({ meter: null as never })).toThrow(
+      'createRetryMetrics: options.meter must be an OpenTelemetry Meter',
+    );
+    expect(() => createRetryMetrics({ meterProvider: null as never })).toThrow(
+      'createRetryMetrics: options.meterProvider must be an OpenTelemetry MeterProvider',
+    );
+    expect(() => createRetryMetrics({ adaptiveHedging: null as never })).toThrow(
+      'createRetryMetrics: options.adaptiveHedging must be an AdaptiveHedging',
+    );
+    expect(() => createRetryMetrics({ maxTrackedCalls: -1 })).toThrow(
+      /createRetryMetrics: options\.maxTrackedCalls/,
+    );
     expect(() => createRetryMetrics({ target: 5 as never })).toThrow(/target/);
     expect(() => createRetryMetrics({ methodAttribute: 'x' as never })).toThrow(/methodAttribute/);
     expect(() => createRetryMetrics({ maxTrackedCalls: 0 })).toThrow(RangeError);
