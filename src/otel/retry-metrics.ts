@@ -79,7 +79,9 @@ export interface RetryMetricsOptions {
   maxTrackedCalls?: number | undefined;
   /**
    * An `AdaptiveHedging` (or anything with `currentDelays()`): its current delay of each method is reported as
-   * the gauge `grpc_retry_hedging.client.hedging_delay` (seconds), with `grpc.method` and `grpc.target`.
+   * the gauge `grpc_retry_hedging.client.hedging_delay` (seconds), with `grpc.method` and `grpc.target` (the
+   * `target` option's). Without it the gauge reports, from the events, the adaptive delay each method and target
+   * last scheduled a hedge with (the interceptor's own adaptive hedging, learned per target).
    * The meter holds it only weakly: the gauge reports it while this `RetryMetrics` (or its `onEvent`, e.g. through
    * the interceptor it was given to) or the application keeps it, and stops (its callback removed) once neither
    * does. {@link RetryMetrics.close} stops it at once.
@@ -138,13 +140,52 @@ function checkOptions(options: RetryMetricsOptions): void {
 
 /** The histograms of one meter, and how to stop its gauge. */
 interface Instruments {
+  readonly meter: Meter;
   readonly refused: Counter;
   readonly retry: Histogram;
   readonly hedge: Histogram;
   readonly retryDelay: Histogram;
-  /** Removes the `hedging_delay` gauge's callback (a no-op without `adaptiveHedging`). */
-  readonly stopGauge: () => void;
+  /** Removes the `hedging_delay` gauge's callback (a no-op while there is no gauge). */
+  stopGauge: () => void;
 }
+
+/** Most method and target pairs whose adaptive delay the events' gauge reports; the one seen longest ago goes. */
+const MAX_LEARNED_DELAYS = 1_000;
+
+/**
+ * The adaptive delay each method and target last scheduled a hedge with (`hedge-scheduled`, reason
+ * `adaptive-delay`): what the `hedging_delay` gauge reports when no AdaptiveHedging is given. @internal
+ */
+export class LearnedDelays {
+  private readonly byKey = new Map<string, { method: string; target: string | undefined; delayMs: number }>();
+
+  set(method: string, target: string | undefined, delayMs: number): void {
+    const key = `${method}\n${target ?? ''}`;
+    const known = this.byKey.get(key);
+    if (known !== undefined) {
+      known.delayMs = delayMs;
+      return;
+    }
+    if (this.byKey.size >= MAX_LEARNED_DELAYS) {
+      const oldest = this.byKey.keys().next();
+      if (!oldest.done) {
+        this.byKey.delete(oldest.value);
+      }
+    }
+    this.byKey.set(key, { method, target, delayMs });
+  }
+
+  entries(): Iterable<{
+    readonly method: string;
+    readonly target: string | undefined;
+    readonly delayMs: number;
+  }> {
+    return this.byKey.values();
+  }
+}
+
+/** Where the gauge reads delays: an AdaptiveHedging given, or the delays learned from events. */
+type DelaySource = { currentDelays(): ReadonlyMap<string, number> } | LearnedDelays;
 
 /** `grpc.method`, then `more`, then `grpc.target` when there is one: the attributes every instrument records. */
 function methodAttributes(method: string, target: string | undefined, more: Attributes = {}): Attributes {
@@ -186,8 +227,9 @@ function callTargetAttribute(given: string | undefined): (event: { target?: stri
 }
 
 /**
- * Removes a gauge's callback once its AdaptiveHedging is collected, without waiting for the next collection (which
- * may never come, e.g. with no reader). Holds the removers, which reach the gauge but not the AdaptiveHedging.
+ * Removes a gauge's callback once its source (an AdaptiveHedging, or the delays learned from events) is collected,
+ * without waiting for the next collection (which may never come, e.g. with no reader). Holds the removers, which
+ * reach the gauge but not the source.
  */
 const removeWhenCollected = new FinalizationRegistry<() => void>((remove) => remove());
 
@@ -200,7 +242,7 @@ const removeWhenCollected = new FinalizationRegistry<() => void>((remove) => rem
  */
 function observeHedgingDelays(
   meter: Meter,
-  source: WeakRef<{ currentDelays(): ReadonlyMap<string, number> }>,
+  source: WeakRef<DelaySource>,
   target: string | undefined,
   methodName: (method: string) => string,
 ): () => void {
@@ -210,12 +252,18 @@ function observeHedgingDelays(
     valueType: ValueType.DOUBLE,
   });
   const callback: ObservableCallback = (result) => {
-    const adaptiveHedging = source.deref();
-    if (adaptiveHedging === undefined) {
+    const delays = source.deref();
+    if (delays === undefined) {
       gauge.removeCallback(callback);
       return;
     }
-    for (const [method, delayMs] of adaptiveHedging.currentDelays()) {
+    if (delays instanceof LearnedDelays) {
+      for (const learned of delays.entries()) {
+        result.observe(learned.delayMs / 1000, methodAttributes(methodName(learned.method), learned.target));
+      }
+      return;
+    }
+    for (const [method, delayMs] of delays.currentDelays()) {
       result.observe(delayMs / 1000, methodAttributes(methodName(method), target));
     }
   };
@@ -253,18 +301,25 @@ export function createRetryMetrics(options: RetryMetricsOptions = {}): RetryMetr
   // Held strongly here, by this closure (and so by onEvent): the gauge's callback holds it only through a WeakRef.
   const adaptiveHedging = options.adaptiveHedging;
   const countAdvice = { explicitBucketBoundaries: [...COUNT_BUCKET_BOUNDARIES] };
-  const createInstruments = (meter: Meter): Instruments => {
-    let stopGauge = () => {};
-    if (adaptiveHedging !== undefined) {
-      const remove = observeHedgingDelays(meter, new WeakRef(adaptiveHedging), target, methodName);
-      removeWhenCollected.register(adaptiveHedging, remove, remove);
-      stopGauge = () => {
-        removeWhenCollected.unregister(remove);
-        remove();
-      };
+  /** Delays learned from the events, once one came (none when an AdaptiveHedging is given). */
+  let learned: LearnedDelays | undefined;
+  /** Puts the `hedging_delay` gauge on `instruments`' meter, reading the AdaptiveHedging or the learned delays. */
+  const startGauge = (on: Instruments): void => {
+    const source: DelaySource | undefined = adaptiveHedging ?? learned;
+    if (source === undefined) {
+      return;
     }
-    return {
-      stopGauge,
+    const remove = observeHedgingDelays(on.meter, new WeakRef(source), target, methodName);
+    removeWhenCollected.register(source, remove, remove);
+    on.stopGauge = () => {
+      removeWhenCollected.unregister(remove);
+      remove();
+    };
+  };
+  const createInstruments = (meter: Meter): Instruments => {
+    const made: Instruments = {
+      meter,
+      stopGauge: () => {},
       refused: meter.createCounter(RETRY_METRIC_NAMES.refusedAttempts, {
         description:
           'Retries and hedges a gate (retry throttle, retry budget, hedge budget, your own) refused: the attempts throttling saved.',
@@ -290,6 +345,8 @@ export function createRetryMetrics(options: RetryMetricsOptions = {}): RetryMetr
         advice: { explicitBucketBoundaries: [...DELAY_BUCKET_BOUNDARIES] },
       }),
     };
+    startGauge(made);
+    return made;
   };
   // A meter or provider given is used for good. Otherwise the global provider is followed: one registered after
   // this was created (the OpenTelemetry API has no proxy for metrics, unlike traces) is used from the next call on.
@@ -337,6 +394,16 @@ export function createRetryMetrics(options: RetryMetricsOptions = {}): RetryMetr
         }
       }
       tracked.set(event.callId, event.kind === 'hedge' ? 'hedge' : 'retry');
+    } else if (event.type === 'hedge-scheduled') {
+      if (event.reason === 'adaptive-delay' && adaptiveHedging === undefined) {
+        if (learned === undefined) {
+          // Instruments made now (a new global provider) must not start the gauge before this does.
+          const on = instruments();
+          learned = new LearnedDelays();
+          startGauge(on);
+        }
+        learned.set(event.method, targetOf(event), event.delayMs);
+      }
     } else if (event.type === 'throttled') {
       const attributes = methodAttributes(methodName(event.method), targetOf(event), {
         'grpc_retry_hedging.kind': event.kind,

@@ -20,7 +20,7 @@ export class CallEvents {
   private readonly startedAt: number;
   /** Time spent waiting with no attempt in flight (retry backoffs, delayed hedges), for `call-end`. */
   private retryDelayMs = 0;
-  /** The call's target, said by `call-start` and repeated by `throttled` and `call-end`. */
+  /** The call's target, said by `call-start` and repeated by `hedge-scheduled`, `throttled` and `call-end`. */
   private target = '';
 
   constructor(
@@ -104,8 +104,16 @@ export class CallEvents {
   }
 
   hedgeScheduled(attempt: number, delayMs: number, reason: HedgeScheduledEvent['reason']): void {
-    const { method, callId } = this;
-    this.emit({ type: 'hedge-scheduled', method, callId, attempt, delayMs: roundMs(delayMs), reason });
+    const { method, callId, target } = this;
+    this.emit({
+      type: 'hedge-scheduled',
+      method,
+      callId,
+      attempt,
+      delayMs: roundMs(delayMs),
+      reason,
+      target,
+    });
   }
 
   hedgeHeld(attempt: number): void {

@@ -136,6 +136,8 @@ export interface HedgeScheduledEvent extends EventBase {
   readonly delayMs: number;
   /** `adaptive-delay`: the delay came from observed latency (adaptive hedging). */
   readonly reason: 'hedging-delay' | 'adaptive-delay' | 'non-fatal-status' | 'pushback' | 'retry-info';
+  /** The call's target, as `call-start` says it: an adaptive delay is learned per target. */
+  readonly target: string;
 }
 
 /**

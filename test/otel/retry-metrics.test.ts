@@ -342,6 +342,73 @@ describe('createRetryMetrics: synthetic events', () => {
     );
   });
 
+  describe('without an AdaptiveHedging given, the gauge reports the adaptive delays the events schedule', () => {
+    const scheduled = (
+      callId: number,
+      delayMs: number,
+      target: string,
+      method = METHOD,
+      reason: 'adaptive-delay' | 'hedging-delay' = 'adaptive-delay',
+    ): RetryEvent => ({ type: 'hedge-scheduled', method, callId, attempt: 2, delayMs, reason, target });
+    /** [grpc.method, grpc.target, seconds] of each point of the gauge. */
+    const gaugeOf = async (reader: MetricReader) => {
+      const { resourceMetrics } = await reader.collect();
+      return resourceMetrics.scopeMetrics
+        .flatMap((m) => m.metrics)
+        .filter((m) => m.descriptor.name === 'grpc_retry_hedging.client.hedging_delay')
+        .flatMap((m) => m.dataPoints as { attributes: Attributes; value: unknown }[])
+        .map((p) => [p.attributes['grpc.method'], p.attributes['grpc.target'], p.value]);
+    };
+
+    it('the last one per method and target, each target in canonical form', async () => {
+      const { retryMetrics, reader } = setup();
+      expect(await gaugeOf(reader)).toEqual([]); // no gauge until an adaptive delay is scheduled
+      retryMetrics.onEvent(scheduled(1, 30, 'dns:fast.example:443', '/pkg.S/Read', 'hedging-delay'));
+      expect(await gaugeOf(reader)).toEqual([]); // a configured delay is not learned
+      retryMetrics.onEvent(scheduled(2, 8, 'dns:fast.example:443'));
+      retryMetrics.onEvent(scheduled(3, 60, 'dns:slow.example:443'));
+      retryMetrics.onEvent(scheduled(4, 7, 'dns:fast.example:443'));
+      retryMetrics.onEvent(scheduled(5, 20, 'dns:fast.example:443', '/pkg.S/Read'));
+      expect(await gaugeOf(reader)).toEqual([
+        [`${FLAKY}/Unary`, 'dns:///fast.example:443', 0.007],
+        [`${FLAKY}/Unary`, 'dns:///slow.example:443', 0.06],
+        ['pkg.S/Read', 'dns:///fast.example:443', 0.02],
+      ]);
+    });
+
+    it('names the target given for every call instead', async () => {
+      const { retryMetrics, reader } = setup({ target: 'dns:///db' });
+      retryMetrics.onEvent(scheduled(1, 9, 'dns:fast.example:443'));
+      expect(await gaugeOf(reader)).toEqual([[`${FLAKY}/Unary`, 'dns:///db', 0.009]]);
+    });
+
+    it('reads an AdaptiveHedging given, and nothing from the events', async () => {
+      const adaptiveHedging = new AdaptiveHedging({ clock: new FakeClock() });
+      const { retryMetrics, reader } = setup({ adaptiveHedging });
+      retryMetrics.onEvent(scheduled(1, 9, 'dns:fast.example:443'));
+      expect(await gaugeOf(reader)).toEqual([]);
+    });
+
+    it('keeps the 1,000 pairs seen most recently', async () => {
+      const { retryMetrics, reader } = setup();
+      for (let i = 0; i <= 1_000; i++) retryMetrics.onEvent(scheduled(i, 5, `dns:host-${i}:443`));
+      const targets = (await gaugeOf(reader)).map((p) => p[1]);
+      expect(targets).toHaveLength(1_000);
+      expect(targets).not.toContain('dns:///host-0:443');
+      expect(targets).toContain('dns:///host-1000:443');
+    });
+
+    it('stops with close()', async () => {
+      const { retryMetrics, reader } = setup();
+      retryMetrics.onEvent(scheduled(1, 9, 'dns:fast.example:443'));
+      expect(await gaugeOf(reader)).toHaveLength(1);
+      retryMetrics.close();
+      retryMetrics.onEvent(scheduled(2, 5, 'dns:other.example:443'));
+      // a reader with cumulative temporality may keep the last point; no new reading comes
+      expect((await gaugeOf(reader)).map((p) => p[1])).not.toContain('dns:///other.example:443');
+    });
+  });
+
   it('bounds the tracked calls, dropping the oldest', async () => {
     const { retryMetrics, points } = setup({ maxTrackedCalls: 2 });
     const feed = retryMetrics.onEvent;
@@ -496,9 +563,9 @@ describe('createRetryMetrics: end to end with the flaky server', () => {
     expect(ctx.retryMetrics.trackedCalls).toBe(0);
   });
 
-  async function client(config: object, options: RetryMetricsOptions = {}) {
+  async function client(config: object, options: RetryMetricsOptions = {}, adaptiveHedging = false) {
     ctx = setup(options);
-    const h = await startHarness(config, { onEvent: ctx.retryMetrics.onEvent }, server);
+    const h = await startHarness(config, { onEvent: ctx.retryMetrics.onEvent, adaptiveHedging }, server);
     close = () => h.close();
     return h.client;
   }
@@ -589,6 +656,22 @@ describe('createRetryMetrics: end to end with the flaky server', () => {
     expect(out.code).toBe(status.UNAVAILABLE);
     const { resourceMetrics } = await ctx.reader.collect();
     expect(resourceMetrics.scopeMetrics.flatMap((s) => s.metrics)).toEqual([]);
+  });
+
+  it("reports the delay the interceptor's own adaptive hedging learns for the call's target", async () => {
+    const c = await client(hedgingConfig({ hedgingDelay: '0.5s', maxAttempts: 2 }), {}, true);
+    // The delay starts at the configured 0.5 s and moves once 1 / maxExtraLoad = 20 calls have answered.
+    for (let i = 0; i < 25; i++) expect((await unary(c, id())).code).toBe(status.OK);
+    const { resourceMetrics } = await ctx.reader.collect();
+    const points = resourceMetrics.scopeMetrics
+      .flatMap((m) => m.metrics)
+      .filter((m) => m.descriptor.name === 'grpc_retry_hedging.client.hedging_delay')
+      .flatMap((m) => m.dataPoints as { attributes: Attributes; value: unknown }[]);
+    expect(points.map((p) => p.attributes)).toEqual([
+      { 'grpc.method': `${FLAKY}/Unary`, 'grpc.target': `dns:///${server.address}` },
+    ]);
+    // Learned from calls that each answered at once: far under the configured 0.5 s
+    expect(points[0]?.value).toBeLessThan(0.25);
   });
 
   it('many concurrent calls leave nothing tracked', async () => {

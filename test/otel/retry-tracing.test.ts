@@ -204,6 +204,7 @@ describe('createRetryTracing: a hedged call', () => {
       attempt: 2,
       delayMs: 20,
       reason: 'adaptive-delay',
+      target: 'dns:localhost:50051',
     });
     tracing.onEvent(c.attempt(2, 'hedge'));
     tracing.onEvent({ ...c.base, type: 'committed', attempt: 2, reason: 'headers' });
