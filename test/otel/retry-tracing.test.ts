@@ -538,7 +538,9 @@ describe('createRetryTracing: limits, listeners and options', () => {
     expect(() => listener(c.attempt(1, 'original'))).toThrow('propagator broke');
     expect(seen).toEqual(['call-start', 'attempt-start']);
     expect(tracing.combine()).toBe(tracing.onEvent);
-    expect(() => tracing.combine('x' as never)).toThrow(TypeError);
+    expect(() => tracing.combine('x' as never)).toThrow(
+      new TypeError('RetryTracing.combine: the listener must be a function'),
+    );
   });
 
   it('rejects bad options, naming them', () => {
@@ -548,8 +550,80 @@ describe('createRetryTracing: limits, listeners and options', () => {
       /options\.tracerProvider must be/,
     );
     expect(() => createRetryTracing({ propagator: {} as never })).toThrow(/options\.propagator must be/);
+    // null is no tracer, provider or propagator either: the same messages, not a TypeError of property access
+    expect(() => createRetryTracing({ tracer: null as never })).toThrow(
+      'createRetryTracing: options.tracer must be an OpenTelemetry Tracer',
+    );
+    expect(() => createRetryTracing({ tracerProvider: null as never })).toThrow(
+      'createRetryTracing: options.tracerProvider must be an OpenTelemetry TracerProvider',
+    );
+    expect(() => createRetryTracing({ propagator: null as never })).toThrow(
+      'createRetryTracing: options.propagator must be an OpenTelemetry TextMapPropagator',
+    );
     expect(() => createRetryTracing({ maxTrackedCalls: 0 })).toThrow(RangeError);
     expect(() => createRetryTracing({ maxTrackedCalls: 1.5 })).toThrow(/options\.maxTrackedCalls/);
+  });
+});
+
+describe('createRetryTracing: the rest of the events', () => {
+  it("records an internal error as an exception event on the call span, with the engine's message", () => {
+    const { tracing, named } = setup();
+    const c = callEvents();
+    tracing.onEvent(c.start());
+    tracing.onEvent(c.attempt(1, 'original'));
+    tracing.onEvent({ ...c.base, type: 'internal-error', message: 'the engine broke a rule' });
+    tracing.onEvent(c.attemptEnd(1, 'original', status.INTERNAL));
+    tracing.onEvent(c.end(status.INTERNAL, 1));
+    const events = named('Sent.')[0]?.events.map((e) => [e.name, e.attributes]);
+    expect(events).toContainEqual([
+      RETRY_SPAN_EVENTS.internalError,
+      { 'exception.message': 'the engine broke a rule' },
+    ]);
+  });
+
+  it('names the spans of a method path without a service, as A72 names them', () => {
+    const { tracing, named } = setup();
+    const base = { method: '/Ping', callId: nextId++ };
+    tracing.onEvent({
+      ...base,
+      type: 'call-start',
+      policy: 'retry',
+      maxAttempts: 2,
+      deadline: Number.POSITIVE_INFINITY,
+      target: 'dns:db.example:443',
+    });
+    tracing.onEvent({
+      ...base,
+      type: 'attempt-start',
+      attempt: 1,
+      kind: 'original',
+      previousRpcAttempts: 0,
+      metadata: new Metadata(),
+    });
+    tracing.onEvent({
+      ...base,
+      type: 'attempt-end',
+      attempt: 1,
+      kind: 'original',
+      code: 0,
+      details: '',
+      durationMs: 1,
+      committed: true,
+    });
+    tracing.onEvent({
+      ...base,
+      type: 'call-end',
+      code: 0,
+      details: '',
+      attempts: 1,
+      retryDelayMs: 0,
+      durationMs: 1,
+      target: '',
+    });
+    const [call] = named('Sent.');
+    expect(call?.name).toBe('Sent.Ping');
+    expect(call?.attributes[A.rpcService]).toBe('');
+    expect(call?.attributes[A.rpcMethod]).toBe('Ping');
   });
 });
 
