@@ -7,9 +7,10 @@
  * `unix:/run/app.sock`, `xds:///app`) is already in the form grpc-js names it.
  */
 export function canonicalTarget(target: string): string {
-  if (!target.startsWith('dns:') || target.startsWith('dns://')) {
+  // `dns:/db.example:443` is kept: grpc-js resolves the host `/db.example`, and fails, so it must not share a label
+  // with the working `dns:///db.example:443`.
+  if (!target.startsWith('dns:') || target.startsWith('dns:/')) {
     return target;
   }
-  const path = target.slice('dns:'.length);
-  return path.startsWith('/') ? `dns://${path}` : `dns:///${path}`;
+  return `dns:///${target.slice('dns:'.length)}`;
 }

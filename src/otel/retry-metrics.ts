@@ -63,10 +63,15 @@ export interface RetryMetricsOptions {
   /**
    * Value of the `grpc.target` attribute of every call. Default: each call's own target, in A66's canonical form
    * (grpc-js's `dns:db.example:443` recorded as `dns:///db.example:443`; see the events' `target`), left out for a
-   * call whose target a layer below the interceptor could not say. The `hedging_delay` gauge has `grpc.target`
-   * only when this is given.
+   * call whose target a layer below the interceptor could not say. Not with `targetAttribute`.
    */
   target?: string | undefined;
+  /**
+   * Maps each call's target, in A66's canonical form, to the `grpc.target` attribute value: e.g. to collapse targets
+   * you do not know (IP addresses, a target per tenant) to `'other'` and keep cardinality bounded, as A66 advises.
+   * Default: as is. Not with `target`.
+   */
+  targetAttribute?: ((target: string) => string) | undefined;
   /**
    * Maps a method name without the leading slash (`pkg.Service/Method`) to the `grpc.method` attribute value,
    * e.g. to collapse methods you do not know to `'other'` and keep cardinality bounded. Default: as is.
@@ -107,11 +112,16 @@ export interface RetryMetrics {
 }
 
 function checkOptions(options: RetryMetricsOptions): void {
-  const { meter, meterProvider, target, methodAttribute, maxTrackedCalls, adaptiveHedging } = checkKeys(
-    'createRetryMetrics: options',
-    options,
-    ['meter', 'meterProvider', 'target', 'methodAttribute', 'maxTrackedCalls', 'adaptiveHedging'],
-  ) as RetryMetricsOptions;
+  const { meter, meterProvider, target, targetAttribute, methodAttribute, maxTrackedCalls, adaptiveHedging } =
+    checkKeys('createRetryMetrics: options', options, [
+      'meter',
+      'meterProvider',
+      'target',
+      'targetAttribute',
+      'methodAttribute',
+      'maxTrackedCalls',
+      'adaptiveHedging',
+    ]) as RetryMetricsOptions;
   if (adaptiveHedging !== undefined && typeof adaptiveHedging?.currentDelays !== 'function') {
     throw new TypeError('createRetryMetrics: options.adaptiveHedging must be an AdaptiveHedging');
   }
@@ -128,6 +138,14 @@ function checkOptions(options: RetryMetricsOptions): void {
   }
   if (target !== undefined && typeof target !== 'string') {
     throw new TypeError('createRetryMetrics: options.target must be a string');
+  }
+  if (targetAttribute !== undefined && typeof targetAttribute !== 'function') {
+    throw new TypeError('createRetryMetrics: options.targetAttribute must be a function');
+  }
+  if (target !== undefined && targetAttribute !== undefined) {
+    throw new TypeError(
+      "createRetryMetrics: options.target and options.targetAttribute are both given; give one: the value for every call, or the function that maps each call's target",
+    );
   }
   if (methodAttribute !== undefined && typeof methodAttribute !== 'function') {
     throw new TypeError('createRetryMetrics: options.methodAttribute must be a function');
@@ -161,12 +179,7 @@ export class LearnedDelays {
 
   set(method: string, target: string | undefined, delayMs: number): void {
     const key = `${method}\n${target ?? ''}`;
-    const known = this.byKey.get(key);
-    if (known !== undefined) {
-      known.delayMs = delayMs;
-      return;
-    }
-    if (this.byKey.size >= MAX_LEARNED_DELAYS) {
+    if (!this.byKey.delete(key) && this.byKey.size >= MAX_LEARNED_DELAYS) {
       const oldest = this.byKey.keys().next();
       if (!oldest.done) {
         this.byKey.delete(oldest.value);
@@ -205,24 +218,29 @@ function methodNamer(methodAttribute: ((method: string) => string) | undefined):
 }
 
 /**
- * The `grpc.target` of a call's records: the one given for all, else the call's own (canonical; none when the event
- * has none). The last target's canonical form is kept: a client's calls all have the same.
+ * The `grpc.target` of a call's records: the one given for all, else the call's own in canonical form, mapped by
+ * `mapTarget` when given (none when the event has none). The last target's value is kept: a client's calls all have
+ * the same.
  */
-function callTargetAttribute(given: string | undefined): (event: { target?: string }) => string | undefined {
+function callTargetAttribute(
+  given: string | undefined,
+  mapTarget: ((target: string) => string) | undefined,
+): (event: { target?: string }) => string | undefined {
   if (given !== undefined) {
     return () => given;
   }
   let lastTarget = '';
-  let lastCanonical = '';
+  let lastValue = '';
   return ({ target }) => {
     if (!target) {
       return undefined;
     }
     if (target !== lastTarget) {
+      const canonical = canonicalTarget(target);
+      lastValue = mapTarget ? mapTarget(canonical) : canonical;
       lastTarget = target;
-      lastCanonical = canonicalTarget(target);
     }
-    return lastCanonical;
+    return lastValue;
   };
 }
 
@@ -247,7 +265,8 @@ function observeHedgingDelays(
   methodName: (method: string) => string,
 ): () => void {
   const gauge: ObservableGauge = meter.createObservableGauge(RETRY_METRIC_NAMES.hedgingDelay, {
-    description: 'Current adaptive hedging delay of a method (the observed latency percentile).',
+    description:
+      "Adaptive hedging delay of a method (and target): the delay its calls' hedges are scheduled with, the configured hedgingDelay until enough calls have answered.",
     unit: 's',
     valueType: ValueType.DOUBLE,
   });
@@ -286,8 +305,9 @@ function observeHedgingDelays(
  * `grpc.client.call.transparent_retries` is not recorded: grpc-js retries transparently below the interceptor
  * layer, where this package cannot see it, so any value would be made up.
  *
- * One `RetryMetrics` can serve several interceptors (call ids in events are unique within the process), and
- * several of them on the same meter feed the same instruments.
+ * One `RetryMetrics` can serve several interceptors (call ids in events are unique within the process), but the
+ * `hedging_delay` gauge it reads from events then mixes their learned delays: give each interceptor its own.
+ * Several of them on the same meter feed the same instruments.
  *
  * ```ts
  * const retryMetrics = createRetryMetrics();
@@ -373,7 +393,7 @@ export function createRetryMetrics(options: RetryMetricsOptions = {}): RetryMetr
   /** callId → which histogram counts the call's extra attempts; set at its first retry or hedge. */
   const tracked = new Map<number, 'retry' | 'hedge'>();
 
-  const targetOf = callTargetAttribute(target);
+  const targetOf = callTargetAttribute(target, options.targetAttribute);
   const attributesOf = (event: CallEndEvent): Attributes =>
     methodAttributes(methodName(event.method), targetOf(event), {
       'grpc.status': statusCodeName(event.code),

@@ -243,6 +243,36 @@ describe('createRetryMetrics: synthetic events', () => {
     });
   });
 
+  it("maps each call's canonical target with targetAttribute, to bound cardinality", async () => {
+    const known = new Set(['dns:///db.example:443']);
+    const seen: string[] = [];
+    const { retryMetrics, points } = setup({
+      targetAttribute: (t) => {
+        seen.push(t);
+        return known.has(t) ? t : 'other';
+      },
+    });
+    retryMetrics.onEvent(callEnd(1, 1, status.OK, 0, METHOD, 'dns:db.example:443'));
+    retryMetrics.onEvent(callEnd(2, 1, status.OK, 0, METHOD, 'ipv4:10.0.0.1:50051'));
+    retryMetrics.onEvent(callEnd(3, 1, status.OK, 0, METHOD, 'ipv4:10.0.0.2:50051'));
+    retryMetrics.onEvent(callEnd(4, 1, status.OK, 0, METHOD, 'ipv4:10.0.0.2:50051'));
+    retryMetrics.onEvent(callEnd(5, 1, status.OK, 0, METHOD, ''));
+    const byTarget = (await points(DELAY)).map((p) => [p.attributes['grpc.target'], p.count]);
+    expect(byTarget).toEqual([
+      ['dns:///db.example:443', 1],
+      ['other', 3],
+      [undefined, 1],
+    ]);
+    // called with the canonical form, once per change of target, never for a call without one
+    expect(seen).toEqual(['dns:///db.example:443', 'ipv4:10.0.0.1:50051', 'ipv4:10.0.0.2:50051']);
+    expect(() => createRetryMetrics({ targetAttribute: 'x' as never })).toThrow(
+      'createRetryMetrics: options.targetAttribute must be a function',
+    );
+    expect(() => createRetryMetrics({ target: 't', targetAttribute: (t) => t })).toThrow(
+      /options\.target and options\.targetAttribute are both given/,
+    );
+  });
+
   it("records each call's own target, in A66's canonical form, when no target is given", async () => {
     const { retryMetrics, points, reader } = setup();
     retryMetrics.onEvent(callEnd(1, 1, status.OK, 0, METHOD, 'dns:db.example:443'));
@@ -370,8 +400,8 @@ describe('createRetryMetrics: synthetic events', () => {
       retryMetrics.onEvent(scheduled(4, 7, 'dns:fast.example:443'));
       retryMetrics.onEvent(scheduled(5, 20, 'dns:fast.example:443', '/pkg.S/Read'));
       expect(await gaugeOf(reader)).toEqual([
-        [`${FLAKY}/Unary`, 'dns:///fast.example:443', 0.007],
         [`${FLAKY}/Unary`, 'dns:///slow.example:443', 0.06],
+        [`${FLAKY}/Unary`, 'dns:///fast.example:443', 0.007], // seen again last: after the slow one
         ['pkg.S/Read', 'dns:///fast.example:443', 0.02],
       ]);
     });
@@ -391,10 +421,14 @@ describe('createRetryMetrics: synthetic events', () => {
 
     it('keeps the 1,000 pairs seen most recently', async () => {
       const { retryMetrics, reader } = setup();
-      for (let i = 0; i <= 1_000; i++) retryMetrics.onEvent(scheduled(i, 5, `dns:host-${i}:443`));
-      const targets = (await gaugeOf(reader)).map((p) => p[1]);
+      for (let i = 0; i < 1_000; i++) retryMetrics.onEvent(scheduled(i, 5, `dns:host-${i}:443`));
+      retryMetrics.onEvent(scheduled(1_000, 6, 'dns:host-0:443')); // the first pair, seen again
+      retryMetrics.onEvent(scheduled(1_001, 5, 'dns:host-1000:443'));
+      const points = await gaugeOf(reader);
+      const targets = points.map((p) => p[1]);
       expect(targets).toHaveLength(1_000);
-      expect(targets).not.toContain('dns:///host-0:443');
+      expect(targets).not.toContain('dns:///host-1:443'); // seen longest ago
+      expect(points).toContainEqual([`${FLAKY}/Unary`, 'dns:///host-0:443', 0.006]);
       expect(targets).toContain('dns:///host-1000:443');
     });
 

@@ -264,6 +264,7 @@ describe('an explicit undefined is the default, as a missing key is', () => {
         meter: true,
         meterProvider: true,
         target: true,
+        targetAttribute: true,
         methodAttribute: true,
         maxTrackedCalls: true,
         adaptiveHedging: true,
