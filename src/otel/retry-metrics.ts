@@ -172,9 +172,9 @@ const MAX_LEARNED_DELAYS = 1_000;
 
 /**
  * The adaptive delay each method and target last scheduled a hedge with (`hedge-scheduled`, reason
- * `adaptive-delay`): what the `hedging_delay` gauge reports when no AdaptiveHedging is given. @internal
+ * `adaptive-delay`): what the `hedging_delay` gauge reports when no AdaptiveHedging is given.
  */
-export class LearnedDelays {
+class LearnedDelays {
   private readonly byKey = new Map<string, { method: string; target: string | undefined; delayMs: number }>();
 
   set(method: string, target: string | undefined, delayMs: number): void {
@@ -299,8 +299,8 @@ function observeHedgingDelays(
  * - `grpc.client.call.retry_delay` (`s`): time spent with no attempt in flight; recorded for every call, 0 too.
  *
  * Attributes: `grpc.method` (`pkg.Service/Method`) and `grpc.target` (the call's target in A66's canonical form,
- * or the `target` option), which A96 requires (as A66 defines them); and `grpc.status` (code name, e.g. `UNAVAILABLE`), which A96 does not list: this package
- * adds it, with A66's name and values.
+ * or the `target` option), which A96 requires (as A66 defines them); and `grpc.status` (code name, e.g.
+ * `UNAVAILABLE`), which A96 does not list: this package adds it, with A66's name and values.
  *
  * `grpc.client.call.transparent_retries` is not recorded: grpc-js retries transparently below the interceptor
  * layer, where this package cannot see it, so any value would be made up.
