@@ -32,8 +32,8 @@ const METHOD = '/pkg.v1.Greeter/SayHello';
 let nextId = 1_000;
 
 /** Builds the events of one call, as the engine emits them. */
-function callEvents(callId = nextId++) {
-  const base = { method: METHOD, callId };
+function callEvents(callId = nextId++, method = METHOD) {
+  const base = { method, callId };
   return {
     callId,
     start: (policy: 'retry' | 'hedging' = 'retry'): RetryEvent => ({
@@ -583,43 +583,11 @@ describe('createRetryTracing: the rest of the events', () => {
 
   it('names the spans of a method path without a service, as A72 names them', () => {
     const { tracing, named } = setup();
-    const base = { method: '/Ping', callId: nextId++ };
-    tracing.onEvent({
-      ...base,
-      type: 'call-start',
-      policy: 'retry',
-      maxAttempts: 2,
-      deadline: Number.POSITIVE_INFINITY,
-      target: 'dns:db.example:443',
-    });
-    tracing.onEvent({
-      ...base,
-      type: 'attempt-start',
-      attempt: 1,
-      kind: 'original',
-      previousRpcAttempts: 0,
-      metadata: new Metadata(),
-    });
-    tracing.onEvent({
-      ...base,
-      type: 'attempt-end',
-      attempt: 1,
-      kind: 'original',
-      code: 0,
-      details: '',
-      durationMs: 1,
-      committed: true,
-    });
-    tracing.onEvent({
-      ...base,
-      type: 'call-end',
-      code: 0,
-      details: '',
-      attempts: 1,
-      retryDelayMs: 0,
-      durationMs: 1,
-      target: '',
-    });
+    const c = callEvents(undefined, '/Ping');
+    tracing.onEvent(c.start());
+    tracing.onEvent(c.attempt(1, 'original'));
+    tracing.onEvent(c.attemptEnd(1, 'original', status.OK));
+    tracing.onEvent(c.end(status.OK, 1));
     const [call] = named('Sent.');
     expect(call?.name).toBe('Sent.Ping');
     expect(call?.attributes[A.rpcService]).toBe('');
