@@ -404,6 +404,12 @@ describe('createRetryMetrics: synthetic events', () => {
         [`${FLAKY}/Unary`, 'dns:///fast.example:443', 0.007], // seen again last: after the slow one
         ['pkg.S/Read', 'dns:///fast.example:443', 0.02],
       ]);
+      const { resourceMetrics } = await reader.collect();
+      const gauge = resourceMetrics.scopeMetrics
+        .flatMap((m) => m.metrics)
+        .find((m) => m.descriptor.name === 'grpc_retry_hedging.client.hedging_delay');
+      expect(gauge?.descriptor).toMatchObject({ unit: 's', valueType: ValueType.DOUBLE });
+      expect(gauge?.descriptor.description).toMatch(/^Adaptive hedging delay of a method \(and target\)/);
     });
 
     it('names the target given for every call instead', async () => {
