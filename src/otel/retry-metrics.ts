@@ -21,6 +21,7 @@ import { checkOptions as checkKeys, checkNumber } from '../util/option-checks.js
 import { packageVersion } from '../util/package-version.js';
 import { canonicalTarget } from './canonical-target.js';
 import { combineListeners } from './combine-listeners.js';
+import { LearnedDelays } from './learned-delays.js';
 import { DEFAULT_MAX_TRACKED_CALLS } from './max-tracked-calls.js';
 
 /** Name of the meter the instruments are created on. */
@@ -165,36 +166,6 @@ interface Instruments {
   readonly retryDelay: Histogram;
   /** Removes the `hedging_delay` gauge's callback (a no-op while there is no gauge). */
   stopGauge: () => void;
-}
-
-/** Most method and target pairs whose adaptive delay the events' gauge reports; the one seen longest ago goes. */
-const MAX_LEARNED_DELAYS = 1_000;
-
-/**
- * The adaptive delay each method and target last scheduled a hedge with (`hedge-scheduled`, reason
- * `adaptive-delay`): what the `hedging_delay` gauge reports when no AdaptiveHedging is given.
- */
-class LearnedDelays {
-  private readonly byKey = new Map<string, { method: string; target: string | undefined; delayMs: number }>();
-
-  set(method: string, target: string | undefined, delayMs: number): void {
-    const key = `${method}\n${target ?? ''}`;
-    if (!this.byKey.delete(key) && this.byKey.size >= MAX_LEARNED_DELAYS) {
-      const oldest = this.byKey.keys().next();
-      if (!oldest.done) {
-        this.byKey.delete(oldest.value);
-      }
-    }
-    this.byKey.set(key, { method, target, delayMs });
-  }
-
-  entries(): Iterable<{
-    readonly method: string;
-    readonly target: string | undefined;
-    readonly delayMs: number;
-  }> {
-    return this.byKey.values();
-  }
 }
 
 /** Where the gauge reads delays: an AdaptiveHedging given, or the delays learned from events. */
