@@ -12,6 +12,7 @@ export default defineConfig({
     ...base.test,
     include: [
       'test/otel/canonical-target.test.ts',
+      'test/otel/learned-delays.test.ts',
       'test/otel/metadata-carrier.test.ts',
       'test/otel/one-of-instance-and-provider.test.ts',
       'test/otel/retry-metrics.test.ts',
