@@ -20,21 +20,23 @@ export class CallEvents {
   private readonly startedAt: number;
   /** Time spent waiting with no attempt in flight (retry backoffs, delayed hedges), for `call-end`. */
   private retryDelayMs = 0;
-  /** The call's target, said by `call-start` and repeated by `hedge-scheduled`, `throttled` and `call-end`. */
-  private target = '';
 
   constructor(
     private readonly emit: (event: RetryEvent) => void,
     private readonly method: string,
     private readonly callId: number,
     private readonly clock: Clock,
+    /**
+     * The call's target (see `call-target.ts`), said by `call-start` and repeated by `hedge-scheduled`,
+     * `throttled` and `call-end`.
+     */
+    private readonly target: string,
   ) {
     this.startedAt = clock.now();
   }
 
-  callStart(policy: CallPolicy, deadline: number, target: string): void {
-    const { method, callId } = this;
-    this.target = target;
+  callStart(policy: CallPolicy, deadline: number): void {
+    const { method, callId, target } = this;
     this.emit({
       type: 'call-start',
       method,

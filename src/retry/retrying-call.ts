@@ -55,8 +55,6 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
   readonly attempts: AttemptSet;
   /** What decides whether a retry or hedge may go: the `gate` option, or the throttle of the call's target. */
   readonly gate: RetryGate | undefined;
-  /** The call's target (see `call-target.ts`); '' when nothing keyed by it is in use and nobody listens. */
-  private readonly target: string;
   /** The target's throttle while this call holds it (see `PerTarget`: one a call holds is not forgotten). */
   private readonly throttleHeld: TargetEntry<RetryGate> | undefined;
   /** Hedging only: where the hedging delay comes from when it is learned (the call's target's, or the one given). */
@@ -107,13 +105,13 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
     const bounds = callBounds(options);
     const deadline = bounds.deadline;
     this.attemptOptions = bounds.attemptOptions;
-    // Call ids number the events; a call nobody observes needs none.
-    const events = emit && new CallEvents(emit, definition.path, ctx.nextCallId(), ctx.clock);
+    // Call ids number the events; a call nobody observes needs none. Taken before the call below is made, so that
+    // a retry interceptor under this one numbers its calls after this one's.
+    const callId = emit ? ctx.nextCallId() : 0;
     const singleRequest = !definition.requestStream;
     const replay = new ReplayBuffer(ctx.pool, requestSerializerOf(definition), ctx.checkResends);
     const app = new ApplicationSide(this, replay, definition.responseStream);
     this.deadline = deadline;
-    this.events = events;
     this.replay = replay;
     this.app = app;
     // Created now, as grpc-js would without us, so that a closed channel throws where it always did.
@@ -122,8 +120,9 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
     const { throttles } = ctx;
     const hedging = policy.kind === 'hedging';
     const adaptivePerTarget = hedging ? ctx.adaptivePerTarget : undefined;
-    const target = throttles || adaptivePerTarget || ctx.cancelLimits || events ? targetOf(firstCall) : '';
-    this.target = target;
+    const target = throttles || adaptivePerTarget || ctx.cancelLimits || emit ? targetOf(firstCall) : '';
+    const events = emit && new CallEvents(emit, definition.path, callId, ctx.clock, target);
+    this.events = events;
     this.throttleHeld = throttles?.acquire(target);
     this.gate = this.throttleHeld?.value ?? ctx.gate;
     this.adaptive = adaptivePerTarget?.for(target) ?? (hedging ? ctx.adaptive : undefined);
@@ -147,7 +146,7 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
       // Cancelled before it started (an interceptor above held the start back): the call still starts and ends
       // once, in that order, and its listener gets the status.
       this.endedBeforeStart = undefined;
-      this.events?.callStart(this.policy, this.deadline, this.target);
+      this.events?.callStart(this.policy, this.deadline);
       this.events?.callEnd(early, 0, this.endReason);
       this.app.close(early, true, undefined, true, this.outcome(early));
       return;
@@ -167,7 +166,7 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
         this.policyGivenPerCall,
       );
     }
-    this.events?.callStart(this.policy, this.deadline, this.target);
+    this.events?.callStart(this.policy, this.deadline);
     if (this.phase.tag === 'ended') {
       return;
     }

@@ -19,9 +19,10 @@ export function release(entry: TargetEntry<unknown>): void {
 
 /**
  * What an interceptor keeps of each server its calls go to, keyed by the channel's target (see
- * `src/retry/call-target.ts`): made on first use, at most `maxTargets` of them. The first target's value is made
- * at once (unless given), so that `make` throws (an option it checks) where the store is made, not at a call. Past that, the values `idle` says
- * hold nothing worth keeping, and that no call holds, go first; then the target used least recently.
+ * `src/retry/call-target.ts`): made on first use, at most `maxTargets` of them. Past that many, the values `idle`
+ * says hold nothing worth keeping, and that no call holds, go first; then the target used least recently. The first
+ * target's value is made at once (unless given), so that `make` throws (an option it checks) where the store is
+ * made, not at a call.
  * @internal
  */
 export class PerTarget<T> implements ByTarget<T> {
