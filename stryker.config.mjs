@@ -1,4 +1,5 @@
-// Mutation testing of the retry, hedging and throttle engines, of the config parsing, and of the flaky server's pure checks: `npm run mutate` (see TESTING.md, "Mutation").
+// Mutation testing of the retry, hedging and throttle engines and what they share (src/shared), of the config parsing, and of
+// the flaky server's pure checks: `npm run mutate` (see TESTING.md, "Mutation").
 // A scoped run: `npm run mutate -- --mutate src/retry/backoff.ts`. Runs are incremental: the results of the last
 // run live in reports/stryker-incremental.json (ignored by git), and only mutants whose code or tests changed are
 // run again. `npm run mutate -- --force` reruns everything.
@@ -12,6 +13,9 @@ export default {
     'src/hedging/**/*.ts',
     'src/throttle/**/*.ts',
     'src/config/**/*.ts',
+    // What the engine shares with the throttles and the adaptive hedging (the retry gate, per-target maps, headers).
+    'src/shared/**/*.ts',
+    '!src/shared/grpc-types.ts',
     // The flaky server's pure parts (its server and cluster are tested end to end, which Stryker does not run).
     'src/testing/attempt-script-validation.ts',
     'src/testing/response-conversion.ts',
