@@ -3,7 +3,7 @@ import base from './vitest.config.js';
 
 /**
  * The tests Stryker runs against each mutant (see stryker.config.mjs): only the network-free suites that cover
- * src/retry, src/hedging, src/throttle and src/config, and the flaky server's pure checks and conversions in src/testing, so a full mutation run stays affordable on a shared 2-core machine.
+ * src/retry, src/hedging, src/throttle, src/shared and src/config, and the flaky server's pure checks and conversions in src/testing, so a full mutation run stays affordable on a shared 2-core machine.
  * The end-to-end suites (servers on 127.0.0.1) are left out: they are slow and add little that the engine tests
  * under fake time do not already check.
  */
@@ -20,6 +20,7 @@ export default defineConfig({
       'test/throttle/*.test.ts',
       'test/hints/retry-info*.test.ts',
       'test/config/*.test.ts',
+      'test/shared/*.test.ts',
       'test/hints/channel-options.test.ts',
       // The flaky server's script checks and value conversions, tested without a server.
       'test/testing/attempt-log.test.ts',

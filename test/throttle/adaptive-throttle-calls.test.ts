@@ -3,7 +3,8 @@
  * events and counters, custom rejected codes, and a let-through call passing everything both ways.
  */
 import { type InterceptorOptions, Metadata, type StatusObject, status } from '@grpc/grpc-js';
-import { describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { createRetryInterceptor } from '../../src/retry/retry-interceptor.js';
 import type { InterceptingCallInterface } from '../../src/shared/grpc-types.js';
 import { PUSHBACK_METADATA_KEY } from '../../src/shared/headers.js';
 import {
@@ -11,6 +12,7 @@ import {
   createAdaptiveThrottleInterceptor,
   LOCAL_REJECTION_DETAILS_PREFIX,
 } from '../../src/throttle/adaptive-throttle.js';
+import { captureWarnings } from '../helpers/warnings.js';
 
 const options = { method_definition: { path: '/pkg.Greeter/SayHello' } } as unknown as InterceptorOptions;
 
@@ -83,10 +85,12 @@ describe('a call the throttle rejects', () => {
     const ended = await statusOf(call);
     expect(made).toHaveLength(1);
     expect(ended.code).toBe(status.UNAVAILABLE);
+    // The text docs/overload.md promises, spelt out: a change to the exported prefix is a change users see.
     expect(ended.details).toBe(
-      `${LOCAL_REJECTION_DETAILS_PREFIX} (client-side adaptive throttling of pkg.Greeter: rejection probability ` +
+      'adaptive throttle: rejected locally (client-side adaptive throttling of pkg.Greeter: rejection probability ' +
         '0.111, 1 requests and 0 accepts in the last 1 s)',
     );
+    expect(ended.details.startsWith(LOCAL_REJECTION_DETAILS_PREFIX)).toBe(true);
     expect(ended.metadata.get(PUSHBACK_METADATA_KEY)).toEqual(['-1']);
     expect(throttle.counters()).toMatchObject({ calls: 2, rejected: 1 });
   });
@@ -206,5 +210,54 @@ describe('a call the throttle lets through', () => {
     expect(() =>
       createAdaptiveThrottleInterceptor({ rejectedStatusCodes: ['UNAVAILABLE', 'NOPE'] as never }),
     ).toThrow(/createAdaptiveThrottleInterceptor: .*rejectedStatusCodes\[1\]/);
+  });
+});
+
+describe('the order of the throttle and the retry interceptor, without a network', () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+  const retryConfig = {
+    methodConfig: [
+      {
+        name: [{ service: 'pkg.Greeter' }],
+        retryPolicy: {
+          maxAttempts: 3,
+          initialBackoff: '0.01s',
+          maxBackoff: '0.01s',
+          backoffMultiplier: 1,
+          retryableStatusCodes: ['UNAVAILABLE'],
+        },
+      },
+    ],
+  };
+
+  it('throttle first: the retry interceptor it hands the call to says so, once', () => {
+    const warnings = captureWarnings();
+    const throttle = createAdaptiveThrottleInterceptor({ clock: { now: () => 0 }, random: () => 0.99 });
+    const retry = createRetryInterceptor(retryConfig);
+    const { next, made } = fakeNext();
+    const seen: InterceptorOptions[] = [];
+    for (let i = 0; i < 2; i++) {
+      throttle(options, (o) => {
+        seen.push(o);
+        return retry(o, next);
+      }).start(new Metadata(), {});
+    }
+    expect(made).toHaveLength(2);
+    expect(warnings.map((w) => w.code)).toEqual(['GRPC_RETRY_HEDGING_THROTTLE_ORDER']);
+    // What the throttle hands on is a copy of the application's options, with the mark.
+    expect(seen[0]).not.toBe(options);
+    expect(seen[0]).toMatchObject(options);
+  });
+
+  it('retry interceptor first: nothing is said', () => {
+    const warnings = captureWarnings();
+    const throttle = createAdaptiveThrottleInterceptor({ clock: { now: () => 0 }, random: () => 0.99 });
+    const retry = createRetryInterceptor(retryConfig);
+    const { next, made } = fakeNext();
+    retry(options, (o) => throttle(o, next)).start(new Metadata(), {});
+    expect(made).toHaveLength(1);
+    expect(warnings).toEqual([]);
   });
 });
