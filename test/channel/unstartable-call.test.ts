@@ -33,4 +33,18 @@ describe('UnstartableCall', () => {
       { code: status.CANCELLED, details: 'Cancelled on client', metadata: expect.any(Metadata) },
     ]);
   });
+
+  it('a listener without onReceiveStatus is not called for it, and nothing is thrown on the next tick', async () => {
+    const call = new UnstartableCall(new Error('gone'));
+    const uncaught: unknown[] = [];
+    const record = (error: unknown) => uncaught.push(error);
+    process.on('uncaughtException', record);
+    try {
+      call.start(new Metadata(), {});
+      await tick();
+    } finally {
+      process.off('uncaughtException', record);
+    }
+    expect(uncaught).toEqual([]);
+  });
 });
