@@ -18,6 +18,7 @@ export default defineConfig({
       'test/lb/*.test.ts',
       'test/channel/*.test.ts',
       'test/hints/request-id.test.ts',
+      'test/hints/request-id-calls.test.ts',
       'test/hints/request-id-generate.test.ts',
       'test/testing/request-id-recording.test.ts',
       'test/hints/idempotency.test.ts',

@@ -227,6 +227,25 @@ describe('interceptChannel: a call through the chain', () => {
     expect(statuses).toEqual([status.OK]);
   });
 
+  it('an interceptor that starts the channel call with no listener, or an empty one, throws nothing on answers', () => {
+    for (const listener of [undefined, {}]) {
+      const { channel, made } = fakeChannel();
+      const wrapped = interceptChannel(channel, [
+        (options, next) => {
+          const inner = next(options);
+          return { ...inner, start: (md: Metadata) => inner.start(md, listener as never) } as never;
+        },
+      ]);
+      wrapped.createCall('/pkg.S/M', Infinity, null, null, null).start(new Metadata(), {} as never);
+      const heard = made[0]?.listener;
+      expect(() => {
+        heard?.onReceiveMetadata(new Metadata());
+        heard?.onReceiveMessage(Buffer.from('r'));
+        heard?.onReceiveStatus({ code: status.OK, details: '', metadata: new Metadata() });
+      }).not.toThrow();
+    }
+  });
+
   it("names the channel's target as its peer before the start, the channel call's after; auth context likewise", () => {
     for (const authContext of [false, true]) {
       const { channel } = fakeChannel({ authContext });

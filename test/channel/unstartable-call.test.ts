@@ -34,13 +34,14 @@ describe('UnstartableCall', () => {
     ]);
   });
 
-  it('a listener without onReceiveStatus is not called for it, and nothing is thrown on the next tick', async () => {
+  it('no listener, or one without onReceiveStatus: nothing is called, and nothing is thrown on the next tick', async () => {
     const call = new UnstartableCall(new Error('gone'));
     const uncaught: unknown[] = [];
     const record = (error: unknown) => uncaught.push(error);
     process.on('uncaughtException', record);
     try {
       call.start(new Metadata(), {});
+      new UnstartableCall(new Error('gone too')).start(new Metadata());
       await tick();
     } finally {
       process.off('uncaughtException', record);
