@@ -116,3 +116,39 @@ describe('whyNoMethod: the words of the warning', () => {
     );
   });
 });
+
+describe('listMethodIdempotency: what is not loaded protos', () => {
+  it.each([
+    ['null', null, 'null'],
+    ['an array', [loadSync(FLAKY_PROTO)], 'an array'],
+    ['a number', 7, 'number'],
+    ['a boolean', true, 'boolean'],
+  ])('%s is named in the error', (_name, source, shown) => {
+    expect(() => listMethodIdempotency(source as never)).toThrow(
+      new TypeError(
+        `listMethodIdempotency: expected loaded protos (a @grpc/proto-loader PackageDefinition, a GrpcObject from grpc.loadPackageDefinition, or a protobufjs Root), got ${shown}`,
+      ),
+    );
+  });
+
+  it("a client instance whose class has no serviceName is named by its class, or as a service's", () => {
+    const methods = { getChannel: () => ({}), waitForReady: () => {}, close: () => {} };
+    class InventoryClient {
+      getChannel = methods.getChannel;
+      waitForReady = methods.waitForReady;
+      close = methods.close;
+    }
+    const hint =
+      "; pass its class (the service's client constructor) or the PackageDefinition it was made from";
+    expect(() => listMethodIdempotency(new InventoryClient() as never)).toThrow(
+      new TypeError(
+        `listMethodIdempotency: expected loaded protos, got a grpc-js client (of InventoryClient)${hint}`,
+      ),
+    );
+    expect(() => listMethodIdempotency(Object.assign(Object.create(null), methods) as never)).toThrow(
+      new TypeError(
+        `listMethodIdempotency: expected loaded protos, got a grpc-js client (of a service)${hint}`,
+      ),
+    );
+  });
+});
