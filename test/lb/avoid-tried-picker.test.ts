@@ -156,6 +156,25 @@ describe('AvoidTriedPicker: a new picker (no replica seen yet) asks the child', 
   });
 });
 
+describe('AvoidTriedPicker: a child that queues while the picker looks past a tried replica', () => {
+  it('the attempt goes to the tried replica the child first offered, not into the queue', () => {
+    const queued: PickResult = {
+      pickResultType: PickResultType.QUEUE,
+      subchannel: null,
+      status: null,
+      onCallStarted: null,
+      onCallEnded: null,
+    };
+    const first = complete('a');
+    const answers = [first, queued, complete('b')];
+    const child = { picks: 0, pick: () => answers[child.picks++] as PickResult };
+    const { metadata, picked } = hinted(['a']);
+    expect(newPicker(child).pick(pickArgs(metadata))).toBe(first);
+    expect(picked()).toBe('a');
+    expect(child.picks).toBe(2);
+  });
+});
+
 describe('AvoidTriedPicker: once it has seen the child hand out the replicas', () => {
   it("first attempts get exactly the child's rotation, whatever retries and hedges come in between", () => {
     const replicas = ['a', 'b', 'c', 'd', 'e'];
