@@ -11,18 +11,11 @@ import {
   type ProtoMethodIdempotency,
 } from '../../src/idempotency/idempotency-level.js';
 import { serviceConfigFromProtos, whyNoMethod } from '../../src/idempotency/service-config-from-protos.js';
+import { RETRY_UNAVAILABLE_POLICY } from '../helpers/service-configs.js';
 
 const FLAKY_PROTO = 'protos/flaky_test.proto';
 const CATALOG_PROTO = 'protos/catalog_demo.proto';
-const retry = {
-  retryPolicy: {
-    maxAttempts: 3,
-    initialBackoff: '0.1s',
-    maxBackoff: '1s',
-    backoffMultiplier: 2,
-    retryableStatusCodes: ['UNAVAILABLE'],
-  },
-};
+const retry = RETRY_UNAVAILABLE_POLICY;
 const hedge = { hedgingPolicy: { maxAttempts: 2, hedgingDelay: '0.05s' } };
 
 describe('serviceConfigFromProtos: its policies argument', () => {

@@ -26,6 +26,15 @@ function complete(address: string): PickResult {
   };
 }
 
+/** What a child picker answers while it has no ready replica to hand out: the call waits. */
+const queued: PickResult = {
+  pickResultType: PickResultType.QUEUE,
+  subchannel: null,
+  status: null,
+  onCallStarted: null,
+  onCallEnded: null,
+};
+
 /** A child picker that hands out `addresses` in turn, as round_robin does, counting its picks. */
 function rotating(addresses: string[]) {
   let next = 0;
@@ -143,13 +152,6 @@ describe('AvoidTriedPicker: a new picker (no replica seen yet) asks the child', 
   });
 
   it('passes a queued pick through and records nothing', () => {
-    const queued: PickResult = {
-      pickResultType: PickResultType.QUEUE,
-      subchannel: null,
-      status: null,
-      onCallStarted: null,
-      onCallEnded: null,
-    };
     const { metadata, picked } = hinted(['a']);
     expect(newPicker({ pick: () => queued }).pick(pickArgs(metadata))).toBe(queued);
     expect(picked()).toBeUndefined();
@@ -158,13 +160,6 @@ describe('AvoidTriedPicker: a new picker (no replica seen yet) asks the child', 
 
 describe('AvoidTriedPicker: a child that queues while the picker looks past a tried replica', () => {
   it('the attempt goes to the tried replica the child first offered, not into the queue', () => {
-    const queued: PickResult = {
-      pickResultType: PickResultType.QUEUE,
-      subchannel: null,
-      status: null,
-      onCallStarted: null,
-      onCallEnded: null,
-    };
     const first = complete('a');
     const answers = [first, queued, complete('b')];
     const child = { picks: 0, pick: () => answers[child.picks++] as PickResult };

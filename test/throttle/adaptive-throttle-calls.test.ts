@@ -12,6 +12,7 @@ import {
   createAdaptiveThrottleInterceptor,
   LOCAL_REJECTION_DETAILS_PREFIX,
 } from '../../src/throttle/adaptive-throttle.js';
+import { oneEntryConfig, RETRY_UNAVAILABLE_POLICY } from '../helpers/service-configs.js';
 import { captureWarnings } from '../helpers/warnings.js';
 
 const options = { method_definition: { path: '/pkg.Greeter/SayHello' } } as unknown as InterceptorOptions;
@@ -217,20 +218,7 @@ describe('the order of the throttle and the retry interceptor, without a network
   afterEach(() => {
     vi.restoreAllMocks();
   });
-  const retryConfig = {
-    methodConfig: [
-      {
-        name: [{ service: 'pkg.Greeter' }],
-        retryPolicy: {
-          maxAttempts: 3,
-          initialBackoff: '0.01s',
-          maxBackoff: '0.01s',
-          backoffMultiplier: 1,
-          retryableStatusCodes: ['UNAVAILABLE'],
-        },
-      },
-    ],
-  };
+  const retryConfig = oneEntryConfig('pkg.Greeter', RETRY_UNAVAILABLE_POLICY);
 
   it('throttle first: the retry interceptor it hands the call to says so, once', () => {
     const warnings = captureWarnings();
