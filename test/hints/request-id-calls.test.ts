@@ -8,55 +8,8 @@ import protobuf from 'protobufjs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createRequestIdInterceptor } from '../../src/request-id/request-id-interceptor.js';
 import { markChannelLevel } from '../../src/shared/channel-level.js';
+import { definitionOf, json, run, type Serializer } from '../helpers/request-id-call.js';
 import { captureWarnings } from '../helpers/warnings.js';
-
-interface Sent {
-  metadata: grpc.Metadata[];
-  messages: unknown[];
-  cancelled: Array<{ code: number; details: string }>;
-}
-
-type Serializer = (value: object) => Buffer;
-const json: Serializer = (value) => Buffer.from(JSON.stringify(value));
-
-function definitionOf(
-  path: string,
-  serialize: Serializer = json,
-  requestStream = false,
-): grpc.InterceptorOptions['method_definition'] {
-  return {
-    path,
-    requestStream,
-    responseStream: false,
-    requestSerialize: serialize,
-    responseDeserialize: (bytes: Buffer) => bytes,
-  } as unknown as grpc.InterceptorOptions['method_definition'];
-}
-
-/** Starts a call through `interceptor` with `metadata`, sends `message`; returns what reached the next call. */
-function run(
-  interceptor: grpc.Interceptor,
-  message: unknown,
-  options: { metadata?: grpc.Metadata; definition?: grpc.InterceptorOptions['method_definition'] } = {},
-): Sent {
-  const sent: Sent = { metadata: [], messages: [], cancelled: [] };
-  const next = {
-    start: (metadata: grpc.Metadata) => sent.metadata.push(metadata),
-    sendMessageWithContext: (_context: object, m: unknown) => sent.messages.push(m),
-    sendMessage: (m: unknown) => sent.messages.push(m),
-    halfClose: () => {},
-    cancelWithStatus: (code: number, details: string) => sent.cancelled.push({ code, details }),
-    startRead: () => {},
-    getPeer: () => '',
-  };
-  const call = interceptor(
-    { method_definition: options.definition ?? definitionOf('/pkg.S/M') } as grpc.InterceptorOptions,
-    () => next as unknown as grpc.InterceptingCall,
-  );
-  call.start(options.metadata ?? new grpc.Metadata(), {});
-  call.sendMessage(message);
-  return sent;
-}
 
 function retriedMetadata(): grpc.Metadata {
   const metadata = new grpc.Metadata();
