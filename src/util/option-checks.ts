@@ -42,11 +42,11 @@ export function describeValue(value: unknown): string {
 const NAMED_MARK = '\u0000';
 const NAMED_IN_JSON = /"\\u0000((?:[^"\\]|\\.)*?)\\u0000"/g;
 
-/** The JSON replacer of {@link describeValue}: a value JSON would drop or mangle becomes its marked name. */
-function nameUnserializable(key: string, value: unknown): unknown {
-  if (key === '') {
-    return value;
-  }
+/**
+ * The JSON replacer of {@link describeValue}: a value JSON would drop or mangle becomes its marked name, under any
+ * key, the empty one included (which is also the key of the whole value, already known not to be such a value).
+ */
+function nameUnserializable(_key: string, value: unknown): unknown {
   const named = namedValue(value);
   return named === undefined ? value : `${NAMED_MARK}${named}${NAMED_MARK}`;
 }

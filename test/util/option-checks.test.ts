@@ -1,13 +1,18 @@
+import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/testing/fake-clock.js';
 import {
   checkBoolean,
   checkClock,
   checkFunction,
+  checkFunctionArgument,
+  checkNowSource,
   checkNumber,
   checkOptions,
   describeNumberRule,
   describeValue,
+  instanceClassName,
+  isThenable,
 } from '../../src/util/option-checks.js';
 
 const AT = 'here: options';
@@ -122,5 +127,169 @@ describe('describeValue', () => {
     expect(describeValue(Number.NaN)).toBe('NaN');
     expect(describeValue(10n)).toBe('10n');
     expect(describeValue('x'.repeat(100))).toHaveLength(60);
+  });
+});
+
+describe('describeValue: edges', () => {
+  it('keeps a rendering of exactly 60 characters and shortens one of 61 to 57 and an ellipsis', () => {
+    const sixty = 'x'.repeat(58); // quoted: 60 characters
+    expect(describeValue(sixty)).toBe(`"${sixty}"`);
+    expect(describeValue(`${sixty}y`)).toBe(`"${sixty.slice(0, 56)}...`);
+  });
+
+  it('names a function under the empty key as under any other', () => {
+    expect(describeValue({ '': () => 1, a: () => 2 })).toBe('{"":a function,"a":a function}');
+  });
+
+  it('names what a toJSON method returns when JSON cannot show it', () => {
+    expect(describeValue({ toJSON: () => () => 1 })).toBe('a function');
+  });
+});
+
+describe('isThenable', () => {
+  it('takes an object or a function with a then method, and nothing else', () => {
+    expect(isThenable(Promise.resolve())).toBe(true);
+    expect(isThenable({ then: () => {} })).toBe(true);
+    expect(isThenable(Object.assign(() => {}, { then: () => {} }))).toBe(true);
+    for (const other of [null, undefined, 3, 'then', { then: 1 }, () => {}]) {
+      expect(isThenable(other)).toBe(false);
+    }
+  });
+
+  it('lets checkOptions call a thenable function a forgotten await', () => {
+    const lazy = Object.assign(() => ({}), { then: () => {} });
+    expect(() => checkOptions(AT, lazy, ['a'])).toThrow(
+      `${AT} must be an object, got a Promise; await it and pass what it resolves to`,
+    );
+  });
+});
+
+describe('instanceClassName', () => {
+  it("names a class's instance, and nothing for a plain object of any realm, null or a primitive", () => {
+    class HedgeBudgetLike {}
+    expect(instanceClassName(new HedgeBudgetLike())).toBe('HedgeBudgetLike');
+    expect(instanceClassName(new Map())).toBe('Map');
+    for (const plain of [{}, Object.create(null), runInNewContext('({ a: 1 })'), null, undefined, 3, 'x']) {
+      expect(instanceClassName(plain)).toBeUndefined();
+    }
+  });
+
+  it('names nothing for an anonymous class, or a prototype whose constructor is not a function', () => {
+    const Anonymous = (() => class {})();
+    expect(Anonymous.name).toBe('');
+    expect(instanceClassName(new Anonymous())).toBeUndefined();
+    expect(instanceClassName(Object.create({ constructor: 'HedgeBudget' }))).toBeUndefined();
+    // A function is not an instance.
+    expect(instanceClassName(() => 1)).toBeUndefined();
+  });
+
+  it('lets checkOptions tell an instance where its options go from a misspelled key', () => {
+    class Budget {
+      ratio = 0.1;
+    }
+    expect(() => checkOptions(AT, new Budget(), ['maxExtraLoad'])).toThrow(
+      `${AT}: got an instance of Budget where an options object is expected (known options: maxExtraLoad)`,
+    );
+    expect(() => checkOptions(AT, new Budget(), ['maxExtraLoad'], undefined, 'pass it as budget')).toThrow(
+      `${AT}: got an instance of Budget where an options object is expected; pass it as budget`,
+    );
+    expect(() => checkOptions(AT, runInNewContext('({ ratio: 1 })'), ['maxExtraLoad'])).toThrow(
+      `${AT}.ratio is not an option (known: maxExtraLoad)`,
+    );
+  });
+});
+
+describe('checkFunctionArgument and checkNowSource', () => {
+  it('a required function argument: the function, or a TypeError naming the function, the argument and the value', () => {
+    const fn = () => 1;
+    expect(checkFunctionArgument('Limiter.whenAllowed', 'cancel', fn)).toBe(fn);
+    expect(() => checkFunctionArgument('Limiter.whenAllowed', 'cancel', 3)).toThrow(
+      new TypeError('Limiter.whenAllowed: cancel must be a function, got 3'),
+    );
+    expect(() =>
+      checkFunctionArgument('Limiter.whenAllowed', 'cancel', undefined, 'a function to call'),
+    ).toThrow('Limiter.whenAllowed: cancel must be a function to call, got nothing');
+  });
+
+  it('a time source: anything with a now() method, undefined when left out, else a TypeError', () => {
+    const source = { now: () => 5 };
+    expect(checkNowSource(AT, 'clock', source)).toBe(source);
+    expect(checkNowSource(AT, 'clock', undefined)).toBeUndefined();
+    for (const [bad, shown] of [
+      [null, 'null'],
+      [3, '3'],
+      [{ now: 1 }, '{"now":1}'],
+      [() => 1, 'a function'],
+    ] as const) {
+      expect(() => checkNowSource(AT, 'clock', bad)).toThrow(
+        new TypeError(`${AT}.clock must be an object with a now() method (a Clock), got ${shown}`),
+      );
+    }
+  });
+});
+
+describe("checkClock: a clock of the application's own", () => {
+  const own = (now: () => unknown, resolutionMs?: unknown) => ({
+    now,
+    setTimer: () => 0,
+    clearTimer: () => {},
+    ...(resolutionMs === undefined ? {} : { resolutionMs }),
+  });
+
+  it('reads now() once, and says so when it throws', () => {
+    expect(() =>
+      checkClock(
+        AT,
+        'clock',
+        own(() => {
+          throw new Error('not started');
+        }),
+      ),
+    ).toThrow(new TypeError(`${AT}.clock.now() threw when read: not started`));
+    expect(() =>
+      checkClock(
+        AT,
+        'clock',
+        own(() => {
+          throw 'a string';
+        }),
+      ),
+    ).toThrow(`${AT}.clock.now() threw when read: a string`);
+  });
+
+  it('refuses a now() that is not a finite number', () => {
+    for (const [reading, shown] of [
+      ['5', '"5"'],
+      [Number.NaN, 'NaN'],
+      [Number.POSITIVE_INFINITY, 'Infinity'],
+      [undefined, 'nothing'],
+    ] as const) {
+      expect(() =>
+        checkClock(
+          AT,
+          'clock',
+          own(() => reading),
+        ),
+      ).toThrow(
+        `${AT}.clock.now() must return a finite number of ms (since the epoch, as Date.now() does; a FakeClock's own time under test), got ${shown}`,
+      );
+    }
+  });
+
+  it('takes a resolution of 0 or more, and refuses one that is not a number', () => {
+    expect(
+      checkClock(
+        AT,
+        'clock',
+        own(() => 0, 2.5),
+      )?.resolutionMs,
+    ).toBe(2.5);
+    expect(() =>
+      checkClock(
+        AT,
+        'clock',
+        own(() => 0, '1'),
+      ),
+    ).toThrow(new RangeError(`${AT}.clock.resolutionMs must be a finite number of ms, 0 or more, got "1"`));
   });
 });
