@@ -79,8 +79,8 @@ function allowedDistance(word: string): number {
   return word.length <= 8 ? 2 : 3;
 }
 
-/** Levenshtein distance with adjacent transpositions counted as one edit. */
-function editDistance(a: string, b: string): number {
+/** Levenshtein distance with adjacent transpositions counted as one edit (optimal string alignment). @internal */
+export function editDistance(a: string, b: string): number {
   const rows = a.length + 1;
   const cols = b.length + 1;
   const d: number[][] = Array.from({ length: rows }, (_, i) =>
