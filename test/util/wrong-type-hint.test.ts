@@ -18,6 +18,15 @@ describe('wrongTypeHint', () => {
     [false, 'string', '; did you mean "false" (a string)?'],
     [null, 'string', ''],
     [{}, 'string', ''],
+    // Each hint only for the type asked for, and only for text that is wholly such a value.
+    ['3', 'boolean', ''],
+    ['3', 'string', ''],
+    ['2.55', 'number', '; did you mean 2.55 (a number, not a string)?'],
+    ['true', 'number', ''],
+    ['true', 'string', ''],
+    [true, 'boolean', ''],
+    ['not true', 'boolean', ''],
+    ['true or false', 'boolean', ''],
   ])('%j as a %s: %j', (value, want, hint) => {
     expect(wrongTypeHint(value, want)).toBe(hint);
   });
