@@ -5,6 +5,7 @@ import { ServiceConfigError } from '../../src/config/service-config-error.js';
 import {
   AVOID_TRIED_REPLICAS_POLICY,
   AvoidTriedReplicasConfig,
+  parseAvoidTriedReplicasConfig,
   registerAvoidTriedReplicas,
 } from '../../src/lb/avoid-tried-balancer.js';
 import { findAvoidPolicyProblems } from '../../src/lb/avoid-tried-config.js';
@@ -307,5 +308,41 @@ describe('the policy config', () => {
     expect(() =>
       AvoidTriedReplicasConfig.createFromJson({ childPolicy: [{ [AVOID_TRIED_REPLICAS_POLICY]: {} }] }),
     ).toThrow(/cannot be .* itself/);
+  });
+});
+
+describe('parseAvoidTriedReplicasConfig: where and what', () => {
+  const problemOf = (obj: unknown) => {
+    const parsed = parseAvoidTriedReplicasConfig(obj);
+    return parsed instanceof AvoidTriedReplicasConfig
+      ? parsed
+      : { path: parsed.path, problem: parsed.problem };
+  };
+
+  it('a config that is not an object is wrong as a whole', () => {
+    for (const [bad, shown] of [
+      [[], '[]'],
+      [null, 'null'],
+      ['round_robin', '"round_robin"'],
+    ] as const) {
+      expect(problemOf(bad)).toEqual({ path: [], problem: `must be an object, got ${shown}` });
+    }
+  });
+
+  it('names the avoiding entry among unknown ones by its own index', () => {
+    expect(
+      problemOf({ childPolicy: [{ no_such_policy: {} }, { [AVOID_TRIED_REPLICAS_POLICY]: {} }] }),
+    ).toEqual({
+      path: ['childPolicy', 1],
+      problem: `childPolicy cannot be ${AVOID_TRIED_REPLICAS_POLICY} itself`,
+    });
+  });
+
+  it('lists every entry when none is known, suggesting names only for entries that are objects', () => {
+    expect(problemOf({ childPolicy: [{ round_robn: {} }, 'pick_frst', { a: {}, b: {} }] })).toEqual({
+      path: ['childPolicy'],
+      problem:
+        'childPolicy names no load-balancing policy this grpc-js knows (round_robn: did you mean round_robin?, pick_frst, a|b)',
+    });
   });
 });
