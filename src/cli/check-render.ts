@@ -4,13 +4,14 @@
 
 import { parseStatusCode } from '../config/status-codes.js';
 import { type JitterStrategy, jitterText } from '../retry/backoff.js';
-import type {
-  CheckDiagnostic,
-  CheckReport,
-  EntryReport,
-  HedgingPolicyReport,
-  RetryPolicyReport,
-  ThrottlingReport,
+import {
+  attemptsTotalMs,
+  type CheckDiagnostic,
+  type CheckReport,
+  type EntryReport,
+  type HedgingPolicyReport,
+  type RetryPolicyReport,
+  type ThrottlingReport,
 } from './check-report.js';
 import {
   escapeControlCharacters,
@@ -107,7 +108,7 @@ function renderWorstCase(entry: EntryReport): string {
   const sum =
     `${policy.maxAttempts} × ${formatDuration(policy.perAttemptTimeoutMs)} per attempt + ` +
     `${formatDuration(policy.worstCaseWaitMs)} of backoff`;
-  const unbounded = policy.maxAttempts * policy.perAttemptTimeoutMs + policy.worstCaseWaitMs;
+  const unbounded = attemptsTotalMs(policy.maxAttempts, policy.perAttemptTimeoutMs, policy.worstCaseWaitMs);
   const bounded =
     entry.timeoutMs !== undefined && entry.timeoutMs < unbounded ? ', bounded by the timeout' : '';
   return `worst-case time before the last attempt answers: ${formatDuration(entry.worstCaseMs)} (${sum}${bounded})`;
@@ -165,10 +166,12 @@ function renderRetry(policy: RetryPolicyReport, jitter: JitterStrategy): string[
 
 function renderHedging(policy: HedgingPolicyReport): string[] {
   const timing =
-    policy.hedgingDelayMs === 0 || policy.maxAttempts === 1
-      ? `all ${plural(policy.maxAttempts, 'attempt')} leave at once`
-      : `last hedge leaves ${formatDuration(policy.lastHedgeAtMs)} after the call starts ` +
-        `((${policy.maxAttempts} - 1) × ${formatDuration(policy.hedgingDelayMs)})`;
+    policy.maxAttempts === 1
+      ? 'the one attempt leaves at once'
+      : policy.hedgingDelayMs === 0
+        ? `all ${policy.maxAttempts} attempts leave at once`
+        : `last hedge leaves ${formatDuration(policy.lastHedgeAtMs)} after the call starts ` +
+          `((${policy.maxAttempts} - 1) × ${formatDuration(policy.hedgingDelayMs)})`;
   const nonFatal =
     policy.nonFatalStatusCodes.length === 0
       ? 'none (any failure ends the call)'

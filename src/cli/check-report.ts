@@ -353,8 +353,20 @@ function worstCase(policy: EntryReport['policy'], timeoutMs: number | undefined)
   if (policy?.kind !== 'retry' || policy.perAttemptTimeoutMs === null) {
     return timeout;
   }
-  const total = roundMicros(policy.maxAttempts * policy.perAttemptTimeoutMs + policy.worstCaseWaitMs);
+  const total = attemptsTotalMs(policy.maxAttempts, policy.perAttemptTimeoutMs, policy.worstCaseWaitMs);
   return timeout === null ? total : Math.min(total, timeout);
+}
+
+/**
+ * Every attempt's timeout plus the backoffs between them, rounded as the report's other times are: the report's
+ * worst case before the method timeout bounds it (the text report compares the timeout with it). @internal
+ */
+export function attemptsTotalMs(
+  maxAttempts: number,
+  perAttemptTimeoutMs: number,
+  worstCaseWaitMs: number,
+): number {
+  return roundMicros(maxAttempts * perAttemptTimeoutMs + worstCaseWaitMs);
 }
 
 function describeRetry(policy: RetryPolicy, input: ReportInput): RetryPolicyReport {

@@ -23,16 +23,22 @@ export function formatDuration(ms: number): string {
   if (magnitude < 1) {
     return `${Number(ms.toPrecision(3))} ms`;
   }
-  if (magnitude < MS_PER_SECOND) {
+  // Each unit while the value, rounded as shown, stays under the next one: 59999.9 ms is 1 min, not 60 s.
+  if (shownBelow(ms, 1, MS_PER_SECOND)) {
     return `${formatNumber(ms)} ms`;
   }
-  if (magnitude < MS_PER_MINUTE) {
+  if (shownBelow(ms, MS_PER_SECOND, 60)) {
     return `${formatNumber(ms / MS_PER_SECOND)} s`;
   }
-  if (magnitude < MS_PER_HOUR) {
+  if (shownBelow(ms, MS_PER_MINUTE, 60)) {
     return `${formatNumber(ms / MS_PER_MINUTE)} min`;
   }
   return `${formatNumber(ms / MS_PER_HOUR)} h`;
+}
+
+/** Whether `ms` in units of `unitMs`, rounded as {@link formatNumber} shows it, is below `limit`. */
+function shownBelow(ms: number, unitMs: number, limit: number): boolean {
+  return Math.abs(Number(formatNumber(ms / unitMs))) < limit;
 }
 
 /** A number with at most 3 decimals and no trailing zeros: 0.1, 2, 1.333. */

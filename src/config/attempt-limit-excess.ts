@@ -38,5 +38,5 @@ export function attemptLimitExcessMessage(
   raise: string,
 ): string {
   const why = maxAttemptsLimit === 5 ? 'A6 caps maxAttempts at 5; ' : '';
-  return `is ${excess.maxAttempts}, above the attempt limit of ${maxAttemptsLimit}: calls make at most ${maxAttemptsLimit} attempts (${why}${raise} to allow more)`;
+  return `is ${excess.maxAttempts}, above the attempt limit of ${maxAttemptsLimit}: calls make at most ${maxAttemptsLimit} ${maxAttemptsLimit === 1 ? 'attempt' : 'attempts'} (${why}${raise} to allow more)`;
 }

@@ -186,7 +186,7 @@ describe('check: the text report of a valid config', () => {
     );
   });
 
-  it('when the attempt limit leaves one attempt: no retries to wait between, all hedges (one) leave at once', async () => {
+  it('when the attempt limit leaves one attempt: no retries to wait between, the one attempt leaves at once', async () => {
     const file = write('one-attempt', {
       loadBalancingConfig: [{ round_robin: {} }],
       methodConfig: [
@@ -202,7 +202,7 @@ describe('check: the text report of a valid config', () => {
         '    attempts: 1 (1 initial + up to 0 hedges; clamped from maxAttempts 3 by the attempt limit 1)\n' +
         '    hedging delay: 20 ms\n' +
         '    non-fatal codes: none (any failure ends the call)\n' +
-        '    all 1 attempt leave at once\n',
+        '    the one attempt leaves at once\n',
     );
     expect(text).toContain(
       '    attempts: 1 (1 initial + up to 0 retries; clamped from maxAttempts 3 by the attempt limit 1)\n' +
@@ -245,6 +245,12 @@ describe('check: the text report of a valid config', () => {
         // 2 × 1 s + 100 ms × 1.2 = 2.12 s: a timeout of exactly that bounds nothing
         { name: [{ service: 'a.Equal' }], timeout: '2.12s', retryPolicy: perAttempt },
         { name: [{ service: 'a.Shorter' }], timeout: '2.119s', retryPolicy: perAttempt },
+        // 3 × 128.8 ms is 386.40000000000003 ms in floating point: still exactly the timeout of 746.4 ms
+        {
+          name: [{ service: 'a.Float' }],
+          timeout: '0.7464s',
+          retryPolicy: { ...retryPolicy, maxAttempts: 3, perAttemptRecvTimeout: '0.1288s' },
+        },
       ],
       ...THROTTLING,
     });
@@ -259,6 +265,9 @@ describe('check: the text report of a valid config', () => {
     expect(text).toContain(
       '  worst-case time before the last attempt answers: 2.119 s ' +
         '(2 × 1 s per attempt + 120 ms of backoff, bounded by the timeout)\n',
+    );
+    expect(text).toContain(
+      '  worst-case time before the last attempt answers: 746.4 ms (3 × 128.8 ms per attempt + 360 ms of backoff)\n',
     );
   });
 });

@@ -38,6 +38,12 @@ describe('formatDuration', () => {
     [5_400_000, '1.5 h'],
     [86_400_000, '24 h'],
     [-1500, '-1.5 s'],
+    // rounded as shown, a value that reaches the next unit is written in it
+    [999.9996, '1 s'],
+    [59_999.9, '1 min'],
+    [-59_999.9, '-1 min'],
+    [3_599_999.9, '1 h'],
+    [59_999.4, '59.999 s'],
   ])('writes %d ms as %s', (ms, text) => {
     expect(formatDuration(ms)).toBe(text);
   });

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import type { CheckReport } from '../../src/cli/check.js';
-import { findAttemptLimitExcess } from '../../src/config/attempt-limit-excess.js';
+import { attemptLimitExcessMessage, findAttemptLimitExcess } from '../../src/config/attempt-limit-excess.js';
 import { parseServiceConfig } from '../../src/config/parse-service-config.js';
 import { createRetryInterceptor } from '../../src/retry/retry-interceptor.js';
 import { check } from '../helpers/check-run.js';
@@ -25,6 +25,20 @@ const config = {
     { name: [{ service: 'a.D' }] },
   ],
 };
+
+describe('attemptLimitExcessMessage', () => {
+  it('counts one attempt in the singular, and says why only for the A6 limit of 5', () => {
+    const excess = findAttemptLimitExcess(parseServiceConfig(config), 1)[0];
+    expect(excess).toBeDefined();
+    if (excess === undefined) return;
+    expect(attemptLimitExcessMessage(excess, 1, 'raise it')).toBe(
+      `is ${excess.maxAttempts}, above the attempt limit of 1: calls make at most 1 attempt (raise it to allow more)`,
+    );
+    expect(attemptLimitExcessMessage(excess, 5, 'raise it')).toBe(
+      `is ${excess.maxAttempts}, above the attempt limit of 5: calls make at most 5 attempts (A6 caps maxAttempts at 5; raise it to allow more)`,
+    );
+  });
+});
 
 describe('findAttemptLimitExcess', () => {
   it('finds each retry or hedging policy above the limit, not one at it', () => {
