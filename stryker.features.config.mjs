@@ -1,5 +1,5 @@
 // Mutation testing of the features around the engine: replica avoidance (src/lb), `interceptChannel` (src/channel),
-// request ids (src/request-id), idempotency levels (src/idempotency) and the option checks and helpers of src/util:
+// request ids (src/request-id) and idempotency levels (src/idempotency); src/util goes to stryker.tools.config.mjs:
 // `npm run mutate:features` (see TESTING.md, "Mutation"). The same settings as stryker.config.mjs, with the tests
 // of vitest.stryker-features.config.ts, which include these features' end-to-end suites: a balancer and a channel
 // are only exercised through grpc-js's own channel.
@@ -14,7 +14,6 @@ export default {
     'src/channel/*.ts',
     'src/request-id/*.ts',
     'src/idempotency/*.ts',
-    'src/util/*.ts',
   ],
   incrementalFile: 'reports/stryker-incremental-features.json',
   htmlReporter: { fileName: 'reports/mutation/features.html' },

@@ -4,8 +4,8 @@ import engine from './vitest.stryker.config.js';
 
 /**
  * The tests Stryker runs against mutants of the features around the engine (stryker.features.config.mjs;
- * `npm run mutate:features`): the engine's network-free suites (vitest.stryker.config.ts), which reach the option
- * checks and helpers of src/util, and these features' own suites, end-to-end ones included: the replica-avoiding
+ * `npm run mutate:features`): the engine's network-free suites (vitest.stryker.config.ts), which reach these
+ * features through the interceptors, and the features' own suites, end-to-end ones included: the replica-avoiding
  * balancer and `interceptChannel` only run inside grpc-js's channel, against servers on 127.0.0.1. Not the
  * examples, which run in child processes that load the build, not the mutated sources.
  */
@@ -23,15 +23,11 @@ export default defineConfig({
       'test/testing/request-id-recording.test.ts',
       'test/hints/idempotency.test.ts',
       'test/idempotency/*.test.ts',
-      'test/util/*.test.ts',
     ],
     // The engine's end-to-end suites stay out, as in vitest.stryker.config.ts.
     exclude: [
       '**/node_modules/**',
       'test/{engine,retry,hedging,adaptive,throttle,config,hints,testing}/**/*.e2e.test.ts',
-      // They call process.chdir(), which Stryker's vitest workers (threads) do not support.
-      'test/util/unresolved-type-place.test.ts',
-      'test/util/proto-files.test.ts',
     ],
   },
 });
