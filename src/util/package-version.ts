@@ -16,14 +16,18 @@ const MAX_LEVELS_UP = 5;
  * @returns The version, or `unknown` when no such package.json is found.
  */
 export function packageVersion(): string {
-  cached ??= findPackageVersion();
+  cached ??= findPackageVersion(moduleDir());
   return cached;
 }
 
 let cached: string | undefined;
 
-function findPackageVersion(): string {
-  let dir = moduleDir();
+/**
+ * The `version` of the first package.json named `grpc-retry-hedging` in `start` or up to {@link MAX_LEVELS_UP}
+ * directories above it; `unknown` when there is none (or no `start`). @internal
+ */
+export function findPackageVersion(start: string | undefined): string {
+  let dir = start;
   if (dir === undefined) {
     return 'unknown';
   }
