@@ -350,7 +350,12 @@ export function startErrorMessage(
     return message.replace(methodScripts, `${args.scriptFile}: `);
   }
   const text = message.replace(/^FlakyServer(\.\w+)?: /, '');
-  if (/^cannot bind /.test(text) && args.port !== 0 && !/EADDRINUSE/.test(text)) {
+  // The hint only when the error names no other cause (EADDRNOTAVAIL, EACCES: another process is not the reason).
+  if (
+    /^cannot bind /.test(text) &&
+    args.port !== 0 &&
+    !/\b(EADDRINUSE|EADDRNOTAVAIL|EACCES|EPERM)\b/.test(text)
+  ) {
     return `${text} (is another process listening on port ${args.port}?)`;
   }
   return text;

@@ -168,9 +168,13 @@ function toServed(definition: grpc.ServiceDefinition, where: string): ServedServ
 
 /**
  * Every service in `source` (see {@link FlakyServiceSource}), found by walking it.
- * @throws TypeError naming `where` when it holds no service.
+ * @throws TypeError naming `where` when it holds no service, with `advice` on what to pass instead.
  */
-export function servicesIn(source: unknown, where: string): ServedService[] {
+export function servicesIn(
+  source: unknown,
+  where: string,
+  advice = 'pass a grpc.ServiceDefinition, a service client constructor, a proto-loader PackageDefinition or a grpc.GrpcObject',
+): ServedService[] {
   const found: ServedService[] = [];
   const seen = new Set<unknown>();
   const walk = (value: unknown, depth: number): void => {
@@ -204,9 +208,7 @@ export function servicesIn(source: unknown, where: string): ServedService[] {
   };
   walk(source, 0);
   if (found.length === 0) {
-    throw new TypeError(
-      `FlakyServer: ${where} holds no service (pass a grpc.ServiceDefinition, a service client constructor, a proto-loader PackageDefinition or a grpc.GrpcObject)`,
-    );
+    throw new TypeError(`FlakyServer: ${where} holds no service (${advice})`);
   }
   return found;
 }
@@ -251,7 +253,13 @@ export function servicesInProtos(
       const message = withUnresolvedTypePlace(errorMessage(error), absolute, includeDirs);
       throw new Error(`FlakyServer: cannot load the proto file ${file}: ${message}`);
     }
-    services.push(...servicesIn(definition, `proto file ${file}`));
+    services.push(
+      ...servicesIn(
+        definition,
+        `proto file ${file}`,
+        'give the .proto files that declare the services to serve; the files they import are loaded with them',
+      ),
+    );
   }
   return services;
 }
