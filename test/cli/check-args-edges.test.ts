@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CHECK_USAGE, type CheckReport, MAX_CONFIG_BYTES, runCheck } from '../../src/cli/check.js';
-import { check } from '../helpers/check-run.js';
+import { captureRun, check } from '../helpers/check-run.js';
 
 const SCRATCH = mkdtempSync(join(tmpdir(), 'grh-check-args-edges-'));
 afterAll(() => rmSync(SCRATCH, { recursive: true, force: true }));
@@ -104,15 +104,7 @@ describe('check --strict', () => {
 describe('check - (standard input read whole)', () => {
   it('reads a config of exactly the 64 MiB cap', async () => {
     const text = `{}${' '.repeat(MAX_CONFIG_BYTES - 2)}`;
-    let stdout = '';
-    let stderr = '';
-    const code = await runCheck(['-'], {
-      stdout: (s) => {
-        stdout += s;
-      },
-      stderr: (s) => {
-        stderr += s;
-      },
+    const { code, stdout, stderr } = await captureRun((io) => runCheck(['-'], io), {
       readStdin: async () => text,
     });
     expect(stderr).toBe('');

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type CheckReport, runCheck } from '../../src/cli/check.js';
 import { createChannelOptions } from '../../src/config/channel-options.js';
+import { captureRun } from '../helpers/check-run.js';
 
 const SCRATCH = mkdtempSync(join(tmpdir(), 'grh-check-lb-'));
 afterAll(() => rmSync(SCRATCH, { recursive: true, force: true }));
@@ -21,17 +22,7 @@ const hedged = {
 async function check(config: object, ...flags: string[]) {
   const file = join(mkdtempSync(join(SCRATCH, 'config-')), 'config.json');
   writeFileSync(file, JSON.stringify(config, null, 2));
-  let stdout = '';
-  let stderr = '';
-  const code = await runCheck([file, ...flags], {
-    stdout: (s) => {
-      stdout += s;
-    },
-    stderr: (s) => {
-      stderr += s;
-    },
-  });
-  return { code, stdout, stderr, file };
+  return { ...(await captureRun((io) => runCheck([file, ...flags], io))), file };
 }
 
 async function report(config: object): Promise<CheckReport> {

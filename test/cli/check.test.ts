@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type CheckReport, runCheck } from '../../src/cli/check.js';
 import { WARNINGS_AFTER_ERRORS } from '../../src/cli/check-render.js';
-import { type CheckRun, check } from '../helpers/check-run.js';
+import { type CheckRun, captureRun, check } from '../helpers/check-run.js';
 
 // Every file a test writes goes under one scratch directory, removed when the file's tests end.
 const SCRATCH = mkdtempSync(join(tmpdir(), 'grh-check-'));
@@ -736,19 +736,11 @@ describe('check: unknown fields in a valid config', () => {
 });
 
 describe('check: standard input', () => {
-  async function checkStdin(text: string | undefined, ...argv: string[]): Promise<CheckRun> {
-    let stdout = '';
-    let stderr = '';
-    const code = await runCheck(['-', ...argv], {
-      stdout: (s) => {
-        stdout += s;
-      },
-      stderr: (s) => {
-        stderr += s;
-      },
-      ...(text === undefined ? {} : { readStdin: async () => text }),
-    });
-    return { code, stdout, stderr };
+  function checkStdin(text: string | undefined, ...argv: string[]): Promise<CheckRun> {
+    return captureRun(
+      (io) => runCheck(['-', ...argv], io),
+      text === undefined ? {} : { readStdin: async () => text },
+    );
   }
 
   it('reads the config from - and names it <stdin> in the report and its diagnostics', async () => {

@@ -5,26 +5,9 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { CHECK_USAGE } from '../../src/cli/check.js';
 import { CLI_USAGE, runCli } from '../../src/cli/run-cli.js';
+import { type CheckRun, captureRun } from '../helpers/check-run.js';
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-async function cli(...argv: string[]): Promise<Run> {
-  let stdout = '';
-  let stderr = '';
-  const code = await runCli(argv, {
-    stdout: (s) => {
-      stdout += s;
-    },
-    stderr: (s) => {
-      stderr += s;
-    },
-  });
-  return { code, stdout, stderr };
-}
+const cli = (...argv: string[]): Promise<CheckRun> => captureRun((io) => runCli(argv, io));
 
 describe('grpc-retry-hedging at the top level', () => {
   it('prints the package version and a newline for --version alone, and exits 0', async () => {

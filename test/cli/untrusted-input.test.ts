@@ -12,6 +12,7 @@ import { type CheckReport, MAX_CONFIG_BYTES, runCheck } from '../../src/cli/chec
 import type { CommandIo } from '../../src/cli/command-io.js';
 import { formatAttemptLine, runFlakyServerCommand } from '../../src/cli/flaky-server-command.js';
 import type { RecordedAttempt } from '../../src/testing/index.js';
+import { type CheckRun, captureRun } from '../helpers/check-run.js';
 import { RETRY_UNAVAILABLE_POLICY } from '../helpers/service-configs.js';
 
 const SCRATCH = mkdtempSync(join(tmpdir(), 'grh-untrusted-input-'));
@@ -20,30 +21,13 @@ afterAll(() => rmSync(SCRATCH, { recursive: true, force: true }));
 const MIB = 1024 * 1024;
 const TOO_LARGE_STDIN = `check: cannot read the service config from standard input: it is over the ${MAX_CONFIG_BYTES} bytes (64 MiB) that check reads: a service config is a few kilobytes, is this the right file?\n`;
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
 /** Runs a command with `extra` in its io (standard input), capturing what it prints. */
-async function run(
+function run(
   command: (argv: readonly string[], io: CommandIo) => Promise<number>,
   argv: string[],
   extra: Partial<CommandIo> = {},
-): Promise<Run> {
-  let stdout = '';
-  let stderr = '';
-  const code = await command(argv, {
-    stdout: (s) => {
-      stdout += s;
-    },
-    stderr: (s) => {
-      stderr += s;
-    },
-    ...extra,
-  });
-  return { code, stdout, stderr };
+): Promise<CheckRun> {
+  return captureRun((io) => command(argv, io), extra);
 }
 
 /** A stream of `chunk` forever, counting what it handed out and whether it was destroyed. */
