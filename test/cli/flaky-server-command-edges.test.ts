@@ -31,8 +31,16 @@ interface UnaryResult {
 }
 
 let dir: string;
-/** Runs started with an io that has no abort signal: stopped by SIGTERM. */
-const signalOnly: Array<Promise<number>> = [];
+/**
+ * Runs started with an io that has no abort signal, with the SIGTERM listener each added: a test calls that
+ * listener, not `process.emit('SIGTERM')`, which would reach the test runner's own listeners too.
+ */
+const signalOnly: Array<{ exit: Promise<number>; stop: () => void }> = [];
+
+/** The SIGTERM listeners added since `before`. */
+function sigtermListenersSince(before: readonly unknown[]): Array<(signal: NodeJS.Signals) => void> {
+  return process.listeners('SIGTERM').filter((listener) => !before.includes(listener));
+}
 
 function script(name: string, content: string): string {
   const file = join(dir, name);
@@ -75,8 +83,8 @@ beforeAll(() => {
 
 afterEach(async () => {
   await stopRuns();
-  for (const exit of signalOnly.splice(0)) {
-    process.emit('SIGTERM');
+  for (const { exit, stop } of signalOnly.splice(0)) {
+    stop();
     await exit;
   }
   vi.restoreAllMocks();
@@ -339,16 +347,20 @@ describe('flaky-server output', () => {
   it('stops on SIGTERM, also without an abort signal, and leaves no signal listener behind', async () => {
     const captured = new CapturedIo();
     const io: CommandIo = { stdout: captured.stdout, stderr: captured.stderr };
-    const before = { SIGINT: process.listenerCount('SIGINT'), SIGTERM: process.listenerCount('SIGTERM') };
+    const before = { SIGINT: process.listenerCount('SIGINT'), SIGTERM: process.listeners('SIGTERM') };
     const exit = runFlakyServerCommand([], io);
-    signalOnly.push(exit);
+    const stop = () => {
+      for (const listener of sigtermListenersSince(before.SIGTERM)) listener('SIGTERM');
+    };
+    signalOnly.push({ exit, stop });
     await captured.waitForOut(LISTENING);
-    expect(process.listenerCount('SIGTERM')).toBe(before.SIGTERM + 1);
+    expect(sigtermListenersSince(before.SIGTERM)).toHaveLength(1);
     signalOnly.splice(0);
-    process.emit('SIGTERM');
+    stop();
     expect(await exit).toBe(0);
     expect(captured.out).toMatch(/flaky server stopped\n$/);
-    expect(process.listenerCount('SIGTERM')).toBe(before.SIGTERM);
+    expect(sigtermListenersSince(before.SIGTERM)).toEqual([]);
+    expect(process.listenerCount('SIGTERM')).toBe(before.SIGTERM.length);
     expect(process.listenerCount('SIGINT')).toBe(before.SIGINT);
   });
 });
