@@ -14,9 +14,9 @@ import {
   registerAvoidTriedReplicas,
 } from '../../src/lb/avoid-tried-balancer.js';
 import { AvoidTriedPicker } from '../../src/lb/avoid-tried-picker.js';
-import { replicaAvoidanceInUse, TriedReplicas } from '../../src/lb/tried-replicas.js';
+import { replicaAvoidanceInUse } from '../../src/lb/tried-replicas.js';
+import { hintedMetadata, rotatingPicker } from '../helpers/fake-picks.js';
 
-type PickResult = experimental.PickResult;
 type ChannelControlHelper = experimental.ChannelControlHelper;
 
 const grpcJsVersion = (createRequire(import.meta.url)('@grpc/grpc-js/package.json') as { version: string })
@@ -107,28 +107,6 @@ function balancerOverScripted(label = 'one') {
   return { ...channel, balancer, config };
 }
 
-function completePick(address: string): PickResult {
-  return {
-    pickResultType: experimental.PickResultType.COMPLETE,
-    subchannel: {
-      getAddress: () => address,
-      getConnectivityState: () => connectivityState.READY,
-    } as unknown as experimental.SubchannelInterface,
-    status: null,
-    onCallStarted: null,
-    onCallEnded: null,
-  };
-}
-
-/** A child picker handing out `addresses` in turn. */
-function rotating(addresses: string[]): experimental.Picker & { picks: number } {
-  const picker = {
-    picks: 0,
-    pick: () => completePick(addresses[picker.picks++ % addresses.length] as string),
-  };
-  return picker;
-}
-
 const endpoints = [{ addresses: [{ host: '127.0.0.1', port: 1 }] }];
 
 afterEach(() => {
@@ -208,8 +186,8 @@ describe('AvoidTriedReplicasBalancer: what it publishes', () => {
     const { balancer, config, published } = balancerOverScripted();
     balancer.updateAddressList(endpoints as never, config, {} as never, '');
     const child = children[0] as ScriptedChild;
-    child.publish(connectivityState.READY, rotating(['a', 'b']));
-    child.publish(connectivityState.TRANSIENT_FAILURE, rotating(['a']), 'all replicas down');
+    child.publish(connectivityState.READY, rotatingPicker(['a', 'b']));
+    child.publish(connectivityState.TRANSIENT_FAILURE, rotatingPicker(['a']), 'all replicas down');
     expect(published.map((p) => p.state)).toEqual([
       connectivityState.READY,
       connectivityState.TRANSIENT_FAILURE,
@@ -226,7 +204,7 @@ describe('AvoidTriedReplicasBalancer: what it publishes', () => {
   it("the picker it publishes gives a call without a hint the child's own pick, and a retry another replica", () => {
     const { balancer, config, published } = balancerOverScripted();
     balancer.updateAddressList(endpoints as never, config, {} as never, '');
-    const childPicker = rotating(['a', 'b', 'c']);
+    const childPicker = rotatingPicker(['a', 'b', 'c']);
     (children[0] as ScriptedChild).publish(connectivityState.READY, childPicker);
     const picker = published[0]?.picker as experimental.Picker;
     const pick = (metadata: Metadata) => picker.pick({ metadata, extraPickInfo: {} } as never);
@@ -234,12 +212,9 @@ describe('AvoidTriedReplicasBalancer: what it publishes', () => {
     expect(pick(new Metadata()).subchannel?.getAddress()).toBe('b');
     // A retry that went to b: the picker offers a replica it saw READY that the call has not tried (a), without
     // asking the child, whose rotation stays where first attempts left it.
-    const replicas = new TriedReplicas();
-    replicas.addHint(new Metadata()).picked = 'b';
-    const retry = new Metadata();
-    const hint = replicas.addHint(retry);
-    expect(pick(retry).subchannel?.getAddress()).toBe('a');
-    expect(hint.picked).toBe('a');
+    const retry = hintedMetadata(['b']);
+    expect(pick(retry.metadata).subchannel?.getAddress()).toBe('a');
+    expect(retry.picked()).toBe('a');
     expect(childPicker.picks).toBe(2);
   });
 });

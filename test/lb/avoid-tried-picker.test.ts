@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { AvoidTriedPicker, MAX_PICKS_PER_ATTEMPT } from '../../src/lb/avoid-tried-picker.js';
 import { TriedReplicas } from '../../src/lb/tried-replicas.js';
 import { seededRandom } from '../../src/testing/index.js';
+import { completePick, hintedMetadata as hinted, rotatingPicker } from '../helpers/fake-picks.js';
 
 const { PickResultType } = experimental;
 type PickResult = experimental.PickResult;
@@ -12,19 +13,8 @@ const CONSTANTS = { complete: PickResultType.COMPLETE, ready: connectivityState.
 /** Connectivity of the fake subchannels, by address (READY unless set). */
 const states = new Map<string, connectivityState>();
 
-function complete(address: string): PickResult {
-  const subchannel = {
-    getAddress: () => address,
-    getConnectivityState: () => states.get(address) ?? connectivityState.READY,
-  } as unknown as experimental.SubchannelInterface;
-  return {
-    pickResultType: PickResultType.COMPLETE,
-    subchannel,
-    status: null,
-    onCallStarted: null,
-    onCallEnded: null,
-  };
-}
+const complete = (address: string): PickResult =>
+  completePick(address, (at) => states.get(at) ?? connectivityState.READY);
 
 /** What a child picker answers while it has no ready replica to hand out: the call waits. */
 const queued: PickResult = {
@@ -35,36 +25,8 @@ const queued: PickResult = {
   onCallEnded: null,
 };
 
-/** A child picker that hands out `addresses` in turn, as round_robin does, counting its picks. */
-function rotating(addresses: string[]) {
-  let next = 0;
-  const child = {
-    picks: 0,
-    /** Every result handed out, in order. */
-    results: [] as PickResult[],
-    pick(): PickResult {
-      child.picks += 1;
-      const address = addresses[next % addresses.length] as string;
-      next += 1;
-      const result = complete(address);
-      child.results.push(result);
-      return result;
-    },
-  };
-  return child;
-}
-
-/** Metadata carrying a hint whose earlier attempts went to `tried`. */
-function hinted(tried: string[]): { metadata: Metadata; picked: () => string | undefined } {
-  const replicas = new TriedReplicas();
-  for (const address of tried) {
-    const earlier = replicas.addHint(new Metadata());
-    earlier.picked = address;
-  }
-  const metadata = new Metadata();
-  const hint = replicas.addHint(metadata);
-  return { metadata, picked: () => hint.picked };
-}
+/** A child picker over `addresses` whose subchannels report `states`. */
+const rotating = (addresses: string[]) => rotatingPicker(addresses, complete);
 
 const pickArgs = (metadata: Metadata) => ({ metadata, extraPickInfo: {} });
 const addressOf = (result: PickResult) => result.subchannel?.getAddress();
