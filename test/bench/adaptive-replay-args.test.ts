@@ -1,8 +1,8 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 
@@ -15,6 +15,21 @@ function replay(args: string[], env: Record<string, string> = {}) {
   });
   return { status: run.status, stdout: run.stdout, stderr: run.stderr };
 }
+
+/** Scratch directories made by a test, removed after it. */
+const scratchDirs: string[] = [];
+
+function scratchDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'replay-args-'));
+  scratchDirs.push(dir);
+  return dir;
+}
+
+afterEach(() => {
+  for (const dir of scratchDirs.splice(0)) {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
 
 describe('replay:adaptive on a command-line mistake', () => {
   it('answers --help with its usage', () => {
@@ -51,7 +66,7 @@ describe('replay:adaptive on a command-line mistake', () => {
   });
 
   it('refuses a file that is not a trace, or holds no outcome, in one line with exit code 2', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'replay-args-'));
+    const dir = scratchDir();
     writeFileSync(join(dir, 'garbage.csv'), 'hello,world\n1,2\n');
     writeFileSync(join(dir, 'empty.csv'), '');
     writeFileSync(join(dir, 'header-only.csv'), 'ms,phase,delayUsedMs,latencyMs,superseded\n');
@@ -72,7 +87,7 @@ describe('replay:adaptive on a command-line mistake', () => {
     const run = replay(['bench/traces/in-bench']);
     expect(run.status).toBe(0);
     expect(run.stdout).toMatch(/\| bench\/traces\/in-bench\/\S+\.csv /);
-    const dir = mkdtempSync(join(tmpdir(), 'replay-args-'));
+    const dir = scratchDir();
     mkdirSync(join(dir, 'nothing'));
     const none = replay(['nothing'], { INIT_CWD: dir });
     expect(none.status).toBe(2);
