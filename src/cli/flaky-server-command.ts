@@ -209,8 +209,8 @@ async function loadScriptFile(file: string, services: readonly ServedService[]):
     .duplicateKeys()
     .sort((a, b) => a.last.offset - b.last.offset)
     .map(
-      ({ path, first, last }) =>
-        `${file}:${last.line}:${last.column}: ${formatJsonPath(path)}: ${duplicateKeyMessage(first)}`,
+      ({ path, ignored, last }) =>
+        `${file}:${last.line}:${last.column}: ${formatJsonPath(path)}: ${duplicateKeyMessage(ignored)}`,
     );
   /** The key each method is scripted under: one method written twice (with and without its `/`) is one key. */
   const methodKeys = new Map<string, string>();

@@ -36,11 +36,32 @@ export interface JsonSource {
 }
 
 /**
- * What `check` (and `flaky-server --script`) say of a key written more than once in one object, `first` being
- * where it is first written.
+ * What `check` (and `flaky-server --script`) say of a key written more than once in one object, `ignored` being
+ * every copy before the last (the one `JSON.parse` keeps), in text order; the first of them is where it is first
+ * written.
  */
-export function duplicateKeyMessage(first: Pick<SourcePosition, 'line' | 'column'>): string {
-  return `is written more than once in its object (first at line ${first.line}, column ${first.column}): JSON keeps only the last one, so the one at line ${first.line} is ignored`;
+export function duplicateKeyMessage(ignored: readonly Pick<SourcePosition, 'line' | 'column'>[]): string {
+  const first = ignored[0] ?? { line: 0, column: 0 };
+  const where = `(first at line ${first.line}, column ${first.column})`;
+  if (ignored.length <= 1) {
+    return `is written more than once in its object ${where}: JSON keeps only the last one, so the one at line ${first.line} is ignored`;
+  }
+  const lines = ignored.map((copy) => copy.line);
+  const places =
+    new Set(lines).size === lines.length
+      ? `lines ${listed(lines.map(String), ', ')}`
+      : listed(
+          ignored.map((copy) => `line ${copy.line}, column ${copy.column}`),
+          '; ',
+        );
+  return `is written ${ignored.length + 1} times in its object ${where}: JSON keeps only the last one, so the ${ignored.length} before it, at ${places}, are ignored`;
+}
+
+/** `a, b and c` (with `separator` between all but the last two). */
+function listed(items: readonly string[], separator: string): string {
+  return items.length <= 1
+    ? (items[0] ?? '')
+    : `${items.slice(0, -1).join(separator)} and ${items[items.length - 1] as string}`;
 }
 
 /** A key written twice or more in one object. */
@@ -49,6 +70,8 @@ export interface DuplicateKey {
   readonly path: JsonPath;
   /** Where the key is first written. */
   readonly first: SourcePosition;
+  /** Every copy before the last, in text order (`first` among them): the ones `JSON.parse` ignores. */
+  readonly ignored: readonly SourcePosition[];
   /** Where it is written last: the value there is the one `JSON.parse` keeps. */
   readonly last: SourcePosition;
 }
@@ -177,11 +200,15 @@ export function parseJsonSource(text: string): JsonSource | JsonSyntaxError {
     },
     duplicateKeys: () => {
       const { text: compactText, toOriginal } = compacted();
-      return findDuplicateKeys(compactText).map(({ path, first, last }) => ({
-        path,
-        first: position(toOriginal(first)),
-        last: position(toOriginal(last)),
-      }));
+      return findDuplicateKeys(compactText).map(({ path, ignored, last }) => {
+        const copies = ignored.map((offset) => position(toOriginal(offset)));
+        return {
+          path,
+          first: copies[0] as SourcePosition,
+          ignored: copies,
+          last: position(toOriginal(last)),
+        };
+      });
     },
   };
 }
@@ -258,11 +285,11 @@ function compactWhitespace(source: string): CompactText {
 }
 
 /**
- * Keys written twice in one object, with the offsets of their first and last occurrence; empty when the nesting
- * exhausts the stack.
+ * Keys written twice or more in one object, with the offsets of every occurrence before the last and of the last;
+ * empty when the nesting exhausts the stack.
  */
-function findDuplicateKeys(source: string): { path: JsonPath; first: number; last: number }[] {
-  const found = new Map<string, { path: JsonPath; first: number; last: number }>();
+function findDuplicateKeys(source: string): { path: JsonPath; ignored: number[]; last: number }[] {
+  const found = new Map<string, { path: JsonPath; ignored: number[]; last: number }>();
   const objects: Map<string, number>[] = [];
   let depth = 0; // objects open, to tell an object's own keys from its children's
   try {
@@ -289,7 +316,12 @@ function findDuplicateKeys(source: string): { path: JsonPath; first: number; las
           const path = [...pathSupplier(), property];
           const id = JSON.stringify(path);
           const known = found.get(id);
-          found.set(id, { path, first: known?.first ?? first, last: offset });
+          if (known === undefined) {
+            found.set(id, { path, ignored: [first], last: offset });
+          } else {
+            known.ignored.push(known.last);
+            known.last = offset;
+          }
         },
       },
       { disallowComments: true, allowTrailingComma: false },

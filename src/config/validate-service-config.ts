@@ -176,9 +176,9 @@ function duplicateKeyWarnings(source: JsonSource): KindedIssue[] {
   return source
     .duplicateKeys()
     .sort((a, b) => a.last.offset - b.last.offset)
-    .map(({ path, first, last }) => ({
+    .map(({ path, ignored, last }) => ({
       path: formatJsonPath(path),
-      message: duplicateKeyMessage(first),
+      message: duplicateKeyMessage(ignored),
       line: last.line,
       column: last.column,
       kind: 'duplicate-key' as const,

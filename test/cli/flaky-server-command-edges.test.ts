@@ -289,8 +289,8 @@ describe('flaky-server --script: warnings', () => {
     const { io } = start(['--script', file]);
     await io.waitForOut(LISTENING);
     expect(io.err.trimEnd().split('\n')).toEqual([
-      expect.stringMatching(new RegExp(`^flaky-server: warning: ${file}:5:3: b: is written more than once`)),
-      expect.stringMatching(new RegExp(`^flaky-server: warning: ${file}:6:3: a: is written more than once`)),
+      `flaky-server: warning: ${file}:5:3: b: is written more than once in its object (first at line 3, column 3): JSON keeps only the last one, so the one at line 3 is ignored`,
+      `flaky-server: warning: ${file}:6:3: a: is written 3 times in its object (first at line 2, column 3): JSON keeps only the last one, so the 2 before it, at lines 2 and 4, are ignored`,
     ]);
   });
 

@@ -260,8 +260,39 @@ describe('duplicate keys', () => {
     const text =
       '{"methodConfig":[{"name":[{"service":"a.S"}],"timeout":"1s"},{"name":[{"service":"b.S"}],"timeout":"1s","timeout":"2s","timeout":"3s"}]}';
     const { warnings } = validateServiceConfig(text);
-    expect(warnings.map((w) => [w.path, w.column])).toEqual([
-      ['methodConfig[1].timeout', text.lastIndexOf('"timeout"') + 1],
+    const timeouts = [...text.matchAll(/"timeout"/g)].map((match) => (match.index ?? 0) + 1).slice(1);
+    expect(warnings).toEqual([
+      {
+        path: 'methodConfig[1].timeout',
+        // All three on line 1: the ignored copies are told apart by their columns.
+        message: `is written 3 times in its object (first at line 1, column ${timeouts[0]}): JSON keeps only the last one, so the 2 before it, at line 1, column ${timeouts[0]} and line 1, column ${timeouts[1]}, are ignored`,
+        line: 1,
+        column: timeouts[2],
+      },
+    ]);
+  });
+
+  it('a key written four times on lines of its own names the three lines JSON ignores', () => {
+    const text = [
+      '{ "methodConfig": [{',
+      '  "name": [{}],',
+      '  "timeout": "1s",',
+      '  "timeout": "2s",',
+      '',
+      '  "timeout": "3s",',
+      '  "timeout": "4s"',
+      '}] }',
+    ].join('\n');
+    const { config, warnings } = validateServiceConfig(text);
+    expect(config?.methodConfig[0]?.timeoutMs).toBe(4000);
+    expect(warnings).toEqual([
+      {
+        path: 'methodConfig[0].timeout',
+        message:
+          'is written 4 times in its object (first at line 3, column 3): JSON keeps only the last one, so the 3 before it, at lines 3, 4 and 6, are ignored',
+        line: 7,
+        column: 3,
+      },
     ]);
   });
 
