@@ -164,11 +164,23 @@ function takesValue(arg: string, options: OptionSpec): boolean {
   return false;
 }
 
+/**
+ * The long name of a short option (`-I` → `--proto-path`), as Node names it in most of its messages but not all
+ * (`-I -h` is "ambiguous", and named by its short form alone); anything else as it is.
+ */
+function longName(name: string, options: OptionSpec): string {
+  if (!/^-[A-Za-z]$/.test(name)) {
+    return name;
+  }
+  const long = Object.entries(options).find(([, spec]) => spec.short === name.slice(1))?.[0];
+  return long === undefined ? name : `--${long}`;
+}
+
 function describeParseError(error: unknown, options: OptionSpec): string {
   const code = (error as { code?: unknown } | null)?.code;
   const message = errorMessage(error);
   const option = /'(-[^' ,]*)(?:, (--[^' ]+))?/.exec(message);
-  const name = option?.[2] ?? option?.[1] ?? '';
+  const name = option?.[2] ?? longName(option?.[1] ?? '', options);
   switch (code) {
     case 'ERR_PARSE_ARGS_UNKNOWN_OPTION': {
       const known = Object.keys(options).map((key) => `--${key}`);

@@ -49,6 +49,10 @@ describe('parseCommandArgs', () => {
     [['--name'], '--name needs a value'],
     [['--name', '--json'], '--name needs a value'],
     [['-p'], '--port needs a value'],
+    // Node calls these "ambiguous" and names the option by its short form alone.
+    [['-p', '-x'], '--port needs a value'],
+    [['-I', '--json'], '--include needs a value'],
+    [['-p', '-I', 'a'], '--port needs a value'],
     [['--json=1'], '--json takes no value'],
     [['a', 'b'], 'unexpected argument "b"'],
     [['--jsn'], 'unknown option --jsn; did you mean --json?'],
