@@ -32,6 +32,7 @@ import { packageVersion } from '../util/package-version.js';
 import { combineListeners } from './combine-listeners.js';
 import { DEFAULT_MAX_TRACKED_CALLS } from './max-tracked-calls.js';
 import { metadataSetter } from './metadata-carrier.js';
+import { serverAddressOf } from './server-address.js';
 
 /** Name of the tracer the spans are created with. */
 export const RETRY_TRACER_NAME = 'grpc-retry-hedging';
@@ -47,6 +48,14 @@ export const RETRY_SPAN_ATTRIBUTES = Object.freeze({
   rpcService: 'rpc.service',
   /** `Method`, on call and attempt spans. */
   rpcMethod: 'rpc.method',
+  /**
+   * Call span: the host the call is addressed to, from the channel's target (`dns:db.example:443` →
+   * `db.example`; a Unix socket's path), as OpenTelemetry's RPC conventions name it. Left out when the target names
+   * no one server (a list of addresses, or a target a layer below the interceptor could not say).
+   */
+  serverAddress: 'server.address',
+  /** Call span: the target's port (443 when a DNS or IP target names none, as gRPC's resolvers do). */
+  serverPort: 'server.port',
   /** Numeric gRPC status code the call or attempt ended with. */
   statusCode: 'rpc.grpc.status_code',
   /** A72, attempt span: attempts sent before this one (the `grpc-previous-rpc-attempts` value). */
@@ -333,6 +342,7 @@ export function createRetryTracing(options: RetryTracingOptions = {}): RetryTrac
         kind: SpanKind.CLIENT,
         attributes: {
           ...names.attributes,
+          ...serverAttributesOf(event.target),
           [RETRY_SPAN_ATTRIBUTES.policy]: event.policy,
           [RETRY_SPAN_ATTRIBUTES.maxAttempts]: event.maxAttempts,
         },
@@ -522,6 +532,20 @@ export function createRetryTracing(options: RetryTracingOptions = {}): RetryTrac
       }
     },
   };
+}
+
+/** `server.address` and `server.port` of the call span, for the call's target (none when it names no server). */
+function serverAttributesOf(target: string): Attributes {
+  const server = serverAddressOf(target);
+  if (server === undefined) {
+    return {};
+  }
+  return server.port === undefined
+    ? { [RETRY_SPAN_ATTRIBUTES.serverAddress]: server.address }
+    : {
+        [RETRY_SPAN_ATTRIBUTES.serverAddress]: server.address,
+        [RETRY_SPAN_ATTRIBUTES.serverPort]: server.port,
+      };
 }
 
 /** `127.0.0.1:50051` or `[::1]:50051` as OpenTelemetry's network.peer.address and network.peer.port. */

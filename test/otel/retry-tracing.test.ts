@@ -134,6 +134,8 @@ describe('createRetryTracing: a call that retried twice', () => {
       [A.rpcSystem]: 'grpc',
       [A.rpcService]: 'pkg.v1.Greeter',
       [A.rpcMethod]: 'SayHello',
+      [A.serverAddress]: 'db.example',
+      [A.serverPort]: 443,
       [A.policy]: 'retry',
       [A.maxAttempts]: 4,
       [A.attempts]: 3,

@@ -37,7 +37,7 @@ async function closedPort(): Promise<number> {
 /** Three attempts (all UNAVAILABLE when nothing answers) on `target`: their attempt-end events and spans. */
 async function attemptsOn(
   target: string,
-): Promise<{ code: number; ends: RetryEvent[]; spans: ReadableSpan[] }> {
+): Promise<{ code: number; ends: RetryEvent[]; spans: ReadableSpan[]; server: unknown[] }> {
   exporter.reset();
   const events: RetryEvent[] = [];
   const tracing = createRetryTracing({ tracerProvider: provider });
@@ -47,7 +47,10 @@ async function attemptsOn(
   try {
     const { code } = await unary(client, 'peer');
     const spans = exporter.getFinishedSpans().filter((s) => s.name.startsWith('Attempt.'));
-    return { code, ends: eventsOf(events, 'attempt-end'), spans };
+    // The call span's server is the target's, whichever replica served an attempt.
+    const call = exporter.getFinishedSpans().find((s) => s.name.startsWith('Sent.'));
+    const server = [call?.attributes[A.serverAddress], call?.attributes[A.serverPort]];
+    return { code, ends: eventsOf(events, 'attempt-end'), spans, server };
   } finally {
     client.close();
   }
@@ -56,8 +59,15 @@ async function attemptsOn(
 describe('the peer of an attempt', () => {
   it('is absent when nothing listens: not the channel target (dns:localhost:port, an ipv4: list)', async () => {
     const [a, b] = [await closedPort(), await closedPort()];
-    for (const target of [`localhost:${a}`, `127.0.0.1:${a}`, `ipv4:127.0.0.1:${a},127.0.0.1:${b}`]) {
-      const { code, ends, spans } = await attemptsOn(target);
+    const servers: Record<string, unknown[]> = {
+      [`localhost:${a}`]: ['localhost', a],
+      [`127.0.0.1:${a}`]: ['127.0.0.1', a],
+      [`ipv4:127.0.0.1:${a},127.0.0.1:${b}`]: [undefined, undefined],
+    };
+    for (const [target, server] of Object.entries(servers)) {
+      const run = await attemptsOn(target);
+      const { code, ends, spans } = run;
+      expect(run.server, target).toEqual(server);
       expect(code, target).toBe(grpc.status.UNAVAILABLE);
       expect(ends, target).toHaveLength(3);
       for (const end of ends) {
@@ -76,8 +86,9 @@ describe('the peer of an attempt', () => {
     try {
       server.scriptMethod('grpc_retry_hedging.testing.v1.FlakyTest/Unary', [{ status: 'UNAVAILABLE' }, {}]);
       const port = Number(server.address.split(':').at(-1));
-      const { code, ends, spans } = await attemptsOn(server.address);
+      const { code, ends, spans, server: called } = await attemptsOn(server.address);
       expect(code).toBe(grpc.status.OK);
+      expect(called).toEqual(['127.0.0.1', port]);
       expect(ends.map((e) => (e as { peer?: string }).peer)).toEqual([
         `127.0.0.1:${port}`,
         `127.0.0.1:${port}`,
@@ -105,8 +116,9 @@ describe('the peer of an attempt', () => {
       ),
     );
     try {
-      const { code, ends, spans } = await attemptsOn(`unix:${path}`);
+      const { code, ends, spans, server: called } = await attemptsOn(`unix:${path}`);
       expect(code).toBe(grpc.status.UNAVAILABLE);
+      expect(called).toEqual([path, undefined]);
       expect(ends.map((e) => (e as { peer?: string }).peer)).toEqual([path, path, path]);
       expect(spans.map((s) => s.attributes[A.peerAddress])).toEqual([path, path, path]);
       expect(spans.map((s) => s.attributes[A.peerPort])).toEqual([undefined, undefined, undefined]);

@@ -1,0 +1,64 @@
+/**
+ * OpenTelemetry's `server.address` and `server.port` of a call span, from the channel's target as grpc-js names it
+ * (`channel.getTarget()`, which the retry interceptor's events carry). The server a call is addressed to is the
+ * target's host, not the replica an attempt reached (that is the attempt span's `network.peer.*`):
+ *
+ * - `dns:db.example:443`, `dns:///db.example`, `dns://8.8.8.8/db.example:8443` → `db.example` and the port, 443
+ *   when none is written (grpc-js's default);
+ * - `ipv4:10.0.0.1:50051`, `ipv6:[::1]:50051` → the address and port; a list of addresses names no one server, so
+ *   it gives nothing;
+ * - `unix:/run/app.sock`, `unix:///run/app.sock`, `unix:app.sock` → the socket's path, no port;
+ *   `unix-abstract:name` → `name`;
+ * - another scheme (`xds:///app`) → what it names, with the port only when one is written;
+ * - `db.example:50051` (a target grpc-js names with `dns:` in front) → as `dns:db.example:50051`.
+ *
+ * @internal
+ */
+export interface ServerAddress {
+  readonly address: string;
+  readonly port?: number;
+}
+
+/** The port gRPC's DNS and IP resolvers use when the target names none. */
+const DEFAULT_GRPC_PORT = 443;
+
+/** grpc-js's own reading of a target: `scheme:`, `//authority/` and the rest. */
+const TARGET = /^(?:([A-Za-z0-9+.-]+):)?(?:\/\/([^/]*)\/)?(.+)$/;
+
+/** The server a target names, or `undefined` when it names none (an empty target, a list of addresses). @internal */
+export function serverAddressOf(target: string): ServerAddress | undefined {
+  const parts = TARGET.exec(target);
+  if (parts === null) {
+    return undefined;
+  }
+  const [, scheme, authority, path = ''] = parts;
+  switch (scheme) {
+    case 'unix':
+      return { address: authority === '' ? `/${path}` : path };
+    case 'unix-abstract':
+      return { address: path };
+    case undefined:
+    case 'dns':
+      return hostAndPort(path, DEFAULT_GRPC_PORT);
+    case 'ipv4':
+    case 'ipv6':
+      return path.includes(',') ? undefined : hostAndPort(path, DEFAULT_GRPC_PORT);
+    default:
+      // `db.example:50051` reads as the scheme `db.example`; grpc-js takes it for `dns:db.example:50051`.
+      return authority === undefined && /^\d+$/.test(path)
+        ? hostAndPort(target, DEFAULT_GRPC_PORT)
+        : hostAndPort(path, undefined);
+  }
+}
+
+/** `host:port`, `[v6]:port`, `[v6]`, `host` or a bare IPv6 address, the port `defaultPort` when none is written. */
+function hostAndPort(text: string, defaultPort: number | undefined): ServerAddress | undefined {
+  const bracketed = /^\[([^\]]+)\](?::(\d+))?$/.exec(text);
+  const plain = bracketed === null ? /^([^:]+)(?::(\d+))?$/.exec(text) : null;
+  const [, host, written] = bracketed ?? plain ?? [undefined, text, undefined];
+  if (host === undefined || host === '') {
+    return undefined;
+  }
+  const port = written === undefined ? defaultPort : Number(written);
+  return port === undefined || port > 65535 ? { address: host } : { address: host, port };
+}
