@@ -39,7 +39,7 @@ export function parseCommandArgs(
   let parsed: CommandArgs & { readonly tokens: readonly ParseToken[] };
   try {
     parsed = parseArgs({
-      args: joinNegativeValues(argv, options),
+      args: joinNegativeValues(shortOptionsWithEquals(argv, options), options),
       options,
       strict: true,
       allowPositionals: true,
@@ -146,6 +146,36 @@ function joinNegativeValues(argv: readonly string[], options: OptionSpec): strin
     if (next !== undefined && /^-\d/.test(next) && takesValue(arg, options)) {
       // A long option takes `--name=value`; a short one its value attached (`-p-1`).
       out.push(arg.startsWith('--') ? `${arg}=${next}` : `${arg}${next}`);
+      i += 1;
+    } else {
+      out.push(arg);
+    }
+  }
+  return out;
+}
+
+/**
+ * `-I=protos` as `--proto-path=protos`, the way protoc reads it (its tutorial writes `protoc -I=$SRC_DIR`): Node's
+ * parseArgs reads `-I=protos` as the value `=protos`, and `-q=1` as the flags `-q`, `-=` and `-1`. A flag written
+ * so is then refused as taking no value. Nothing after `--`, nor the value of an option before it, is changed.
+ */
+function shortOptionsWithEquals(argv: readonly string[], options: OptionSpec): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (arg === '--') {
+      out.push(...argv.slice(i));
+      break;
+    }
+    const written = /^-([A-Za-z])=(.*)$/s.exec(arg);
+    const long =
+      written === null
+        ? undefined
+        : Object.entries(options).find(([, spec]) => spec.short === written[1])?.[0];
+    if (written !== null && long !== undefined) {
+      out.push(`--${long}=${written[2]}`);
+    } else if (takesValue(arg, options) && i + 1 < argv.length) {
+      out.push(arg, argv[i + 1] as string); // the next argument is this option's value, whatever it looks like
       i += 1;
     } else {
       out.push(arg);

@@ -70,6 +70,23 @@ describe('parseCommandArgs', () => {
     expect(usageMessage(['--name', '-x'])).toBe('--name needs a value');
   });
 
+  it('reads -I=dir as protoc does: the value after the equals sign', () => {
+    const args = parseCommandArgs(['-I=protos', '-p=-1', '-I=a=b', 'file'], OPTIONS, 1);
+    expect(stringListOption(args, 'include')).toEqual(['protos', 'a=b']);
+    expect(stringOption(args, 'port')).toBe('-1');
+    expect(args.positionals).toEqual(['file']);
+    expect(() => stringListOption(parseCommandArgs(['-I='], OPTIONS, 0), 'include')).toThrow(
+      '--include needs a value',
+    );
+    // A flag so written is refused by its long name; an unknown short option is named as written.
+    expect(usageMessage(['-j=1'])).toBe('unknown option -j');
+    const withFlag = { ...OPTIONS, quiet: { type: 'boolean', short: 'q' } } as const;
+    expect(() => parseCommandArgs(['-q=1'], withFlag, 0)).toThrow('--quiet takes no value');
+    // After `--`, and as another option's value, it is left as written.
+    expect(parseCommandArgs(['--', '-I=x'], OPTIONS, 1).positionals).toEqual(['-I=x']);
+    expect(usageMessage(['--name', '-I=x'])).toBe('--name needs a value');
+  });
+
   it('rejects empty values', () => {
     expect(() => stringOption(parseCommandArgs(['--name='], OPTIONS, 0), 'name')).toThrow(
       '--name needs a value',
