@@ -168,10 +168,7 @@ function shortOptionsWithEquals(argv: readonly string[], options: OptionSpec): s
       break;
     }
     const written = /^-([A-Za-z])=(.*)$/s.exec(arg);
-    const long =
-      written === null
-        ? undefined
-        : Object.entries(options).find(([, spec]) => spec.short === written[1])?.[0];
+    const long = written === null ? undefined : optionWithShort(written[1] as string, options);
     if (written !== null && long !== undefined) {
       out.push(`--${long}=${written[2]}`);
     } else if (takesValue(arg, options) && i + 1 < argv.length) {
@@ -189,7 +186,8 @@ function takesValue(arg: string, options: OptionSpec): boolean {
     return options[arg.slice(2)]?.type === 'string';
   }
   if (/^-[A-Za-z]$/.test(arg)) {
-    return Object.values(options).some((spec) => spec.short === arg.slice(1) && spec.type === 'string');
+    const long = optionWithShort(arg.slice(1), options);
+    return long !== undefined && options[long]?.type === 'string';
   }
   return false;
 }
@@ -202,8 +200,13 @@ function longName(name: string, options: OptionSpec): string {
   if (!/^-[A-Za-z]$/.test(name)) {
     return name;
   }
-  const long = Object.entries(options).find(([, spec]) => spec.short === name.slice(1))?.[0];
+  const long = optionWithShort(name.slice(1), options);
   return long === undefined ? name : `--${long}`;
+}
+
+/** The (long) name of the option whose short form is `-letter`, if one is. */
+function optionWithShort(letter: string, options: OptionSpec): string | undefined {
+  return Object.entries(options).find(([, spec]) => spec.short === letter)?.[0];
 }
 
 function describeParseError(error: unknown, options: OptionSpec): string {
