@@ -1,9 +1,10 @@
 /**
  * Edges of the CLI's `flaky-server` command: the bounds of its numeric options, what the host option binds, script
  * files that are not objects or hold entries that are not, problems of fields together, the order of duplicate-key
- * warnings, start errors in the command's words, grpc-js's own logging around the bind, SIGTERM, and the
- * attempt log lines it prints.
+ * warnings, start errors in the command's words, grpc-js's own logging around the bind, SIGTERM, what it leaves
+ * on the io it is given, and the attempt log lines it prints.
  */
+import { getEventListeners } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -144,10 +145,14 @@ describe('flaky-server options: bounds', () => {
   });
 
   it("keeps grpc-js's 4 MiB receive limit without --max-receive-message-size", async () => {
-    const { io } = start(['--quiet']);
+    // A small scripted answer: the echo of a request over 4 MiB would be refused by the client's own limit, so
+    // only the server's refusal of the request fails the call.
+    const file = script('small-answer.json', '{"big": [{"response": {"payload": "small"}}]}');
+    const { io } = start(['--quiet', '--script', file]);
     const [, address] = await io.waitForOut(LISTENING);
-    const { error } = await unary(address!, 'c', { payload: 'x'.repeat(4 * 1024 * 1024 + 1024) });
+    const { error } = await unary(address!, 'big', { payload: 'x'.repeat(4 * 1024 * 1024 + 1024) });
     expect(error?.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
+    expect(error?.details).toMatch(/^Received message larger than max \(\d+ vs 4194304\)$/);
   });
 
   it('binds the --host given', async () => {
@@ -199,6 +204,27 @@ describe('flaky-server start errors', () => {
     const alone = start(['--no-flaky-test', '--proto', file]);
     expect(await alone.exit).toBe(1);
     expect(alone.io.err).toBe(expected);
+  });
+
+  it.each([['FlakyServer.start: methodScripts: x.proto'], ['cannot bind x.proto']])(
+    'prints a --proto file %j that cannot be read as named, neither placed in the script file nor with a port hint',
+    async (proto) => {
+      const { io, exit } = start(['--proto', proto, '--port', '65535', '--script', 'nope.json']);
+      expect(await exit).toBe(1);
+      expect(io.err).toBe(
+        `flaky-server: cannot read the proto file ${proto}: not found in the working directory (${process.cwd()})\n`,
+      );
+      expect(io.out).toBe('');
+    },
+  );
+
+  it('gives no port hint for a bind failure on port 0 that names no cause (a host it cannot parse)', async () => {
+    const { io, exit } = start(['--host', '[::1']);
+    expect(await exit).toBe(1);
+    // port 0 picks a free port: no other process can hold it
+    expect(io.err).toMatch(/^flaky-server: cannot bind \[::1:0: [^\n]*\n$/);
+    expect(io.err).not.toContain('another process');
+    expect(io.out).toBe('');
   });
 
   it('startErrorMessage drops a qualified library prefix when no script file places the problem', () => {
@@ -365,6 +391,31 @@ describe('flaky-server output', () => {
     expect(sigtermListenersSince(before.SIGTERM)).toEqual([]);
     expect(process.listenerCount('SIGTERM')).toBe(before.SIGTERM.length);
     expect(process.listenerCount('SIGINT')).toBe(before.SIGINT);
+  });
+});
+
+describe('flaky-server and the io it is given', () => {
+  it('stopped by SIGTERM, leaves no listener on the abort signal it was given', async () => {
+    const before = process.listeners('SIGTERM');
+    const { io, exit } = start(['--quiet']);
+    await io.waitForOut(LISTENING);
+    expect(getEventListeners(io.signal, 'abort')).toHaveLength(1);
+    for (const listener of sigtermListenersSince(before)) listener('SIGTERM');
+    expect(await exit).toBe(0);
+    expect(getEventListeners(io.signal, 'abort')).toEqual([]);
+  });
+
+  it("lets an error of the io's stdout through as it is, not as a usage error", async () => {
+    const failure = new Error('stdout is gone');
+    const captured = new CapturedIo();
+    const io: CommandIo = {
+      stdout: () => {
+        throw failure;
+      },
+      stderr: captured.stderr,
+    };
+    await expect(runFlakyServerCommand(['--help'], io)).rejects.toBe(failure);
+    expect(captured.err).toBe('');
   });
 });
 
