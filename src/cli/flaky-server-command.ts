@@ -372,17 +372,17 @@ function deadlinePassed(attempt: RecordedAttempt): boolean {
 }
 
 /**
- * One log line for a finished (ended or cancelled) attempt. `stopping`: the server is shutting down, so an attempt
- * cancelled now was cut off by the shutdown, not by its client.
+ * One log line for a finished (ended or cancelled) attempt. An attempt the server's stop cut off says so
+ * (`cutOffByStop`); one its client cancelled, or whose deadline passed, while the server was stopping says that.
  */
-export function formatAttemptLine(attempt: RecordedAttempt, stopping = false): string {
+export function formatAttemptLine(attempt: RecordedAttempt): string {
   // the method as a script file's key names it: two services may share a method name
   const method = attempt.method.replace(/^\//, '');
   const previous = attempt.previousRpcAttempts === undefined ? '-' : String(attempt.previousRpcAttempts);
   let outcome: string;
   if (attempt.cancelled) {
     outcome =
-      stopping || attempt.cutOffByStop === true
+      attempt.cutOffByStop === true
         ? 'cut off by the server stopping'
         : deadlinePassed(attempt)
           ? 'DEADLINE_EXCEEDED (its deadline passed)'
@@ -461,7 +461,6 @@ export async function runFlakyServerCommand(argv: readonly string[], io: Command
   // grpc-js logs its own line for an address it cannot bind ("E No address added ..."), before the error this
   // command prints; unless GRPC_VERBOSITY asks for its logs, keep them quiet while binding.
   const quietBinding = process.env.GRPC_VERBOSITY === undefined;
-  let stopping = false;
   if (quietBinding) {
     grpc.setLogVerbosity(grpc.logVerbosity.NONE);
   }
@@ -482,7 +481,7 @@ export async function runFlakyServerCommand(argv: readonly string[], io: Command
           args.maxReceiveMessageSize === undefined
             ? undefined
             : { 'grpc.max_receive_message_length': args.maxReceiveMessageSize },
-        onAttemptEnd: args.quiet ? undefined : (attempt) => io.stdout(formatAttemptLine(attempt, stopping)),
+        onAttemptEnd: args.quiet ? undefined : (attempt) => io.stdout(formatAttemptLine(attempt)),
       }),
     );
   } catch (error) {
@@ -517,7 +516,6 @@ export async function runFlakyServerCommand(argv: readonly string[], io: Command
       io.signal?.addEventListener('abort', stop, { once: true });
     }
   });
-  stopping = true;
   await server.stop();
   if (!args.quiet) {
     io.stdout('flaky server stopped\n');

@@ -373,6 +373,29 @@ describe('flaky-server output', () => {
     );
   });
 
+  it('logs an attempt its client cancels while the server stops as cancelled by its client', async () => {
+    const file = script('held-cancel.json', '{"held": [{"sendHeaders": true, "delayMs": 60000}]}');
+    const { io, exit } = start(['--script', file]);
+    const [, address] = await io.waitForOut(LISTENING);
+    const Service = loadFlakyTestService();
+    const client = new Service(address!, grpc.credentials.createInsecure(), { 'grpc.enable_retries': 0 });
+    const metadata = new grpc.Metadata();
+    metadata.set(CALL_ID_METADATA_KEY, 'held');
+    const method = (client as unknown as Record<string, UnaryMethod>).Unary!.bind(client);
+    let call!: grpc.ClientUnaryCall;
+    const ended = new Promise<grpc.ServiceError | null>((resolve) => {
+      call = method({ payload: 'x' }, metadata, {}, (error) => resolve(error));
+    });
+    await new Promise<void>((resolve) => call.on('metadata', () => resolve()));
+    io.controller.abort(); // the server now stops, with 200 ms of grace for the calls in flight
+    call.cancel();
+    expect((await ended)?.code).toBe(grpc.status.CANCELLED);
+    expect(await exit).toBe(0);
+    client.close();
+    expect(io.out).toMatch(/ call="held" attempt=1 \S+ previous-attempts=- -> CANCELLED by client \d+ms\n/);
+    expect(io.out).not.toContain('cut off by the server stopping');
+  });
+
   it('stops on SIGTERM, also without an abort signal, and leaves no signal listener behind', async () => {
     const captured = new CapturedIo();
     const io: CommandIo = { stdout: captured.stdout, stderr: captured.stderr };

@@ -470,9 +470,11 @@ describe('formatAttemptLine', () => {
     cancelled: true,
   } as unknown as RecordedAttempt;
 
-  it('says an attempt cancelled while the server stops was cut off by the shutdown, not by its client', () => {
+  it('says an attempt the stop cut off was cut off by the shutdown, not by its client', () => {
     expect(formatAttemptLine(attempt)).toContain('-> CANCELLED by client');
-    expect(formatAttemptLine(attempt, true)).toContain('-> cut off by the server stopping');
+    expect(formatAttemptLine({ ...attempt, cutOffByStop: true } as RecordedAttempt)).toContain(
+      '-> cut off by the server stopping',
+    );
   });
 
   it('says an attempt that ended as its deadline passed exceeded its deadline', () => {
