@@ -350,11 +350,14 @@ export function startErrorMessage(
     return message.replace(methodScripts, `${args.scriptFile}: `);
   }
   const text = message.replace(/^FlakyServer(\.\w+)?: /, '');
-  // The hint only when the error names no other cause (EADDRNOTAVAIL, EACCES: another process is not the reason).
+  // The hint only when grpc-js says it could not listen on what the host resolved to ("No address added") and
+  // names no cause: not when the cause is written (EADDRINUSE, EADDRNOTAVAIL, EACCES...), nor when the host did not
+  // resolve or parse ("Name resolution failed", "Failed to parse DNS address"), where no process is to blame.
   if (
     /^cannot bind /.test(text) &&
     args.port !== 0 &&
-    !/\b(EADDRINUSE|EADDRNOTAVAIL|EACCES|EPERM)\b/.test(text)
+    /\bNo address added\b/.test(text) &&
+    !/\bE[A-Z]{3,}\b/.test(text)
   ) {
     return `${text} (is another process listening on port ${args.port}?)`;
   }

@@ -187,11 +187,31 @@ describe('flaky-server start errors', () => {
       'EADDRNOTAVAIL: address not available',
       'EACCES: permission denied',
       'EPERM: operation not permitted',
+      'ENOTFOUND: getaddrinfo failed',
     ]) {
       expect(startErrorMessage(`${bind} [listen ${cause} 192.0.2.1:50051]`, args)).toBe(
         `cannot bind 192.0.2.1:50051: No address added out of total 1 resolved [listen ${cause} 192.0.2.1:50051]`,
       );
     }
+  });
+
+  it('gives no port hint when the host does not parse: no other process is to blame', async () => {
+    const { io, exit } = start(['--host', '[::1', '--port', '50051']);
+    expect(await exit).toBe(1);
+    expect(io.err).toMatch(/^flaky-server: cannot bind \S+: .*Failed to parse DNS address/);
+    expect(io.err).not.toContain('another process');
+  });
+
+  it('gives no port hint for a message that names no failed listen (a name that did not resolve)', () => {
+    const args = { port: 50051, scriptFile: undefined };
+    expect(
+      startErrorMessage(
+        'FlakyServer: cannot bind nonexistent.invalid:50051: Name resolution failed for target dns:nonexistent.invalid:50051',
+        args,
+      ),
+    ).toBe(
+      'cannot bind nonexistent.invalid:50051: Name resolution failed for target dns:nonexistent.invalid:50051',
+    );
   });
 
   it('says a --proto file of messages only holds no service, with advice for the command line', async () => {
