@@ -230,7 +230,12 @@ async function loadScriptFile(file: string, services: readonly ServedService[]):
     if (method !== undefined) {
       methodKeys.set(path, key);
     }
-    const keyProblem = method === undefined ? unservedMethodKey(key, served) : undefined;
+    const keyProblem =
+      key === ''
+        ? 'an empty key names no call id and no method: calls sent without x-flaky-call-id play their method\'s script, under a "pkg.Service/Method" key'
+        : method === undefined
+          ? unservedMethodKey(key, served)
+          : undefined;
     if (keyProblem !== undefined) {
       problems.push(`${at([key], 'key')}: ${keyProblem}`);
     }

@@ -281,6 +281,15 @@ describe('flaky-server --script: values that are not what they should be', () =>
     expect(io.err).toBe(`flaky-server: ${file}:1:8: "c"[0]: must be an object, got ${got}\n`);
   });
 
+  it("refuses an empty key at its place in the file, in the command's words", async () => {
+    const file = script('empty-key.json', '{\n  "": [{}]\n}');
+    const { io, exit } = start(['--script', file]);
+    expect(await exit).toBe(1);
+    expect(io.err).toBe(
+      `flaky-server: ${file}:2:3: an empty key names no call id and no method: calls sent without x-flaky-call-id play their method's script, under a "pkg.Service/Method" key\n`,
+    );
+  });
+
   it('refuses fields each good alone but wrong together, placed at the attempt', async () => {
     const file = script(
       'together.json',
