@@ -20,6 +20,7 @@ export default defineConfig({
       'test/otel/retry-tracing.test.ts',
       'test/otel/retry-tracing.e2e.test.ts',
       'test/otel/served-peer.e2e.test.ts',
+      'test/otel/server-address.test.ts',
     ],
     exclude: ['**/node_modules/**'],
   },
