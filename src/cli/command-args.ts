@@ -157,7 +157,8 @@ function joinNegativeValues(argv: readonly string[], options: OptionSpec): strin
 /**
  * `-I=protos` as `--proto-path=protos`, the way protoc reads it (its tutorial writes `protoc -I=$SRC_DIR`): Node's
  * parseArgs reads `-I=protos` as the value `=protos`, and `-q=1` as the flags `-q`, `-=` and `-1`. A flag written
- * so is then refused as taking no value. Nothing after `--`, nor the value of an option before it, is changed.
+ * so is then refused as taking no value. Nothing after `--` is changed. (One written as another option's value,
+ * `--script -I=x`, is refused either way: parseArgs takes no value that starts with a dash.)
  */
 function shortOptionsWithEquals(argv: readonly string[], options: OptionSpec): string[] {
   const out: string[] = [];
@@ -169,14 +170,7 @@ function shortOptionsWithEquals(argv: readonly string[], options: OptionSpec): s
     }
     const written = /^-([A-Za-z])=(.*)$/s.exec(arg);
     const long = written === null ? undefined : optionWithShort(written[1] as string, options);
-    if (written !== null && long !== undefined) {
-      out.push(`--${long}=${written[2]}`);
-    } else if (takesValue(arg, options) && i + 1 < argv.length) {
-      out.push(arg, argv[i + 1] as string); // the next argument is this option's value, whatever it looks like
-      i += 1;
-    } else {
-      out.push(arg);
-    }
+    out.push(written !== null && long !== undefined ? `--${long}=${written[2]}` : arg);
   }
   return out;
 }
@@ -194,12 +188,10 @@ function takesValue(arg: string, options: OptionSpec): boolean {
 
 /**
  * The long name of a short option (`-I` → `--proto-path`), as Node names it in most of its messages but not all
- * (`-I -h` is "ambiguous", and named by its short form alone); anything else as it is.
+ * (`-I -h` is "ambiguous", and named by its short form alone); anything else as it is (a short form is one letter,
+ * so only `-X` can be one).
  */
 function longName(name: string, options: OptionSpec): string {
-  if (!/^-[A-Za-z]$/.test(name)) {
-    return name;
-  }
   const long = optionWithShort(name.slice(1), options);
   return long === undefined ? name : `--${long}`;
 }
@@ -222,8 +214,6 @@ function describeParseError(error: unknown, options: OptionSpec): string {
     }
     case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE':
       return /does not take an argument/.test(message) ? `${name} takes no value` : `${name} needs a value`;
-    case 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL':
-      return `unexpected argument "${/'([^']*)'/.exec(message)?.[1] ?? ''}"`;
     default:
       return message;
   }

@@ -82,8 +82,11 @@ describe('parseCommandArgs', () => {
     expect(usageMessage(['-j=1'])).toBe('unknown option -j');
     const withFlag = { ...OPTIONS, quiet: { type: 'boolean', short: 'q' } } as const;
     expect(() => parseCommandArgs(['-q=1'], withFlag, 0)).toThrow('--quiet takes no value');
-    // After `--`, and as another option's value, it is left as written.
+    // After `--` it is left as written, as is an argument that only holds the pattern; as another option's value
+    // it is refused either way (parseArgs takes no value that starts with a dash).
     expect(parseCommandArgs(['--', '-I=x'], OPTIONS, 1).positionals).toEqual(['-I=x']);
+    expect(parseCommandArgs(['a.json', '--', '-I=x'], OPTIONS, 2).positionals).toEqual(['a.json', '-I=x']);
+    expect(parseCommandArgs(['cfg-I=1.json'], OPTIONS, 1).positionals).toEqual(['cfg-I=1.json']);
     expect(usageMessage(['--name', '-I=x'])).toBe('--name needs a value');
   });
 
