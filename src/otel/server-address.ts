@@ -31,7 +31,8 @@ export function serverAddressOf(target: string): ServerAddress | undefined {
   if (parts === null) {
     return undefined;
   }
-  const [, scheme, authority, path = ''] = parts;
+  const [, scheme, authority] = parts;
+  const path = parts[3] as string; // `(.+)`: always there when the target matched
   switch (scheme) {
     case 'unix':
       return { address: authority === '' ? `/${path}` : path };
@@ -52,13 +53,12 @@ export function serverAddressOf(target: string): ServerAddress | undefined {
 }
 
 /** `host:port`, `[v6]:port`, `[v6]`, `host` or a bare IPv6 address, the port `defaultPort` when none is written. */
-function hostAndPort(text: string, defaultPort: number | undefined): ServerAddress | undefined {
+function hostAndPort(text: string, defaultPort: number | undefined): ServerAddress {
   const bracketed = /^\[([^\]]+)\](?::(\d+))?$/.exec(text);
   const plain = bracketed === null ? /^([^:]+)(?::(\d+))?$/.exec(text) : null;
+  // Every form leaves a host of one character or more: the text is never empty (`(.+)` above).
   const [, host, written] = bracketed ?? plain ?? [undefined, text, undefined];
-  if (host === undefined || host === '') {
-    return undefined;
-  }
+  const address = host as string;
   const port = written === undefined ? defaultPort : Number(written);
-  return port === undefined || port > 65535 ? { address: host } : { address: host, port };
+  return port === undefined || port > 65535 ? { address } : { address, port };
 }
