@@ -32,6 +32,8 @@ const TARGETS: readonly (readonly [string, ServerAddress | undefined])[] = [
   // An abstract socket's name may hold a colon: it is no port.
   ['unix-abstract:grpc-app:1', { address: 'grpc-app:1' }],
   ['xds:///shop-backend', { address: 'shop-backend' }],
+  // A resolver of one's own, with no authority.
+  ['consul:orders-v2', { address: 'orders-v2' }],
   ['xds:///shop-backend:8080', { address: 'shop-backend', port: 8080 }],
   // A layer below the interceptor that could not say its target.
   ['', undefined],
