@@ -68,9 +68,10 @@ function listed(items: readonly string[], separator: string): string {
 export interface DuplicateKey {
   /** Path of the key (the object's path and the key). */
   readonly path: JsonPath;
-  /** Where the key is first written. */
-  readonly first: SourcePosition;
-  /** Every copy before the last, in text order (`first` among them): the ones `JSON.parse` ignores. */
+  /**
+   * Every copy before the last, in text order (the first is where the key is first written): the ones `JSON.parse`
+   * ignores.
+   */
   readonly ignored: readonly SourcePosition[];
   /** Where it is written last: the value there is the one `JSON.parse` keeps. */
   readonly last: SourcePosition;
@@ -200,15 +201,11 @@ export function parseJsonSource(text: string): JsonSource | JsonSyntaxError {
     },
     duplicateKeys: () => {
       const { text: compactText, toOriginal } = compacted();
-      return findDuplicateKeys(compactText).map(({ path, ignored, last }) => {
-        const copies = ignored.map((offset) => position(toOriginal(offset)));
-        return {
-          path,
-          first: copies[0] as SourcePosition,
-          ignored: copies,
-          last: position(toOriginal(last)),
-        };
-      });
+      return findDuplicateKeys(compactText).map(({ path, ignored, last }) => ({
+        path,
+        ignored: ignored.map((offset) => position(toOriginal(offset))),
+        last: position(toOriginal(last)),
+      }));
     },
   };
 }

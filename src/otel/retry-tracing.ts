@@ -278,6 +278,7 @@ export function createRetryTracing(options: RetryTracingOptions = {}): RetryTrac
   const maxTracked = options.maxTrackedCalls ?? DEFAULT_MAX_TRACKED_CALLS;
   const calls = new Map<number, TracedCall>();
   const namesByMethod = new Map<string, SpanNames>();
+  const serverByTarget = new Map<string, Attributes>();
   let lastProvider: TracerProvider | undefined;
   let lastTracer: Tracer | undefined;
 
@@ -307,6 +308,18 @@ export function createRetryTracing(options: RetryTracingOptions = {}): RetryTrac
       }
     }
     return names;
+  };
+
+  /** The call span's `server.*` attributes of a target, kept for the first 1,000 targets as the names are. */
+  const serverOf = (target: string): Attributes => {
+    let server = serverByTarget.get(target);
+    if (server === undefined) {
+      server = Object.freeze(serverAttributesOf(target));
+      if (serverByTarget.size < 1_000) {
+        serverByTarget.set(target, server);
+      }
+    }
+    return server;
   };
 
   const forget = (callId: number, traced: TracedCall): void => {
@@ -342,7 +355,7 @@ export function createRetryTracing(options: RetryTracingOptions = {}): RetryTrac
         kind: SpanKind.CLIENT,
         attributes: {
           ...names.attributes,
-          ...serverAttributesOf(event.target),
+          ...serverOf(event.target),
           [RETRY_SPAN_ATTRIBUTES.policy]: event.policy,
           [RETRY_SPAN_ATTRIBUTES.maxAttempts]: event.maxAttempts,
         },
