@@ -27,6 +27,7 @@ import type {
   RetryEvent,
   RetryEventListener,
 } from '../retry/events.js';
+import { parseHostPort } from '../util/host-port.js';
 import { checkOptions as checkKeys, checkNumber } from '../util/option-checks.js';
 import { packageVersion } from '../util/package-version.js';
 import { combineListeners } from './combine-listeners.js';
@@ -561,15 +562,16 @@ function serverAttributesOf(target: string): Attributes {
       };
 }
 
-/** `127.0.0.1:50051` or `[::1]:50051` as OpenTelemetry's network.peer.address and network.peer.port. */
+/**
+ * The attempt's peer (`127.0.0.1:50051`, `[::1]:50051`, or a unix socket's path: what `servedPeer` lets through) as
+ * OpenTelemetry's network.peer.address and network.peer.port, read as the call span's server is.
+ */
 function setPeer(span: Span, peer: string): void {
-  const match = /^\[?([^\]]*?)\]?:(\d+)$/.exec(peer);
-  if (match === null) {
-    span.setAttribute(RETRY_SPAN_ATTRIBUTES.peerAddress, peer);
-    return;
+  const { address, port } = parseHostPort(peer, undefined);
+  span.setAttribute(RETRY_SPAN_ATTRIBUTES.peerAddress, address);
+  if (port !== undefined) {
+    span.setAttribute(RETRY_SPAN_ATTRIBUTES.peerPort, port);
   }
-  span.setAttribute(RETRY_SPAN_ATTRIBUTES.peerAddress, match[1] as string);
-  span.setAttribute(RETRY_SPAN_ATTRIBUTES.peerPort, Number(match[2]));
 }
 
 /** Takes only `never`: a `RetryEvent` type `dispatch` does not name is a compile error there. */

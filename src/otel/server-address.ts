@@ -1,3 +1,5 @@
+import { type HostAndPort, parseHostPort } from '../util/host-port.js';
+
 /**
  * OpenTelemetry's `server.address` and `server.port` of a call span, from the channel's target as grpc-js names it
  * (`channel.getTarget()`, which the retry interceptor's events carry). The server a call is addressed to is the
@@ -14,10 +16,7 @@
  *
  * @internal
  */
-export interface ServerAddress {
-  readonly address: string;
-  readonly port?: number;
-}
+export type ServerAddress = HostAndPort;
 
 /** The port gRPC's DNS and IP resolvers use when the target names none. */
 const DEFAULT_GRPC_PORT = 443;
@@ -40,25 +39,14 @@ export function serverAddressOf(target: string): ServerAddress | undefined {
       return { address: path };
     case undefined:
     case 'dns':
-      return hostAndPort(path, DEFAULT_GRPC_PORT);
+      return parseHostPort(path, DEFAULT_GRPC_PORT);
     case 'ipv4':
     case 'ipv6':
-      return path.includes(',') ? undefined : hostAndPort(path, DEFAULT_GRPC_PORT);
+      return path.includes(',') ? undefined : parseHostPort(path, DEFAULT_GRPC_PORT);
     default:
       // `db.example:50051` reads as the scheme `db.example`; grpc-js takes it for `dns:db.example:50051`.
       return authority === undefined && /^\d+$/.test(path)
-        ? hostAndPort(target, DEFAULT_GRPC_PORT)
-        : hostAndPort(path, undefined);
+        ? parseHostPort(target, DEFAULT_GRPC_PORT)
+        : parseHostPort(path, undefined);
   }
-}
-
-/** `host:port`, `[v6]:port`, `[v6]`, `host` or a bare IPv6 address, the port `defaultPort` when none is written. */
-function hostAndPort(text: string, defaultPort: number | undefined): ServerAddress {
-  const bracketed = /^\[([^\]]+)\](?::(\d+))?$/.exec(text);
-  const plain = bracketed === null ? /^([^:]+)(?::(\d+))?$/.exec(text) : null;
-  // Every form leaves a host of one character or more: the text is never empty (`(.+)` above).
-  const [, host, written] = bracketed ?? plain ?? [undefined, text, undefined];
-  const address = host as string;
-  const port = written === undefined ? defaultPort : Number(written);
-  return port === undefined || port > 65535 ? { address } : { address, port };
 }

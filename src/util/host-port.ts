@@ -3,3 +3,23 @@ export function formatHostPort(host: string, port: number | string): string {
   const bracketed = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
   return `${bracketed}:${port}`;
 }
+
+/** A host and, when known, its port: what {@link parseHostPort} reads. @internal */
+export interface HostAndPort {
+  readonly address: string;
+  readonly port?: number;
+}
+
+/**
+ * `host:port`, `[v6]:port`, `[v6]`, `host` or a bare IPv6 address (`::1`, read whole: with no brackets, its last
+ * group cannot be told from a port), the port `defaultPort` when none is written, and none over 65535. Never empty
+ * for a non-empty `text`. @internal
+ */
+export function parseHostPort(text: string, defaultPort: number | undefined): HostAndPort {
+  const bracketed = /^\[([^\]]+)\](?::(\d+))?$/.exec(text);
+  const plain = bracketed === null ? /^([^:]+)(?::(\d+))?$/.exec(text) : null;
+  const [, host, written] = bracketed ?? plain ?? [undefined, text, undefined];
+  const address = host as string;
+  const port = written === undefined ? defaultPort : Number(written);
+  return port === undefined || port > 65535 ? { address } : { address, port };
+}
