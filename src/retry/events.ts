@@ -196,7 +196,8 @@ export interface CommittedEvent extends EventBase {
  * (`replay-buffer`: perRpcBufferBytes or totalBufferBytes; also a call committed because its request outgrew the
  * buffer, whose attempt then failed with a status the policy would have retried or hedged past), a request message
  * changed after it was written or cannot be serialized again (`request-changed`, `request-unserializable`), the
- * retry gate refused (`throttled`), or the call was committed by the server's answer (headers or a message) before
+ * retry gate refused (`throttled`), the load-balancing policy dropped the attempt before it left the client
+ * (`lb-drop`: grpc-js-xds's `drop_overloads` or circuit breaking, which gRPC never retries), or the call was committed by the server's answer (headers or a message) before
  * the failure, which A6 never retries (`committed`).
  */
 export type CallEndReason =
@@ -209,6 +210,7 @@ export type CallEndReason =
   | 'request-unserializable'
   | 'deadline-aware'
   | 'throttled'
+  | 'lb-drop'
   | 'committed';
 
 /** The call ended; exactly one per call. */

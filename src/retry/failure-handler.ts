@@ -9,7 +9,7 @@ import type { RetryingCallContext } from './call-context.js';
 import type { CallEvents } from './call-events.js';
 import { engineStatus } from './engine-statuses.js';
 import type { CallEndReason } from './events.js';
-import { isMessageSizeRejection } from './local-failure.js';
+import { isLoadBalancerDrop, isMessageSizeRejection } from './local-failure.js';
 import type { ReplayBuffer, ReplayVerdict } from './replay-buffer.js';
 import {
   type AttemptFailure,
@@ -90,7 +90,7 @@ export class FailureHandler {
     if (committed) {
       // Committed by the request outgrowing the replay buffer, before any response: the timeout still limits the
       // attempt (it stops at a response, not at a commit), and no attempt follows it.
-      const reason = this.afterCommittedFailure(status, true, true);
+      const reason = this.afterCommittedFailure(status, attempt, true, true);
       this.host.finish(finishStatus(status, reason, 'per-attempt-timeout'), attempt);
       return;
     }
@@ -115,7 +115,7 @@ export class FailureHandler {
       this.lastAnswered = { status, attempt };
     }
     const { status: shown, attempt: shownBy } = (rejectedLocally && this.lastAnswered) || { status, attempt };
-    const failure = this.failureOf(status, timedOut, rejectedLocally);
+    const failure = this.failureOf(status, attempt, timedOut, rejectedLocally);
     if (rejectedLocally && failure.hint.kind === 'do-not-retry') {
       if (policy.kind === 'hedging') {
         host.hedgeAfterFailure(shown, { type: 'stop-hedging', reason: 'throttled' });
@@ -189,18 +189,25 @@ export class FailureHandler {
    * outgrowing the buffer) when, uncommitted, the failure would have been retried or hedged past; otherwise what
    * would have ended it anyway (a fatal status, attempts used up).
    */
-  afterCommittedFailure(status: StatusObject, committedByOverflow: true, timedOut?: boolean): FinishReason;
   afterCommittedFailure(
     status: StatusObject,
+    attempt: Attempt,
+    committedByOverflow: true,
+    timedOut?: boolean,
+  ): FinishReason;
+  afterCommittedFailure(
+    status: StatusObject,
+    attempt: Attempt,
     committedByOverflow: boolean,
     timedOut?: boolean,
   ): FinishReason | 'committed';
   afterCommittedFailure(
     status: StatusObject,
+    attempt: Attempt,
     committedByOverflow: boolean,
     timedOut = false,
   ): FinishReason | 'committed' {
-    const failure = this.failureOf(status, timedOut);
+    const failure = this.failureOf(status, attempt, timedOut);
     // Asked of the pure decision as if the call were not committed; the gate is not asked (it comes after the
     // buffer), and neither the backoff nor the random source moves.
     const decision = this.decide(
@@ -216,12 +223,23 @@ export class FailureHandler {
   }
 
   /**
-   * What the decision reads of a failed attempt's status; one that counts against the server is told the gate (a
+   * What the decision reads of `attempt`'s failed status; one that counts against the server is told the gate (a
    * local rejection never reached the server, and says nothing of it).
    */
-  private failureOf(status: StatusObject, timedOut: boolean, rejectedLocally = false): AttemptFailure {
+  private failureOf(
+    status: StatusObject,
+    attempt: Attempt,
+    timedOut: boolean,
+    rejectedLocally = false,
+  ): AttemptFailure {
     const hint = timedOut ? NO_HINT : readServerHint(status.metadata, this.ctx.retryInfo);
-    const failure = { code: status.code, hint, timedOut, sizeRejected: isMessageSizeRejection(status) };
+    const failure = {
+      code: status.code,
+      hint,
+      timedOut,
+      sizeRejected: isMessageSizeRejection(status),
+      dropped: !timedOut && isLoadBalancerDrop(status, () => attempt.call.getPeer()),
+    };
     if (!rejectedLocally && countsAgainstServer(this.policy, failure)) {
       this.host.gate?.recordFailure();
     }

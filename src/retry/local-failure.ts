@@ -1,4 +1,5 @@
 import { status as Status, type StatusObject } from '@grpc/grpc-js';
+import { servedPeer } from './call-events.js';
 
 /**
  * The details grpc-js gives a request over the channel's `grpc.max_send_message_length` (1.10.10 to 1.14; before
@@ -16,4 +17,32 @@ const SEND_LIMIT_DETAILS = 'Attempted to send message with a size larger than ';
  */
 export function isMessageSizeRejection(status: Pick<StatusObject, 'code' | 'details'>): boolean {
   return status.code === Status.RESOURCE_EXHAUSTED && status.details.startsWith(SEND_LIMIT_DETAILS);
+}
+
+/**
+ * The details grpc-js's xDS load balancing (grpc-js-xds's `xds_cluster_impl`) gives a call it drops, for the
+ * cluster's `drop_overloads` ("… Category: lb") or its circuit breaker's `max_requests`; C-core words its drops
+ * alike.
+ */
+const LB_DROP_DETAILS = 'Call dropped by load balancing policy';
+
+/**
+ * Whether the load-balancing policy dropped the attempt before it left the client: grpc-js, C-core and grpc-go
+ * never retry a drop (grpc-js commits the call to it), since it is the control plane shedding load, and a resend
+ * is dropped again or adds to the overload it sheds. grpc-js hands interceptors a drop as a plain status, so it is
+ * known by its details on a status no server sent: it carries no `content-type` (which gRPC's HTTP/2 protocol puts
+ * in every response's headers, a Trailers-Only status's included), and the attempt's `peer` names no connection
+ * (grpc-js 1.14; before, a call with no policy of grpc-js's own says `unknown` there whatever answered). A server
+ * relaying another's drop in its own status is a server's answer like any other.
+ * @internal
+ */
+export function isLoadBalancerDrop(
+  status: Pick<StatusObject, 'details' | 'metadata'>,
+  peer: () => string,
+): boolean {
+  return (
+    status.details.startsWith(LB_DROP_DETAILS) &&
+    status.metadata.get('content-type').length === 0 &&
+    servedPeer(peer()) === undefined
+  );
 }

@@ -21,6 +21,12 @@ export interface AttemptFailure {
    * whatever its code, and it says nothing of the server's health.
    */
   readonly sizeRejected?: boolean;
+  /**
+   * The load-balancing policy dropped the attempt before it left the client (see `isLoadBalancerDrop`): never
+   * resent, whatever its code (a retrying call ends; a hedged call sends no further hedge while the attempts in
+   * flight may still answer), and it says nothing of the server's health.
+   */
+  readonly dropped?: boolean;
 }
 
 /** Everything the decision after a failure depends on. */
@@ -69,7 +75,7 @@ export type FailureDecision =
   | {
       readonly type: 'stop-hedging';
       /** `throttled`: an adaptive throttle below rejected the attempt locally (the failure handler's decision). */
-      readonly reason: 'do-not-retry' | 'attempts-exhausted' | 'deadline-aware' | 'throttled';
+      readonly reason: 'do-not-retry' | 'attempts-exhausted' | 'deadline-aware' | 'throttled' | 'lb-drop';
     };
 
 /** The decisions after a failure that only a hedging policy makes. */
@@ -86,10 +92,11 @@ export function isRetryableCode(policy: CallPolicy, code: number): boolean {
 
 /**
  * A6 throttling: whether a failure counts against the server. A retryable (non-fatal) code, a per-attempt
- * timeout, or a do-not-retry pushback trailer takes a token.
+ * timeout, or a do-not-retry pushback trailer takes a token; a message-size rejection or a load balancer's drop,
+ * which never reached the server, takes none.
  */
 export function countsAgainstServer(policy: CallPolicy, failure: AttemptFailure): boolean {
-  if (failure.sizeRejected) {
+  if (failure.sizeRejected || failure.dropped) {
     return false;
   }
   return (
@@ -102,6 +109,9 @@ export function countsAgainstServer(policy: CallPolicy, failure: AttemptFailure)
 /** What to do after an attempt of an uncommitted call failed. */
 export function decideAfterFailure(input: FailureDecisionInput): FailureDecision {
   const { policy, failure } = input;
+  if (failure.dropped) {
+    return policy.kind === 'hedging' ? { type: 'stop-hedging', reason: 'lb-drop' } : finish('lb-drop');
+  }
   const retryable = !failure.sizeRejected && (failure.timedOut || isRetryableCode(policy, failure.code));
   if (!retryable) {
     // The call's own deadline, reported by grpc-js as the attempt's DEADLINE_EXCEEDED (up to a tick before the
@@ -267,6 +277,7 @@ const FINISH_TEXT: Readonly<Record<FinishReason, string>> = {
   'request-unserializable': 'a request message cannot be serialized',
   'deadline-aware': 'the next backoff would outlast the deadline',
   throttled: 'a retry was refused (by the retry gate or an adaptive throttle)',
+  'lb-drop': 'the load balancer dropped the call',
 };
 
 /**

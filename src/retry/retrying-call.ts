@@ -229,7 +229,7 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
     if (phase.tag === 'committed' && phase.attempt === attempt) {
       // Committed: no further attempt, but a failure still counts against the server (A6 throttling).
       if (status.code !== Status.OK) {
-        this.failures.afterCommittedFailure(status, phase.byOverflow);
+        this.failures.afterCommittedFailure(status, attempt, phase.byOverflow);
       }
       this.end(status, 'call-ended');
     } else if (phase.tag === 'in-flight') {

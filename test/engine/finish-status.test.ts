@@ -28,6 +28,7 @@ describe('the status of a call that a failure ends', () => {
     ['deadline-aware', 'the next backoff would outlast the deadline'],
     ['throttled', 'a retry was refused (by the retry gate or an adaptive throttle)'],
     ['fatal-status', 'its status is not retryable'],
+    ['lb-drop', 'the load balancer dropped the call'],
   ] as const)('after a per-attempt timeout, also says why no further attempt went (%s)', (reason, why) => {
     const ended = finishStatus(failed, reason as FinishReason, 'per-attempt-timeout');
     expect(ended.code).toBe(Status.DEADLINE_EXCEEDED);

@@ -151,6 +151,34 @@ describe('decideAfterFailure: retry policy', () => {
     expect(hedgingFailure).toEqual({ type: 'finish', reason: 'fatal-status' });
   });
 
+  it("a load balancer's drop is never resent, whatever the codes, and does not count against the server", () => {
+    const failure = { code: UNAVAILABLE, hint: NO_HINT, timedOut: false, dropped: true };
+    const policy = { ...retry, retryableStatusCodes: [UNAVAILABLE] };
+    expect(decideAfterFailure(input({ policy, failure }))).toEqual({ type: 'finish', reason: 'lb-drop' });
+    // Before the other rules: a code the policy does not list, or a pushback asking for a retry, changes nothing.
+    const retryAfter = { kind: 'retry-after', delayMs: 5, source: 'pushback' } as const;
+    expect(decideAfterFailure(input({ policy: { ...retry, retryableStatusCodes: [] }, failure }))).toEqual({
+      type: 'finish',
+      reason: 'lb-drop',
+    });
+    expect(decideAfterFailure(input({ policy, failure: { ...failure, hint: retryAfter } }))).toEqual({
+      type: 'finish',
+      reason: 'lb-drop',
+    });
+    // A hedged call sends no further hedge; the attempts in flight may still answer.
+    const hedged = { ...hedging, nonFatalStatusCodes: [UNAVAILABLE] };
+    expect(decideAfterFailure(input({ policy: hedged, failure }))).toEqual({
+      type: 'stop-hedging',
+      reason: 'lb-drop',
+    });
+    expect(decideAfterFailure(input({ policy: { ...hedging, nonFatalStatusCodes: [] }, failure }))).toEqual({
+      type: 'stop-hedging',
+      reason: 'lb-drop',
+    });
+    expect(countsAgainstServer(policy, failure)).toBe(false);
+    expect(countsAgainstServer(policy, { ...failure, dropped: false })).toBe(true);
+  });
+
   it('a DEADLINE_EXCEEDED the policy does not retry is the deadline once the call reached it (a tick early counts)', () => {
     const policy = { ...retry, retryableStatusCodes: [UNAVAILABLE] };
     const failure = { code: DEADLINE_EXCEEDED, hint: NO_HINT, timedOut: false };

@@ -13,8 +13,6 @@
  *   transparent retries of streams the server never processed happen inside grpc-js's transport and load
  *   balancing call, below every interceptor; the retry interceptor never sees them (A6 does not count them as
  *   attempts either).
- * - retry_lb_drop.cc: a call dropped by the LB policy must not be retried; grpc-js reports a drop to an interceptor
- *   as a plain UNAVAILABLE status, indistinguishable from any other, so an interceptor cannot single it out.
  * - retry_unref_before_finish.cc: a status cached by C-core's surface before the application started
  *   recv_trailing_metadata, then the call unreffed (a leak check); grpc-js has no such op, every call asks for its
  *   status at start, so its observable outcome is that of retry_non_retriable_status.cc below.
@@ -23,6 +21,9 @@
  * - C-core RetryHttp2* tests (ping, bad ping, max connection idle, connectivity watch, high seqno): transport
  *   behaviour of C-core's HTTP/2 stack, not retry policy.
  * retry_lb_fail.cc is re-created with the nearest grpc-js counterpart (the channel fails the pick: nothing listens).
+ * retry_lb_drop.cc (a call the LB policy drops is not retried) is re-created in test/retry/lb-drop.e2e.test.ts, with
+ * a policy that drops as grpc-js-xds's does: grpc-js hands an interceptor a drop as a plain UNAVAILABLE, and this
+ * audit found the interceptor retrying it (fixed: the engine knows a drop by its details on a status no server sent).
  */
 import { createServer } from 'node:net';
 import * as grpc from '@grpc/grpc-js';

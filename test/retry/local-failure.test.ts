@@ -1,0 +1,67 @@
+import { Metadata, status } from '@grpc/grpc-js';
+import { describe, expect, it } from 'vitest';
+import { isLoadBalancerDrop, isMessageSizeRejection } from '../../src/retry/local-failure.js';
+
+describe('isLoadBalancerDrop', () => {
+  const details = 'Call dropped by load balancing policy. Category: lb';
+  const drop = { details, metadata: new Metadata() };
+  /** A Trailers-Only status as a server sends it: its headers carry `content-type`. */
+  const fromServer = (text: string) => {
+    const metadata = new Metadata();
+    metadata.set('content-type', 'application/grpc+proto');
+    return { details: text, metadata };
+  };
+
+  it("is grpc-js-xds's and C-core's drop details on a status no server sent", () => {
+    // What grpc-js's getPeer() names before a subchannel carries the attempt: the target, or `unknown`.
+    for (const peer of ['dns:db.example:443', 'ipv4:10.0.0.1:50051,10.0.0.2:50051', 'unknown', '']) {
+      expect(
+        isLoadBalancerDrop(drop, () => peer),
+        peer,
+      ).toBe(true);
+    }
+    for (const text of ['Call dropped by load balancing policy.', 'Call dropped by load balancing policy']) {
+      expect(
+        isLoadBalancerDrop({ details: text, metadata: new Metadata() }, () => 'unknown'),
+        text,
+      ).toBe(true);
+    }
+  });
+
+  it("is not a server's status, even in the same words, nor other details", () => {
+    // An attempt that reached a server (grpc-js 1.14 names its connection)...
+    for (const peer of ['127.0.0.1:50051', '[::1]:50051', '/run/app.sock']) {
+      expect(
+        isLoadBalancerDrop(drop, () => peer),
+        peer,
+      ).toBe(false);
+    }
+    // ... or whose status carries a server's headers (grpc-js 1.10 says `unknown` for its peer).
+    expect(isLoadBalancerDrop(fromServer(details), () => 'unknown')).toBe(false);
+    expect(
+      isLoadBalancerDrop({ details: 'No connection established', metadata: new Metadata() }, () => ''),
+    ).toBe(false);
+    const relayed = { details: `upstream: ${details}`, metadata: new Metadata() };
+    expect(isLoadBalancerDrop(relayed, () => 'unknown')).toBe(false);
+  });
+
+  it('reads the peer only for a drop the status could be', () => {
+    let asked = 0;
+    const peer = () => {
+      asked += 1;
+      return 'unknown';
+    };
+    isLoadBalancerDrop({ details: 'scripted failure', metadata: new Metadata() }, peer);
+    isLoadBalancerDrop(fromServer(details), peer);
+    expect(asked).toBe(0);
+  });
+});
+
+describe('isMessageSizeRejection', () => {
+  it("is grpc-js's own RESOURCE_EXHAUSTED for a request over the send limit", () => {
+    const details = 'Attempted to send message with a size larger than 10 (11)';
+    expect(isMessageSizeRejection({ code: status.RESOURCE_EXHAUSTED, details })).toBe(true);
+    expect(isMessageSizeRejection({ code: status.INTERNAL, details })).toBe(false);
+    expect(isMessageSizeRejection({ code: status.RESOURCE_EXHAUSTED, details: 'quota' })).toBe(false);
+  });
+});
