@@ -8,7 +8,7 @@ import type { RetryingCallContext } from './call-context.js';
 import type { CallEvents } from './call-events.js';
 import type { CallEndReason, HedgeScheduledEvent } from './events.js';
 import type { ReplayBuffer } from './replay-buffer.js';
-import { decideHedgeSend, type HedgeFailureDecision } from './retry-decision.js';
+import { decideHedgeSend, type HedgeFailureDecision, type HedgeSendDecision } from './retry-decision.js';
 
 /** The shortest wait before a hedge the budget refused asks it again. */
 const MIN_BUDGET_ASK_INTERVAL_MS = 1;
@@ -85,6 +85,11 @@ export class HedgeScheduler {
   private dueToldFor = 0;
   /** The attempt number the hedge budget last refused, so that a refusal is reported once. */
   private budgetRefusedFor = 0;
+  /**
+   * The attempt number of a hedge the gates allowed when it was decided, to go after a wait with nothing in flight
+   * (see {@link schedule}): not asked of them again when the wait is over.
+   */
+  private allowedFor = 0;
   private readonly budget: HedgeDelaySource['budget'];
   /**
    * Adaptive hedging, when it chooses this call's delay and learns from its outcome; undefined for a call whose
@@ -222,7 +227,12 @@ export class HedgeScheduler {
       }
       if (delayMs > 0) {
         if (this.attempts.live.length === 0) {
-          host.waitForHedge(delayMs);
+          // The hedge replaces attempts that failed (a server's pushback set its delay), as a retry does, and like
+          // a retry it is asked of the gates now, not when the wait is over: A6's throttled hedges do not block,
+          // and with no other hedge out the failure is the call's at once.
+          if (this.allowNow()) {
+            host.waitForHedge(delayMs);
+          }
         } else {
           this.setTimer(delayMs);
         }
@@ -325,16 +335,39 @@ export class HedgeScheduler {
     }
   }
 
-  /** Sends one hedge if the rules allow it. True when it went and the call is still in flight. */
-  private trySend(): boolean {
-    const host = this.host;
-    const verdict = decideHedgeSend({
+  /** What the rules say of sending the next hedge now; the gates are not asked again for one they allowed. */
+  private decideSend(): HedgeSendDecision {
+    const number = this.attempts.count + 1;
+    return decideHedgeSend({
       maxAttempts: this.policy.maxAttempts,
       attemptsStarted: this.attempts.count,
       liveAttempts: this.attempts.live.length,
       replay: () => this.replay.replayable(),
-      gate: () => this.askGates(),
+      gate: () => (this.allowedFor === number ? 'allow' : this.askGates()),
     });
+  }
+
+  /**
+   * A hedge due after a wait with nothing in flight: true when the rules let it go (the gates' leave is kept for
+   * it), else no further hedge goes and the call ends with its last failure.
+   */
+  private allowNow(): boolean {
+    const verdict = this.decideSend();
+    if (verdict.type === 'stop') {
+      this.host.noFurtherAttempt(verdict.reason);
+      this.close();
+      return false;
+    }
+    if (verdict.type === 'send') {
+      this.allowedFor = this.attempts.count + 1;
+    }
+    return this.host.inFlight; // unless a `throttled` listener ended the call
+  }
+
+  /** Sends one hedge if the rules allow it. True when it went and the call is still in flight. */
+  private trySend(): boolean {
+    const host = this.host;
+    const verdict = this.decideSend();
     switch (verdict.type) {
       case 'send':
         host.startHedge();

@@ -3,7 +3,7 @@
  * maxAttempts, a refusal or a do-not-retry hint closes the schedule without ending the call while an attempt is
  * still out, waits with nothing in flight are waits, and the deadline's status names the last failure.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { AdaptiveHedging } from '../../src/hedging/adaptive-hedging-delay.js';
 import { RetryThrottle } from '../../src/retry/retry-throttle.js';
 import type { Clock } from '../../src/shared/clock.js';
@@ -118,6 +118,53 @@ describe('engine: the hedging schedule', () => {
     h.clock.advance(250);
     h.attempt(1).succeed();
     expect(eventsOfType(h.events, 'call-end')[0]).toMatchObject({ retryDelayMs: 250 });
+  });
+
+  it('a hedge due after a wait with nothing in flight is asked of the gate when decided, once, as a retry is', () => {
+    // A gate that counts what it is asked, and allows only while told to.
+    let allow = true;
+    const asked: string[] = [];
+    const gate = {
+      allowAttempt: (kind: string) => {
+        asked.push(kind);
+        return allow;
+      },
+      recordFailure: () => {},
+      recordSuccess: () => {},
+    };
+    const h = engineCall(hedgingPolicy(), { interceptor: { gate } });
+    h.attempt(0).fail(UNAVAILABLE, { 'grpc-retry-pushback-ms': '250' });
+    expect(asked).toEqual(['hedge']); // at the failure, before the wait
+    allow = false; // refusing now changes nothing: the leave was given for this hedge
+    h.clock.advance(250);
+    expect(h.attempts).toHaveLength(2);
+    expect(asked).toEqual(['hedge']);
+    h.attempt(1).succeed();
+    expect(h.status.code).toBe(Status.OK);
+
+    // Refused when decided: no wait, the failure is the call's at once.
+    const refused = engineCall(hedgingPolicy(), { interceptor: { gate } });
+    refused.attempt(0).status(UNAVAILABLE, 'pushed', { 'grpc-retry-pushback-ms': '250' });
+    expect(refused.status.details).toBe('pushed');
+    expect(eventsOfType(refused.events, 'call-end')[0]).toMatchObject({
+      reason: 'throttled',
+      retryDelayMs: 0,
+    });
+    expect(refused.clock.pendingTimers).toBe(0);
+  });
+
+  it('a hedge allowed before its wait still checks the request when the wait is over', () => {
+    const warn = vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
+    const h = engineCall(hedgingPolicy(), { type: 'client-stream' });
+    const buffer = Buffer.from('0');
+    h.call.sendMessage(buffer);
+    h.call.halfClose();
+    h.attempt(0).fail(UNAVAILABLE, { 'grpc-retry-pushback-ms': '250' });
+    buffer.write('1'); // during the wait: a resend would carry other data
+    h.clock.advance(250);
+    expect(h.attempts).toHaveLength(1);
+    expect(eventsOfType(h.events, 'call-end')[0]).toMatchObject({ reason: 'request-changed' });
+    warn.mockRestore();
   });
 
   it("the deadline's status names the last failure when no attempt is out, or when grpc-js gives the one out none", () => {

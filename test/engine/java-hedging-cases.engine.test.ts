@@ -533,10 +533,10 @@ describe('grpc-java RetriableStreamTest, throttling cases, for a hedged call', (
   // Java hedging_throttledByHedgingStreams (grpc-java#7222), with a pushback: a throttled failure is not hedgeable,
   // so with nothing else out Java closes the call at once. Here the only attempt fails non-fatally with pushback 300
   // and its token reaches the threshold. A6: throttled hedges do not block ("if there are no other already-sent
-  // hedged RPCs the failure is returned"); the package's own retry in that state ends at once.
-  // BUG: the hedged call waits out the pushback (300 ms with nothing in flight) before the gate refuses and the call
-  // ends; had tokens come back meanwhile it would send the hedge after all.
-  it.fails('throttled with a pushback and nothing in flight: the call ends at once with the failure', async () => {
+  // hedged RPCs the failure is returned"); the package's own retry in that state ends at once. (This audit found
+  // the hedged call waiting out the pushback, 300 ms with nothing in flight, before the gate refused: fixed, such a
+  // hedge is asked of the gates when it is decided, as a retry is.)
+  it('throttled with a pushback and nothing in flight: the call ends at once with the failure', async () => {
     const throttle = new RetryThrottle({ maxTokens: 4, tokenRatio: 0.8 });
     throttle.recordFailure(); // another call: 3 left
     const h = engineCall(JAVA_POLICY, { interceptor: { ...SIX, gate: throttle } });
