@@ -249,3 +249,74 @@ describe('the order of the throttle and the retry interceptor, without a network
     expect(warnings).toEqual([]);
   });
 });
+
+describe('createAdaptiveThrottleInterceptor, made and misused', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+    vi.restoreAllMocks();
+  });
+
+  it('put in the interceptors itself, says so, with the call to make instead', () => {
+    expect(() => createAdaptiveThrottleInterceptor(options as never)).toThrow(
+      new TypeError(
+        "createAdaptiveThrottleInterceptor was put in a client's interceptors itself, so grpc-js called it for the call /pkg.Greeter/SayHello: it makes the interceptor. Call it once, and put what it returns there: interceptors: [createAdaptiveThrottleInterceptor()]",
+      ),
+    );
+  });
+
+  it('names onEvent when it is not a function', () => {
+    expect(() => createAdaptiveThrottleInterceptor({ onEvent: 'log' as never })).toThrow(
+      /^createAdaptiveThrottleInterceptor: options\.onEvent must be a function/,
+    );
+  });
+
+  it('without onEvent, rejects calls without a warning', async () => {
+    const warnings = captureWarnings();
+    const { throttle, next } = primed();
+    const ended = await statusOf(throttle(options, next));
+    expect(ended.code).toBe(status.UNAVAILABLE);
+    expect(warnings).toEqual([]);
+  });
+
+  it('counts by the system clock when given none', () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(1_000_000);
+    const throttle = createAdaptiveThrottleInterceptor({ random: () => 0.99 });
+    const { next, made } = fakeNext();
+    throttle(options, next).start(new Metadata(), {});
+    made[0]!.answer(status.UNAVAILABLE);
+    expect(throttle.state()['pkg.Greeter']).toMatchObject({ requests: 1, accepts: 0 });
+    vi.setSystemTime(1_000_000 + throttle.rule.windowMs);
+    expect(throttle.state()['pkg.Greeter']).toMatchObject({ requests: 0, accepts: 0 });
+  });
+});
+
+describe('the keys the throttle keeps', () => {
+  it('forgets idle keys when there are 1,024, then when there are twice as many as it kept', () => {
+    const throttle = createAdaptiveThrottleInterceptor({
+      clock: { now: () => 0 },
+      random: () => 0.99,
+      key: (method) => method,
+    });
+    const { next, made } = fakeNext();
+    const on = (path: string) => ({ method_definition: { path } }) as unknown as InterceptorOptions;
+    const keys = () => Object.keys(throttle.state()).length;
+    // 600 keys that count a request (answered, in the window), 424 that count nothing (never started).
+    for (let i = 0; i < 600; i++) {
+      throttle(on(`/busy/${i}`), next).start(new Metadata(), {});
+      made.at(-1)!.answer(status.OK);
+    }
+    let idle = 0;
+    const addIdle = (n: number) => {
+      for (let i = 0; i < n; i++) throttle(on(`/idle/${idle++}`), next);
+    };
+    addIdle(424);
+    expect(keys()).toBe(1024);
+    addIdle(1); // the 1,025th: the 424 idle ones go, the 600 busy ones stay
+    expect(keys()).toBe(601);
+    addIdle(1200 - 601); // up to twice the 600 kept
+    expect(keys()).toBe(1200);
+    addIdle(1); // the 1,201st: the idle ones go again
+    expect(keys()).toBe(601);
+  });
+});

@@ -56,3 +56,40 @@ describe('new RetryBudget({ random })', () => {
     expect(warn).toHaveBeenCalledTimes(1);
   });
 });
+
+describe('the draws of a RetryBudget', () => {
+  it('draws only for a fraction of a retry: not when it holds none, nor when it holds a whole one', () => {
+    const random = vi.fn(() => 0);
+    const budget = new RetryBudget({ clock: { now: () => 0 }, random });
+    expect(budget.allowAttempt('retry')).toBe(false); // holds nothing
+    for (let i = 0; i < 5; i++) budget.recordCall();
+    expect(budget.allowAttempt('retry')).toBe(true); // a whole one
+    expect(budget.allowAttempt('retry')).toBe(false); // nothing again
+    expect(random).not.toHaveBeenCalled();
+    budget.recordCall(); // 0.2 of one
+    expect(budget.allowAttempt('retry')).toBe(true);
+    expect(random).toHaveBeenCalledOnce();
+    expect(budget.allowAttempt('retry')).toBe(false); // below zero
+    expect(random).toHaveBeenCalledOnce();
+  });
+
+  it('lets a fraction f through on a draw under f, not on a draw of f itself', () => {
+    const half = (draw: number) => {
+      const budget = new RetryBudget({ clock: { now: () => 0 }, maxExtraLoad: 0.5, random: () => draw });
+      budget.recordCall();
+      return budget.allowAttempt('retry');
+    };
+    expect(half(0.5)).toBe(false);
+    expect(half(0.4999)).toBe(true);
+  });
+
+  it('without random, draws from Math.random, unwarned', () => {
+    const warn = vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
+    const draw = vi.spyOn(Math, 'random').mockReturnValue(0.1);
+    const budget = new RetryBudget({ clock: { now: () => 0 } });
+    budget.recordCall(); // 0.2 of a retry
+    expect(budget.allowAttempt('retry')).toBe(true);
+    expect(draw).toHaveBeenCalledOnce();
+    expect(warn).not.toHaveBeenCalled();
+  });
+});

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { isRetryGate } from '../../src/shared/retry-gate.js';
 import { RetryBudget } from '../../src/throttle/retry-budget.js';
 
@@ -178,7 +178,9 @@ describe('RetryBudget', () => {
       /RetryBudget: options\.minRetriesPerSecond was renamed to "minPerSecond"/,
     );
     expect(() => new RetryBudget({ ratio: 0.2 } as unknown as object)).toThrow(
-      /RetryBudget: options\.ratio was renamed to "maxExtraLoad"/,
+      new TypeError(
+        'RetryBudget: options.ratio was renamed to "maxExtraLoad" (the hedge budget\'s name for the same share)',
+      ),
     );
     expect(() => new RetryBudget({ minPerSecond: '10' as unknown as number })).toThrow(
       /options\.minPerSecond must be a number >= 0, got "10"/,
@@ -192,5 +194,22 @@ describe('RetryBudget', () => {
     expect(() => new RetryBudget(42 as unknown as object)).toThrow(
       /RetryBudget: options must be an object, got 42/,
     );
+  });
+});
+
+describe('RetryBudget without a clock', () => {
+  it('counts by the system clock: deposits expire a ttl later', () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      vi.setSystemTime(1_000_000);
+      const budget = new RetryBudget({ maxExtraLoad: 1 });
+      budget.recordCall();
+      budget.recordCall();
+      expect(budget.tokens).toBe(2);
+      vi.setSystemTime(1_000_000 + budget.ttlMs);
+      expect(budget.tokens).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
