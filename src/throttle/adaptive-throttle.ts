@@ -16,6 +16,8 @@ import { FORWARDS_MESSAGES_TO, type ForwardsMessages } from '../shared/message-p
 import { markThrottleAbove } from '../shared/throttle-order.js';
 import { errorMessage } from '../util/error-message.js';
 import { checkNotUsedAsInterceptor } from '../util/factory-misuse.js';
+import { guardedNowSource } from '../util/guarded-clock.js';
+import { guardedRandom, thrownMessage } from '../util/guarded-random.js';
 import {
   checkBoolean,
   checkFunction,
@@ -169,8 +171,15 @@ export function createAdaptiveThrottleInterceptor(
   const rejectedCodes = resolveRejectedCodes(opts.rejectedStatusCodes);
   const keyOf = checkFunction<(method: string) => string>(WHERE, 'key', opts.key) ?? serviceOfMethod;
   const onEvent = checkFunction<(event: AdaptiveThrottleEvent) => void>(WHERE, 'onEvent', opts.onEvent);
-  const clock = checkNowSource(WHERE, 'clock', opts.clock) ?? { now: () => Date.now() };
-  const random = checkFunction<() => number>(WHERE, 'random', opts.random) ?? Math.random;
+  // Both are called from inside grpc-js callbacks (a call's start, its status), where nothing may be thrown: a
+  // clock or random source that throws or reads wrong is reported once and read safely (src/util/guarded-*.ts).
+  const givenClock = checkNowSource(WHERE, 'clock', opts.clock);
+  const clock =
+    givenClock === undefined
+      ? { now: () => Date.now() }
+      : guardedNowSource(givenClock, readFirst(givenClock), WHERE);
+  const givenRandom = checkFunction<() => number>(WHERE, 'random', opts.random);
+  const random = givenRandom === undefined ? Math.random : guardedRandom(givenRandom, WHERE);
   const retryLocalRejections = checkBoolean(WHERE, 'retryLocalRejections', opts.retryLocalRejections, false);
   if (retryLocalRejections && rule.retries === 'reject-while-throttling') {
     // Each retry of a local rejection would be rejected again at once and counted as a request: with up to
@@ -294,6 +303,22 @@ function resolveRejectedCodes(value: unknown): ReadonlySet<number> {
       }
     }),
   );
+}
+
+/** The clock's first reading, when the throttle is made: a clock that cannot read is refused then, by name. */
+function readFirst(source: Pick<Clock, 'now'>): number {
+  let value: unknown;
+  try {
+    value = source.now();
+  } catch (error) {
+    throw new TypeError(`${WHERE}.clock.now() threw (${thrownMessage(error)})`);
+  }
+  if (typeof value !== 'number' || !Number.isFinite(value)) {
+    throw new TypeError(
+      `${WHERE}.clock.now() must return a finite number of ms, got ${describeValue(value)}`,
+    );
+  }
+  return value;
 }
 
 /**

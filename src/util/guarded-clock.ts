@@ -37,31 +37,55 @@ export function guardedClock(clock: Clock, firstReading: number, path: string): 
   return wrapped;
 }
 
+/**
+ * A time source that has only `now()` (an adaptive throttle's), never throwing: a throw or a reading that is no
+ * finite number gives the last good reading, reported once as a process warning. `firstReading` is a good `now()`
+ * taken when the option was checked.
+ * @param path The options it came from, for the warning.
+ */
+export function guardedNowSource(
+  source: Pick<Clock, 'now'>,
+  firstReading: number,
+  path: string,
+): Pick<Clock, 'now'> {
+  return { now: nowGuard(source, firstReading, path, hookReporter()) };
+}
+
+function nowGuard(
+  source: Pick<Clock, 'now'>,
+  firstReading: number,
+  path: string,
+  report: (key: string, message: string) => void,
+): () => number {
+  let lastReading = firstReading;
+  return () => {
+    let value: unknown;
+    try {
+      value = source.now();
+    } catch (error) {
+      report('now', `${path}.clock.now threw (${thrownMessage(error)}); its last reading is used instead`);
+      return lastReading;
+    }
+    if (typeof value !== 'number' || !Number.isFinite(value)) {
+      report(
+        'now',
+        `${path}.clock.now must return a finite number of ms, got ${describeValue(value)}; its last reading is used instead`,
+      );
+      return lastReading;
+    }
+    lastReading = value;
+    return value;
+  };
+}
+
 function guard(clock: Clock, firstReading: number, path: string): Clock {
   const report = hookReporter();
-  let lastReading = firstReading;
+  const now = nowGuard(clock, firstReading, path, report);
   return {
     get resolutionMs() {
       return clock.resolutionMs;
     },
-    now(): number {
-      let value: unknown;
-      try {
-        value = clock.now();
-      } catch (error) {
-        report('now', `${path}.clock.now threw (${thrownMessage(error)}); its last reading is used instead`);
-        return lastReading;
-      }
-      if (typeof value !== 'number' || !Number.isFinite(value)) {
-        report(
-          'now',
-          `${path}.clock.now must return a finite number of ms, got ${describeValue(value)}; its last reading is used instead`,
-        );
-        return lastReading;
-      }
-      lastReading = value;
-      return value;
-    },
+    now,
     setTimer(callback: () => void, delayMs: number): TimerHandle {
       try {
         return clock.setTimer(callback, delayMs);

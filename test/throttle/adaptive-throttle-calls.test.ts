@@ -320,3 +320,82 @@ describe('the keys the throttle keeps', () => {
     expect(keys()).toBe(601);
   });
 });
+
+describe("the throttle's clock and random source, called from grpc-js callbacks", () => {
+  it('a random source that throws or reads outside [0, 1) is drawn from Math.random instead, warned once', () => {
+    const warn = vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
+    try {
+      const throwing = primed({
+        random: () => {
+          throw new Error('random bug');
+        },
+      });
+      // Nothing escapes the call's start, and the call is decided by a draw of Math.random.
+      for (let i = 0; i < 3; i++) {
+        expect(() => throwing.throttle(options, throwing.next).start(new Metadata(), {})).not.toThrow();
+      }
+      expect(warn).toHaveBeenCalledOnce();
+      expect(String(warn.mock.calls[0]![0])).toMatch(
+        /createAdaptiveThrottleInterceptor: options\.random threw \(random bug\); Math\.random is drawn instead/,
+      );
+      expect(warn.mock.calls[0]![1]).toMatchObject({ code: 'GRPC_RETRY_HEDGING_HOOK_ERROR' });
+
+      // A draw of 1 would let every call through, however high P: Math.random's draws reject about P of them.
+      const clock = { now: () => 0 };
+      const ones = createAdaptiveThrottleInterceptor({ clock, random: () => 1 });
+      const { next, made } = fakeNext();
+      for (let i = 0; i < 40; i++) {
+        ones(options, next).start(new Metadata(), {});
+        made.at(-1)?.answer(status.UNAVAILABLE);
+      }
+      const before = ones.counters().rejected;
+      for (let i = 0; i < 200; i++) {
+        ones(options, next).start(new Metadata(), {});
+      }
+      expect(ones.counters().rejected - before).toBeGreaterThan(100); // P is near 0.8: about 160 expected
+    } finally {
+      warn.mockRestore();
+    }
+  });
+
+  it('a clock that throws later is read at its last good reading, warned once; one that cannot read at first is refused', () => {
+    const warn = vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
+    try {
+      let broken = false;
+      const clock = {
+        now: () => {
+          if (broken) throw new Error('clock bug');
+          return 5_000;
+        },
+      };
+      const throttle = createAdaptiveThrottleInterceptor({ clock, random: () => 0.99 });
+      const { next, made } = fakeNext();
+      throttle(options, next).start(new Metadata(), {});
+      broken = true;
+      // The status is counted at the last good reading (5 s), from inside grpc-js's status callback.
+      expect(() => made[0]!.answer(status.UNAVAILABLE)).not.toThrow();
+      expect(() => throttle(options, next).start(new Metadata(), {})).not.toThrow();
+      expect(() => made[1]!.answer(status.UNAVAILABLE)).not.toThrow();
+      broken = false;
+      expect(throttle.state()['pkg.Greeter']).toMatchObject({ requests: 2, accepts: 0 });
+      expect(warn).toHaveBeenCalledOnce();
+      expect(String(warn.mock.calls[0]![0])).toMatch(
+        /options\.clock\.now threw \(clock bug\); its last reading/,
+      );
+
+      expect(() => createAdaptiveThrottleInterceptor({ clock: { now: () => Number.NaN } })).toThrow(
+        'createAdaptiveThrottleInterceptor: options.clock.now() must return a finite number of ms, got NaN',
+      );
+      const throwsAtOnce = {
+        now: (): number => {
+          throw new Error('no time');
+        },
+      };
+      expect(() => createAdaptiveThrottleInterceptor({ clock: throwsAtOnce })).toThrow(
+        'createAdaptiveThrottleInterceptor: options.clock.now() threw (no time)',
+      );
+    } finally {
+      warn.mockRestore();
+    }
+  });
+});
