@@ -467,7 +467,6 @@ class CountingCall implements InterceptingCallInterface, ForwardsMessages {
  */
 class RejectedCall implements InterceptingCallInterface {
   private ended = false;
-  private started = false;
   private cancelStatus: StatusObject | undefined;
   private listener: { onReceiveStatus?: (status: StatusObject) => void } | undefined;
 
@@ -478,18 +477,15 @@ class RejectedCall implements InterceptingCallInterface {
 
   start(_metadata: Metadata, listener?: { onReceiveStatus?: (status: StatusObject) => void }): void {
     this.listener = listener;
-    this.started = true;
     setImmediate(() => this.end());
   }
 
+  /** A cancel before the end is the call's status: `start` has set, or will set, the turn that delivers it. */
   cancelWithStatus(code: status, details: string): void {
     if (this.ended || this.cancelStatus) {
       return;
     }
     this.cancelStatus = { code, details, metadata: new Metadata() };
-    if (this.started) {
-      setImmediate(() => this.end());
-    }
   }
 
   private end(): void {
