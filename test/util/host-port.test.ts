@@ -27,6 +27,10 @@ describe('parseHostPort', () => {
       read('db.example:65535'),
       read('db.example:65536', 443),
       read(formatHostPort('::1', 8080)),
+      // Text around a host:port form is not one: read whole.
+      read('a[::1]:1'),
+      read('[::1]:80x'),
+      read('db.example:80x'),
     ]).toStrictEqual([
       { address: '127.0.0.1', port: 50051 },
       { address: '::1', port: 50051 },
@@ -40,6 +44,9 @@ describe('parseHostPort', () => {
       { address: 'db.example', port: 65535 },
       { address: 'db.example' },
       { address: '::1', port: 8080 },
+      { address: 'a[::1]:1' },
+      { address: '[::1]:80x' },
+      { address: 'db.example:80x' },
     ]);
   });
 });
