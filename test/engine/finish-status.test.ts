@@ -29,6 +29,8 @@ describe('the status of a call that a failure ends', () => {
     ['throttled', 'a retry was refused (by the retry gate or an adaptive throttle)'],
     ['fatal-status', 'its status is not retryable'],
     ['lb-drop', 'the load balancer dropped the call'],
+    ['request-changed', 'a request message changed after it was written, so a resend would carry other data'],
+    ['request-unserializable', 'a request message cannot be serialized'],
   ] as const)('after a per-attempt timeout, also says why no further attempt went (%s)', (reason, why) => {
     const ended = finishStatus(failed, reason as FinishReason, 'per-attempt-timeout');
     expect(ended.code).toBe(Status.DEADLINE_EXCEEDED);
