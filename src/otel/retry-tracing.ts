@@ -278,8 +278,6 @@ export function createRetryTracing(options: RetryTracingOptions = {}): RetryTrac
   const propagator = options.propagator;
   const maxTracked = options.maxTrackedCalls ?? DEFAULT_MAX_TRACKED_CALLS;
   const calls = new Map<number, TracedCall>();
-  const namesByMethod = new Map<string, SpanNames>();
-  const serverByTarget = new Map<string, Attributes>();
   let lastProvider: TracerProvider | undefined;
   let lastTracer: Tracer | undefined;
 
@@ -300,28 +298,13 @@ export function createRetryTracing(options: RetryTracingOptions = {}): RetryTrac
     return lastTracer;
   };
 
-  const namesOf = (method: string): SpanNames => {
-    let names = namesByMethod.get(method);
-    if (names === undefined) {
-      names = spanNamesOf(method);
-      if (namesByMethod.size < 1_000) {
-        namesByMethod.set(method, names);
-      }
-    }
-    return names;
-  };
-
-  /** The call span's `server.*` attributes of a target, kept for the first 1,000 targets as the names are. */
-  const serverOf = (target: string): Attributes => {
-    let server = serverByTarget.get(target);
-    if (server === undefined) {
-      server = Object.freeze(serverAttributesOf(target));
-      if (serverByTarget.size < 1_000) {
-        serverByTarget.set(target, server);
-      }
-    }
-    return server;
-  };
+  // What the call span takes from its method and its target, each worked out once per method or target (for the
+  // first 1,000 of them: the rest are worked out per call).
+  const namesOf = keptForFirst(1_000, spanNamesOf);
+  const serverOf = keptForFirst(
+    1_000,
+    (target: string): Attributes => Object.freeze(serverAttributesOf(target)),
+  );
 
   const forget = (callId: number, traced: TracedCall): void => {
     calls.delete(callId);
@@ -572,6 +555,21 @@ function setPeer(span: Span, peer: string): void {
   if (port !== undefined) {
     span.setAttribute(RETRY_SPAN_ATTRIBUTES.peerPort, port);
   }
+}
+
+/** `compute`, its results kept for the first `limit` keys it is asked of. */
+function keptForFirst<T>(limit: number, compute: (key: string) => T): (key: string) => T {
+  const kept = new Map<string, T>();
+  return (key) => {
+    let value = kept.get(key);
+    if (value === undefined) {
+      value = compute(key);
+      if (kept.size < limit) {
+        kept.set(key, value);
+      }
+    }
+    return value;
+  };
 }
 
 /** Takes only `never`: a `RetryEvent` type `dispatch` does not name is a compile error there. */
