@@ -354,8 +354,7 @@ export class HedgeScheduler {
   private allowNow(): boolean {
     const verdict = this.decideSend();
     if (verdict.type === 'stop') {
-      this.host.noFurtherAttempt(verdict.reason);
-      this.close();
+      this.sendNoFurther(verdict.reason);
       return false;
     }
     if (verdict.type === 'send') {
@@ -384,13 +383,21 @@ export class HedgeScheduler {
         this.setTimer(Math.max(this.delayMs, MIN_BUDGET_ASK_INTERVAL_MS));
         return false;
       case 'stop':
-        this.host.noFurtherAttempt(verdict.reason);
-        if (verdict.reason === 'replay-buffer' && this.attempts.live.length > 0) {
-          host.commitMostAdvanced();
-        } else {
-          this.close();
-        }
+        this.sendNoFurther(verdict.reason);
         return false;
+    }
+  }
+
+  /**
+   * The rules let no further hedge go: the call commits to the attempt that has sent the most when the request
+   * outgrew the replay buffer with attempts in flight, else it ends with its last failure once none is.
+   */
+  private sendNoFurther(reason: Extract<HedgeSendDecision, { type: 'stop' }>['reason']): void {
+    this.host.noFurtherAttempt(reason);
+    if (reason === 'replay-buffer' && this.attempts.live.length > 0) {
+      this.host.commitMostAdvanced();
+    } else {
+      this.close();
     }
   }
 
