@@ -883,8 +883,10 @@ describe('grpc-go TestRetryTransparentWhenCommitted (a server of one stream at a
         narrow.address,
         retryConfig({
           maxAttempts: 2,
-          initialBackoff: '0.1s',
-          maxBackoff: '0.1s',
+          // Long enough that the blocking call below takes the slot before the retry does, even on a loaded
+          // machine (at 0.1 s, CI once saw the retry win the slot and the blocker wait behind it).
+          initialBackoff: '1s',
+          maxBackoff: '1s',
           retryableStatusCodes: ['ALREADY_EXISTS'],
         }),
       );
@@ -899,9 +901,12 @@ describe('grpc-go TestRetryTransparentWhenCommitted (a server of one stream at a
       const other = client.stub.FullDuplexCall(blocker.metadata, { deadline: deadline() });
       const otherSeen = new Seen(other);
       await until(() => blockerState.attempts.length === 1, 'the blocking call to hold the slot');
-      // Longer than the backoff: the retry has been started and waits for the slot.
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      expect(client.events).toContainEqual(expect.objectContaining({ type: 'attempt-start', attempt: 2 }));
+      // The backoff is over: the retry has been started and waits for the slot.
+      await until(
+        () => client.events.some((e) => e.type === 'attempt-start' && e.attempt === 2),
+        'the retry to start',
+      );
+      await new Promise((resolve) => setTimeout(resolve, 50));
       call.cancel();
       await until(() => seen.settled, 'the cancelled call to end');
       expect(seen.status?.code).toBe(status.CANCELLED);
