@@ -19,6 +19,7 @@ import {
   checkOptions,
   describeValue,
   type Renames,
+  readClockNow,
 } from '../util/option-checks.js';
 import { sharedSafeListener } from '../util/safe-listener.js';
 import { isJitterStrategy, JITTER_STRATEGIES, type JitterStrategy } from './backoff.js';
@@ -152,7 +153,8 @@ export function resolveInterceptorOptions(options: unknown): ResolvedInterceptor
   const o = checkOptions(PATH, options, KNOWN_OPTIONS, RENAMED_OPTIONS) as RetryInterceptorOptions;
   const given = checkClock(PATH, 'clock', o.clock);
   // Called from grpc-js callbacks and timers: guarded, so that a clock that throws cannot end the process.
-  const clock = given === undefined ? systemClock : guardedClock(given, given.now(), PATH);
+  const clock =
+    given === undefined ? systemClock : guardedClock(given, readClockNow(PATH, 'clock', given), PATH);
   // Left out, not null: null is refused as every other option's is.
   const jitter = o.jitter === undefined ? 'a6' : o.jitter;
   if (!isJitterStrategy(jitter)) {

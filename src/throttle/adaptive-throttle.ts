@@ -17,13 +17,14 @@ import { markThrottleAbove } from '../shared/throttle-order.js';
 import { errorMessage } from '../util/error-message.js';
 import { checkNotUsedAsInterceptor } from '../util/factory-misuse.js';
 import { guardedNowSource } from '../util/guarded-clock.js';
-import { guardedRandom, thrownMessage } from '../util/guarded-random.js';
+import { guardedRandom } from '../util/guarded-random.js';
 import {
   checkBoolean,
   checkFunction,
   checkNowSource,
   checkOptions,
   describeValue,
+  readClockNow,
 } from '../util/option-checks.js';
 import { safeListener } from '../util/safe-listener.js';
 import {
@@ -177,7 +178,7 @@ export function createAdaptiveThrottleInterceptor(
   const clock =
     givenClock === undefined
       ? { now: () => Date.now() }
-      : guardedNowSource(givenClock, readFirst(givenClock), WHERE);
+      : guardedNowSource(givenClock, readClockNow(WHERE, 'clock', givenClock), WHERE);
   const givenRandom = checkFunction<() => number>(WHERE, 'random', opts.random);
   const random = givenRandom === undefined ? Math.random : guardedRandom(givenRandom, WHERE);
   const retryLocalRejections = checkBoolean(WHERE, 'retryLocalRejections', opts.retryLocalRejections, false);
@@ -303,22 +304,6 @@ function resolveRejectedCodes(value: unknown): ReadonlySet<number> {
       }
     }),
   );
-}
-
-/** The clock's first reading, when the throttle is made: a clock that cannot read is refused then, by name. */
-function readFirst(source: Pick<Clock, 'now'>): number {
-  let value: unknown;
-  try {
-    value = source.now();
-  } catch (error) {
-    throw new TypeError(`${WHERE}.clock.now() threw (${thrownMessage(error)})`);
-  }
-  if (typeof value !== 'number' || !Number.isFinite(value)) {
-    throw new TypeError(
-      `${WHERE}.clock.now() must return a finite number of ms, got ${describeValue(value)}`,
-    );
-  }
-  return value;
 }
 
 /**

@@ -293,19 +293,14 @@ export function checkFunction<T>(
   return value as T;
 }
 
-/** The clock option `name` (an object with now, setTimer and clearTimer), or undefined when left out. */
-export function checkClock(path: string, name: string, value: unknown): Clock | undefined {
-  if (value === undefined) {
-    return undefined;
-  }
-  if (!isClock(value)) {
-    throw new TypeError(
-      `${path}.${name} must be a Clock (an object with now, setTimer and clearTimer methods), got ${describeValue(value)}`,
-    );
-  }
+/**
+ * One reading of the clock option `name`, taken when options are checked: a clock that throws or reads no finite
+ * number of ms is refused then, by name, rather than found out inside a grpc-js callback.
+ */
+export function readClockNow(path: string, name: string, clock: Pick<Clock, 'now'>): number {
   let reading: unknown;
   try {
-    reading = value.now();
+    reading = clock.now();
   } catch (error) {
     throw new TypeError(
       `${path}.${name}.now() threw when read: ${error instanceof Error ? error.message : String(error)}`,
@@ -316,6 +311,20 @@ export function checkClock(path: string, name: string, value: unknown): Clock | 
       `${path}.${name}.now() must return a finite number of ms (since the epoch, as Date.now() does; a FakeClock's own time under test), got ${describeValue(reading)}`,
     );
   }
+  return reading;
+}
+
+/** The clock option `name` (an object with now, setTimer and clearTimer), or undefined when left out. */
+export function checkClock(path: string, name: string, value: unknown): Clock | undefined {
+  if (value === undefined) {
+    return undefined;
+  }
+  if (!isClock(value)) {
+    throw new TypeError(
+      `${path}.${name} must be a Clock (an object with now, setTimer and clearTimer methods), got ${describeValue(value)}`,
+    );
+  }
+  readClockNow(path, name, value);
   const resolution = value.resolutionMs;
   if (
     resolution !== undefined &&

@@ -144,4 +144,15 @@ describe('a clock that reads no time', () => {
       }),
     ).toThrow('createRetryInterceptor: options.clock.now() threw when read: no time');
   });
+
+  it('gives no reading that is not a number as the last good one, from its first reading on', () => {
+    // Its first reading is good, every later one NaN: each reading the guard takes when the interceptor is made is
+    // checked, so the call never starts from a NaN "last good reading".
+    let reads = 0;
+    const fake = new FakeClock(1000);
+    const clock = brokenClock(fake, { now: () => (++reads === 1 ? fake.now() : Number.NaN) });
+    expect(() => createRetryInterceptor(retryPolicy(), { clock })).toThrow(
+      /^createRetryInterceptor: options\.clock\.now\(\) must return a finite number of ms .*got NaN$/,
+    );
+  });
 });
