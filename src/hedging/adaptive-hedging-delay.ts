@@ -1,11 +1,7 @@
 import { type Clock, systemClock } from '../shared/clock.js';
 import type { HedgeDelaySource, HedgingDelayChoice } from '../shared/hedge-delay-source.js';
-import {
-  checkClock,
-  checkFunctionArgument,
-  checkNumberArgument,
-  describeValue,
-} from '../util/option-checks.js';
+import { guardedClockOption } from '../util/guarded-clock.js';
+import { checkFunctionArgument, checkNumberArgument, describeValue } from '../util/option-checks.js';
 import {
   type AdaptiveHedgingOptions,
   type ResolvedAdaptiveHedgingOptions,
@@ -78,7 +74,10 @@ export class AdaptiveHedging implements HedgeDelaySource {
    */
   constructor(options: AdaptiveHedgingOptions | true = {}, where = 'AdaptiveHedging: options') {
     this.options = resolveAdaptiveHedgingOptions(where, options);
-    this.clock = (options === true ? undefined : checkClock(where, 'clock', options.clock)) ?? systemClock;
+    // Read from inside grpc-js callbacks (each answer's outcome, the hedge budget): guarded, so that a clock that
+    // throws is reported once rather than thrown into grpc-js (src/util/guarded-clock.ts).
+    this.clock =
+      (options === true ? undefined : guardedClockOption(where, 'clock', options.clock)) ?? systemClock;
     const maxExtraLoad = this.options.maxExtraLoad;
     this.quantile = 1 - DELAY_SHARE_OF_LOAD * maxExtraLoad;
     this.trackerConfig = {

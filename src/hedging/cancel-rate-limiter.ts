@@ -1,6 +1,7 @@
 import type { CancelLimiter } from '../shared/cancel-limiter.js';
 import { type Clock, systemClock, type TimerHandle } from '../shared/clock.js';
-import { checkClock, checkFunctionArgument, checkNumber, checkOptions } from '../util/option-checks.js';
+import { guardedClockOption } from '../util/guarded-clock.js';
+import { checkFunctionArgument, checkNumber, checkOptions } from '../util/option-checks.js';
 
 /**
  * Default sustained rate of attempt cancellations, per second. Node.js's HTTP/2 server (nghttp2 1.61 in Node 20)
@@ -69,7 +70,7 @@ export function checkCancelRateLimiterOptions(
       minExclusive: true,
       unit: 'ms',
     }),
-    clock: checkClock(where, 'clock', o.clock) ?? systemClock,
+    clock: guardedClockOption(where, 'clock', o.clock) ?? systemClock,
   };
 }
 

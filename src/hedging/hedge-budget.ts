@@ -2,7 +2,8 @@ import type { Clock } from '../shared/clock.js';
 import { systemClock } from '../shared/clock.js';
 import type { GatedAttemptKind, RetryGate } from '../shared/retry-gate.js';
 import { RetryBudget, WHOLE_RETRIES_ONLY } from '../throttle/retry-budget.js';
-import { checkClock, checkNumber, checkOptions } from '../util/option-checks.js';
+import { guardedClockOption } from '../util/guarded-clock.js';
+import { checkNumber, checkOptions } from '../util/option-checks.js';
 import {
   DEFAULT_ADAPTIVE_HEDGING_MAX_EXTRA_LOAD,
   HEDGE_BUDGET_KEYS,
@@ -69,7 +70,7 @@ export class HedgeBudget implements RetryGate {
       minPerSecond: resolved.minPerSecond,
       ttlMs: resolved.ttlMs,
       chanceSd: resolved.chanceSd,
-      clock: checkClock(where, 'clock', clock) ?? systemClock,
+      clock: guardedClockOption(where, 'clock', clock) ?? systemClock,
       random: WHOLE_HEDGES_ONLY,
     });
   }

@@ -16,16 +16,9 @@ import { FORWARDS_MESSAGES_TO, type ForwardsMessages } from '../shared/message-p
 import { markThrottleAbove } from '../shared/throttle-order.js';
 import { errorMessage } from '../util/error-message.js';
 import { checkNotUsedAsInterceptor } from '../util/factory-misuse.js';
-import { guardedNowSource } from '../util/guarded-clock.js';
+import { guardedNowSourceOption } from '../util/guarded-clock.js';
 import { guardedRandom } from '../util/guarded-random.js';
-import {
-  checkBoolean,
-  checkFunction,
-  checkNowSource,
-  checkOptions,
-  describeValue,
-  readClockNow,
-} from '../util/option-checks.js';
+import { checkBoolean, checkFunction, checkOptions, describeValue } from '../util/option-checks.js';
 import { safeListener } from '../util/safe-listener.js';
 import {
   ADAPTIVE_THROTTLE_RENAMED_OPTIONS,
@@ -174,11 +167,7 @@ export function createAdaptiveThrottleInterceptor(
   const onEvent = checkFunction<(event: AdaptiveThrottleEvent) => void>(WHERE, 'onEvent', opts.onEvent);
   // Both are called from inside grpc-js callbacks (a call's start, its status), where nothing may be thrown: a
   // clock or random source that throws or reads wrong is reported once and read safely (src/util/guarded-*.ts).
-  const givenClock = checkNowSource(WHERE, 'clock', opts.clock);
-  const clock =
-    givenClock === undefined
-      ? { now: () => Date.now() }
-      : guardedNowSource(givenClock, readClockNow(WHERE, 'clock', givenClock), WHERE);
+  const clock = guardedNowSourceOption(WHERE, 'clock', opts.clock) ?? { now: () => Date.now() };
   const givenRandom = checkFunction<() => number>(WHERE, 'random', opts.random);
   const random = givenRandom === undefined ? Math.random : guardedRandom(givenRandom, WHERE);
   const retryLocalRejections = checkBoolean(WHERE, 'retryLocalRejections', opts.retryLocalRejections, false);

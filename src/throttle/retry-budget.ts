@@ -1,13 +1,8 @@
 import type { Clock } from '../shared/clock.js';
 import type { GatedAttemptKind, RetryGate } from '../shared/retry-gate.js';
+import { guardedNowSourceOption } from '../util/guarded-clock.js';
 import { guardedRandom } from '../util/guarded-random.js';
-import {
-  checkFunction,
-  checkNowSource,
-  checkNumber,
-  checkOptions,
-  type Renames,
-} from '../util/option-checks.js';
+import { checkFunction, checkNumber, checkOptions, type Renames } from '../util/option-checks.js';
 import { SlidingWindow } from './sliding-window.js';
 
 /** Options of {@link RetryBudget}. */
@@ -107,7 +102,9 @@ export class RetryBudget implements RetryGate {
     this.minPerSecond = checkNumber(WHERE, 'minPerSecond', opts.minPerSecond, 0, { min: 0 });
     this.ttlMs = checkNumber(WHERE, 'ttlMs', opts.ttlMs, 10_000, { min: 1000, max: 60_000, unit: 'ms' });
     this.chanceSd = checkNumber(WHERE, 'chanceSd', opts.chanceSd, 0, { min: 0, max: 10 });
-    this.clock = checkNowSource(WHERE, 'clock', opts.clock) ?? { now: () => Date.now() };
+    // Read from inside grpc-js callbacks (a gate's methods, a hedge budget's): a clock that throws or reads no
+    // finite number is reported once and its last good reading used (src/util/guarded-clock.ts).
+    this.clock = guardedNowSourceOption(WHERE, 'clock', opts.clock) ?? { now: () => Date.now() };
     const random = checkFunction<() => number>(
       WHERE,
       'random',

@@ -10,7 +10,7 @@
 
 import { type Clock, systemClock, type TimerHandle } from '../shared/clock.js';
 import { hookReporter, thrownMessage } from './guarded-random.js';
-import { describeValue } from './option-checks.js';
+import { checkClock, checkNowSource, describeValue, readClockNow } from './option-checks.js';
 
 /** A timer set on Node's timers because the application's clock could not set it. */
 class FallbackTimer {
@@ -23,16 +23,42 @@ class FallbackTimer {
  */
 const guarded = new WeakMap<Clock, Clock>();
 
+/** Every guard made here: a guard handed in again (a class passing its clock to another) is not wrapped twice. */
+const guards = new WeakSet<object>();
+
+/**
+ * The clock option `name` of `path`, checked (its shape and one reading, src/util/option-checks.ts) and guarded, or
+ * undefined when left out. For the options of everything whose clock grpc-js callbacks and timers reach.
+ */
+export function guardedClockOption(path: string, name: string, value: unknown): Clock | undefined {
+  const clock = checkClock(path, name, value);
+  return clock === undefined ? undefined : guardedClock(clock, readClockNow(path, name, clock), path);
+}
+
+/** As {@link guardedClockOption}, for a time source of which only `now()` is used. */
+export function guardedNowSourceOption(
+  path: string,
+  name: string,
+  value: unknown,
+): Pick<Clock, 'now'> | undefined {
+  const source = checkNowSource(path, name, value);
+  return source === undefined ? undefined : guardedNowSource(source, readClockNow(path, name, source), path);
+}
+
 /**
  * `clock`, never throwing; the same object for the same clock. `firstReading` is a good `now()` taken when the
  * option was checked.
  * @param path The options it came from, for the warning.
  */
 export function guardedClock(clock: Clock, firstReading: number, path: string): Clock {
+  if (guards.has(clock)) {
+    return clock;
+  }
   let wrapped = guarded.get(clock);
   if (wrapped === undefined) {
     wrapped = guard(clock, firstReading, path);
     guarded.set(clock, wrapped);
+    guards.add(wrapped);
   }
   return wrapped;
 }
@@ -48,7 +74,12 @@ export function guardedNowSource(
   firstReading: number,
   path: string,
 ): Pick<Clock, 'now'> {
-  return { now: nowGuard(source, firstReading, path, hookReporter()) };
+  if (guards.has(source)) {
+    return source;
+  }
+  const wrapped = { now: nowGuard(source, firstReading, path, hookReporter()) };
+  guards.add(wrapped);
+  return wrapped;
 }
 
 function nowGuard(

@@ -31,12 +31,14 @@ describe('shared per-connection cancel limits', () => {
     const settings = (burst: number) =>
       checkCancelRateLimiterOptions({ clock, burst, ratePerSecond: 1 }, 'test');
     const kept = sharedPerConnectionLimits(settings(1));
+    // The settings hold the clock guarded (one guard per clock), and the shared limits are kept per that clock.
+    const held = settings(1).clock;
     for (let burst = 2; burst <= 200; burst++) {
       sharedPerConnectionLimits(settings(burst)).forTarget('dns:a:1');
     }
-    expect(sharedSettingsHeld(clock)).toBe(200);
+    expect(sharedSettingsHeld(held)).toBe(200);
     await collectGarbage();
-    expect(sharedSettingsHeld(clock)).toBe(1);
+    expect(sharedSettingsHeld(held)).toBe(1);
     expect(sharedPerConnectionLimits(settings(1))).toBe(kept);
   });
 });
