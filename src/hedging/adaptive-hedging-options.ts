@@ -114,7 +114,11 @@ export interface AdaptiveHedgingOptions {
    * without end (a proxy, a default `name: [{}]` entry) reaches it.
    */
   maxMethods?: number | undefined;
-  /** Time source (default the system clock); inject one for deterministic tests. */
+  /**
+   * Time source (default the system clock); inject one for deterministic tests. Read when the `AdaptiveHedging`
+   * is made (a clock that cannot read is refused then); later, a `now()` that throws or reads no finite number
+   * gives its last good reading, warned once (`GRPC_RETRY_HEDGING_HOOK_ERROR`).
+   */
   clock?: Clock | undefined;
 }
 

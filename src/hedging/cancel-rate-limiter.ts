@@ -39,7 +39,10 @@ export interface CancelRateLimiterOptions {
    * after this many ms anyway (default 30 000), so that nothing runs for ever.
    */
   loserCapMs?: number | undefined;
-  /** Time source (default the system clock). */
+  /**
+   * Time source (default the system clock). Read when the limiter is made (a clock that cannot read is refused
+   * then); later, a `now()` or timer call that fails is warned of once and read safely (see docs/hedging.md).
+   */
   clock?: Clock | undefined;
 }
 

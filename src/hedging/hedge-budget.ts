@@ -21,7 +21,7 @@ const WHOLE_HEDGES_ONLY = WHOLE_RETRIES_ONLY;
 export interface HedgeBudgetConstructorOptions extends HedgeBudgetOptions {
   /** Hedges allowed as a share of calls, in [0, 1) (default 0.05). */
   maxExtraLoad?: number | undefined;
-  /** Time source (default the system clock). */
+  /** Time source (default the system clock), guarded as `AdaptiveHedgingOptions.clock` is. */
   clock?: Clock | undefined;
 }
 

@@ -31,7 +31,11 @@ export interface RetryBudgetOptions {
    * The room shrinks as a share of the calls as traffic grows (3 / √(maxExtraLoad × calls)). In [0, 10]. Default 0.
    */
   chanceSd?: number | undefined;
-  /** Time source; only `now()` is used. Default: the system clock. */
+  /**
+   * Time source; only `now()` is used. Default: the system clock. Read when the budget is made (a clock that
+   * cannot read is refused then); later, a `now()` that throws or reads no finite number gives its last good
+   * reading, warned once (`GRPC_RETRY_HEDGING_HOOK_ERROR`).
+   */
   clock?: Pick<Clock, 'now'> | undefined;
   /**
    * Uniform random numbers in [0, 1) for the fractional retries (default Math.random); inject one for tests. A
