@@ -378,7 +378,7 @@ function checkDuration(retryDelay: unknown): void {
   }
   if (
     nanos !== undefined &&
-    !(typeof nanos === 'number' && Number.isInteger(nanos) && Math.abs(nanos) < 2 ** 31)
+    !(typeof nanos === 'number' && Number.isInteger(nanos) && nanos >= -(2 ** 31) && nanos < 2 ** 31)
   ) {
     const message = `${where}.nanos must be an int32, got ${describeValue(nanos)}`;
     throw typeof nanos === 'number' && !Number.isNaN(nanos)

@@ -238,12 +238,16 @@ describe('encodeRetryInfo and encodeRetryInfoStatus: bounds and types', () => {
     expect(() => encodeRetryInfo({ seconds: 1e21 })).toThrow(new RangeError(`${refused}, got 1e+21`));
   });
 
-  it('nanos outside the int32 range is refused; 2^31 - 1 is taken', () => {
+  it('nanos takes every int32, and no more', () => {
     const nanosOf = (nanos: number) =>
       parseRetryInfoFromStatusDetails(encodeRetryInfoStatus({ code: 14, retryDelay: { seconds: 0, nanos } }));
     expect(nanosOf(2 ** 31 - 1)).toEqual({
       kind: 'malformed',
       reason: 'RetryInfo in details[0]: retry_delay out of the Duration range (0s, 2147483647ns)',
+    });
+    expect(nanosOf(-(2 ** 31))).toEqual({
+      kind: 'malformed',
+      reason: 'RetryInfo in details[0]: negative retry_delay (0s, -2147483648ns)',
     });
     for (const nanos of [2 ** 31, -(2 ** 31) - 1]) {
       expect(() => encodeRetryInfo({ seconds: 0, nanos })).toThrow(
