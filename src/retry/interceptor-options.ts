@@ -10,16 +10,14 @@ import type { CancelRateLimiter, CancelRateLimiterOptions } from '../hedging/can
 import type { CancelLimits } from '../shared/cancel-limiter.js';
 import { type Clock, systemClock } from '../shared/clock.js';
 import { isRetryGate, type RetryGate } from '../shared/retry-gate.js';
-import { guardedClock } from '../util/guarded-clock.js';
+import { guardedClockOption } from '../util/guarded-clock.js';
 import {
   checkBoolean,
-  checkClock,
   checkFunction,
   checkNumber,
   checkOptions,
   describeValue,
   type Renames,
-  readClockNow,
 } from '../util/option-checks.js';
 import { sharedSafeListener } from '../util/safe-listener.js';
 import { isJitterStrategy, JITTER_STRATEGIES, type JitterStrategy } from './backoff.js';
@@ -151,10 +149,8 @@ const RENAMED_OPTIONS: Renames = {
 /** Check the options of {@link createRetryInterceptor}; unknown keys and bad values throw a TypeError/RangeError. @internal */
 export function resolveInterceptorOptions(options: unknown): ResolvedInterceptorOptions {
   const o = checkOptions(PATH, options, KNOWN_OPTIONS, RENAMED_OPTIONS) as RetryInterceptorOptions;
-  const given = checkClock(PATH, 'clock', o.clock);
   // Called from grpc-js callbacks and timers: guarded, so that a clock that throws cannot end the process.
-  const clock =
-    given === undefined ? systemClock : guardedClock(given, readClockNow(PATH, 'clock', given), PATH);
+  const clock = guardedClockOption(PATH, 'clock', o.clock) ?? systemClock;
   // Left out, not null: null is refused as every other option's is.
   const jitter = o.jitter === undefined ? 'a6' : o.jitter;
   if (!isJitterStrategy(jitter)) {

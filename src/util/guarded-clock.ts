@@ -46,8 +46,8 @@ export function guardedNowSourceOption(
 }
 
 /**
- * `clock`, never throwing; the same object for the same clock. `firstReading` is a good `now()` taken when the
- * option was checked.
+ * `clock`, never throwing; the same object for the same clock, and a guard made here as it is. `firstReading` is a
+ * good `now()` taken when the option was checked.
  * @param path The options it came from, for the warning.
  */
 export function guardedClock(clock: Clock, firstReading: number, path: string): Clock {
