@@ -123,10 +123,12 @@ function caseMetadata(name: string): { id: string; metadata: grpc.Metadata } {
 const deadline = () => Date.now() + 5000;
 const events = (c: Client, type: RetryEvent['type']) => c.events.filter((e) => e.type === type);
 
-async function until(predicate: () => boolean, what: string): Promise<void> {
+async function until(predicate: () => boolean, what: string | (() => string)): Promise<void> {
   const give = Date.now() + 4000;
   while (!predicate()) {
-    if (Date.now() > give) throw new Error(`timed out waiting for ${what}`);
+    if (Date.now() > give) {
+      throw new Error(`timed out waiting for ${typeof what === 'string' ? what : what()}`);
+    }
     await new Promise((resolve) => setTimeout(resolve, 2));
   }
 }
@@ -883,24 +885,34 @@ describe('grpc-go TestRetryTransparentWhenCommitted (a server of one stream at a
         narrow.address,
         retryConfig({
           maxAttempts: 2,
-          // Long enough that the blocking call below takes the slot before the retry does, even on a loaded
-          // machine (at 0.1 s, CI once saw the retry win the slot and the blocker wait behind it).
           initialBackoff: '1s',
           maxBackoff: '1s',
           retryableStatusCodes: ['ALREADY_EXISTS'],
         }),
       );
+      // The first attempt holds the one slot until the client writes, and the blocking call is started meanwhile:
+      // it waits in the client's HTTP/2 session ahead of the retry, which can only start after the failure the
+      // write brings, and a backoff of 0.8-1.2 s. Started only once the server had seen the failure, the blocker
+      // twice never got the slot in CI (at 0.1 s and 1 s backoffs; what took it was not recorded, hence the
+      // diagnostics below); queued before the failure exists, it is ahead of the retry by construction.
       const first = caseMetadata('slot-first');
-      const firstState = narrow.script(first.id, [fails(status.ALREADY_EXISTS), hangs]);
+      const firstState = narrow.script(first.id, [gets(1), fails(status.ALREADY_EXISTS), hangs]);
       const blocker = caseMetadata('slot-blocker');
       const blockerState = narrow.script(blocker.id, [hangs]);
 
       const call = client.stub.FullDuplexCall(first.metadata, { deadline: deadline() });
       const seen = new Seen(call);
-      await until(() => firstState.attempts[0]?.end !== undefined, 'the first attempt to fail');
+      await until(() => firstState.attempts.length === 1, 'the first attempt to hold the slot');
       const other = client.stub.FullDuplexCall(blocker.metadata, { deadline: deadline() });
       const otherSeen = new Seen(other);
-      await until(() => blockerState.attempts.length === 1, 'the blocking call to hold the slot');
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      call.write({ payload: { body: body(1) } });
+      await until(() => firstState.attempts[0]?.end !== undefined, 'the first attempt to fail');
+      await until(
+        () => blockerState.attempts.length === 1,
+        () =>
+          `the blocking call to hold the slot (the retry started: ${client.events.some((e) => e.type === 'attempt-start' && e.attempt === 2)}, attempts of the call on the server: ${firstState.attempts.length})`,
+      );
       // The backoff is over: the retry has been started and waits for the slot.
       await until(
         () => client.events.some((e) => e.type === 'attempt-start' && e.attempt === 2),
