@@ -4,21 +4,12 @@
  * the suites (the RetryInfo parser's malformed reasons, a well-known value's error), and the mutants that changed
  * those texts survived. `expect.stringMatching(/.../)` is the matcher that checks; this keeps the other form out.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { tsFilesUnder } from '../helpers/ts-files.js';
 
 const TEST = join(import.meta.dirname, '..');
-
-function testFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
-    entry.isDirectory()
-      ? testFiles(join(dir, entry.name))
-      : entry.name.endsWith('.ts')
-        ? [join(dir, entry.name)]
-        : [],
-  );
-}
 
 /** The argument text of each `toMatchObject(` call in `source`, with the offset where it starts. */
 function matchObjectArguments(source: string): { start: number; text: string }[] {
@@ -72,7 +63,7 @@ describe('toMatchObject with a RegExp value', () => {
 
   it('is written in no test file', () => {
     // This file writes the form on purpose, as the check's own examples.
-    const others = testFiles(TEST).filter((file) => file !== import.meta.filename);
+    const others = tsFilesUnder(TEST).filter((file) => file !== import.meta.filename);
     expect(others.length).toBeGreaterThan(300);
     const found = others.flatMap((file) =>
       vacuousMatches(readFileSync(file, 'utf8')).map((hit) => `${relative(TEST, file)}:${hit}`),
