@@ -34,8 +34,9 @@ export interface HedgeBudgetConstructorOptions extends HedgeBudgetOptions {
  * only.
  *
  * As a {@link RetryGate}: `allowAttempt('retry')` is always true and failures and successes are ignored, so it
- * composes with the config's A6 throttle (ask the throttle first — it spends nothing — then the budget, which
- * withdraws when it answers true). Share one budget per server (it is per interceptor by default).
+ * composes with the config's A6 throttle or another gate: the engine asks the budget first (so that a gate that
+ * spends when it allows, a retry budget, is not charged for a hedge the budget refuses), then the gate, and gives
+ * the budget's withdrawal back ({@link refund}) when the gate refuses. Share one budget per server (it is per interceptor by default).
  */
 export class HedgeBudget implements RetryGate {
   readonly name = 'hedge-budget';
@@ -101,6 +102,15 @@ export class HedgeBudget implements RetryGate {
     if (!this.budget.allowAttempt('hedge')) {
       this.letThrough += 1;
     }
+  }
+
+  /**
+   * The hedge {@link allowAttempt} just allowed did not go (the interceptor's gate, asked after the budget, refused
+   * it): its withdrawal is given back, so that a budget is charged only for the hedges sent.
+   * @internal
+   */
+  refund(): void {
+    this.budget.giveBack();
   }
 
   /** A call started: deposit `maxExtraLoad` of a hedge. */

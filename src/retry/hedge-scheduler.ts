@@ -427,7 +427,12 @@ export class HedgeScheduler {
       return verdict;
     }
     if (budget.allowAttempt('hedge')) {
-      return this.host.askGate('hedge');
+      const verdict = this.host.askGate('hedge');
+      if (verdict !== 'allow') {
+        // The hedge does not go: the budget is charged only for the hedges sent.
+        budget.refund?.();
+      }
+      return verdict;
     }
     // Reported once per hedge, however often the call asks again for it.
     const number = this.attempts.count + 1;

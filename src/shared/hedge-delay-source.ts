@@ -33,6 +33,9 @@ export interface HedgeDelaySource {
   holdHedge?(method: string): boolean;
   /** Calls `release` once at the next answer of a call to `method`; returns a function that forgets it. */
   whenAnswered?(method: string, release: () => void): () => void;
-  /** A gate that counts hedges only (asked after the interceptor's gate); undefined for none. */
-  readonly budget: (RetryGate & { spendIfHeld?(): void }) | undefined;
+  /**
+   * A gate that counts hedges only, undefined for none: asked before the interceptor's gate while an attempt is in
+   * flight (and given back what it allowed, `refund`, when that gate refuses), after it when none is.
+   */
+  readonly budget: (RetryGate & { spendIfHeld?(): void; refund?(): void }) | undefined;
 }

@@ -159,6 +159,14 @@ export class RetryBudget implements RetryGate {
     return true;
   }
 
+  /**
+   * Gives back the retry (or hedge) {@link allowAttempt} just allowed, which did not go after all (a gate asked
+   * after the budget refused it): the budget is as if it had not been asked. @internal
+   */
+  giveBack(): void {
+    this.window.add(this.clock.now(), SPENT, -UNITS_PER_RETRY);
+  }
+
   /** {@link RetryGate}: failures do not change a budget (it counts load, not errors). */
   recordFailure(): void {}
 

@@ -89,6 +89,29 @@ describe('engine: adaptive hedging delay', () => {
     expect(h.status.code).toBe(Status.UNAVAILABLE);
   });
 
+  it("a hedge the interceptor's gate refuses after the budget allowed it is not charged to the budget", () => {
+    const clock = new FakeClock(T0);
+    // A reserve of 2 hedges; each call deposits half of one.
+    const adaptive = new AdaptiveHedging({
+      clock,
+      budget: { minPerSecond: 0.2, chanceSd: 0 },
+      maxExtraLoad: 0.5,
+    });
+    const config = hedgingPolicy({ hedgingDelay: '0.1s', maxAttempts: 2 });
+    const refuse = { allowAttempt: () => false, recordCall() {}, recordFailure() {}, recordSuccess() {} };
+    const h = engineCall(config, { clock, interceptor: { adaptiveHedging: adaptive, gate: refuse } });
+    clock.advance(100);
+    expect(h.attempts).toHaveLength(1);
+    expect(eventsOfType(h.events, 'throttled')).toEqual([
+      expect.objectContaining({ kind: 'hedge', attempt: 2, gate: 'gate' }),
+    ]);
+    // 2 + 0.5 deposited, nothing sent: two whole hedges, none refused by the budget.
+    expect(adaptive.budget?.tokens).toBe(2);
+    expect(adaptive.budget?.denied).toBe(0);
+    h.attempt(0).succeed();
+    expect(h.status.code).toBe(Status.OK);
+  });
+
   it('a hedge the budget refuses is asked for again one delay later, and reported once', () => {
     const clock = new FakeClock(T0);
     const adaptive = depositsOnlyHedging(clock);
