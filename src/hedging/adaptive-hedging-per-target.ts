@@ -1,4 +1,5 @@
 import { type ByTarget, PerTarget } from '../shared/per-target.js';
+import { guardedClockOption } from '../util/guarded-clock.js';
 import { AdaptiveHedging, resolveAdaptiveHedging } from './adaptive-hedging-delay.js';
 import type { AdaptiveHedgingOptions } from './adaptive-hedging-options.js';
 
@@ -33,6 +34,10 @@ export function resolveAdaptiveHedgingPerTarget(
   }
   // `made` checked the options; it serves the first target.
   const options = option as AdaptiveHedgingOptions | true;
-  const make = () => new AdaptiveHedging(options, where);
+  // The others are made at their target's first call, given the clock guarded as `made`'s is (the same guard): the
+  // option's own clock would be read raw there, and one that has broken since would throw at the call.
+  const clock = options === true ? undefined : guardedClockOption(where, 'clock', options.clock);
+  const later = clock === undefined ? options : { ...(options as AdaptiveHedgingOptions), clock };
+  const make = () => new AdaptiveHedging(later, where);
   return { shared: undefined, perTarget: new PerTarget(make, maxTargets, { first: made }) };
 }

@@ -52,6 +52,27 @@ describe('resolveAdaptiveHedgingPerTarget', () => {
     expect(() => resolveAdaptiveHedgingPerTarget('yes' as never, WHERE)).toThrow(/must be true, false/);
   });
 
+  it("a clock that breaks after the interceptor is made is read safely by a later target's, not thrown at its call", () => {
+    const fake = new FakeClock(1_000);
+    let broken = false;
+    const clock = {
+      now: () => {
+        if (broken) throw new Error('clock broke');
+        return fake.now();
+      },
+      setTimer: (callback: () => void, delayMs: number) => fake.setTimer(callback, delayMs),
+      clearTimer: (handle: unknown) => fake.clearTimer(handle),
+    };
+    const { perTarget } = resolveAdaptiveHedgingPerTarget({ clock, budget: false }, WHERE);
+    perTarget?.for('dns:a:1');
+    broken = true;
+    // The second target's is made at its first call: the clock is the option's, guarded as the first's is.
+    const b = perTarget?.for('dns:b:1');
+    expect(b).toBeInstanceOf(AdaptiveHedging);
+    expect(() => b?.recordOutcome('/s/M', 100, 5)).not.toThrow();
+    expect(b?.delayOf('/s/M')).toBe(100);
+  });
+
   it('keeps a hundred targets, forgetting the least recently used', () => {
     const { perTarget } = resolveAdaptiveHedgingPerTarget(true, WHERE);
     const first = perTarget?.for('t0');
