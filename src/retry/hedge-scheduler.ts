@@ -188,6 +188,14 @@ export class HedgeScheduler {
   }
 
   /**
+   * An attempt's status came from the server before the call committed (a Trailers-Only answer, fatal or not): the
+   * server answers, so hedges adaptive hedging held behind a stall of the method's calls go, as at a commit.
+   */
+  serverAnswered(): void {
+    this.host.adaptive?.answered?.(this.method);
+  }
+
+  /**
    * The call is committing to `winner` (not on overflow), `live` being the attempts in flight until now. Adaptive
    * hedging learns whether the call's first attempt outlived the delay this call used: the winner's time to its
    * first response when the first attempt won, or the time so far of a first attempt still running when a hedge

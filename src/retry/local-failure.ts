@@ -20,6 +20,16 @@ export function isMessageSizeRejection(status: Pick<StatusObject, 'code' | 'deta
 }
 
 /**
+ * Whether a status came from a server: gRPC's HTTP/2 protocol puts `content-type` in every response's headers, and
+ * a status with no response before it (Trailers-Only) carries them; grpc-js's own statuses (a deadline, a dropped
+ * connection, a cancel) carry none.
+ * @internal
+ */
+export function sentByServer(status: { readonly metadata?: StatusObject['metadata'] }): boolean {
+  return (status.metadata?.get('content-type').length ?? 0) > 0;
+}
+
+/**
  * The details grpc-js's xDS load balancing (grpc-js-xds's `xds_cluster_impl`) gives a call it drops, for the
  * cluster's `drop_overloads` ("… Category: lb") or its circuit breaker's `max_requests`; C-core words its drops
  * alike.

@@ -34,6 +34,7 @@ import type {
 } from './events.js';
 import { FailureHandler, type FailureHost } from './failure-handler.js';
 import { type HedgeHost, HedgeScheduler } from './hedge-scheduler.js';
+import { sentByServer } from './local-failure.js';
 import { callBounds, followParentCancel } from './parent-call.js';
 import { ReplayBuffer } from './replay-buffer.js';
 import { requestSerializerOf } from './request-serializer.js';
@@ -237,6 +238,10 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
         this.commit(attempt, 'status');
         this.end(status, 'call-ended');
       } else {
+        if (this.hedges !== undefined && sentByServer(status)) {
+          // A server's answer, with no response before it (Trailers-Only): the method's calls do not stall.
+          this.hedges.serverAnswered();
+        }
         // A local rejection is shown only when no server answered (FailureHandler.afterFailure).
         if (this.lastFailed === undefined || !isLocalRejection(status)) {
           this.lastFailed = { attempt, status };

@@ -23,7 +23,8 @@ export interface HedgeDelaySource {
   recordOutcome(method: string, delayUsedMs: number, latencyMs: number, superseded?: boolean): void;
   /**
    * A call to `method` answered without an outcome to record (its first attempt had failed, or answered while
-   * its hedge waited for pending I/O): hedges held behind a stall are released, as at {@link recordOutcome}.
+   * its hedge waited for pending I/O, or the server answered an attempt with a status alone, Trailers-Only):
+   * hedges held behind a stall are released, as at {@link recordOutcome}.
    */
   answered?(method: string): void;
   /**

@@ -169,6 +169,29 @@ describe('engine: hedges held while the calls stall', () => {
     expect(adaptive.heldHedges(METHOD)).toBe(0);
   });
 
+  it("another call's server answering with a status only (Trailers-Only) ends the stall too", async () => {
+    const { adaptive, a, b, call } = twoHanging();
+    expect(adaptive.heldHedges(METHOD)).toBe(1);
+    // The server answers another call of the method at once, with a fatal status and no response: it is not paused.
+    const other = call();
+    other.attempt(0).fail(Status.NOT_FOUND, { 'content-type': 'application/grpc' });
+    expect(other.status.code).toBe(Status.NOT_FOUND);
+    expect(adaptive.heldHedges(METHOD)).toBe(0);
+    await b.settle();
+    expect(b.attempts).toHaveLength(2);
+    a.attempt(1).succeed();
+    b.attempt(1).succeed();
+    expect([a.status.code, b.status.code]).toEqual([Status.OK, Status.OK]);
+  });
+
+  it('a status no server sent (the client gave up, a local rejection) does not end the stall', async () => {
+    const { adaptive, b, call } = twoHanging();
+    call().attempt(0).fail(Status.NOT_FOUND);
+    expect(adaptive.heldHedges(METHOD)).toBe(1);
+    await b.settle();
+    expect(b.attempts).toHaveLength(1);
+  });
+
   it("sends no hedge when the held call's answer is read with the one that ends the stall", async () => {
     const { adaptive, a, b, call } = twoHanging();
     // The stall ends: the calls it held answer together, in one poll of the socket.
