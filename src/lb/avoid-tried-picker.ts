@@ -57,8 +57,10 @@ export class AvoidTriedPicker implements Picker {
       this.remember(result);
       return result;
     }
-    if (hint.avoid.length > 0) {
-      const known = this.knownUntried(hint.avoid);
+    // Read once per pick: where the call's earlier attempts went, as of now.
+    const avoid = hint.avoid;
+    if (avoid.length > 0) {
+      const known = this.knownUntried(avoid);
       if (known !== undefined) {
         hint.picked = known.address;
         return known.result;
@@ -71,7 +73,7 @@ export class AvoidTriedPicker implements Picker {
     }
     let chosen = first;
     let address = firstAddress;
-    if (hint.avoid.length > 0 && hint.avoid.includes(address)) {
+    if (avoid.length > 0 && avoid.includes(address)) {
       // Every replica the child offered was tried once it has offered each of them about twice: round_robin has
       // gone round twice, pick_first has repeated itself, a random child has had a fair chance to show another.
       const offered = new Set<string>([firstAddress]);
@@ -81,7 +83,7 @@ export class AvoidTriedPicker implements Picker {
         if (nextAddress === undefined) {
           break;
         }
-        if (!hint.avoid.includes(nextAddress)) {
+        if (!avoid.includes(nextAddress)) {
           chosen = next;
           address = nextAddress;
           break;

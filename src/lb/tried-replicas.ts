@@ -16,7 +16,11 @@ export const TRIED_REPLICAS_OPTION: unique symbol = Symbol.for('grpc-retry-hedgi
 
 /** One attempt's hint. @internal */
 export interface ReplicaHint {
-  /** Addresses (`host:port`, as grpc-js's subchannels name them) the call's earlier attempts were sent to. */
+  /**
+   * Addresses (`host:port`, as grpc-js's subchannels name them) the call's earlier attempts were sent to, as of
+   * now: read when the attempt is picked, so that an earlier attempt picked after this one was made (both waited
+   * for a channel still connecting) counts too.
+   */
   readonly avoid: readonly string[];
   /** Where the picker sent this attempt (the last pick wins when grpc-js picks again); set by the picker. */
   picked: string | undefined;
@@ -73,17 +77,32 @@ export class TriedReplicas {
    * sent to. Returns the hint, whose `picked` the picker fills in.
    */
   addHint(metadata: Metadata): ReplicaHint {
-    const avoid: string[] = [];
-    for (const earlier of this.hints) {
-      if (earlier.picked !== undefined && !avoid.includes(earlier.picked)) {
-        avoid.push(earlier.picked);
-      }
-    }
-    const hint: ReplicaHint = { avoid, picked: undefined };
+    const hint = new AttemptHint(this.hints, this.hints.length);
     const options = { ...metadata.getOptions(), [TRIED_REPLICAS_OPTION]: hint };
     metadata.setOptions(options as ReturnType<Metadata['getOptions']>);
     this.hints.push(hint);
     return hint;
+  }
+}
+
+/** The hint of the `count`-th attempt of a call whose attempts' hints are `hints`. */
+class AttemptHint implements ReplicaHint {
+  picked: string | undefined = undefined;
+
+  constructor(
+    private readonly hints: readonly ReplicaHint[],
+    private readonly count: number,
+  ) {}
+
+  get avoid(): readonly string[] {
+    const avoid: string[] = [];
+    for (let i = 0; i < this.count; i++) {
+      const picked = this.hints[i]?.picked;
+      if (picked !== undefined && !avoid.includes(picked)) {
+        avoid.push(picked);
+      }
+    }
+    return avoid;
   }
 }
 

@@ -237,6 +237,26 @@ describe('AvoidTriedPicker: once it has seen the child hand out the replicas', (
   });
 });
 
+describe('AvoidTriedPicker: attempts queued before their picks (a channel still connecting)', () => {
+  it('a hedge made before its first attempt was picked still avoids the replica that attempt went to', () => {
+    // Two calls start while the channel connects, and the first one's hedge comes due before it is ready: all three
+    // attempts wait, and are picked in order once a picker arrives.
+    const call1 = new TriedReplicas();
+    const first = new Metadata();
+    call1.addHint(first);
+    const other = new Metadata();
+    new TriedReplicas().addHint(other);
+    const hedge = new Metadata();
+    const hedgeHint = call1.addHint(hedge);
+    const picker = newPicker(rotating(['a', 'b']));
+    expect(addressOf(picker.pick(pickArgs(first)))).toBe('a');
+    expect(addressOf(picker.pick(pickArgs(other)))).toBe('b');
+    // round_robin's turn is back at a: the hedge goes to b, the replica its call has not tried.
+    expect(addressOf(picker.pick(pickArgs(hedge)))).toBe('b');
+    expect(hedgeHint.picked).toBe('b');
+  });
+});
+
 describe('TriedReplicas', () => {
   it('hints each attempt with the distinct replicas of the earlier ones, in metadata options only', () => {
     const replicas = new TriedReplicas();
