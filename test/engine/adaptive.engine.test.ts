@@ -218,7 +218,8 @@ describe('engine: hedges held while the calls stall', () => {
 
   it("a failure of the held call's first attempt sends its hedge at once, and the release sends no other", async () => {
     const { adaptive, a, b, call } = twoHanging();
-    b.attempt(0).fail(Status.UNAVAILABLE); // a non-fatal code: the hedge goes now
+    // A non-fatal code, from the server (which also ends the stall for a's calls): the hedge goes now, once.
+    b.attempt(0).fail(Status.UNAVAILABLE, { 'content-type': 'application/grpc' });
     expect(b.attempts).toHaveLength(2);
     expect(adaptive.heldHedges(METHOD)).toBe(0);
     call().attempt(0).succeed();
