@@ -257,7 +257,10 @@ export function chainListeners(
   };
 }
 
-/** An options object (or `true`) gets the interceptor's clock unless it names its own; anything else is kept. */
+/**
+ * An options object (or `true`) gets the interceptor's clock unless it names its own (a `clock: undefined` names
+ * none, as everywhere an undefined option is the default); anything else is kept.
+ */
 function withClock<T>(option: T, clock: Clock): T | { clock: Clock } {
   if (option === true) {
     return { clock };
@@ -268,7 +271,8 @@ function withClock<T>(option: T, clock: Clock): T | { clock: Clock } {
     !Array.isArray(option) &&
     Object.getPrototypeOf(option) === Object.prototype
   ) {
-    return { clock, ...(option as object) } as T;
+    const own = (option as { clock?: unknown }).clock;
+    return { ...(option as object), clock: own === undefined ? clock : own } as T;
   }
   return option;
 }

@@ -8,7 +8,8 @@ import { withRetryOptions } from '../../src/retry/call-options.js';
 import type { RetryEvent } from '../../src/retry/events.js';
 import { listenerOf, resolveInterceptorOptions } from '../../src/retry/interceptor-options.js';
 import { createRetryInterceptor } from '../../src/retry/retry-interceptor.js';
-import { engineCall, eventsOfType, retryPolicy } from '../helpers/engine.js';
+import { FakeClock } from '../../src/testing/fake-clock.js';
+import { engineCall, eventsOfType, retryPolicy, T0 } from '../helpers/engine.js';
 import { captureWarnings } from '../helpers/warnings.js';
 
 const config = retryPolicy();
@@ -129,5 +130,35 @@ describe('onEvent listeners', () => {
         code: 'GRPC_RETRY_HEDGING_LISTENER_ERROR',
       },
     ]);
+  });
+});
+
+describe("a clock left undefined in adaptiveHedging or cancelRateLimit options is the interceptor's", () => {
+  it("adaptive hedging's budget counts time on the interceptor's clock", () => {
+    const clock = new FakeClock(T0);
+    const { adaptiveHedging } = resolveInterceptorOptions({
+      clock,
+      adaptiveHedging: { clock: undefined, maxExtraLoad: 0.5, budget: { minPerSecond: 0, chanceSd: 0 } },
+    });
+    const budget = adaptiveHedging.perTarget?.for('dns:a:1').budget;
+    budget?.recordCall();
+    budget?.recordCall();
+    expect(budget?.tokens).toBe(1);
+    // The deposits expire after the budget's ttl (10 s) on the interceptor's clock, as with the key left out.
+    clock.advance(11_000);
+    expect(budget?.tokens).toBe(0);
+  });
+
+  it("the cancel-rate limit refills on the interceptor's clock", () => {
+    const clock = new FakeClock(T0);
+    const { cancelLimits } = resolveInterceptorOptions({
+      clock,
+      cancelRateLimit: { clock: undefined, burst: 1, ratePerSecond: 1 },
+    });
+    const limiter = cancelLimits?.forTarget('dns:a:1');
+    expect(limiter?.tryCancel()).toBe(true);
+    expect(limiter?.tryCancel()).toBe(false);
+    clock.advance(1_000);
+    expect(limiter?.tryCancel()).toBe(true);
   });
 });
