@@ -32,12 +32,16 @@ export function resolveAdaptiveHedgingPerTarget(
   if (made === undefined || made === option) {
     return { shared: made, perTarget: undefined };
   }
-  // `made` checked the options; it serves the first target.
+  // `made` checked the options; it serves the first target. The others are made at their target's first call, with
+  // the options `made` resolved and the clock guarded as `made`'s is (the same guard): the option's own clock would
+  // be read raw there, and one that has broken since would throw at the call.
   const options = option as AdaptiveHedgingOptions | true;
-  // The others are made at their target's first call, given the clock guarded as `made`'s is (the same guard): the
-  // option's own clock would be read raw there, and one that has broken since would throw at the call.
-  const clock = options === true ? undefined : guardedClockOption(where, 'clock', options.clock);
-  const later = clock === undefined ? options : { ...(options as AdaptiveHedgingOptions), clock };
+  const resolved = made.options;
+  const later: AdaptiveHedgingOptions = {
+    ...resolved,
+    budget: resolved.budget ?? false,
+    clock: options === true ? undefined : guardedClockOption(where, 'clock', options.clock),
+  };
   const make = () => new AdaptiveHedging(later, where);
   return { shared: undefined, perTarget: new PerTarget(make, maxTargets, { first: made }) };
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AdaptiveHedging } from '../../src/hedging/adaptive-hedging-delay.js';
+import type { AdaptiveHedgingOptions } from '../../src/hedging/adaptive-hedging-options.js';
 import {
   MAX_ADAPTIVE_TARGETS,
   resolveAdaptiveHedgingPerTarget,
@@ -71,6 +72,24 @@ describe('resolveAdaptiveHedgingPerTarget', () => {
     expect(b).toBeInstanceOf(AdaptiveHedging);
     expect(() => b?.recordOutcome('/s/M', 100, 5)).not.toThrow();
     expect(b?.delayOf('/s/M')).toBe(100);
+  });
+
+  it("every target's is made with the options as the first one read them, getters and inherited keys included", () => {
+    const clock = new FakeClock();
+    class Options {
+      readonly clock = clock;
+      get maxExtraLoad() {
+        return 0.1;
+      }
+    }
+    const inherited = Object.assign(Object.create({ recentCalls: 50, budget: { ttlMs: 5_000 } }), { clock });
+    for (const options of [new Options(), inherited] as AdaptiveHedgingOptions[]) {
+      const { perTarget } = resolveAdaptiveHedgingPerTarget(options, WHERE);
+      const first = perTarget?.for('dns:a:1');
+      const second = perTarget?.for('dns:b:1');
+      expect(second?.options).toEqual(first?.options);
+      expect(second?.budget?.ttlMs).toBe(first?.budget?.ttlMs);
+    }
   });
 
   it('keeps a hundred targets, forgetting the least recently used', () => {
