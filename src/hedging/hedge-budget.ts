@@ -36,7 +36,8 @@ export interface HedgeBudgetConstructorOptions extends HedgeBudgetOptions {
  * As a {@link RetryGate}: `allowAttempt('retry')` is always true and failures and successes are ignored, so it
  * composes with the config's A6 throttle or another gate: the engine asks the budget first (so that a gate that
  * spends when it allows, a retry budget, is not charged for a hedge the budget refuses), then the gate, and gives
- * the budget's withdrawal back ({@link refund}) when the gate refuses. Share one budget per server (it is per interceptor by default).
+ * the budget's withdrawal back ({@link refund}) when the gate refuses. Share one budget per server (it is per
+ * interceptor by default).
  */
 export class HedgeBudget implements RetryGate {
   readonly name = 'hedge-budget';
