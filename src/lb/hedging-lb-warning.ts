@@ -93,12 +93,17 @@ export function hedgingAroundPickFirstWarning(
   );
 }
 
-/** The paths of the methodConfig entries that have a `hedgingPolicy`. */
+/** The paths of the methodConfig entries that have a `hedgingPolicy` (null or undefined is none, as the parser reads). */
 function hedgingPaths(methodConfig: unknown): JsonPath[] {
   const entries = Array.isArray(methodConfig) ? methodConfig : [];
   const paths: JsonPath[] = [];
   entries.forEach((entry: unknown, index) => {
-    if (typeof entry === 'object' && entry !== null && 'hedgingPolicy' in entry) {
+    if (
+      typeof entry === 'object' &&
+      entry !== null &&
+      (entry as { hedgingPolicy?: unknown }).hedgingPolicy !== undefined &&
+      (entry as { hedgingPolicy?: unknown }).hedgingPolicy !== null
+    ) {
       paths.push(['methodConfig', index, 'hedgingPolicy']);
     }
   });

@@ -34,6 +34,15 @@ describe('findHedgingBehindPickFirst (check)', () => {
     );
   });
 
+  it('an entry whose hedgingPolicy is null or undefined does not hedge (the parser reads it as absent): no warning', () => {
+    const entries = [
+      { ...retrying, hedgingPolicy: null },
+      { ...retrying, hedgingPolicy: undefined },
+    ];
+    expect(findHedgingBehindPickFirst({ methodConfig: entries }, isKnown)).toEqual([]);
+    expect(hedgingAroundPickFirstWarning(around([{ pick_first: {} }]), entries, isKnown)).toBeUndefined();
+  });
+
   it('pick_first named, first among the policies grpc-js knows', () => {
     for (const loadBalancingConfig of [
       [{ pick_first: {} }],
