@@ -93,7 +93,10 @@ export function hedgingAroundPickFirstWarning(
   );
 }
 
-/** The paths of the methodConfig entries that have a `hedgingPolicy` (null or undefined is none, as the parser reads). */
+/**
+ * The paths of the methodConfig entries that have a `hedgingPolicy` (null or undefined is none, as the parser reads
+ * it).
+ */
 function hedgingPaths(methodConfig: unknown): JsonPath[] {
   const entries = Array.isArray(methodConfig) ? methodConfig : [];
   const paths: JsonPath[] = [];
