@@ -11,6 +11,11 @@ export class SlidingWindow {
   private readonly sums: Float64Array[];
   /** Index (time / binMs) of the most recent bin written or expired. */
   private head = Number.NEGATIVE_INFINITY;
+  /**
+   * Bins added to `time / binMs`: grows when the clock steps back by a whole window or more, so that the time the
+   * window counts in carries on from where it was instead of standing still until the clock is back.
+   */
+  private shift = 0;
   private readonly totals: Float64Array;
 
   /**
@@ -43,7 +48,14 @@ export class SlidingWindow {
 
   /** Drop every bin that left the window by `nowMs`; returns the slot of the current bin. */
   private advance(nowMs: number): number {
-    const index = Math.floor(nowMs / this.binMs);
+    let index = Math.floor(nowMs / this.binMs) + this.shift;
+    if (index <= this.head - this.bins) {
+      // The clock stepped back by a window or more (an NTP correction, a restored VM): what was counted is as recent
+      // as it was, and leaves the window once the clock has run on by a window from here. Without this shift nothing
+      // would expire until the clock was back where it had been, an hour later for a step of an hour.
+      this.shift += this.head - index;
+      index = this.head;
+    }
     if (this.head === Number.NEGATIVE_INFINITY) {
       this.head = index;
     } else if (index > this.head) {
@@ -58,7 +70,7 @@ export class SlidingWindow {
       }
       this.head = index;
     }
-    // A clock that steps back (index < head) writes into the current bin.
+    // A clock that steps back by less than a window (index < head) writes into the current bin.
     return mod(this.head, this.bins);
   }
 }

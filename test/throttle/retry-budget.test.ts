@@ -83,6 +83,16 @@ describe('RetryBudget', () => {
     expect(drain(budget)).toBe(50);
   });
 
+  it('refills a ttl after it was drained, even when the clock stepped back by more than the ttl meanwhile', () => {
+    const clock = fakeClock(3_600_000);
+    const budget = new RetryBudget({ clock, minPerSecond: 10, ttlMs: 5_000 });
+    expect(drain(budget)).toBe(50);
+    clock.t = 0; // the clock steps back an hour
+    expect(budget.allowAttempt('retry')).toBe(false);
+    clock.t = 5_000; // a ttl later: the withdrawals are forgotten, not an hour later
+    expect(drain(budget)).toBe(50);
+  });
+
   it('keeps retries within maxExtraLoad × calls + minPerSecond × window under steady load', () => {
     const clock = fakeClock(0);
     const budget = new RetryBudget({ clock, maxExtraLoad: 0.2, minPerSecond: 10, ttlMs: 10_000 });
