@@ -8,6 +8,7 @@ import {
   status,
 } from '@grpc/grpc-js';
 import { parseStatusCode } from '../config/status-codes.js';
+import { engineStatus } from '../retry/engine-statuses.js';
 import type { Clock } from '../shared/clock.js';
 import type { InterceptingCallInterface, MessageContext } from '../shared/grpc-types.js';
 import { PREVIOUS_RPC_ATTEMPTS_METADATA_KEY, PUSHBACK_METADATA_KEY } from '../shared/headers.js';
@@ -245,7 +246,18 @@ export function createAdaptiveThrottleInterceptor(
       const retry = metadata.get(PREVIOUS_RPC_ATTEMPTS_METADATA_KEY).length > 0;
       const probability = throttleState.decideAt(now, random(), retry);
       if (probability < 0) {
-        return new CountingCall(nextCall(markThrottleAbove(callOptions)), report);
+        let next: InterceptingCallInterface;
+        try {
+          next = nextCall(markThrottleAbove(callOptions));
+        } catch (error) {
+          // The channel refused the call (closed: "Channel has been shut down"). grpc-js throws that where a call is
+          // made; this call is made there but only decided here, in its start(), which a retry engine calls from its
+          // backoff and hedge timers, where a throw is an uncaught exception and leaves the call without a status.
+          // It ends as the engine ends an attempt it cannot make, not to be retried (each retry would fail alike).
+          const attempt = Number(metadata.get(PREVIOUS_RPC_ATTEMPTS_METADATA_KEY)[0] ?? 0) + 1;
+          return new RejectedCall(engineStatus.startFailed(attempt, error).details, false, false);
+        }
+        return new CountingCall(next, report);
       }
       counters.rejected += 1;
       emit?.({ type: 'adaptive-throttle-rejected', method, key, probability, requests, accepts, retry });
@@ -436,17 +448,22 @@ class CountingCall implements InterceptingCallInterface, ForwardsMessages {
 }
 
 /**
- * A call the throttle rejected: it never touches the network and ends, once, with UNAVAILABLE on the next turn of
- * the event loop (or with the status it is cancelled with first).
+ * A call the throttle rejected (or one the channel refused to make): it never touches the network and ends, once,
+ * with UNAVAILABLE on the next turn of the event loop (or with the status it is cancelled with first).
  */
 class RejectedCall implements InterceptingCallInterface {
   private ended = false;
   private cancelStatus: StatusObject | undefined;
   private listener: { onReceiveStatus?: (status: StatusObject) => void } | undefined;
 
+  /**
+   * @param local Whether it is a local rejection (its trailers marked so, see local-rejection.ts); false for a call
+   *   the channel refused to make.
+   */
   constructor(
     private readonly details: string,
     private readonly retryable: boolean,
+    private readonly local = true,
   ) {}
 
   start(_metadata: Metadata, listener?: { onReceiveStatus?: (status: StatusObject) => void }): void {
@@ -471,7 +488,7 @@ class RejectedCall implements InterceptingCallInterface {
       this.listener?.onReceiveStatus?.(this.cancelStatus);
       return;
     }
-    const trailers = localRejectionTrailers();
+    const trailers = this.local ? localRejectionTrailers() : new Metadata();
     if (!this.retryable) {
       trailers.set(PUSHBACK_METADATA_KEY, '-1');
     }

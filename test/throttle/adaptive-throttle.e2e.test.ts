@@ -203,6 +203,70 @@ describe('createAdaptiveThrottleInterceptor against a real server', () => {
     c.close();
   });
 
+  it('a retry due after the client was closed ends the call with UNAVAILABLE, as without the throttle, and throws nowhere', async () => {
+    const uncaught: unknown[] = [];
+    const onUncaught = (error: unknown) => uncaught.push(error);
+    process.on('uncaughtException', onUncaught);
+    try {
+      // 'same-probability' with draws of 0.999: the retry is let through, and only then is the next call made.
+      const throttle = createAdaptiveThrottleInterceptor({
+        random: () => 0.999,
+        retries: 'same-probability',
+      });
+      const events: RetryEvent[] = [];
+      const config = retryConfig({ initialBackoff: '0.3s', maxBackoff: '0.3s' });
+      const c = client([createRetryInterceptor(config, { onEvent: (e) => events.push(e) }), throttle]);
+      const call = id();
+      server.script(call, [{ status: UNAVAILABLE }, {}]);
+      const done = unary(c, call);
+      while (!events.some((e) => e.type === 'attempt-end')) await new Promise((r) => setTimeout(r, 5));
+      c.close(); // during the backoff: the retry cannot start on the closed channel
+      const never = new Promise<'never ended'>((r) => setTimeout(() => r('never ended'), 3_000).unref());
+      const out = await Promise.race([done, never]);
+      if (out === 'never ended') throw new Error(`the call never ended; uncaught: ${String(uncaught)}`);
+      expect(out.code).toBe(UNAVAILABLE);
+      expect(out.error?.details).toBe('could not start attempt 2: Channel has been shut down');
+      expect(out.statusEvents).toBe(1);
+      expect(server.attempts(call)).toHaveLength(1);
+      expect(eventsOf(events, 'call-end')).toEqual([
+        expect.objectContaining({ code: UNAVAILABLE, attempts: 2 }),
+      ]);
+      await new Promise((r) => setTimeout(r, 50));
+      expect(uncaught).toEqual([]);
+    } finally {
+      process.off('uncaughtException', onUncaught);
+    }
+  });
+
+  it('a call made on a closed client through the retry interceptor ends once, with UNAVAILABLE, not also thrown', async () => {
+    const throttle = createAdaptiveThrottleInterceptor();
+    const c = client([createRetryInterceptor(retryConfig()), throttle]);
+    c.close();
+    const errors: Array<grpc.ServiceError | null> = [];
+    let thrown: unknown;
+    const done = new Promise<void>((resolve) => {
+      try {
+        c.Unary(
+          { payload: 'x' },
+          callMetadata(id()),
+          { deadline: Date.now() + 300 },
+          (error: grpc.ServiceError | null) => {
+            errors.push(error);
+            resolve();
+          },
+        );
+      } catch (error) {
+        thrown = error;
+      }
+    });
+    await Promise.race([done, new Promise((r) => setTimeout(r, 600))]);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(thrown).toBeUndefined();
+    expect(errors.map((e) => e && { code: e.code, details: e.details })).toEqual([
+      { code: UNAVAILABLE, details: 'could not start attempt 1: Channel has been shut down' },
+    ]);
+  });
+
   it('rejects a retry while it rejects at all, however the draw falls (retries: reject-while-throttling)', async () => {
     const events: AdaptiveThrottleEvent[] = [];
     const throttle = createAdaptiveThrottleInterceptor({
