@@ -238,36 +238,39 @@ export function createAdaptiveThrottleInterceptor(
       stateOf(key).recordResponseAt(clock.now(), accepted);
     };
     // Decided when the call starts: only then does the metadata say whether it is a retry or a hedge.
-    return new ThrottledCall((metadata) => {
-      counters.calls += 1;
-      const now = clock.now();
-      const requests = throttleState.requests(now);
-      const accepts = throttleState.accepts(now);
-      const retry = metadata.get(PREVIOUS_RPC_ATTEMPTS_METADATA_KEY).length > 0;
-      const probability = throttleState.decideAt(now, random(), retry);
-      if (probability < 0) {
-        let next: InterceptingCallInterface;
-        try {
-          next = nextCall(markThrottleAbove(callOptions));
-        } catch (error) {
-          // The channel refused the call (closed: "Channel has been shut down"). grpc-js throws that where a call is
-          // made; this call is made there but only decided here, in its start(), which a retry engine calls from its
-          // backoff and hedge timers, where a throw is an uncaught exception and leaves the call without a status.
-          // It ends as the engine ends an attempt it cannot make, not to be retried (each retry would fail alike).
-          const attempt = Number(metadata.get(PREVIOUS_RPC_ATTEMPTS_METADATA_KEY)[0] ?? 0) + 1;
-          return new RejectedCall(engineStatus.startFailed(attempt, error).details, false, false);
+    return new ThrottledCall(
+      () => nextCall(markThrottleAbove(callOptions)),
+      (metadata, makeNext) => {
+        counters.calls += 1;
+        const now = clock.now();
+        const requests = throttleState.requests(now);
+        const accepts = throttleState.accepts(now);
+        const retry = metadata.get(PREVIOUS_RPC_ATTEMPTS_METADATA_KEY).length > 0;
+        const probability = throttleState.decideAt(now, random(), retry);
+        if (probability < 0) {
+          let next: InterceptingCallInterface;
+          try {
+            next = makeNext();
+          } catch (error) {
+            // The channel refused the call (closed: "Channel has been shut down"). grpc-js throws that where a call is
+            // made; this call is made there but only decided here, in its start(), which a retry engine calls from its
+            // backoff and hedge timers, where a throw is an uncaught exception and leaves the call without a status.
+            // It ends as the engine ends an attempt it cannot make, not to be retried (each retry would fail alike).
+            const attempt = Number(metadata.get(PREVIOUS_RPC_ATTEMPTS_METADATA_KEY)[0] ?? 0) + 1;
+            return new RejectedCall(engineStatus.startFailed(attempt, error).details, false, false);
+          }
+          return new CountingCall(next, report);
         }
-        return new CountingCall(next, report);
-      }
-      counters.rejected += 1;
-      emit?.({ type: 'adaptive-throttle-rejected', method, key, probability, requests, accepts, retry });
-      const why = rejectionReason(retry, probability, requests, accepts, rule);
-      return new RejectedCall(
-        `${LOCAL_REJECTION_DETAILS_PREFIX} (client-side adaptive throttling of ${key}: ${why}, ` +
-          `${requests} requests and ${accepts} accepts in the last ${rule.windowMs / 1000} s)`,
-        retryLocalRejections,
-      );
-    }) as unknown as InterceptingCall;
+        counters.rejected += 1;
+        emit?.({ type: 'adaptive-throttle-rejected', method, key, probability, requests, accepts, retry });
+        const why = rejectionReason(retry, probability, requests, accepts, rule);
+        return new RejectedCall(
+          `${LOCAL_REJECTION_DETAILS_PREFIX} (client-side adaptive throttling of ${key}: ${why}, ` +
+            `${requests} requests and ${accepts} accepts in the last ${rule.windowMs / 1000} s)`,
+          retryLocalRejections,
+        );
+      },
+    ) as unknown as InterceptingCall;
   };
 
   return Object.assign(interceptor, {
@@ -318,12 +321,32 @@ function isPerAttemptTimeout(code: status, _details: string): boolean {
 /**
  * What the interceptor returns: it decides when the call starts (from its metadata), then hands everything to a
  * {@link CountingCall} (let through) or a {@link RejectedCall}. A cancel before the start ends it as rejected would.
+ *
+ * The next call is made when the call is let through, or earlier when {@link getPeer} is asked before the start
+ * (a retry interceptor above asks, to key what it keeps per target by the channel's target); one made so and not
+ * used, the call being rejected or cancelled first, is cancelled at the start rather than left unstarted, which
+ * grpc-js would count as a call in flight on the channel.
  */
 class ThrottledCall implements InterceptingCallInterface, ForwardsMessages {
   private inner: InterceptingCallInterface | undefined;
   private cancelledBeforeStart: { code: status; details: string } | undefined;
+  /** The next call, made before the start to say its peer, until the start takes it or drops it. */
+  private madeEarly: InterceptingCallInterface | undefined;
 
-  constructor(private readonly decide: (metadata: Metadata) => InterceptingCallInterface) {}
+  constructor(
+    private readonly makeNext: () => InterceptingCallInterface,
+    private readonly decide: (
+      metadata: Metadata,
+      makeNext: () => InterceptingCallInterface,
+    ) => InterceptingCallInterface,
+  ) {}
+
+  /** The next call for a call let through: the one made early, if any. */
+  private readonly takeNext = (): InterceptingCallInterface => {
+    const early = this.madeEarly;
+    this.madeEarly = undefined;
+    return early ?? this.makeNext();
+  };
 
   /** Where request messages go, untouched (see message-passthrough.ts): the call decided at the start. */
   get [FORWARDS_MESSAGES_TO](): unknown {
@@ -336,8 +359,9 @@ class ThrottledCall implements InterceptingCallInterface, ForwardsMessages {
       this.inner = new RejectedCall('', true);
       this.inner.cancelWithStatus(early.code, early.details);
     } else {
-      this.inner = this.decide(metadata);
+      this.inner = this.decide(metadata, this.takeNext);
     }
+    this.dropMadeEarly(status.CANCELLED, 'adaptive throttle: the call did not go ahead');
     this.inner.start(metadata, listener);
     const during = this.cancelledBeforeStart;
     if (early === undefined && during !== undefined) {
@@ -351,10 +375,36 @@ class ThrottledCall implements InterceptingCallInterface, ForwardsMessages {
       this.inner.cancelWithStatus(code, details);
     } else {
       this.cancelledBeforeStart ??= { code, details };
+      // The start may never come (a retry engine whose call was cancelled by an attempt-start listener).
+      this.dropMadeEarly(code, details);
+    }
+  }
+
+  /** Ends the next call made early to say the peer, when it will not be used. */
+  private dropMadeEarly(code: status, details: string): void {
+    const unused = this.madeEarly;
+    if (unused !== undefined) {
+      this.madeEarly = undefined;
+      unused.cancelWithStatus(code, details);
     }
   }
   getPeer(): string {
-    return this.inner?.getPeer() ?? '';
+    if (this.inner !== undefined) {
+      return this.inner.getPeer();
+    }
+    // Before the start grpc-js's call names the channel's target. A channel that refuses the call (closed) is
+    // answered at the start, as when nothing asked.
+    if (this.cancelledBeforeStart !== undefined) {
+      return ''; // it will not go ahead
+    }
+    if (this.madeEarly === undefined) {
+      try {
+        this.madeEarly = this.makeNext();
+      } catch {
+        return '';
+      }
+    }
+    return this.madeEarly.getPeer();
   }
   sendMessageWithContext(context: MessageContext, message: unknown): void {
     if (this.inner) {

@@ -27,6 +27,7 @@ function fakeNext() {
     sent: unknown[];
     halfClosed: boolean;
     reads: number;
+    cancels: number[];
   }> = [];
   const next = () => {
     const record = {
@@ -34,6 +35,7 @@ function fakeNext() {
       sent: [] as unknown[],
       halfClosed: false,
       reads: 0,
+      cancels: [] as number[],
       answer(code: number) {
         record.listener.onReceiveStatus?.({ code, details: '', metadata: new Metadata() } as never);
       },
@@ -44,6 +46,7 @@ function fakeNext() {
         record.listener = (l ?? {}) as typeof record.listener;
       },
       cancelWithStatus(code) {
+        record.cancels.push(code);
         record.answer(code);
       },
       sendMessageWithContext(_ctx, m) {
@@ -123,6 +126,9 @@ describe('a call the throttle rejects', () => {
     const written = vi.fn();
     call.sendMessageWithContext({ callback: written }, 'm');
     expect(written).toHaveBeenCalledOnce();
+    call.start(new Metadata(), {});
+    call.sendMessageWithContext({ callback: written }, 'm');
+    expect(written).toHaveBeenCalledTimes(2);
     expect(call.getPeer()).toBe('');
   });
 
@@ -160,6 +166,45 @@ describe('a call the throttle rejects', () => {
     } finally {
       warn.mockRestore();
     }
+  });
+});
+
+describe('the peer of a call not yet started', () => {
+  it("is the next call's (the channel's target, which a retry interceptor above keys its per-target state by), and that call goes on if let through", () => {
+    const throttle = createAdaptiveThrottleInterceptor({ clock: { now: () => 0 }, random: () => 0.5 });
+    const { next, made } = fakeNext();
+    const call = throttle(options, next);
+    expect(call.getPeer()).toBe('peer-1');
+    const got: number[] = [];
+    call.start(new Metadata(), { onReceiveStatus: (s) => got.push(s.code) });
+    call.sendMessage('a');
+    expect(made).toHaveLength(1);
+    expect(made[0]).toMatchObject({ sent: ['a'], cancels: [] });
+    made[0]!.answer(status.OK);
+    expect(got).toEqual([status.OK]);
+    expect(throttle.counters()).toMatchObject({ calls: 1, accepted: 1 });
+  });
+
+  it('a next call made to say it is cancelled, not left unstarted, when the call is rejected', async () => {
+    const { throttle, next, made } = primed();
+    const call = throttle(options, next);
+    expect(call.getPeer()).toBe('peer-1');
+    const ended = await statusOf(call);
+    expect(ended.details.startsWith(LOCAL_REJECTION_DETAILS_PREFIX)).toBe(true);
+    expect(made).toHaveLength(2);
+    expect(made[1]!.cancels).toEqual([status.CANCELLED]);
+  });
+
+  it('a next call made to say it is cancelled when the call is cancelled before its start', async () => {
+    const throttle = createAdaptiveThrottleInterceptor({ clock: { now: () => 0 }, random: () => 0.5 });
+    const { next, made } = fakeNext();
+    const call = throttle(options, next);
+    call.getPeer();
+    call.cancelWithStatus(status.CANCELLED, 'by the application');
+    const ended = await statusOf(call);
+    expect(ended).toMatchObject({ code: status.CANCELLED, details: 'by the application' });
+    expect(made).toHaveLength(1);
+    expect(made[0]!.cancels).toEqual([status.CANCELLED]);
   });
 });
 

@@ -290,7 +290,7 @@ describe('a rejected call', () => {
 });
 
 describe('a call used before its start', () => {
-  it('drops writes and reads without throwing, completes a write at once, has no peer or auth context', () => {
+  it("drops writes and reads without throwing, completes a write at once, has no auth context, and the next call's peer", () => {
     const throttle = letThrough();
     const { next, made } = scriptedNext();
     const call = throttle(options, next);
@@ -303,10 +303,11 @@ describe('a call used before its start', () => {
       call.halfClose();
     }).not.toThrow();
     expect(written).toHaveBeenCalledOnce();
-    expect(call.getPeer()).toBe('');
+    expect(call.getPeer()).toBe('peer-1'); // what grpc-js's call names before its start: the channel's target
     expect(call.getAuthContext()).toBeNull();
     call.start(new Metadata(), {});
     call.sendMessage('late');
+    expect(made).toHaveLength(1); // the call made to say the peer is the one that goes
     expect(made[0]!.sent).toEqual(['late']);
   });
 });

@@ -267,6 +267,20 @@ describe('createAdaptiveThrottleInterceptor against a real server', () => {
     ]);
   });
 
+  it("below the retry interceptor, leaves it the call's target: events, per-target throttling and metrics keep it", async () => {
+    const targets: string[] = [];
+    const onEvent = (e: RetryEvent) => {
+      if (e.type === 'call-start') targets.push(e.target);
+    };
+    const throttle = createAdaptiveThrottleInterceptor();
+    const c = client([createRetryInterceptor(retryConfig(), { onEvent }), throttle]);
+    const call = id();
+    server.script(call, [{}]);
+    expect((await unary(c, call)).error).toBeUndefined();
+    expect(targets).toEqual([`dns:${server.address}`]);
+    c.close();
+  });
+
   it('rejects a retry while it rejects at all, however the draw falls (retries: reject-while-throttling)', async () => {
     const events: AdaptiveThrottleEvent[] = [];
     const throttle = createAdaptiveThrottleInterceptor({
