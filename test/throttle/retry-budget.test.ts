@@ -53,6 +53,20 @@ describe('RetryBudget', () => {
     expect(drain(budget)).toBe(200);
   });
 
+  it.each([
+    [0.0004, 20_000, 8],
+    [0.0015, 10_000, 15],
+    [0.0025, 10_000, 25],
+  ])(
+    'holds maxExtraLoad %s of a retry per call, not that rounded to thousandths: %i calls give %i retries',
+    (maxExtraLoad, calls, retries) => {
+      const budget = new RetryBudget({ clock: fakeClock(), maxExtraLoad, random: () => 0.999 });
+      for (let i = 0; i < calls; i++) budget.recordCall();
+      expect(budget.tokens).toBeCloseTo(retries, 9);
+      expect(drain(budget)).toBe(retries);
+    },
+  );
+
   it('charges hedges like retries', () => {
     const budget = new RetryBudget({ clock: fakeClock(), maxExtraLoad: 0.5, random: () => 0.999 });
     for (let i = 0; i < 10; i++) budget.recordCall();
