@@ -185,6 +185,8 @@ function checkArgument(name: string, value: unknown, rule: NumberRule): number {
 
 /** A time given to an {@link AdaptiveThrottleState} method: any finite number of ms. */
 const TIME_RULE: NumberRule = { unit: 'ms' };
+/** The uniform draw given to {@link AdaptiveThrottleState.decide}. */
+const RANDOM_RULE: NumberRule = { min: 0, max: 1, maxExclusive: true };
 
 /** Where errors of the {@link AdaptiveThrottleState} constructor point. */
 const STATE_WHERE = 'AdaptiveThrottleState: config';
@@ -240,10 +242,14 @@ export class AdaptiveThrottleState {
   /**
    * Decide a request made at `nowMs`: `random` is uniform in [0, 1); `retry` when it is an attempt after the first.
    * Returns the probability it was rejected with when rejected (and counts it as a request), or -1 when it may go.
-   * @throws TypeError when `nowMs` is not a number; RangeError when it is infinite.
+   * @throws TypeError when `nowMs` or `random` is not a number (NaN and a left-out `random` included) or `retry` is
+   *   given and not a boolean; RangeError when `nowMs` is infinite or `random` is outside [0, 1) (a draw that could
+   *   never fall under the probability would let every request go).
    */
   decide(nowMs: number, random: number, retry = false): number {
     checkNumberArgument('AdaptiveThrottleState.decide', 'nowMs', nowMs, TIME_RULE);
+    checkNumberArgument('AdaptiveThrottleState.decide', 'random', random, RANDOM_RULE);
+    checkBooleanArgument('AdaptiveThrottleState.decide', 'retry', retry);
     return this.decideAt(nowMs, random, retry);
   }
 

@@ -51,6 +51,34 @@ describe('AdaptiveThrottleState.decide(nowMs, random)', () => {
   });
 });
 
+describe('AdaptiveThrottleState.decide(nowMs, random, retry)', () => {
+  it.each([
+    [undefined, TypeError, 'nothing'],
+    [Number.NaN, TypeError, 'NaN'],
+    ['0.5', TypeError, '"0.5"; did you mean 0.5 (a number, not a string)?'],
+    [Math.random, TypeError, 'a function'],
+    [1, RangeError, '1'],
+    [-0.1, RangeError, '-0.1'],
+  ] as const)('refuses %s as random, rather than never rejecting', (random, type, shown) => {
+    const state = new AdaptiveThrottleState();
+    for (let i = 0; i < 100; i++) state.recordResponse(1000, false);
+    const call = () => state.decide(1000, random as never);
+    expect(call).toThrow(type);
+    expect(call).toThrow(`AdaptiveThrottleState.decide: random must be a number in [0, 1), got ${shown}`);
+    expect(state.requests(1000)).toBe(100);
+  });
+
+  it.each([
+    [2, '2'],
+    ['true', '"true"; did you mean true (a boolean, not a string)?'],
+  ])('refuses %j as retry', (retry, shown) => {
+    const state = new AdaptiveThrottleState();
+    expect(() => state.decide(1000, 0.5, retry as never)).toThrow(
+      new TypeError(`AdaptiveThrottleState.decide: retry must be true or false, got ${shown}`),
+    );
+  });
+});
+
 describe('rejectionProbability() with arguments left out', () => {
   it.each([
     [[], 'requests must be a number >= 0, got nothing'],
