@@ -218,18 +218,29 @@ export class AdaptiveThrottleState {
     this.window = new SlidingWindow(this.config.windowMs, this.config.windowBins, 2);
   }
 
-  /** Requests counted over the window ending at `nowMs` (let through and answered, or rejected locally). */
+  /**
+   * Requests counted over the window ending at `nowMs` (let through and answered, or rejected locally).
+   * @throws as {@link decide} does for `nowMs`: a time that is not a finite number would stop the window for good.
+   */
   requests(nowMs: number): number {
+    checkNumberArgument('AdaptiveThrottleState.requests', 'nowMs', nowMs, TIME_RULE);
     return this.window.sum(nowMs, REQUESTS);
   }
 
-  /** Requests the backend accepted over the window ending at `nowMs`. */
+  /** Requests the backend accepted over the window ending at `nowMs`. @throws as {@link requests} does. */
   accepts(nowMs: number): number {
+    checkNumberArgument('AdaptiveThrottleState.accepts', 'nowMs', nowMs, TIME_RULE);
     return this.window.sum(nowMs, ACCEPTS);
   }
 
-  /** The probability that a request made at `nowMs` is rejected locally. */
+  /** The probability that a request made at `nowMs` is rejected locally. @throws as {@link requests} does. */
   probability(nowMs: number): number {
+    checkNumberArgument('AdaptiveThrottleState.probability', 'nowMs', nowMs, TIME_RULE);
+    return this.probabilityAt(nowMs);
+  }
+
+  /** {@link probability} without checking `nowMs` (for {@link decideAt}). */
+  private probabilityAt(nowMs: number): number {
     return probabilityOf(
       this.window.sum(nowMs, REQUESTS),
       this.window.sum(nowMs, ACCEPTS),
@@ -255,7 +266,7 @@ export class AdaptiveThrottleState {
 
   /** {@link decide} without checking `nowMs` (the interceptor's clock, read inside grpc-js's calls). @internal */
   decideAt(nowMs: number, random: number, retry: boolean): number {
-    const p = this.probability(nowMs);
+    const p = this.probabilityAt(nowMs);
     if (retry && p > 0 && this.config.retries === 'reject-while-throttling') {
       this.window.add(nowMs, REQUESTS, 1);
       return 1;

@@ -79,6 +79,29 @@ describe('AdaptiveThrottleState.decide(nowMs, random, retry)', () => {
   });
 });
 
+describe('AdaptiveThrottleState.requests, accepts and probability(nowMs)', () => {
+  it.each(['requests', 'accepts', 'probability'] as const)(
+    '%s refuses a time that is not a finite number, and the window still expires after it',
+    (method) => {
+      const state = new AdaptiveThrottleState({ windowMs: 1_000 });
+      for (const [nowMs, type, shown] of [
+        [undefined, TypeError, 'nothing'],
+        [Number.NaN, TypeError, 'NaN'],
+        [Number.POSITIVE_INFINITY, RangeError, 'Infinity'],
+      ] as const) {
+        const call = () => state[method](nowMs as never);
+        expect(call).toThrow(type);
+        expect(call).toThrow(
+          `AdaptiveThrottleState.${method}: nowMs must be a finite number (ms), got ${shown}`,
+        );
+      }
+      for (let i = 0; i < 10; i++) state.recordResponse(1_000, false);
+      expect(state.requests(1_500)).toBe(10);
+      expect(state.requests(2_000)).toBe(0);
+    },
+  );
+});
+
 describe('rejectionProbability() with arguments left out', () => {
   it.each([
     [[], 'requests must be a number >= 0, got nothing'],
