@@ -352,10 +352,12 @@ export function createRetryMetrics(options: RetryMetricsOptions = {}): RetryMetr
     }
     const provider = metrics.getMeterProvider();
     if (current === undefined || provider !== globalProvider) {
-      // The gauge follows the provider as the histograms do: the one on the provider left behind is removed.
+      // Taken as the provider only once its instruments are made: one whose getMeter threw is asked again next
+      // call. The gauge follows the provider as the histograms do: the one on the provider left behind is removed.
+      const made = createInstruments(provider.getMeter(RETRY_METER_NAME, packageVersion()));
       current?.stopGauge();
       globalProvider = provider;
-      current = createInstruments(provider.getMeter(RETRY_METER_NAME, packageVersion()));
+      current = made;
     }
     return current;
   };

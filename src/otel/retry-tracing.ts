@@ -292,8 +292,9 @@ export function createRetryTracing(options: RetryTracingOptions = {}): RetryTrac
       return undefined;
     }
     if (provider !== lastProvider) {
-      lastProvider = provider;
+      // Taken as the provider only once it gave a tracer: one whose getTracer threw is asked again next call.
       lastTracer = provider.getTracer(RETRY_TRACER_NAME, packageVersion());
+      lastProvider = provider;
     }
     return lastTracer;
   };

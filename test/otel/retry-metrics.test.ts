@@ -549,6 +549,30 @@ describe('createRetryMetrics: synthetic events', () => {
     }
   });
 
+  it('a global provider whose getMeter threw once is asked again at the next call, not left for the one before', async () => {
+    const early = createRetryMetrics(); // the API's no-op provider
+    const b = setup();
+    let refusals = 1;
+    const flaky = {
+      getMeter(...args: Parameters<typeof b.provider.getMeter>) {
+        if (refusals-- > 0) throw new Error('not ready');
+        return b.provider.getMeter(...args);
+      },
+    };
+    metrics.setGlobalMeterProvider(flaky);
+    try {
+      expect(() => early.onEvent(callEnd(1, 1))).toThrow('not ready');
+      early.onEvent(callEnd(2, 1));
+      const collected = await b.reader.collect();
+      const names = collected.resourceMetrics.scopeMetrics.flatMap((scope) =>
+        scope.metrics.map((metric) => metric.descriptor.name),
+      );
+      expect(names).toContain(DELAY);
+    } finally {
+      metrics.disable();
+    }
+  });
+
   it('several RetryMetrics on one provider feed the same instruments', async () => {
     const { provider, retryMetrics, points } = setup();
     const other = createRetryMetrics({ meterProvider: provider });

@@ -468,6 +468,30 @@ describe('createRetryTracing: the global tracer provider', () => {
   });
 });
 
+describe('createRetryTracing: a global provider whose getTracer throws', () => {
+  it('is asked again at the next call, not left untraced for good', () => {
+    const tracing = createRetryTracing();
+    const exporter = new InMemorySpanExporter();
+    const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+    let refusals = 1;
+    trace.setGlobalTracerProvider({
+      getTracer(...args: Parameters<typeof provider.getTracer>) {
+        if (refusals-- > 0) throw new Error('not ready');
+        return provider.getTracer(...args);
+      },
+    });
+    try {
+      expect(() => tracing.onEvent(callEvents().start())).toThrow('not ready');
+      const c = callEvents();
+      tracing.onEvent(c.start());
+      tracing.onEvent(c.end(status.OK, 0));
+      expect(exporter.getFinishedSpans().map((s) => s.name)).toEqual(['Sent.pkg.v1.Greeter.SayHello']);
+    } finally {
+      trace.disable();
+    }
+  });
+});
+
 describe('createRetryTracing: limits, listeners and options', () => {
   it('ends and drops the oldest call past maxTrackedCalls', () => {
     const { tracing, named } = setup({ maxTrackedCalls: 2 });
