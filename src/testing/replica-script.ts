@@ -4,6 +4,7 @@
 
 import { describeValue } from '../config/service-config-error.js';
 import { readStatusCode } from '../config/status-codes.js';
+import { MAX_TIMER_MS } from '../shared/clock.js';
 
 /** One replica's behaviour. Every field is optional; `{}` answers at once with OK. */
 export interface ReplicaScript {
@@ -39,9 +40,16 @@ export interface CheckedReplicaScript {
 
 const KNOWN = ['delayMs', 'status', 'failureRate', 'down', 'slow'];
 
-function checkMs(value: unknown, where: string): number {
+/** A number of ms >= 0; a delay (`timer`, the default) also no longer than a timer can wait. */
+function checkMs(value: unknown, where: string, timer = true): number {
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
     throw new RangeError(`${where} must be a non-negative number of ms, got ${describeValue(value)}`);
+  }
+  if (timer && value > MAX_TIMER_MS) {
+    // Node's setTimeout would wait 1 ms for it (a TimeoutOverflowWarning), and the replica would answer at once.
+    throw new RangeError(
+      `${where} must be a non-negative number of ms, at most ${MAX_TIMER_MS} (about 24.8 days), got ${describeValue(value)}`,
+    );
   }
   return value;
 }
@@ -101,7 +109,7 @@ export function checkReplicaScript(script: unknown, where: string, now: number):
     }
     slow = {
       delayMs: checkMs(s.slow.delayMs, `${where}.slow.delayMs`),
-      until: now + checkMs(s.slow.forMs, `${where}.slow.forMs`),
+      until: now + checkMs(s.slow.forMs, `${where}.slow.forMs`, false),
     };
   }
   return { latency, status, failureRate, down: s.down ?? false, slow };

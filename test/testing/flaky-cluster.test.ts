@@ -109,6 +109,23 @@ describe('FlakyCluster', () => {
     }
   });
 
+  it('refuses a delay longer than a timer can wait, which Node would cut to 1 ms (an answer at once)', async () => {
+    const over = 2 ** 31; // one past the largest delay setTimeout takes
+    await expect(FlakyCluster.start([{ delayMs: over }])).rejects.toThrow(
+      `scripts[0].delayMs must be a non-negative number of ms, at most 2147483647 (about 24.8 days), got ${over}`,
+    );
+    await expect(FlakyCluster.start([{}, { delayMs: [0, over] }])).rejects.toThrow(
+      /scripts\[1\]\.delayMs\[1\] must be a non-negative number of ms, at most 2147483647/,
+    );
+    await expect(FlakyCluster.start([{ slow: { delayMs: over, forMs: 1000 } }])).rejects.toThrow(
+      /scripts\[0\]\.slow\.delayMs must be a non-negative number of ms, at most 2147483647/,
+    );
+    cluster = await FlakyCluster.start([{ delayMs: 2 ** 31 - 1 }]);
+    await expect(cluster.setScript(0, { delayMs: over })).rejects.toThrow(
+      /setScript\(0\)\.delayMs must be a non-negative number of ms, at most 2147483647/,
+    );
+  });
+
   it('rejects a bad script, naming the replica and the field', async () => {
     await expect(FlakyCluster.start([])).rejects.toThrow(/non-empty array/);
     await expect(FlakyCluster.start([{}, { delayMs: -1 }])).rejects.toThrow(
