@@ -60,6 +60,8 @@ interface Replica {
   script: CheckedReplicaScript;
   /** The attempts in flight: each one's answer timer, and what ends it with UNAVAILABLE when the replica goes down. */
   readonly inFlight: Map<NodeJS.Timeout, () => void>;
+  /** A `setScript` bringing the replica up, while its server binds the port. */
+  starting?: Promise<void> | undefined;
 }
 
 /** How long a replica going down waits for its in-flight attempts' UNAVAILABLE to reach their clients. */
@@ -180,8 +182,31 @@ export class FlakyCluster {
     if (checked.down && replica.server !== undefined) {
       await this.takeDown(replica);
     } else if (!checked.down && replica.server === undefined && !this.stopped) {
-      replica.server = (await this.serve(index, replica.port)).server;
+      await this.bringUp(index, replica);
     }
+  }
+
+  /**
+   * Serves the replica again on its port. Its server is kept only if, once bound, the replica is still meant to be
+   * up: a `stop()` or a `setScript` taking it down while it was binding shuts the new server down, rather than
+   * leave it listening (and the process alive). Two `setScript`s bringing it up share one bind.
+   */
+  private bringUp(index: number, replica: Replica): Promise<void> {
+    replica.starting ??= this.serve(index, replica.port).then(
+      ({ server }) => {
+        replica.starting = undefined;
+        if (this.stopped || replica.script.down) {
+          server.forceShutdown();
+        } else {
+          replica.server = server;
+        }
+      },
+      (error: unknown) => {
+        replica.starting = undefined;
+        throw error;
+      },
+    );
+    return replica.starting;
   }
 
   /** Attempts served by each replica, by index, since the start or the last {@link reset} (kept or forgotten). */
@@ -222,7 +247,13 @@ export class FlakyCluster {
   /** Stops every replica (attempts in flight are cancelled). Idempotent. */
   async stop(): Promise<void> {
     this.stopped = true;
-    await Promise.all(this.replicas.map((replica) => this.shutDown(replica)));
+    await Promise.all(
+      this.replicas.map(async (replica) => {
+        await this.shutDown(replica);
+        // a replica binding its port (setScript) shuts its new server down once bound: stop returns after that
+        await replica.starting?.catch(() => undefined);
+      }),
+    );
   }
 
   private replicaOf(index: number): Replica {

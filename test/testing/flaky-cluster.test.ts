@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { status } from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FlakyCluster, type ReplicaScript } from '../../src/testing/index.js';
@@ -124,6 +125,41 @@ describe('FlakyCluster', () => {
     await expect(cluster.setScript(0, { delayMs: over })).rejects.toThrow(
       /setScript\(0\)\.delayMs must be a non-negative number of ms, at most 2147483647/,
     );
+  });
+
+  it('a replica brought up while the cluster stops is stopped too: nothing stays listening', async () => {
+    cluster = await FlakyCluster.start([{ down: true }, {}]);
+    const port = Number(cluster.addresses[0]?.split(':')[1]);
+    const up = cluster.setScript(0, {}); // binding its port...
+    await cluster.stop(); // ...while the cluster stops
+    await up;
+    cluster = undefined;
+    const refused = await new Promise<boolean>((resolve) => {
+      const socket = connect(port, '127.0.0.1');
+      socket.once('connect', () => {
+        socket.destroy();
+        resolve(false);
+      });
+      socket.once('error', () => resolve(true));
+    });
+    expect(refused).toBe(true);
+  });
+
+  it('a replica taken down while it is being brought up stays down', async () => {
+    cluster = await FlakyCluster.start([{ down: true }, {}]);
+    const port = Number(cluster.addresses[0]?.split(':')[1]);
+    const up = cluster.setScript(0, {});
+    await cluster.setScript(0, { down: true });
+    await up;
+    const refused = await new Promise<boolean>((resolve) => {
+      const socket = connect(port, '127.0.0.1');
+      socket.once('connect', () => {
+        socket.destroy();
+        resolve(false);
+      });
+      socket.once('error', () => resolve(true));
+    });
+    expect(refused).toBe(true);
   });
 
   it('rejects a bad script, naming the replica and the field', async () => {
