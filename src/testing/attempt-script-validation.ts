@@ -112,7 +112,7 @@ export function validateAttemptScript(value: unknown, where = 'attempt script'):
                 : '';
           fail(
             field,
-            `must be a grpc status code 0..16 or a status name such as "UNAVAILABLE", got ${JSON.stringify(v)}${hint}`,
+            `must be a grpc status code 0..16 or a status name such as "UNAVAILABLE", got ${typeof v === 'string' ? JSON.stringify(v) : describeValue(v)}${hint}`,
           );
         }
         out.status = code;

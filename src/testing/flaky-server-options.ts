@@ -213,7 +213,7 @@ function checkRequestIdHeader(value: unknown): string | undefined {
   }
   if (typeof value !== 'string' || !TEXT_METADATA_KEY.test(value) || value.endsWith('-bin')) {
     throw new TypeError(
-      `FlakyServer: option "requestIdHeader" must be a lowercase metadata key not ending in -bin, or false; got ${JSON.stringify(value)}`,
+      `FlakyServer: option "requestIdHeader" must be a lowercase metadata key not ending in -bin, or false; got ${describeValue(value)}`,
     );
   }
   return value;
@@ -238,7 +238,7 @@ function checkRequestIdField(value: unknown, userServices: boolean): string | un
     return name;
   }
   throw new TypeError(
-    `FlakyServer: option "requestIdField" must name a string field of TestRequest (${fields.map(snakeCaseField).join(', ')}), or be false; got ${JSON.stringify(value)}`,
+    `FlakyServer: option "requestIdField" must name a string field of TestRequest (${fields.map(snakeCaseField).join(', ')}), or be false; got ${describeValue(value)}`,
   );
 }
 
@@ -331,14 +331,14 @@ export function checkFlakyServerOptions(options: unknown): CheckedFlakyServerOpt
   }
   const keepCase = o.keepCase ?? false;
   if (typeof keepCase !== 'boolean') {
-    throw new TypeError(`FlakyServer: option "keepCase" must be a boolean; got ${JSON.stringify(keepCase)}`);
+    throw new TypeError(`FlakyServer: option "keepCase" must be a boolean; got ${describeValue(keepCase)}`);
   }
   const services: readonly unknown[] =
     o.services === undefined ? [] : Array.isArray(o.services) ? o.services : [o.services];
   const serveFlakyTest = o.serveFlakyTest ?? true;
   if (typeof serveFlakyTest !== 'boolean') {
     throw new TypeError(
-      `FlakyServer: option "serveFlakyTest" must be a boolean; got ${JSON.stringify(serveFlakyTest)}`,
+      `FlakyServer: option "serveFlakyTest" must be a boolean; got ${describeValue(serveFlakyTest)}`,
     );
   }
   if (!serveFlakyTest && proto.length === 0 && services.length === 0) {

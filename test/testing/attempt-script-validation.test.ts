@@ -25,7 +25,7 @@ describe('attempt script status', () => {
     ]);
     for (const bad of [99, 17, -1, 1.5, Number.NaN]) {
       expect(() => validateAttemptScript({ status: bad })).toThrow(
-        `must be a grpc status code 0..16 or a status name such as "UNAVAILABLE", got ${JSON.stringify(bad)} (a code outside 0..16 reaches the client as UNKNOWN: write "UNKNOWN" for that)`,
+        `must be a grpc status code 0..16 or a status name such as "UNAVAILABLE", got ${String(bad)} (a code outside 0..16 reaches the client as UNKNOWN: write "UNKNOWN" for that)`,
       );
     }
   });

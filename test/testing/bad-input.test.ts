@@ -357,6 +357,43 @@ describe('messages', () => {
   });
 });
 
+describe('a bigint, symbol or function where a script or option wants a value', () => {
+  it.each<[unknown, string]>([
+    [14n, 'got 14n'],
+    [Symbol('s'), 'got a symbol'],
+    [() => 14, 'got a function'],
+  ])('a script status of %s is named in the message, not a JSON.stringify error', (status, got) => {
+    expect(() => validateAttemptScript({ status })).toThrow(
+      `attempt script: "status" must be a grpc status code 0..16 or a status name such as "UNAVAILABLE", ${got}`,
+    );
+  });
+
+  it.each<[string, unknown, string]>([
+    ['keepCase', 1n, 'option "keepCase" must be a boolean; got 1n'],
+    ['keepCase', () => true, 'option "keepCase" must be a boolean; got a function'],
+    ['serveFlakyTest', Symbol('no'), 'option "serveFlakyTest" must be a boolean; got a symbol'],
+    [
+      'requestIdHeader',
+      5n,
+      'option "requestIdHeader" must be a lowercase metadata key not ending in -bin, or false; got 5n',
+    ],
+    [
+      'requestIdHeader',
+      () => 'x-id',
+      'option "requestIdHeader" must be a lowercase metadata key not ending in -bin, or false; got a function',
+    ],
+    [
+      'requestIdField',
+      5n,
+      'option "requestIdField" must name a string field of TestRequest (payload, request_id), or be false; got 5n',
+    ],
+  ])('FlakyServer.start({ %s: %s }) names the option and the value', async (option, value, message) => {
+    const started = FlakyServer.start({ [option]: value } as never);
+    await expect(started).rejects.toThrow(TypeError);
+    await expect(started).rejects.toThrow(`FlakyServer: ${message}`);
+  });
+});
+
 describe('onAttemptEnd that throws', () => {
   it('is reported once per server as a warning, and the attempts go on', async () => {
     const warnings = captureWarnings();
