@@ -27,6 +27,7 @@ import { formatResponsePath, responseKeyProblems } from '../testing/response-fie
 import { scriptFitProblem } from '../testing/script-method-fit.js';
 import type { ServedMethod, ServedService } from '../testing/served-services.js';
 import { errorMessage } from '../util/error-message.js';
+import { portInHost } from '../util/host-port.js';
 import {
   type CommandArgs,
   flagOption,
@@ -111,6 +112,13 @@ function serverArgs(args: CommandArgs): FlakyServerArgs {
   if (!(port >= 0 && port <= 65535)) {
     throw new UsageError(`--port must be an integer 0..65535, got "${portText}"`);
   }
+  const host = stringOption(args, 'host') ?? '127.0.0.1';
+  const portWritten = portInHost(host);
+  if (portWritten !== undefined) {
+    throw new UsageError(
+      `--host takes a host name or address without a port, got ${JSON.stringify(host)}: give the port with --port${portWritten === '' ? '' : ` (--port ${portWritten})`}`,
+    );
+  }
   const protoFiles = stringListOption(args, 'proto');
   const includeDirs = stringListOption(args, 'proto-path');
   if (includeDirs.length > 0 && protoFiles.length === 0) {
@@ -139,7 +147,7 @@ function serverArgs(args: CommandArgs): FlakyServerArgs {
   }
   return {
     port,
-    host: stringOption(args, 'host') ?? '127.0.0.1',
+    host,
     scriptFile: stringOption(args, 'script'),
     protoFiles,
     includeDirs,

@@ -6,6 +6,7 @@
 import type * as grpc from '@grpc/grpc-js';
 import { DEFAULT_REQUEST_ID_HEADER } from '../shared/headers.js';
 import { closestName } from '../util/closest-name.js';
+import { portInHost } from '../util/host-port.js';
 import { checkOptions, describeValue } from '../util/option-checks.js';
 import { wrongTypeHint } from '../util/wrong-type-hint.js';
 import type { RequestIdSources } from './attempt-recording.js';
@@ -306,6 +307,13 @@ export function checkFlakyServerOptions(options: unknown): CheckedFlakyServerOpt
   const host = o.host ?? '127.0.0.1';
   if (typeof host !== 'string' || host === '') {
     throw new TypeError('FlakyServer: option "host" must be a non-empty string');
+  }
+  const portWritten = portInHost(host);
+  if (portWritten !== undefined) {
+    // bound as it is, it reads as an IPv6 address ([127.0.0.1:50051]:0) that does not resolve
+    throw new TypeError(
+      `FlakyServer: option "host" is a host name or address without a port, got ${JSON.stringify(host)}: give the port as option "port"${portWritten === '' ? '' : ` (port: ${portWritten})`}`,
+    );
   }
   if (o.scripts !== undefined && (typeof o.scripts !== 'object' || o.scripts === null)) {
     throw new TypeError('FlakyServer: option "scripts" must be an object of scripts by call id');

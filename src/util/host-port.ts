@@ -4,6 +4,15 @@ export function formatHostPort(host: string, port: number | string): string {
   return `${bracketed}:${port}`;
 }
 
+/**
+ * The port written in what should be a host alone (`127.0.0.1:50051`, `[::1]:50051`, `localhost:`: '' when the
+ * colon has no digits after it), else undefined. A bare IPv6 address (`::1`) has more than one colon: no port.
+ * @internal
+ */
+export function portInHost(host: string): string | undefined {
+  return /^(?:\[[^\]]*\]|[^:[\]]+):(\d*)$/.exec(host)?.[1];
+}
+
 /** A host and, when known, its port: what {@link parseHostPort} reads. @internal */
 export interface HostAndPort {
   readonly address: string;

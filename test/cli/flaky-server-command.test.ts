@@ -162,6 +162,12 @@ describe('flaky-server command', () => {
     [['--keep-case'], /--keep-case is used only with --proto/],
     [['--no-flaky-test'], /--no-flaky-test needs --proto/],
     [['--max-receive-message-size', '1k'], /--max-receive-message-size must be a number of bytes/],
+    [
+      ['--host', '0.0.0.0:50051'],
+      /--host takes a host name or address without a port, got "0\.0\.0\.0:50051": give the port with --port \(--port 50051\)/,
+    ],
+    [['--host', '[::1]:50051'], /--host takes a host name or address without a port, got "\[::1\]:50051"/],
+    [['--host', 'localhost:'], /--host takes a host name or address without a port, got "localhost:"/],
   ])('exits with 2 on usage error %j', async (argv, message) => {
     const { io, exit } = start(argv);
     expect(await exit).toBe(2);

@@ -394,6 +394,31 @@ describe('a bigint, symbol or function where a script or option wants a value', 
   });
 });
 
+describe('FlakyServer.start host', () => {
+  it.each<[string, string]>([
+    ['127.0.0.1:50051', ' (port: 50051)'],
+    ['[::1]:50051', ' (port: 50051)'],
+    ['localhost:', ''],
+  ])('refuses %j, a host with a port, naming the option to give the port with', async (host, port) => {
+    const started = FlakyServer.start({ host });
+    await expect(started).rejects.toThrow(TypeError);
+    await expect(started).rejects.toThrow(
+      `FlakyServer: option "host" is a host name or address without a port, got ${JSON.stringify(host)}: give the port as option "port"${port}`,
+    );
+  });
+
+  it('still takes a bare IPv6 address, whose last group is no port', async () => {
+    const v6 = await FlakyServer.start({ host: '::1' }).catch((error: unknown) => error);
+    if (v6 instanceof FlakyServer) {
+      expect(v6.address).toMatch(/^\[::1\]:\d+$/);
+      await v6.stop();
+    } else {
+      // a machine without IPv6 loopback cannot bind it: the error is the bind's, not the host check's
+      expect(String(v6)).toContain('cannot bind [::1]:0');
+    }
+  });
+});
+
 describe('onAttemptEnd that throws', () => {
   it('is reported once per server as a warning, and the attempts go on', async () => {
     const warnings = captureWarnings();
