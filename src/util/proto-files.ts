@@ -38,8 +38,16 @@ export function locateProtoFile(
   const hint =
     under === undefined
       ? ''
-      : `; it is under ${under}: add that directory to the include directories (-I ${under} on the command line, includeDirs: [${JSON.stringify(under)}] in code)`;
+      : `; it is under ${under}: add that directory to the include directories (-I ${shellWord(under)} on the command line, includeDirs: [${JSON.stringify(under)}] in code)`;
   return { problem: `not found in ${where}${hint}` };
+}
+
+/**
+ * `text` as one word of a POSIX shell's command line: as it is when it holds only characters the shell leaves
+ * alone, else in single quotes (`'my protos'`), so that a suggested `-I` is taken whole when pasted.
+ */
+function shellWord(text: string): string {
+  return /^[\w./@%+=:,-]+$/.test(text) ? text : `'${text.replace(/'/g, "'\\''")}'`;
 }
 
 /** Directories below the working directory looked into for a file not found, at most. */

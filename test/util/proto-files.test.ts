@@ -32,6 +32,16 @@ describe('locateProtoFile', () => {
     });
   });
 
+  it('quotes a directory with a space in the -I it suggests, so that the command line takes it whole', () => {
+    workdir(['my protos/shop.proto', "it's here/a.proto"]);
+    expect(locateProtoFile('shop.proto', [])).toEqual({
+      problem: `not found in the working directory (${process.cwd()}); it is under my protos: add that directory to the include directories (-I 'my protos' on the command line, includeDirs: ["my protos"] in code)`,
+    });
+    expect(locateProtoFile('a.proto', [])).toMatchObject({
+      problem: expect.stringContaining(`(-I 'it'\\''s here' on the command line,`),
+    });
+  });
+
   it('looks three levels down, not into node_modules or hidden directories, and says nothing when not found', () => {
     workdir(['a/b/c/deep.proto', 'node_modules/only.proto', '.git/hidden.proto', 'a/b/c/d/too-deep.proto']);
     expect(locateProtoFile('deep.proto', ['x'])).toMatchObject({
