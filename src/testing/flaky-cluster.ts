@@ -5,6 +5,7 @@
  * package's FlakyTest `Unary` method only, not the services of your protos (`FlakyServer` serves those).
  */
 import * as grpc from '@grpc/grpc-js';
+import { guardedRandom } from '../util/guarded-random.js';
 import { checkOptions, describeValue } from '../util/option-checks.js';
 import { wrongTypeHint } from '../util/wrong-type-hint.js';
 import { CallIdCounters, DEFAULT_MAX_TRACKED_CALL_IDS } from './call-id-counters.js';
@@ -36,7 +37,11 @@ export interface ClusterAttempt {
 
 /** Options of {@link FlakyCluster.start}. */
 export interface FlakyClusterOptions {
-  /** Random source in [0, 1) for latency ranges and failure rates (default `Math.random`). */
+  /**
+   * Random source in [0, 1) for latency ranges and failure rates (default `Math.random`), such as
+   * `seededRandom(7)`. A draw that throws or falls outside [0, 1) is reported once as a process warning
+   * (`GRPC_RETRY_HEDGING_HOOK_ERROR`), and `Math.random` is drawn in its place.
+   */
   random?: (() => number) | undefined;
   /**
    * The most attempts kept for {@link FlakyCluster.attempts}: beyond it the oldest are forgotten, so that a long
@@ -116,10 +121,13 @@ export class FlakyCluster {
     }
     const owner = 'FlakyCluster.start';
     const checkedOptions = checkOptions(`${owner}: options`, options, OPTION_NAMES) as FlakyClusterOptions;
-    const random = checkedOptions.random ?? Math.random;
-    if (typeof random !== 'function') {
-      throw new TypeError(`${owner}: options.random must be a function, got ${describeValue(random)}`);
+    const given = checkedOptions.random;
+    if (given !== undefined && typeof given !== 'function') {
+      throw new TypeError(`${owner}: options.random must be a function, got ${describeValue(given)}`);
     }
+    // Drawn inside grpc-js's handler, where a throw became UNKNOWN "Unknown error" and an attempt that never ended:
+    // a draw that throws or falls outside [0, 1) is reported once, and Math.random drawn instead.
+    const random = given === undefined ? Math.random : guardedRandom(given, `${owner}: options`);
     const maxRecorded = checkBound(
       owner,
       'maxRecordedAttempts',

@@ -1,11 +1,13 @@
 import { connect } from 'node:net';
 import { status } from '@grpc/grpc-js';
-import { afterEach, describe, expect, it } from 'vitest';
-import { FlakyCluster, type ReplicaScript } from '../../src/testing/index.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { FlakyCluster, type ReplicaScript, seededRandom } from '../../src/testing/index.js';
 import { testClient, unary } from '../helpers/harness.js';
+import { captureWarnings } from '../helpers/warnings.js';
 
 let cluster: FlakyCluster | undefined;
 afterEach(async () => {
+  vi.restoreAllMocks();
   await cluster?.stop();
   cluster = undefined;
 });
@@ -160,6 +162,44 @@ describe('FlakyCluster', () => {
       socket.once('error', () => resolve(true));
     });
     expect(refused).toBe(true);
+  });
+
+  it('a random option that throws (seededRandom given uncalled) is reported, and the attempts are still served', async () => {
+    const warnings = captureWarnings();
+    const random = seededRandom as unknown as () => number; // meant: seededRandom(7)
+    cluster = await FlakyCluster.start([{ delayMs: [1, 3] }], { random });
+    const client = clientOf(cluster, 0);
+    try {
+      const out = await unary(client, 'drawn', undefined, { callOptions: { deadline: Date.now() + 2000 } });
+      // before: grpc-js caught the throw and answered UNKNOWN "Unknown error", and the attempt never ended
+      expect(out.code).toBe(status.OK);
+    } finally {
+      client.close();
+    }
+    expect(cluster.attempts('drawn')).toMatchObject([{ replica: 0, endedWith: status.OK }]);
+    expect(warnings).toEqual([
+      {
+        message:
+          'grpc-retry-hedging: FlakyCluster.start: options.random threw (seededRandom: seed must be a finite number, got nothing); Math.random is drawn instead; further errors of it are not reported',
+        code: 'GRPC_RETRY_HEDGING_HOOK_ERROR',
+      },
+    ]);
+  });
+
+  it('a random option drawing outside [0, 1) is reported, not taken (a latency beyond the range)', async () => {
+    const warnings = captureWarnings();
+    cluster = await FlakyCluster.start([{ delayMs: [1, 3] }], { random: () => 1000 });
+    const client = clientOf(cluster, 0);
+    try {
+      const started = Date.now();
+      expect((await unary(client, 'far')).code).toBe(status.OK);
+      expect(Date.now() - started).toBeLessThan(1500); // not 1 + 1000 × 2 ms
+    } finally {
+      client.close();
+    }
+    expect(warnings.map((w) => w.message)).toEqual([
+      expect.stringContaining('FlakyCluster.start: options.random must return a number in [0, 1), got 1000'),
+    ]);
   });
 
   it('rejects a bad script, naming the replica and the field', async () => {
