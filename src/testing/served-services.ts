@@ -281,12 +281,19 @@ export function resolveMethodPath(name: string, served: ReadonlySet<string>, whe
     // "Greeter/SayHello" for "helloworld.Greeter/SayHello": the package left out, too far apart for a misspelling.
     const qualified = known.filter((candidate) => candidate.endsWith(`.${name}`));
     // Several services of that name (in other packages): each of them is meant as likely as the other.
+    // "SayHello" or "Greeter.SayHello": a method named without its service's path, too short for a misspelling.
+    const named = name.includes('/')
+      ? []
+      : known.filter((candidate) => `.${candidate.replace(/\/(?=[^/]*$)/, '.')}`.endsWith(`.${name}`));
+    const close = didYouMean(name, known);
     const hint =
       qualified.length === 1
         ? `; did you mean "${qualified[0]}" (with its package)?`
         : qualified.length > 1
           ? `; did you mean one of ${qualified.map((q) => JSON.stringify(q)).join(', ')}? (several served services have that name: give the package of the one meant)`
-          : didYouMean(name, known);
+          : close === '' && named.length > 0
+            ? `; did you mean ${named.map((n) => JSON.stringify(n)).join(' or ')}? (a method is named with its package and service, "pkg.Service/Method")`
+            : close;
     throw new TypeError(
       `FlakyServer.${where}: no served method "${name}"${hint} (served: ${known.join(', ')})`,
     );

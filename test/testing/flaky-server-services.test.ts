@@ -170,6 +170,21 @@ describe('FlakyServer serves any service', () => {
     expect(() => server?.attemptsOf('Greeter/SayHello')).toThrow(/no served method/);
   });
 
+  it('names the method meant for a method given by its name alone, or as Service.Method', async () => {
+    server = await FlakyServer.start({ proto: PROTO });
+    const meant =
+      'did you mean "helloworld.Greeter/SayHello"? (a method is named with its package and service, "pkg.Service/Method")';
+    expect(() => server?.scriptMethod('SayHello', [{}])).toThrow(
+      `FlakyServer.scriptMethod: no served method "SayHello"; ${meant}`,
+    );
+    expect(() => server?.attemptsOf('/SayHello')).toThrow(
+      `FlakyServer.attemptsOf: no served method "SayHello"; ${meant}`,
+    );
+    expect(() => server?.attemptsOf('Greeter.SayHello')).toThrow(
+      `FlakyServer.attemptsOf: no served method "Greeter.SayHello"; ${meant}`,
+    );
+  });
+
   it('rejects a source with no service, a missing proto and a bad method script, naming them', async () => {
     await expect(FlakyServer.start({ services: { nothing: 1 } as never })).rejects.toThrow(
       'FlakyServer: option "services"[0] holds no service',
