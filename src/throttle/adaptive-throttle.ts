@@ -8,7 +8,6 @@ import {
   status,
 } from '@grpc/grpc-js';
 import { parseStatusCode } from '../config/status-codes.js';
-import { engineStatus } from '../retry/engine-statuses.js';
 import type { Clock } from '../shared/clock.js';
 import type { InterceptingCallInterface, MessageContext } from '../shared/grpc-types.js';
 import { PREVIOUS_RPC_ATTEMPTS_METADATA_KEY, PUSHBACK_METADATA_KEY } from '../shared/headers.js';
@@ -237,10 +236,11 @@ export function createAdaptiveThrottleInterceptor(
       }
       stateOf(key).recordResponseAt(clock.now(), accepted);
     };
-    // Decided when the call starts: only then does the metadata say whether it is a retry or a hedge.
+    // Decided when the call starts: only then does the metadata say whether it is a retry or a hedge. The next call
+    // is made now, where the call is made (see ThrottledCall).
     return new ThrottledCall(
       () => nextCall(markThrottleAbove(callOptions)),
-      (metadata, makeNext) => {
+      (metadata, takeNext) => {
         counters.calls += 1;
         const now = clock.now();
         const requests = throttleState.requests(now);
@@ -248,18 +248,7 @@ export function createAdaptiveThrottleInterceptor(
         const retry = metadata.get(PREVIOUS_RPC_ATTEMPTS_METADATA_KEY).length > 0;
         const probability = throttleState.decideAt(now, random(), retry);
         if (probability < 0) {
-          let next: InterceptingCallInterface;
-          try {
-            next = makeNext();
-          } catch (error) {
-            // The channel refused the call (closed: "Channel has been shut down"). grpc-js throws that where a call is
-            // made; this call is made there but only decided here, in its start(), which a retry engine calls from its
-            // backoff and hedge timers, where a throw is an uncaught exception and leaves the call without a status.
-            // It ends as the engine ends an attempt it cannot make, not to be retried (each retry would fail alike).
-            const attempt = Number(metadata.get(PREVIOUS_RPC_ATTEMPTS_METADATA_KEY)[0] ?? 0) + 1;
-            return new RejectedCall(engineStatus.startFailed(attempt, error).details, false, false);
-          }
-          return new CountingCall(next, report);
+          return new CountingCall(takeNext(), report);
         }
         counters.rejected += 1;
         emit?.({ type: 'adaptive-throttle-rejected', method, key, probability, requests, accepts, retry });
@@ -322,30 +311,34 @@ function isPerAttemptTimeout(code: status, _details: string): boolean {
  * What the interceptor returns: it decides when the call starts (from its metadata), then hands everything to a
  * {@link CountingCall} (let through) or a {@link RejectedCall}. A cancel before the start ends it as rejected would.
  *
- * The next call is made when the call is let through, or earlier when {@link getPeer} is asked before the start
- * (a retry interceptor above asks, to key what it keeps per target by the channel's target); one made so and not
- * used, the call being rejected or cancelled first, is cancelled at the start rather than left unstarted, which
- * grpc-js would count as a call in flight on the channel.
+ * The next call is made with this one, where the application (or a retry interceptor above) makes the call, so that
+ * a channel that refuses it (closed: `Channel has been shut down`) throws there, as it does without the throttle,
+ * and so that {@link getPeer} names the channel's target before the start (a retry interceptor above asks, to key
+ * what it keeps per target). When the call does not go ahead (rejected, or cancelled before its start), that next
+ * call is cancelled at once rather than left unstarted, which grpc-js would count as a call in flight on the channel.
  */
 class ThrottledCall implements InterceptingCallInterface, ForwardsMessages {
   private inner: InterceptingCallInterface | undefined;
   private cancelledBeforeStart: { code: status; details: string } | undefined;
-  /** The next call, made before the start to say its peer, until the start takes it or drops it. */
+  /** The next call, made with this one, until the start takes it or drops it. */
   private madeEarly: InterceptingCallInterface | undefined;
 
+  /** @throws what `makeNext` throws: a closed channel's refusal, at the call site, as grpc-js throws it. */
   constructor(
-    private readonly makeNext: () => InterceptingCallInterface,
+    makeNext: () => InterceptingCallInterface,
     private readonly decide: (
       metadata: Metadata,
       makeNext: () => InterceptingCallInterface,
     ) => InterceptingCallInterface,
-  ) {}
+  ) {
+    this.madeEarly = makeNext();
+  }
 
-  /** The next call for a call let through: the one made early, if any. */
+  /** The next call for a call let through: the one made with this one (only a cancel before the start drops it). */
   private readonly takeNext = (): InterceptingCallInterface => {
-    const early = this.madeEarly;
+    const next = this.madeEarly as InterceptingCallInterface;
     this.madeEarly = undefined;
-    return early ?? this.makeNext();
+    return next;
   };
 
   /** Where request messages go, untouched (see message-passthrough.ts): the call decided at the start. */
@@ -380,7 +373,7 @@ class ThrottledCall implements InterceptingCallInterface, ForwardsMessages {
     }
   }
 
-  /** Ends the next call made early to say the peer, when it will not be used. */
+  /** Ends the next call made with this one, when the call does not go ahead. */
   private dropMadeEarly(code: status, details: string): void {
     const unused = this.madeEarly;
     if (unused !== undefined) {
@@ -389,22 +382,8 @@ class ThrottledCall implements InterceptingCallInterface, ForwardsMessages {
     }
   }
   getPeer(): string {
-    if (this.inner !== undefined) {
-      return this.inner.getPeer();
-    }
-    // Before the start grpc-js's call names the channel's target. A channel that refuses the call (closed) is
-    // answered at the start, as when nothing asked.
-    if (this.cancelledBeforeStart !== undefined) {
-      return ''; // it will not go ahead
-    }
-    if (this.madeEarly === undefined) {
-      try {
-        this.madeEarly = this.makeNext();
-      } catch {
-        return '';
-      }
-    }
-    return this.madeEarly.getPeer();
+    // Before the start, grpc-js's call names the channel's target; a call cancelled before its start names none.
+    return (this.inner ?? this.madeEarly)?.getPeer() ?? '';
   }
   sendMessageWithContext(context: MessageContext, message: unknown): void {
     if (this.inner) {
@@ -498,22 +477,17 @@ class CountingCall implements InterceptingCallInterface, ForwardsMessages {
 }
 
 /**
- * A call the throttle rejected (or one the channel refused to make): it never touches the network and ends, once,
- * with UNAVAILABLE on the next turn of the event loop (or with the status it is cancelled with first).
+ * A call the throttle rejected: it never touches the network and ends, once, with UNAVAILABLE on the next turn of
+ * the event loop (or with the status it is cancelled with first).
  */
 class RejectedCall implements InterceptingCallInterface {
   private ended = false;
   private cancelStatus: StatusObject | undefined;
   private listener: { onReceiveStatus?: (status: StatusObject) => void } | undefined;
 
-  /**
-   * @param local Whether it is a local rejection (its trailers marked so, see local-rejection.ts); false for a call
-   *   the channel refused to make.
-   */
   constructor(
     private readonly details: string,
     private readonly retryable: boolean,
-    private readonly local = true,
   ) {}
 
   start(_metadata: Metadata, listener?: { onReceiveStatus?: (status: StatusObject) => void }): void {
@@ -538,7 +512,7 @@ class RejectedCall implements InterceptingCallInterface {
       this.listener?.onReceiveStatus?.(this.cancelStatus);
       return;
     }
-    const trailers = this.local ? localRejectionTrailers() : new Metadata();
+    const trailers = localRejectionTrailers();
     if (!this.retryable) {
       trailers.set(PUSHBACK_METADATA_KEY, '-1');
     }

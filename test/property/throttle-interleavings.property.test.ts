@@ -52,12 +52,17 @@ describe('counterexamples the property found', () => {
     const primeNext = new FakeAttempt(0, options);
     (throttle(options, () => primeNext) as unknown as InterceptingCallInterface).start(new Metadata(), {});
     primeNext.fail(Status.UNAVAILABLE); // one refusal: P = 1/9, and the draw 0 rejects
-    const next = vi.fn();
-    call = throttle(options, next) as unknown as InterceptingCallInterface;
+    const made = new FakeAttempt(1, options);
+    call = throttle(options, () => made) as unknown as InterceptingCallInterface;
     const statuses: StatusObject[] = [];
     call.start(new Metadata(), { onReceiveStatus: (s) => statuses.push(s) });
     await settle();
-    expect(next).not.toHaveBeenCalled();
+    // The next call made with it never went out: cancelled, unstarted.
+    expect(made.started).toBe(false);
+    expect(made.cancelled).toEqual({
+      code: Status.CANCELLED,
+      details: 'cancelled from onEvent',
+    });
     expect(throttle.counters()).toMatchObject({ calls: 2, rejected: 1 });
     expect(statuses).toHaveLength(1);
     // Observed: 14 (UNAVAILABLE), 'adaptive throttle: rejected locally (...)'.

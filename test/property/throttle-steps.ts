@@ -577,14 +577,15 @@ export function violations(r: TRun): string[] {
 
   if (s.mode === 'alone') {
     if (s.cancelBeforeStart) {
-      if (r.attempts.length !== 0 || d.calls !== 0)
+      // Its next call, made with it, is cancelled unstarted; the throttle never decided it.
+      if (r.attempts.some((a) => a.started) || d.calls !== 0)
         out.push('a call cancelled before its start reached the throttle');
       if (st && st.code !== Status.CANCELLED) out.push(`cancelled before start, status ${st.code}`);
       return out;
     }
     if (d.calls !== 1) out.push(`the call counted ${d.calls} times`);
     if (r.rejections.length > 0) {
-      if (r.attempts.length > 0) out.push('a rejected call reached the next call');
+      if (r.attempts.some((a) => a.started)) out.push('a rejected call reached the next call');
       const ev = r.rejections[0]?.event;
       if (ev && ev.retry !== s.retryHeader) out.push(`rejected event says retry ${ev.retry}`);
       if (st) {

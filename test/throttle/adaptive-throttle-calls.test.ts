@@ -87,7 +87,15 @@ describe('a call the throttle rejects', () => {
     const { throttle, next, made } = primed();
     const call = throttle(options, next);
     const ended = await statusOf(call);
-    expect(made).toHaveLength(1);
+    // The next call made with it never went out: cancelled before any start, write or read.
+    expect(made).toHaveLength(2);
+    expect(made[1]).toMatchObject({
+      listener: {},
+      sent: [],
+      halfClosed: false,
+      reads: 0,
+      cancels: [status.CANCELLED],
+    });
     expect(ended.code).toBe(status.UNAVAILABLE);
     // The text docs/overload.md promises, spelt out: a change to the exported prefix is a change users see.
     expect(ended.details).toBe(
@@ -185,7 +193,7 @@ describe('the peer of a call not yet started', () => {
     expect(throttle.counters()).toMatchObject({ calls: 1, accepted: 1 });
   });
 
-  it('a next call made to say it is cancelled, not left unstarted, when the call is rejected', async () => {
+  it('the next call made with it is cancelled, not left unstarted, when the call is rejected', async () => {
     const { throttle, next, made } = primed();
     const call = throttle(options, next);
     expect(call.getPeer()).toBe('peer-1');
@@ -195,7 +203,7 @@ describe('the peer of a call not yet started', () => {
     expect(made[1]!.cancels).toEqual([status.CANCELLED]);
   });
 
-  it('a next call made to say it is cancelled when the call is cancelled before its start', async () => {
+  it('the next call made with it is cancelled when the call is cancelled before its start', async () => {
     const throttle = createAdaptiveThrottleInterceptor({ clock: { now: () => 0 }, random: () => 0.5 });
     const { next, made } = fakeNext();
     const call = throttle(options, next);

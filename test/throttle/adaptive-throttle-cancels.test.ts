@@ -198,7 +198,7 @@ describe('a call let through, started without a whole listener', () => {
 });
 
 describe('a call cancelled before the throttle decided it', () => {
-  it('cancelled before its start: ends with the cancel, never reaches the next call, and is not counted', async () => {
+  it('cancelled before its start: ends with the cancel, its next call is cancelled unstarted, and it is not counted', async () => {
     const throttle = letThrough();
     const { next, made } = scriptedNext();
     const call = throttle(options, next);
@@ -208,7 +208,14 @@ describe('a call cancelled before the throttle decided it', () => {
       call.start(new Metadata(), { onReceiveStatus: resolve }),
     );
     expect(ended).toMatchObject({ code: status.CANCELLED, details: 'cancelled early' });
-    expect(made).toHaveLength(0);
+    // The next call, made with the call, is cancelled once (with the first cancel), never started or written to.
+    expect(made).toEqual([
+      expect.objectContaining({
+        listener: undefined,
+        sent: [],
+        cancels: [[status.CANCELLED, 'cancelled early']],
+      }),
+    ]);
     expect(throttle.counters()).toEqual({ calls: 0, rejected: 0, accepted: 0, notAccepted: 0, cancelled: 0 });
   });
 
@@ -272,7 +279,13 @@ describe('a rejected call', () => {
     }).not.toThrow();
     expect(call.getPeer()).toBe('');
     expect(call.getAuthContext()).toBeNull();
-    expect(made).toHaveLength(1); // the priming call only
+    // Beside the priming call, only the rejected call's own next call, cancelled unstarted: nothing was sent on it.
+    expect(made).toHaveLength(2);
+    expect(made[1]).toMatchObject({
+      listener: undefined,
+      sent: [],
+      cancels: [[status.CANCELLED, 'adaptive throttle: the call did not go ahead']],
+    });
   });
 
   it("a retry rejected under retries: 'same-probability' says it was rejected with the same probability", async () => {

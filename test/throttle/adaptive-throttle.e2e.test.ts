@@ -208,7 +208,7 @@ describe('createAdaptiveThrottleInterceptor against a real server', () => {
     const onUncaught = (error: unknown) => uncaught.push(error);
     process.on('uncaughtException', onUncaught);
     try {
-      // 'same-probability' with draws of 0.999: the retry is let through, and only then is the next call made.
+      // 'same-probability' with draws of 0.999: a retry would be let through; its next call, made with it, is refused.
       const throttle = createAdaptiveThrottleInterceptor({
         random: () => 0.999,
         retries: 'same-probability',
@@ -228,8 +228,9 @@ describe('createAdaptiveThrottleInterceptor against a real server', () => {
       expect(out.error?.details).toBe('could not start attempt 2: Channel has been shut down');
       expect(out.statusEvents).toBe(1);
       expect(server.attempts(call)).toHaveLength(1);
+      // As the engine reports a retry it could not make without the throttle: one attempt went.
       expect(eventsOf(events, 'call-end')).toEqual([
-        expect.objectContaining({ code: UNAVAILABLE, attempts: 2 }),
+        expect.objectContaining({ code: UNAVAILABLE, attempts: 1 }),
       ]);
       await new Promise((r) => setTimeout(r, 50));
       expect(uncaught).toEqual([]);
@@ -238,33 +239,33 @@ describe('createAdaptiveThrottleInterceptor against a real server', () => {
     }
   });
 
-  it('a call made on a closed client through the retry interceptor ends once, with UNAVAILABLE, not also thrown', async () => {
-    const throttle = createAdaptiveThrottleInterceptor();
-    const c = client([createRetryInterceptor(retryConfig()), throttle]);
-    c.close();
-    const errors: Array<grpc.ServiceError | null> = [];
-    let thrown: unknown;
-    const done = new Promise<void>((resolve) => {
+  it('a call made on a closed client throws at the call site and never calls back, as it does without the throttle', async () => {
+    /** What a unary call on a closed client with `interceptors` does: what it throws, and what it calls back with. */
+    const onClosed = async (interceptors: grpc.Interceptor[]) => {
+      const c = client(interceptors);
+      c.close();
+      const called: Array<number | undefined> = [];
+      let thrown: string | undefined;
       try {
         c.Unary(
           { payload: 'x' },
           callMetadata(id()),
           { deadline: Date.now() + 300 },
-          (error: grpc.ServiceError | null) => {
-            errors.push(error);
-            resolve();
-          },
+          (error: grpc.ServiceError | null) => called.push(error?.code),
         );
       } catch (error) {
-        thrown = error;
+        thrown = (error as Error).message;
       }
-    });
-    await Promise.race([done, new Promise((r) => setTimeout(r, 600))]);
-    await new Promise((r) => setTimeout(r, 50));
-    expect(thrown).toBeUndefined();
-    expect(errors.map((e) => e && { code: e.code, details: e.details })).toEqual([
-      { code: UNAVAILABLE, details: 'could not start attempt 1: Channel has been shut down' },
-    ]);
+      await new Promise((r) => setTimeout(r, 500)); // past the deadline
+      return { thrown, called };
+    };
+    const bare = await onClosed([]);
+    expect(bare).toEqual({ thrown: 'Channel has been shut down', called: [] });
+    expect(await onClosed([createAdaptiveThrottleInterceptor()])).toEqual(bare);
+    expect(await onClosed([createRetryInterceptor(retryConfig())])).toEqual(bare);
+    expect(
+      await onClosed([createRetryInterceptor(retryConfig()), createAdaptiveThrottleInterceptor()]),
+    ).toEqual(bare);
   });
 
   it("below the retry interceptor, leaves it the call's target: events, per-target throttling and metrics keep it", async () => {

@@ -5,11 +5,16 @@ import { createAdaptiveThrottleInterceptor, serviceOfMethod } from '../../src/th
 
 /** A next call that ends with `code` when cancelled or when `answer` is called. */
 function fakeNext() {
-  const calls: Array<{ answer(code: number): void; started: boolean }> = [];
+  const calls: Array<{
+    answer(code: number): void;
+    started: boolean;
+    cancelled: [number, string] | undefined;
+  }> = [];
   const next = () => {
     let listener: { onReceiveStatus?: (s: StatusObject) => void } | undefined;
     const record = {
       started: false,
+      cancelled: undefined as [number, string] | undefined,
       answer(code: number) {
         listener?.onReceiveStatus?.({ code, details: '', metadata: new Metadata() });
       },
@@ -20,7 +25,8 @@ function fakeNext() {
         record.started = true;
         listener = l as typeof listener;
       },
-      cancelWithStatus(code) {
+      cancelWithStatus(code, details) {
+        record.cancelled ??= [code, details];
         record.answer(code);
       },
       halfClose() {},
@@ -54,12 +60,12 @@ describe('createAdaptiveThrottleInterceptor (unit, fake time)', () => {
     expect(throttle.state()['pkg.Greeter']).toEqual({ requests: 1, accepts: 0, probability: 1 / 9 });
   });
 
-  it('decides when the call starts, from its metadata: a retry is rejected while P > 0 and never reaches next', async () => {
+  it('decides when the call starts, from its metadata: a retry is rejected while P > 0 and its next call is never started', async () => {
     const clock = { t: 0, now: () => clock.t };
     const throttle = createAdaptiveThrottleInterceptor({ clock, random: () => 0.999 });
     const { next, calls } = fakeNext();
     const first = throttle(options, next);
-    expect(calls).toHaveLength(0); // nothing created before the start
+    expect(calls.map((c) => c.started)).toEqual([false]); // made with the call (where a closed channel throws), not started
     first.start(new Metadata(), listener);
     calls[0]?.answer(status.UNAVAILABLE); // refused: P = 1/9
     const retryMetadata = new Metadata();
@@ -67,7 +73,11 @@ describe('createAdaptiveThrottleInterceptor (unit, fake time)', () => {
     const retry = throttle(options, next);
     const ended: StatusObject[] = [];
     retry.start(retryMetadata, { onReceiveStatus: (s) => ended.push(s) });
-    expect(calls).toHaveLength(1); // the retry was not passed on
+    // The retry was not passed on: its next call was cancelled, never started.
+    expect(calls.map((c) => [c.started, c.cancelled])).toEqual([
+      [true, undefined],
+      [false, [status.CANCELLED, 'adaptive throttle: the call did not go ahead']],
+    ]);
     await new Promise((resolve) => setImmediate(resolve));
     expect(ended).toEqual([expect.objectContaining({ code: status.UNAVAILABLE })]);
     expect(ended[0]?.details).toContain(
@@ -76,11 +86,11 @@ describe('createAdaptiveThrottleInterceptor (unit, fake time)', () => {
     expect(ended[0]?.metadata.get('grpc-retry-pushback-ms')).toEqual(['-1']);
     // A first attempt goes (0.999 is above P).
     throttle(options, next).start(new Metadata(), listener);
-    expect(calls).toHaveLength(2);
+    expect(calls.map((c) => c.started)).toEqual([true, false, true]);
     expect(throttle.counters()).toMatchObject({ calls: 3, rejected: 1 });
   });
 
-  it('a call cancelled before it starts ends with the cancel status and reaches nothing', async () => {
+  it('a call cancelled before it starts ends with the cancel status, and its next call is cancelled unstarted', async () => {
     const throttle = createAdaptiveThrottleInterceptor();
     const { next, calls } = fakeNext();
     const call = throttle(options, next);
@@ -89,7 +99,7 @@ describe('createAdaptiveThrottleInterceptor (unit, fake time)', () => {
     call.start(new Metadata(), { onReceiveStatus: (s) => ended.push(s) });
     await new Promise((resolve) => setImmediate(resolve));
     expect(ended).toEqual([expect.objectContaining({ code: status.CANCELLED, details: 'gave up' })]);
-    expect(calls).toHaveLength(0);
+    expect(calls.map((c) => [c.started, c.cancelled])).toEqual([[false, [status.CANCELLED, 'gave up']]]);
     expect(throttle.counters().calls).toBe(0);
   });
 
@@ -124,7 +134,11 @@ describe('createAdaptiveThrottleInterceptor (unit, fake time)', () => {
     await new Promise((resolve) => setImmediate(resolve));
     await new Promise((resolve) => setImmediate(resolve));
     expect(statuses.map((s) => [s.code, s.details])).toEqual([[status.CANCELLED, 'cancelled by the app']]);
-    expect(calls).toHaveLength(1); // the rejected call never made a next call
+    // The rejected call's next call was cancelled, never started.
+    expect(calls.map((c) => [c.started, c.cancelled?.[0]])).toEqual([
+      [true, undefined],
+      [false, status.CANCELLED],
+    ]);
   });
 });
 
