@@ -82,7 +82,11 @@ export class FakeClock implements Clock {
     return next === undefined ? undefined : next.dueAt - this.time;
   }
 
-  /** Move time forward by `ms` (a finite number >= 0), firing every timer that falls due, in order. */
+  /**
+   * Move time forward by `ms` (a finite number >= 0), firing every timer that falls due, in order. A timer's callback
+   * may advance the clock itself: time never moves back, so this advance then ends where that one left it when that
+   * is later.
+   */
   advance(ms: number): void {
     if (typeof ms !== 'number' || Number.isNaN(ms)) {
       throw new TypeError(`FakeClock.advance: ms must be a finite number >= 0, got ${describeValue(ms)}`);
@@ -96,7 +100,7 @@ export class FakeClock implements Clock {
       this.timers = this.timers.filter((t) => t !== next);
       next.callback();
     }
-    this.time = until;
+    this.time = Math.max(this.time, until);
   }
 
   /**
