@@ -19,10 +19,24 @@ describe('cancelRateLimit', () => {
   });
 
   it('takes an object with tryCancel as a shared limiter, and any other object as options', () => {
-    const shared = { tryCancel: () => true };
+    const shared = { tryCancel: () => true, loserCapMs: 30_000 };
     expect(resolveCancelLimits(shared as never)?.forTarget('a:1')).toBe(shared);
     expect(() => resolveCancelLimits({ tryCancel: true } as never)).toThrow(
       /options\.cancelRateLimit\.tryCancel is not an option/,
+    );
+  });
+
+  it.each<[unknown, string]>([
+    [undefined, 'got nothing'],
+    ['5', 'got "5"'],
+    [0, 'got 0'],
+    [Number.NaN, 'got NaN'],
+    [Number.POSITIVE_INFINITY, 'got Infinity'],
+  ])('refuses a limiter whose loserCapMs is %o (a timer would read it as 1 ms)', (loserCapMs, got) => {
+    expect(() => resolveCancelLimits({ tryCancel: () => true, loserCapMs } as never)).toThrow(
+      new TypeError(
+        `createRetryInterceptor: options.cancelRateLimit.loserCapMs must be a number > 0 (ms) on a limiter given as the option, ${got}`,
+      ),
     );
   });
 
