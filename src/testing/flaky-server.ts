@@ -600,7 +600,7 @@ export class FlakyServer {
       const existing = this.scripts.get(callId) ?? this.shipped.get(callId);
       if (existing === undefined) {
         this.shipped.set(callId, parsed);
-      } else if (JSON.stringify(existing) !== JSON.stringify(parsed)) {
+      } else if (scriptText(existing) !== scriptText(parsed)) {
         run.failure = {
           code: grpc.status.INVALID_ARGUMENT,
           details:
@@ -937,4 +937,16 @@ function isObjectLiteral(value: unknown): value is Record<string, unknown> {
   }
   const prototype: unknown = Object.getPrototypeOf(value);
   return prototype === Object.prototype || prototype === null;
+}
+
+/**
+ * A script's JSON with every object's keys in one order: two clients shipping one script, each serializing it its
+ * own way (keys in another order), ship the same script.
+ */
+function scriptText(scripts: readonly AttemptScript[]): string {
+  return JSON.stringify(scripts, (_key, value: unknown) =>
+    typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : value,
+  );
 }

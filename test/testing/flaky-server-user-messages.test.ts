@@ -275,6 +275,29 @@ describe('scripts shipped in x-flaky-script', () => {
         .err?.code,
     ).toBe(grpc.status.NOT_FOUND);
   });
+
+  it('with a call id already scripted alike, its keys in another order or its text spaced otherwise, is played', async () => {
+    const { client } = await serve({ proto: PROTO }, false);
+    const shipped = (script: string, attempt: number) =>
+      getOrder(
+        client,
+        {},
+        {
+          [CALL_ID_METADATA_KEY]: 'same',
+          [SCRIPT_METADATA_KEY]: script,
+          ...(attempt > 1 ? { 'grpc-previous-rpc-attempts': String(attempt - 1) } : {}),
+        },
+      );
+    // Two clients (say one in Go, one in Node) shipping one script, each serializing it its own way.
+    const first = await shipped('[{"status":14,"details":"down"},{"response":{"orderId":"o-1"}}]', 1);
+    expect(first.err?.details).toBe('down');
+    const second = await shipped(
+      '[ {"details": "down", "status": 14}, {"response": {"orderId": "o-1"}} ]',
+      2,
+    );
+    expect(second.err).toBeNull();
+    expect(second.res?.orderId).toBe('o-1');
+  });
 });
 
 describe('requestIdField with requests loaded with keepCase', () => {
