@@ -220,7 +220,14 @@ export function createAdaptiveThrottleInterceptor(
     nextCall: (o: InterceptorOptions) => InterceptingCallInterface,
   ) => {
     const method = callOptions.method_definition.path;
-    const key = keyOf(method);
+    const key: unknown = keyOf(method);
+    if (typeof key !== 'string') {
+      // Thrown where the call is made (by the retry engine, the attempt's failure): calls whose key is not a string
+      // would share one state, named after whatever it was, with no word of it.
+      throw new TypeError(
+        `${WHERE}.key must return a string, got ${describeValue(key)} for ${JSON.stringify(method)}`,
+      );
+    }
     const throttleState = stateOf(key);
     const report = (outcome: number | 'timed-out' | 'cancelled') => {
       if (outcome === 'cancelled') {

@@ -323,6 +323,22 @@ describe('createAdaptiveThrottleInterceptor, made and misused', () => {
     );
   });
 
+  it.each<[unknown, string]>([
+    [undefined, 'got nothing'],
+    [3, 'got 3'],
+    [null, 'got null'],
+  ])('refuses a key that returns %o, where the call is made, naming the method', (returned, got) => {
+    const throttle = createAdaptiveThrottleInterceptor({ key: (() => returned) as never });
+    const { next, made } = fakeNext();
+    expect(() => throttle(options, next)).toThrow(
+      new TypeError(
+        `createAdaptiveThrottleInterceptor: options.key must return a string, ${got} for "/pkg.Greeter/SayHello"`,
+      ),
+    );
+    expect(made).toHaveLength(0);
+    expect(throttle.state()).toEqual({});
+  });
+
   it('without onEvent, rejects calls without a warning', async () => {
     const warnings = captureWarnings();
     const { throttle, next } = primed();
