@@ -135,11 +135,16 @@ function describeSyntaxError(source: string, error: ParseError, tree: Node | und
   }
   const code = printParseErrorCode(error.error);
   if (tree !== undefined && error.offset >= tree.offset + tree.length && error.offset < source.length) {
-    return 'unexpected text after the end of the JSON value';
+    const after = lookalikeCharacter(source.codePointAt(error.offset));
+    return `unexpected text after the end of the JSON value${after === undefined ? '' : `: ${after}`}`;
   }
   const malformed = MALFORMED[code];
   if (malformed !== undefined) {
     return malformed;
+  }
+  const lookalike = lookalikeCharacter(source.codePointAt(error.offset));
+  if (lookalike !== undefined) {
+    return `${EXPECTATIONS[code] ?? code}, found ${lookalike}`;
   }
   const token = source.slice(error.offset, error.offset + Math.max(1, error.length));
   const found =
@@ -147,6 +152,62 @@ function describeSyntaxError(source: string, error: ParseError, tree: Node | und
       ? 'the end of the text'
       : JSON.stringify(token.length > 20 ? `${token.slice(0, 20)}...` : token);
   return `${EXPECTATIONS[code] ?? code}, found ${found}`;
+}
+
+/** Characters that JSON does not allow as whitespace although they look like a space (or show as nothing). */
+const LOOKALIKE_SPACES: ReadonlyMap<number, string> = new Map([
+  [0x00a0, 'a no-break space'],
+  [0x1680, 'an Ogham space mark'],
+  [0x180e, 'a Mongolian vowel separator'],
+  [0x2000, 'an en quad'],
+  [0x2001, 'an em quad'],
+  [0x2002, 'an en space'],
+  [0x2003, 'an em space'],
+  [0x2004, 'a three-per-em space'],
+  [0x2005, 'a four-per-em space'],
+  [0x2006, 'a six-per-em space'],
+  [0x2007, 'a figure space'],
+  [0x2008, 'a punctuation space'],
+  [0x2009, 'a thin space'],
+  [0x200a, 'a hair space'],
+  [0x200b, 'a zero-width space'],
+  [0x200c, 'a zero-width non-joiner'],
+  [0x200d, 'a zero-width joiner'],
+  [0x2028, 'a line separator'],
+  [0x2029, 'a paragraph separator'],
+  [0x202f, 'a narrow no-break space'],
+  [0x205f, 'a medium mathematical space'],
+  [0x2060, 'a word joiner'],
+  [0x3000, 'an ideographic space'],
+  [0xfeff, 'a byte-order mark'],
+]);
+
+/** Quotes a word processor or web page puts where JSON needs `"`. */
+const CURLY_QUOTES: ReadonlySet<number> = new Set([
+  0x2018, 0x2019, 0x201a, 0x201b, 0x201c, 0x201d, 0x201e, 0x201f,
+]);
+
+function codePointName(code: number): string {
+  return `U+${code.toString(16).toUpperCase().padStart(4, '0')}`;
+}
+
+/**
+ * What a syntax error found, when the character there looks like whitespace or a quote that JSON allows (text
+ * pasted from a web page or a word processor): shown as it is, `found " "` would read as if a space were the
+ * mistake. `undefined` for any other character.
+ */
+function lookalikeCharacter(code: number | undefined): string | undefined {
+  if (code === undefined) {
+    return undefined;
+  }
+  const space = LOOKALIKE_SPACES.get(code);
+  if (space !== undefined) {
+    return `${space} (${codePointName(code)}): JSON allows only spaces, tabs and line breaks between tokens; replace it with a plain space or remove it`;
+  }
+  if (CURLY_QUOTES.has(code)) {
+    return `a curly quote (${codePointName(code)}): JSON names and strings take straight double quotes (")`;
+  }
+  return undefined;
 }
 
 /**

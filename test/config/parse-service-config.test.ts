@@ -552,6 +552,32 @@ describe('parseServiceConfig JSON syntax errors', () => {
   });
 });
 
+describe('parseServiceConfig JSON syntax errors about a character that looks like another', () => {
+  // Text pasted from a web page or a word processor: the character shown as found must not look like a space or a
+  // quote JSON allows, or the error reads as if that were the mistake.
+  it.each<[string, string, string]>([
+    ['a no-break space between tokens', '{"a": 1,\u00a0"b": 2}', 'a no-break space (U+00A0)'],
+    ['a no-break space as indentation', '{\n\u00a0\u00a0"b": 2}', 'a no-break space (U+00A0)'],
+    ['a zero-width space', '{"a": 1,\u200b"b": 2}', 'a zero-width space (U+200B)'],
+    ['an ideographic space', '{"a": 1,\u3000"b": 2}', 'an ideographic space (U+3000)'],
+    ['a byte-order mark inside the text', '{"a": 1,\ufeff"b": 2}', 'a byte-order mark (U+FEFF)'],
+    ['a no-break space after the value', '{"a": 1}\u00a0', 'a no-break space (U+00A0)'],
+  ])('names %s by its code point and says which whitespace JSON allows', (_label, text, named) => {
+    const error = errorOf(() => parseServiceConfig(text));
+    expect(error.message).toContain(named);
+    expect(error.message).not.toContain('"\u00a0"');
+    expect(error.message).toContain('JSON allows only spaces, tabs and line breaks between tokens');
+  });
+
+  it('says a curly quote is not a JSON quote', () => {
+    const error = errorOf(() => parseServiceConfig('{\u201cb\u201d: 2}'));
+    expect(error.message).toContain('line 1, column 2 (position 1)');
+    expect(error.message).toContain(
+      'found a curly quote (U+201C): JSON names and strings take straight double quotes (")',
+    );
+  });
+});
+
 describe('waitForReady written as text', () => {
   it('says which boolean it likely meant', () => {
     expect(() =>
