@@ -41,6 +41,9 @@ const METHOD_CONFIG: FieldShape = {
     timeout: undefined,
     maxRequestMessageBytes: undefined,
     maxResponseMessageBytes: undefined,
+    // grpc-js's spelling of the two above: createChannelOptions reads it, and the validator checks it.
+    maxRequestBytes: undefined,
+    maxResponseBytes: undefined,
     retryPolicy: RETRY_POLICY,
     hedgingPolicy: HEDGING_POLICY,
   },

@@ -302,6 +302,18 @@ describe('unknown fields', () => {
     ]);
   });
 
+  it("do not include grpc-js's spelling of the message size limits, which are read and validated", () => {
+    // createChannelOptions turns maxRequestBytes/maxResponseBytes into channel options, and a bad value is an error:
+    // a warning that they are "ignored" (with a "did you mean", which the interceptor repeats at run time) is untrue.
+    const config = { methodConfig: [{ name: [{}], maxRequestBytes: 1000, maxResponseBytes: '2000' }] };
+    expect(validateServiceConfig(config).warnings).toEqual([]);
+    expect(
+      validateServiceConfig({ methodConfig: [{ name: [{}], maxRequestBytes: -1 }] }).errors.map(
+        (e) => e.path,
+      ),
+    ).toEqual(['methodConfig[0].maxRequestBytes']);
+  });
+
   it('are still ignored by parseServiceConfig', () => {
     expect(parseServiceConfig('{"methodconfig": [{"name": [{}]}]}')).toEqual({ methodConfig: [] });
   });
