@@ -3,7 +3,7 @@
  * (`option idempotency_level`) and one policy per level.
  */
 import { parseCallPolicy, parseServiceConfig } from '../config/parse-service-config.js';
-import { ServiceConfigError } from '../config/service-config-error.js';
+import { describeValue, ServiceConfigError } from '../config/service-config-error.js';
 import type {
   HedgingPolicyJson,
   MethodConfigJson,
@@ -130,8 +130,16 @@ export function serviceConfigFromProtos(
     warnNoPolicy(`grpc-retry-hedging: serviceConfigFromProtos: ${whyNoMethod(found, methods, byLevel)}`);
   }
   const config: ServiceConfigJson & { methodConfig: MethodConfigJson[] } = { methodConfig };
-  if (policies.retryThrottling !== undefined) {
-    config.retryThrottling = { ...policies.retryThrottling };
+  const throttling: unknown = policies.retryThrottling;
+  if (throttling !== undefined) {
+    // Not spread blindly: a number, null or an array would become {} and read as "maxTokens: got nothing".
+    if (typeof throttling !== 'object' || throttling === null || Array.isArray(throttling)) {
+      throw new ServiceConfigError(
+        'policies.retryThrottling',
+        `must be an object, got ${describeValue(throttling)}`,
+      );
+    }
+    config.retryThrottling = { ...(throttling as NonNullable<IdempotencyPolicies['retryThrottling']>) };
   }
   if (methodConfig.some((entry) => entry.hedgingPolicy !== undefined)) {
     // Hedges must be able to reach another server (docs/hedging-across-replicas.md).

@@ -40,6 +40,20 @@ describe('serviceConfigFromProtos: its policies argument', () => {
     );
   });
 
+  it.each([
+    ['a number', 5, '5'],
+    ['null', null, 'null'],
+    ['an array', [{ maxTokens: 10, tokenRatio: 0.1 }], '[{"maxTokens":10,"tokenRatio":0.1}]'],
+  ])('refuses a retryThrottling that is %s, naming what it is', (_name, retryThrottling, shown) => {
+    // It was spread into an object first, so the error said maxTokens was missing ("got nothing").
+    expect(() =>
+      serviceConfigFromProtos(loadSync(CATALOG_PROTO), {
+        idempotent: retry,
+        retryThrottling: retryThrottling as never,
+      }),
+    ).toThrow(`policies.retryThrottling: must be an object, got ${shown}`);
+  });
+
   it('adds round_robin only when an entry hedges', () => {
     const retried = serviceConfigFromProtos(loadSync(CATALOG_PROTO), {
       idempotent: retry,
