@@ -477,23 +477,26 @@ function propertyIndex(
   return index;
 }
 
-function lineStarts(text: string): number[] {
+/** A line ends at `\n`, `\r\n` or a lone `\r` (JSON whitespace all three; editors and jsonc-parser break lines there). */
+const LINE_END = /\r\n?|\n/g;
+
+/** The offset where each line starts, up to `limit` (every line when absent). */
+function lineStarts(text: string, limit = Number.POSITIVE_INFINITY): number[] {
   const starts = [0];
-  for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) {
-    starts.push(i + 1);
+  LINE_END.lastIndex = 0;
+  for (let match = LINE_END.exec(text); match !== null; match = LINE_END.exec(text)) {
+    if (match.index >= limit) {
+      break;
+    }
+    starts.push(match.index + match[0].length);
   }
   return starts;
 }
 
 /** The position of one offset, without a table of every line (a syntax error needs no more). */
 function positionAt(text: string, offset: number): SourcePosition {
-  let line = 1;
-  let lineStart = 0;
-  for (let i = text.indexOf('\n'); i !== -1 && i < offset; i = text.indexOf('\n', i + 1)) {
-    line++;
-    lineStart = i + 1;
-  }
-  return { line, column: offset - lineStart + 1, offset };
+  const starts = lineStarts(text, offset);
+  return positionOf(starts, offset);
 }
 
 function positionOf(starts: readonly number[], offset: number): SourcePosition {

@@ -66,6 +66,35 @@ describe('every error at once', () => {
     expect(result.errors[3]?.message).toContain('got nothing');
   });
 
+  it.each([
+    ['\\n', '\n'],
+    ['\\r\\n', '\r\n'],
+    ['a lone \\r (JSON whitespace; editors and jsonc-parser break the line there)', '\r'],
+  ])('counts lines ended by %s', (_label, eol) => {
+    const text = ['{', '  "methodConfig": [{', '    "name": [{}],', '    "timeout": "5"', '  }]', '}'].join(
+      eol,
+    );
+    expect(validateServiceConfig(text).errors).toEqual([
+      expect.objectContaining({ path: 'methodConfig[0].timeout', line: 4, column: 16 }),
+    ]);
+    const syntax = `{${eol}  "a": 1,${eol}  "b" 2${eol}}`;
+    expect(validateServiceConfig(syntax).errors).toEqual([
+      expect.objectContaining({
+        line: 3,
+        column: 7,
+        message: expect.stringMatching(/^invalid JSON at line 3, column 7 /),
+      }),
+    ]);
+    const twice = `{${eol}"methodConfig": [],${eol}"methodConfig": []}`;
+    expect(validateServiceConfig(twice).warnings).toEqual([
+      expect.objectContaining({
+        line: 3,
+        column: 1,
+        message: expect.stringContaining('(first at line 2, column 1)'),
+      }),
+    ]);
+  });
+
   it("a retryPolicy without maxAttempts (as googleapis' configs for Google's API clients write it) says why it is needed", () => {
     const config = {
       methodConfig: [
