@@ -140,7 +140,7 @@ function readRetryThrottling(
 
 function readTokenRatio(value: unknown, path: JsonPath, problems: ConfigProblems): number | undefined {
   if (!isFiniteNumber(value) || value <= 0) {
-    return problems.add(path, `must be a number greater than 0, got ${describeValue(value)}`);
+    return problems.add(path, `must be ${positiveNumber(value)}, got ${describeValue(value)}`);
   }
   const truncated = truncateTokenRatio(value);
   if (truncated <= 0) {
@@ -395,9 +395,17 @@ function maxAttemptsHint(value: unknown, path: JsonPath): string {
 
 function readBackoffMultiplier(value: unknown, path: JsonPath, problems: ConfigProblems): number | undefined {
   if (!isFiniteNumber(value) || value <= 0) {
-    return problems.add(path, `must be a number greater than 0, got ${describeValue(value)}`);
+    return problems.add(path, `must be ${positiveNumber(value)}, got ${describeValue(value)}`);
   }
   return value;
+}
+
+/**
+ * What a number > 0 must be, said so that it does not contradict the value: Infinity (what `JSON.parse` makes of a
+ * number too large for a double, 1e400) is greater than 0, but not finite.
+ */
+function positiveNumber(value: unknown): string {
+  return value === Number.POSITIVE_INFINITY ? 'a finite number greater than 0' : 'a number greater than 0';
 }
 
 function readPositiveDuration(value: unknown, path: JsonPath, problems: ConfigProblems): number | undefined {

@@ -578,6 +578,28 @@ describe('parseServiceConfig JSON syntax errors about a character that looks lik
   });
 });
 
+describe('a number too large for a double (1e400 reads as Infinity)', () => {
+  const policy =
+    '"retryPolicy": {"maxAttempts": 2, "initialBackoff": "1s", "maxBackoff": "1s", "backoffMultiplier": 1e400, "retryableStatusCodes": [14]}';
+  it.each([
+    [
+      'backoffMultiplier',
+      `{"methodConfig": [{"name": [{}], ${policy}}]}`,
+      'methodConfig[0].retryPolicy.backoffMultiplier',
+    ],
+    [
+      'tokenRatio',
+      '{"retryThrottling": {"maxTokens": 10, "tokenRatio": 1e400}}',
+      'retryThrottling.tokenRatio',
+    ],
+  ])('in %s is refused as not finite, not as "not greater than 0"', (_field, text, path) => {
+    // "must be a number greater than 0, got Infinity" contradicts itself: Infinity is greater than 0.
+    expect(errorOf(() => parseServiceConfig(text)).message).toBe(
+      `${path}: must be a finite number greater than 0, got Infinity`,
+    );
+  });
+});
+
 describe('waitForReady written as text', () => {
   it('says which boolean it likely meant', () => {
     expect(() =>
