@@ -8,6 +8,7 @@ import { withReplicaAvoidance } from '../lb/avoid-tried-config.js';
 import { hedgingAroundPickFirstWarning } from '../lb/hedging-lb-warning.js';
 import { isPolicyKnownToGrpcJs } from '../lb/known-to-grpc-js.js';
 import { unknownPoliciesWarning } from '../lb/lb-policy-names.js';
+import { errorMessage } from '../util/error-message.js';
 import { checkOptions } from '../util/option-checks.js';
 import { warnOncePerProcess } from '../util/warn-once.js';
 import {
@@ -125,7 +126,11 @@ export function createChannelOptions(
   const { transparentRetries, avoidTriedReplicas, warn } = checkSettings(settings);
   if (isNormalizedServiceConfig(config)) {
     // What parseServiceConfig / loadServiceConfig returned: it keeps the config as written.
-    const raw = configSourceOf(config)?.raw;
+    const source = configSourceOf(config);
+    if (source?.notJson !== undefined) {
+      throw new TypeError(notJsonMessage(source.notJson));
+    }
+    const raw = source?.raw;
     if (raw === undefined) {
       throw new TypeError(
         'createChannelOptions: this parsed config does not keep the service config as written (it came from another version of grpc-retry-hedging); pass the JSON text or object itself',
@@ -174,7 +179,13 @@ export function createChannelOptions(
     );
   }
 
-  const options: ChannelOptions = { 'grpc.service_config': JSON.stringify(serviceConfig) };
+  let serviceConfigText: string;
+  try {
+    serviceConfigText = JSON.stringify(serviceConfig);
+  } catch (error) {
+    throw new TypeError(notJsonMessage(errorMessage(error)));
+  }
+  const options: ChannelOptions = { 'grpc.service_config': serviceConfigText };
   for (const field of LIMIT_FIELDS) {
     const limit = channelWideLimit(rawEntries, parsed.methodConfig, field, warn);
     if (limit !== undefined) {
@@ -185,6 +196,12 @@ export function createChannelOptions(
     options['grpc.enable_retries'] = 0;
   }
   return options;
+}
+
+/** The error for a config object holding what JSON cannot (a cycle, a BigInt) in a field the channel gets. */
+function notJsonMessage(why: string): string {
+  const firstLine = why.split('\n')[0] ?? why;
+  return `createChannelOptions: the service config is not JSON (JSON.stringify: ${firstLine}), and grpc-js reads 'grpc.service_config' as JSON text: take out what JSON cannot hold, or pass the JSON text`;
 }
 
 function checkSettings(settings: ChannelOptionsSettings): {

@@ -32,6 +32,8 @@ const CONFIG_SOURCE = Symbol.for('grpc-retry-hedging.service-config-source');
 export interface ConfigSource {
   /** The JSON value as written (a copy: the caller's object is not kept). */
   readonly raw: unknown;
+  /** Why an object given as the config could not be copied as JSON (`raw` is then undefined): a cycle, a BigInt. */
+  readonly notJson?: string;
   /** What most likely does not say what its author meant (see `likelyConfigMistakes`). */
   readonly mistakes: readonly string[];
 }

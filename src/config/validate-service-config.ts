@@ -2,6 +2,7 @@
  * Validation that reports every problem of a service config at once, located in its JSON text.
  */
 
+import { errorMessage } from '../util/error-message.js';
 import { isThenable } from '../util/option-checks.js';
 import { findArrayHole } from './array-holes.js';
 import { type ConfigWarningKind, findConfigWarnings } from './config-warnings.js';
@@ -138,7 +139,7 @@ export function validate(input: string | object, withWarnings: boolean, file?: s
       config === undefined || errors.length > 0
         ? undefined
         : brandConfig(config, {
-            raw: source === undefined ? jsonCopy(root) : root,
+            ...(source === undefined ? jsonCopy(root) : { raw: root }),
             mistakes: likelyConfigMistakes(
               root as object,
               config,
@@ -185,12 +186,15 @@ function duplicateKeyWarnings(source: JsonSource): KindedIssue[] {
     }));
 }
 
-/** A copy of a JSON value handed in as an object (the caller may change theirs later). */
-function jsonCopy(value: unknown): unknown {
+/**
+ * A copy of a JSON value handed in as an object (the caller may change theirs later), or why it is not JSON (a
+ * cycle, a BigInt): createChannelOptions then says so.
+ */
+function jsonCopy(value: unknown): { raw: unknown; notJson?: string } {
   try {
-    return JSON.parse(JSON.stringify(value)) as unknown;
-  } catch {
-    return undefined; // not JSON (a cycle, say): createChannelOptions then asks for the config as written
+    return { raw: JSON.parse(JSON.stringify(value)) as unknown };
+  } catch (error) {
+    return { raw: undefined, notJson: errorMessage(error) };
   }
 }
 

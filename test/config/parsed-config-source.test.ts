@@ -44,6 +44,25 @@ describe('createChannelOptions with a parsed config', () => {
     });
   });
 
+  it('says why it cannot use a config parsed from an object that is not JSON (a cycle, a BigInt)', () => {
+    // The parser ignores the unknown field, but the config as written cannot be copied for the channel: the error
+    // said the config "came from another version of grpc-retry-hedging", and the object itself gave a bare
+    // "Converting circular structure to JSON".
+    const cyclic: Record<string, unknown> = { ...config };
+    cyclic.self = cyclic;
+    const withBigInt = { ...config, big: 1n };
+    for (const written of [cyclic, withBigInt]) {
+      const expected = expect.objectContaining({
+        name: 'TypeError',
+        message: expect.stringMatching(
+          /^createChannelOptions: the service config is not JSON \(JSON\.stringify: .+\)/,
+        ),
+      });
+      expect(() => createChannelOptions(parseServiceConfig(written))).toThrow(expected);
+      expect(() => createChannelOptions(written)).toThrow(expected);
+    }
+  });
+
   it('keeps the parsed config reading and serializing as before (the source is not an enumerable field)', () => {
     const parsed = parseServiceConfig(config);
     expect(Object.keys(parsed).sort()).toEqual(['methodConfig']);
