@@ -7,7 +7,7 @@ import { isThenable } from '../util/option-checks.js';
 import { findArrayHole } from './array-holes.js';
 import { type ConfigWarningKind, findConfigWarnings } from './config-warnings.js';
 import { COPIED_CONFIG_MESSAGE, findNormalizedPolicy } from './copied-normalized-config.js';
-import { fileNameAdvice } from './file-name-as-text.js';
+import { encodingAdvice, fileNameAdvice } from './file-name-as-text.js';
 import { formatJsonPath, type JsonPath } from './json-path.js';
 import { duplicateKeyMessage, type JsonSource, parseJsonSource } from './json-source.js';
 import { likelyConfigMistakes } from './likely-config-mistakes.js';
@@ -70,7 +70,7 @@ export function validate(input: string | object, withWarnings: boolean, file?: s
     const parsed = parseJsonSource(input);
     if (!parsed.ok) {
       const { line, column, offset } = parsed.position;
-      const advice = fileNameAdvice(input);
+      const advice = fileNameAdvice(input) ?? encodingAdvice(input);
       const message = `invalid JSON at line ${line}, column ${column} (position ${offset}): ${parsed.problem}${advice === undefined ? '' : `; ${advice}`}`;
       return {
         config: undefined,

@@ -91,6 +91,23 @@ describe.each(loaders)('%s', (_name, load) => {
     expect(error.message.startsWith(`${file}:2:20: invalid JSON at line 2, column 20`)).toBe(true);
   });
 
+  it.each([
+    ['UTF-16LE with its byte-order mark (Windows PowerShell 5 `>` and Out-File)', 'utf-16le', true],
+    ['UTF-16BE with its byte-order mark', 'utf-16be', true],
+    ['UTF-16LE without a byte-order mark', 'utf-16le', false],
+  ])('says a file in %s is not UTF-8', async (_label, encoding, bom) => {
+    // Read as UTF-8 it was "found \"\ufffd\ufffd\"" or "found \"\\u0000\"", which names no cause.
+    const text = `${bom ? '\uFEFF' : ''}{"methodConfig": []}`;
+    const bytes =
+      encoding === 'utf-16le' ? Buffer.from(text, 'utf16le') : Buffer.from(text, 'utf16le').swap16();
+    const file = join(dir, `utf16-${encoding}-${bom}.json`);
+    writeFileSync(file, bytes);
+    const error = await errorOf(() => load(file));
+    expect(error.message).toMatch(/^.*: invalid JSON at line 1, column \d+ \(position \d+\): /);
+    expect(error.message).toContain('the text is UTF-16, not UTF-8');
+    expect(error.message).toContain('save the file as UTF-8');
+  });
+
   it('accepts a byte-order mark', async () => {
     const file = writeTemp('bom.json', '\uFEFF{"retryThrottling": {"maxTokens": 3, "tokenRatio": 0.5466}}');
     expect((await load(file)).retryThrottling).toEqual({ maxTokens: 3, tokenRatio: 0.546 });
