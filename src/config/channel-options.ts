@@ -117,7 +117,8 @@ type JsonObject = Record<string, unknown>;
  * @param config Service-config JSON text or object, or what `parseServiceConfig`/`loadServiceConfig` returned
  *   (it keeps the config as written, so that fields the retry parser drops reach the channel). It is validated by
  *   `parseServiceConfig`, with the same errors.
- * @throws ServiceConfigError naming the JSON path of an invalid value; TypeError for an invalid option.
+ * @throws ServiceConfigError naming the JSON path of an invalid value; TypeError for an invalid option, or for a config
+ *   holding what JSON cannot (a cycle, a BigInt), as grpc-js reads the channel's service config as JSON text.
  */
 export function createChannelOptions(
   config: ServiceConfig | ServiceConfigJson | string,
