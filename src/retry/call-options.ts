@@ -58,7 +58,8 @@ const PATH = 'withRetryOptions: options';
  * client.getUser(request, metadata, withRetryOptions({ policy: { hedgingPolicy: {...} } }, { deadline }), cb);
  * ```
  * Given call options that already carry retry options (an earlier `withRetryOptions`, say a helper's), the two
- * merge: what `retry` sets wins, and the listeners of both are called, the earlier ones first.
+ * merge: what `retry` sets wins (a policy it gives turns retries back on after an earlier `enabled: false`), and
+ * the listeners of both are called, the earlier ones first.
  *
  * @param retry What to change for this call.
  * @param callOptions Ordinary grpc-js call options to keep (deadline, credentials, ...).
@@ -91,7 +92,9 @@ export function withRetryOptions(retry: CallRetryOptions, callOptions: CallOptio
     earlier === undefined
       ? { enabled, policy, onEvent }
       : {
-          enabled: retry.enabled === undefined ? earlier.enabled : enabled,
+          // A later policy with `enabled` left out is what the later options set: it wins over an earlier
+          // `enabled: false`, which would otherwise leave it silently unread.
+          enabled: retry.enabled === undefined && policy === undefined ? earlier.enabled : enabled,
           policy: policy ?? earlier.policy,
           onEvent: chainListeners(earlier.onEvent, onEvent),
         };

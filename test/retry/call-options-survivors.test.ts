@@ -51,6 +51,16 @@ describe('withRetryOptions given twice', () => {
     expect(h.attempts).toHaveLength(2);
   });
 
+  it('a later policy, enabled left out, is used over an earlier enabled: false (not silently dropped)', () => {
+    // A helper turned retries off; the caller gives the call a policy of its own: the later options win.
+    const options = withRetryOptions({ policy: policyWith(3) }, withRetryOptions({ enabled: false }));
+    expect(readCallRetryOptions(options)).toMatchObject({ enabled: true, policy: { maxAttempts: 3 } });
+    const h = engineCall({ methodConfig: [] }, { callOptions: options as Record<string, unknown> });
+    h.attempt(0).fail();
+    h.clock.runNext();
+    expect(h.attempts).toHaveLength(2);
+  });
+
   it('the later policy wins, and an earlier one is kept when the later options give none', () => {
     const later = withRetryOptions({ policy: policyWith(4) }, withRetryOptions({ policy: policyWith(2) }));
     expect(readCallRetryOptions(later)?.policy?.maxAttempts).toBe(4);
