@@ -223,6 +223,12 @@ export class ApplicationSide implements AttemptOwner {
       status = { ...status, metadata: withPreviousAttempts(status.metadata, previous) };
     }
     if (outcome !== undefined && status.metadata) {
+      // Kept by the trailers object, which must be this call's own: grpc-js may hand the same one to every call
+      // that fails while the channel has no connection (see withPreviousAttempts), and another call's outcome
+      // would be found by them (a later call with no retry policy, or through no retry interceptor).
+      if (status.metadata === given.metadata) {
+        status = { ...status, metadata: status.metadata.clone() };
+      }
       recordRetryOutcome(status.metadata, outcome);
     }
     const listener = this.listener;

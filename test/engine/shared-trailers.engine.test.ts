@@ -6,6 +6,7 @@
  */
 import { Metadata } from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
+import { retryOutcomeOf } from '../../src/retry/retry-outcome.js';
 import { PREVIOUS_RPC_ATTEMPTS_METADATA_KEY as PREVIOUS } from '../../src/shared/headers.js';
 import { engineCall, retryPolicy, Status } from '../helpers/engine.js';
 import { captureWarnings } from '../helpers/warnings.js';
@@ -32,5 +33,17 @@ describe('engine: trailers grpc-js shares between failing calls', () => {
     second.attempt(1).succeed();
     expect(second.status.code).toBe(Status.OK);
     expect(second.status.metadata.get(PREVIOUS)).toEqual(['1']);
+  });
+
+  it("keep no call's retry outcome: a later call that fails with them through no retry policy has none", () => {
+    const shared = new Metadata();
+    // UNAVAILABLE is not retryable here: the first attempt's status, shared trailers and all, is the call's.
+    const first = engineCall(retryPolicy({ retryableStatusCodes: [Status.RESOURCE_EXHAUSTED] }));
+    first.attempt(0).status(Status.UNAVAILABLE, 'No connection established', shared);
+    expect(first.status.code).toBe(Status.UNAVAILABLE);
+    expect(retryOutcomeOf(first.status)).toEqual({ attempts: 1, reason: 'fatal-status' });
+    // A call with no policy (or through no interceptor) gets grpc-js's status as it is: the same trailers object.
+    const bare = { code: Status.UNAVAILABLE, details: 'No connection established', metadata: shared };
+    expect(retryOutcomeOf(bare)).toBeUndefined();
   });
 });
