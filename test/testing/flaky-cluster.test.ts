@@ -17,6 +17,18 @@ function clientOf(c: FlakyCluster, index: number) {
   return testClient(c.addresses[index] as string);
 }
 
+/** Whether a TCP connection to 127.0.0.1:`port` is refused (nothing listens there). */
+function connectionRefused(port: number): Promise<boolean> {
+  return new Promise<boolean>((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('error', () => resolve(true));
+  });
+}
+
 describe('FlakyCluster', () => {
   it('names every replica in one target and records which replica served each attempt', async () => {
     cluster = await FlakyCluster.start([{}, {}, {}]);
@@ -136,15 +148,7 @@ describe('FlakyCluster', () => {
     await cluster.stop(); // ...while the cluster stops
     await up;
     cluster = undefined;
-    const refused = await new Promise<boolean>((resolve) => {
-      const socket = connect(port, '127.0.0.1');
-      socket.once('connect', () => {
-        socket.destroy();
-        resolve(false);
-      });
-      socket.once('error', () => resolve(true));
-    });
-    expect(refused).toBe(true);
+    expect(await connectionRefused(port)).toBe(true);
   });
 
   it('a replica taken down while it is being brought up stays down', async () => {
@@ -153,15 +157,7 @@ describe('FlakyCluster', () => {
     const up = cluster.setScript(0, {});
     await cluster.setScript(0, { down: true });
     await up;
-    const refused = await new Promise<boolean>((resolve) => {
-      const socket = connect(port, '127.0.0.1');
-      socket.once('connect', () => {
-        socket.destroy();
-        resolve(false);
-      });
-      socket.once('error', () => resolve(true));
-    });
-    expect(refused).toBe(true);
+    expect(await connectionRefused(port)).toBe(true);
   });
 
   it('a random option that throws (seededRandom given uncalled) is reported, and the attempts are still served', async () => {
