@@ -172,7 +172,8 @@ export class AdaptiveHedging implements HedgeDelaySource {
 
   /**
    * A call to `method` answered (its commit, or a status its server sent with no response before it, fatal or
-   * not), whether or not it has an outcome to record: hedges held behind a stall of the method's calls are released. {@link recordOutcome} does this itself. For the engine. @internal
+   * not), whether or not it has an outcome to record: hedges held behind a stall of the method's calls are
+   * released. {@link recordOutcome} does this itself. For the engine. @internal
    */
   answered(method: string): void {
     this.stalls.get(method)?.answered();

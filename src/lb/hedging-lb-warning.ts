@@ -101,12 +101,11 @@ function hedgingPaths(methodConfig: unknown): JsonPath[] {
   const entries = Array.isArray(methodConfig) ? methodConfig : [];
   const paths: JsonPath[] = [];
   entries.forEach((entry: unknown, index) => {
-    if (
-      typeof entry === 'object' &&
-      entry !== null &&
-      (entry as { hedgingPolicy?: unknown }).hedgingPolicy !== undefined &&
-      (entry as { hedgingPolicy?: unknown }).hedgingPolicy !== null
-    ) {
+    const policy =
+      typeof entry === 'object' && entry !== null
+        ? (entry as { hedgingPolicy?: unknown }).hedgingPolicy
+        : undefined;
+    if (policy !== undefined && policy !== null) {
       paths.push(['methodConfig', index, 'hedgingPolicy']);
     }
   });

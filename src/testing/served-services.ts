@@ -279,8 +279,8 @@ export function resolveMethodPath(name: string, served: ReadonlySet<string>, whe
     const known = [...served].map((p) => p.slice(1));
     const name = path.slice(1);
     // "Greeter/SayHello" for "helloworld.Greeter/SayHello": the package left out, too far apart for a misspelling.
-    const qualified = known.filter((candidate) => candidate.endsWith(`.${name}`));
     // Several services of that name (in other packages): each of them is meant as likely as the other.
+    const qualified = known.filter((candidate) => candidate.endsWith(`.${name}`));
     // "SayHello" or "Greeter.SayHello": a method named without its service's path, too short for a misspelling.
     const named = name.includes('/')
       ? []

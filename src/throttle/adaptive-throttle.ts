@@ -245,28 +245,25 @@ export function createAdaptiveThrottleInterceptor(
     };
     // Decided when the call starts: only then does the metadata say whether it is a retry or a hedge. The next call
     // is made now, where the call is made (see ThrottledCall).
-    return new ThrottledCall(
-      () => nextCall(markThrottleAbove(callOptions)),
-      (metadata, takeNext) => {
-        counters.calls += 1;
-        const now = clock.now();
-        const requests = throttleState.requests(now);
-        const accepts = throttleState.accepts(now);
-        const retry = metadata.get(PREVIOUS_RPC_ATTEMPTS_METADATA_KEY).length > 0;
-        const probability = throttleState.decideAt(now, random(), retry);
-        if (probability < 0) {
-          return new CountingCall(takeNext(), report);
-        }
-        counters.rejected += 1;
-        emit?.({ type: 'adaptive-throttle-rejected', method, key, probability, requests, accepts, retry });
-        const why = rejectionReason(retry, probability, requests, accepts, rule);
-        return new RejectedCall(
-          `${LOCAL_REJECTION_DETAILS_PREFIX} (client-side adaptive throttling of ${key}: ${why}, ` +
-            `${requests} requests and ${accepts} accepts in the last ${rule.windowMs / 1000} s)`,
-          retryLocalRejections,
-        );
-      },
-    ) as unknown as InterceptingCall;
+    return new ThrottledCall(nextCall(markThrottleAbove(callOptions)), (metadata, takeNext) => {
+      counters.calls += 1;
+      const now = clock.now();
+      const requests = throttleState.requests(now);
+      const accepts = throttleState.accepts(now);
+      const retry = metadata.get(PREVIOUS_RPC_ATTEMPTS_METADATA_KEY).length > 0;
+      const probability = throttleState.decideAt(now, random(), retry);
+      if (probability < 0) {
+        return new CountingCall(takeNext(), report);
+      }
+      counters.rejected += 1;
+      emit?.({ type: 'adaptive-throttle-rejected', method, key, probability, requests, accepts, retry });
+      const why = rejectionReason(retry, probability, requests, accepts, rule);
+      return new RejectedCall(
+        `${LOCAL_REJECTION_DETAILS_PREFIX} (client-side adaptive throttling of ${key}: ${why}, ` +
+          `${requests} requests and ${accepts} accepts in the last ${rule.windowMs / 1000} s)`,
+        retryLocalRejections,
+      );
+    }) as unknown as InterceptingCall;
   };
 
   return Object.assign(interceptor, {
@@ -330,15 +327,18 @@ class ThrottledCall implements InterceptingCallInterface, ForwardsMessages {
   /** The next call, made with this one, until the start takes it or drops it. */
   private madeEarly: InterceptingCallInterface | undefined;
 
-  /** @throws what `makeNext` throws: a closed channel's refusal, at the call site, as grpc-js throws it. */
+  /**
+   * @param next The next call, made where this one is made (a closed channel's refusal is thrown there).
+   * @param decide Decides the call at its start; `takeNext` hands it `next` for a call let through.
+   */
   constructor(
-    makeNext: () => InterceptingCallInterface,
+    next: InterceptingCallInterface,
     private readonly decide: (
       metadata: Metadata,
-      makeNext: () => InterceptingCallInterface,
+      takeNext: () => InterceptingCallInterface,
     ) => InterceptingCallInterface,
   ) {
-    this.madeEarly = makeNext();
+    this.madeEarly = next;
   }
 
   /** The next call for a call let through: the one made with this one (only a cancel before the start drops it). */
