@@ -7,7 +7,9 @@ import { errorMessage } from '../util/error-message.js';
  * interceptor above held the start back meanwhile), or an interceptor threw. It ends once, with `UNAVAILABLE` and
  * the error's message (or the caller's cancel, when that came first), on the next tick: the error would otherwise
  * be thrown out of `start`, often from a timer of the interceptor above, where nothing catches it and the process
- * exits. Writes are called back (after the status), so that no writer waits.
+ * exits. Writes are called back (after the status), so that no writer waits. The status's trailers are of the
+ * caller's Metadata class, as the retry interceptor's own statuses are: with nice-grpc on its own copy of grpc-js,
+ * its `ClientError` takes only that copy's Metadata for trailers.
  * @internal
  */
 export class UnstartableCall implements InterceptingCallInterface {
@@ -19,12 +21,17 @@ export class UnstartableCall implements InterceptingCallInterface {
     this.status = { code: Status.UNAVAILABLE, details: errorMessage(error), metadata: new Metadata() };
   }
 
-  start(_metadata: Metadata, listener?: Partial<InterceptingListener>): void {
+  start(metadata: Metadata, listener?: Partial<InterceptingListener>): void {
     if (this.ended) {
       return;
     }
     this.ended = true;
     this.listener = listener;
+    const Callers = (metadata as Metadata | undefined)?.constructor as (new () => Metadata) | undefined;
+    if (typeof Callers === 'function' && !(this.status.metadata instanceof Callers)) {
+      // The trailers are empty: a new one of the caller's class holds the same.
+      this.status = { ...this.status, metadata: new Callers() };
+    }
     process.nextTick(() => this.listener?.onReceiveStatus?.(this.status));
   }
 

@@ -34,6 +34,23 @@ describe('UnstartableCall', () => {
     ]);
   });
 
+  it("its status's trailers are of the caller's Metadata class (nice-grpc's own copy of grpc-js), cancelled or not", async () => {
+    /** Stands for another copy of grpc-js's Metadata, as nice-grpc's `ClientError` checks with `instanceof`. */
+    class ForeignMetadata extends Metadata {}
+    const statuses: StatusObject[] = [];
+    new UnstartableCall(new Error('Channel has been shut down')).start(new ForeignMetadata(), {
+      onReceiveStatus: (s) => statuses.push(s),
+    });
+    const cancelled = new UnstartableCall(new Error('gone'));
+    cancelled.cancelWithStatus(status.CANCELLED, 'Cancelled on client');
+    cancelled.start(new ForeignMetadata(), { onReceiveStatus: (s) => statuses.push(s) });
+    await tick();
+    expect(statuses.map((s) => [s.code, s.metadata instanceof ForeignMetadata])).toEqual([
+      [status.UNAVAILABLE, true],
+      [status.CANCELLED, true],
+    ]);
+  });
+
   it('no listener, or one without onReceiveStatus: nothing is called, and nothing is thrown on the next tick', async () => {
     const call = new UnstartableCall(new Error('gone'));
     const uncaught: unknown[] = [];
