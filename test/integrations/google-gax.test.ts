@@ -13,6 +13,7 @@ import { integrationServiceConfig } from '../../examples/integrations/flaky-back
 import {
   FlakyTestClient,
   localServerOptions,
+  readAll,
   type TestRequest,
 } from '../../examples/integrations/gapic-client.js';
 import { addInterceptor, gaxRetriesOff, main } from '../../examples/integrations/google-gax.js';
@@ -140,6 +141,40 @@ describe('google-gax client (GAPIC-style) with the interceptor', () => {
     });
     expect(await unary(onChannel, 'channel', { otherArgs: { options: once } })).toMatchObject({ attempt: 2 });
     expect(server.attempts('channel')).toHaveLength(2);
+  });
+
+  it("server streaming: with gaxServerStreamingRetries gax's stream.cancel() cancels nothing; retryRequestOptions off instead, it cancels", async () => {
+    /** Reads `callId`, cancels the read once the server has its attempts, and says how the read ended. */
+    const cancelledRead = async (client: FlakyTestClient, callId: string, options: CallOptions = {}) => {
+      const stream = client.serverStream(
+        { payload: 'x' },
+        { ...options, otherArgs: { headers: { 'x-flaky-call-id': callId } } },
+      );
+      const read = readAll(stream).then(
+        (responses) => ({ responses: responses.length }),
+        (error: { code?: unknown }) => ({ code: error.code }),
+      );
+      await server.waitForAttempts(callId, 2); // the original and its hedge
+      stream.cancel();
+      return read;
+    };
+
+    // The recipe's gaxServerStreamingRetries: gax copies the grpc-js stream's cancel() onto its own retry stream
+    // unbound, so the call goes on: the server answers it 1.2 s later and the read ends with the answer.
+    server.script('cancel-gax-retries', [{ delayMs: 1200 }]);
+    const recipe = withTransformer({ clientConfig: gaxRetriesOff, gaxServerStreamingRetries: true });
+    expect(await cancelledRead(recipe, 'cancel-gax-retries')).toEqual({ responses: 1 });
+    expect(server.attempts('cancel-gax-retries')[0]!.cancelled).toBe(false);
+
+    // Without it, and with retry-request's retries off for the call: the cancel ends the read, and every attempt.
+    server.script('cancel-retry-request-off', [{ delayMs: 1200 }]);
+    const plain = withTransformer({ clientConfig: gaxRetriesOff });
+    expect(
+      await cancelledRead(plain, 'cancel-retry-request-off', {
+        retryRequestOptions: { retries: 0, noResponseRetries: 0 },
+      }),
+    ).toEqual({ code: status.CANCELLED });
+    await server.waitFor(() => server.attempts('cancel-retry-request-off').every((a) => a.cancelled));
   });
 
   it("gax's timeout is one deadline over all the interceptor's attempts; a deadline in withRetryOptions is not", async () => {
