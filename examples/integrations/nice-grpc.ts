@@ -7,7 +7,8 @@
  * Run: npm run build && node --import tsx examples/integrations/nice-grpc.ts
  */
 import { fileURLToPath } from 'node:url';
-import { createRetryInterceptor, interceptChannel } from 'grpc-retry-hedging';
+import { InterceptingCall, type Interceptor } from '@grpc/grpc-js';
+import { createRetryInterceptor, interceptChannel, retryOutcomeOf } from 'grpc-retry-hedging';
 import { createChannel, createClient, Metadata } from 'nice-grpc';
 import {
   FAILS_TWICE,
@@ -18,6 +19,30 @@ import {
   startFlakyBackend,
 } from './flaky-backend.js';
 import { FlakyTestService, TestRequest, type TestResponse } from './generated/ts-proto/flaky_test.js';
+
+/**
+ * For a call's retry outcome under nice-grpc, whose `ClientError` does not carry grpc-js's trailers (so
+ * `retryOutcomeOf(error)` finds nothing) and which passes no per-call options (so no per-call `onEvent`): put this
+ * before the retry interceptor on the channel. It sees each call's status as the retry interceptor hands it, and
+ * adds the outcome to the trailers that nice-grpc's `onTrailer` gets, as `x-retry-attempts` and `x-retry-reason`.
+ */
+export const retryOutcomeTrailers: Interceptor = (options, nextCall) =>
+  new InterceptingCall(nextCall(options), {
+    start: (metadata, _listener, next) =>
+      next(metadata, {
+        onReceiveStatus: (status, nextStatus) => {
+          const outcome = retryOutcomeOf(status);
+          if (outcome === undefined) {
+            nextStatus(status);
+            return;
+          }
+          const trailers = status.metadata.clone();
+          trailers.set('x-retry-attempts', String(outcome.attempts));
+          if (outcome.reason !== undefined) trailers.set('x-retry-reason', outcome.reason);
+          nextStatus({ ...status, metadata: trailers });
+        },
+      }),
+  });
 
 export async function main(print: (line: string) => void = console.log): Promise<IntegrationResult> {
   const server = await startFlakyBackend();

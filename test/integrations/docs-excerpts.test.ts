@@ -29,6 +29,7 @@ describe('docs/integrations.md', () => {
       'examples/integrations/ts-proto.ts',
       'examples/integrations/protobuf-ts.ts',
       'examples/integrations/nice-grpc.ts',
+      'examples/integrations/nice-grpc.ts',
       'examples/integrations/google-gax.ts',
       'examples/integrations/etcd3.ts',
     ]);

@@ -11,7 +11,7 @@ import { type ClientGrpc, ClientsModule, Transport } from '@nestjs/microservices
 import { GrpcTransport } from '@protobuf-ts/grpc-transport';
 import { createRetryInterceptor, interceptChannel, retryOutcomeOf } from 'grpc-retry-hedging';
 import { FlakyServer, flakyTestProtoPath } from 'grpc-retry-hedging/testing';
-import { createChannel, createClient, Metadata as NiceMetadata } from 'nice-grpc';
+import { createChannel, createClient, Metadata as NiceMetadata, Status } from 'nice-grpc';
 import { firstValueFrom, type Observable } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { integrationServiceConfig } from '../../examples/integrations/flaky-backend.js';
@@ -21,6 +21,7 @@ import {
   TestRequest,
   FlakyTestClient as TsProtoClient,
 } from '../../examples/integrations/generated/ts-proto/flaky_test.js';
+import { retryOutcomeTrailers } from '../../examples/integrations/nice-grpc.js';
 
 /** The integration config retries Unary up to 4 attempts on UNAVAILABLE; this call fails every one. */
 const ALWAYS_FAILS = 'always-fails';
@@ -128,6 +129,34 @@ describe('retryOutcomeOf through the frameworks', () => {
       );
       expect(error).toMatchObject({ name: 'ClientError' });
       expect(retryOutcomeOf(error)).toBeUndefined();
+    } finally {
+      channel.close();
+    }
+  });
+
+  it('nice-grpc: an interceptor before the retry interceptor hands the outcome to onTrailer', async () => {
+    const channel = interceptChannel(createChannel(server.address), [
+      retryOutcomeTrailers,
+      createRetryInterceptor(integrationServiceConfig()),
+    ]);
+    const client = createClient(FlakyTestService, channel);
+    try {
+      const trailers: Array<[string | undefined, string | undefined]> = [];
+      const error = await rejectionOf(
+        client.unary(TestRequest.fromPartial({ payload: 'x' }), {
+          metadata: NiceMetadata({ 'x-flaky-call-id': ALWAYS_FAILS }),
+          onTrailer: (t) => trailers.push([t.get('x-retry-attempts'), t.get('x-retry-reason')]),
+        }),
+      );
+      expect(error).toMatchObject({ name: 'ClientError', code: Status.UNAVAILABLE });
+      expect(trailers).toEqual([['4', 'attempts-exhausted']]);
+
+      // A call answered at its first attempt has no outcome: its trailers are left as they were.
+      const answered: Array<string | undefined> = [];
+      await client.unary(TestRequest.fromPartial({ payload: 'x' }), {
+        onTrailer: (t) => answered.push(t.get('x-retry-attempts')),
+      });
+      expect(answered).toEqual([undefined]);
     } finally {
       channel.close();
     }
