@@ -1,4 +1,5 @@
 import { type InterceptingListener, Metadata, status as Status, type StatusObject } from '@grpc/grpc-js';
+import { emptyMetadataLike } from '../shared/callers-metadata.js';
 import type { InterceptingCallInterface, MessageContext } from '../shared/grpc-types.js';
 import { errorMessage } from '../util/error-message.js';
 
@@ -27,11 +28,8 @@ export class UnstartableCall implements InterceptingCallInterface {
     }
     this.ended = true;
     this.listener = listener;
-    const Callers = (metadata as Metadata | undefined)?.constructor as (new () => Metadata) | undefined;
-    if (typeof Callers === 'function' && !(this.status.metadata instanceof Callers)) {
-      // The trailers are empty: a new one of the caller's class holds the same.
-      this.status = { ...this.status, metadata: new Callers() };
-    }
+    // The trailers are empty: new ones of the caller's class hold the same.
+    this.status = { ...this.status, metadata: emptyMetadataLike(metadata) };
     process.nextTick(() => this.listener?.onReceiveStatus?.(this.status));
   }
 

@@ -4,16 +4,20 @@
  * importing the throttle. The mark is the trailers object itself (a WeakSet), not anything on the wire: a server
  * that forwards another service's local rejection, text and all, is still a server's answer.
  */
-import { Metadata, status as Status } from '@grpc/grpc-js';
+import { type Metadata, status as Status } from '@grpc/grpc-js';
+import { emptyMetadataLike } from './callers-metadata.js';
 
 /** Details of a local rejection start with this, so that logs and callers can tell it from a server's answer. */
 export const LOCAL_REJECTION_DETAILS_PREFIX = 'adaptive throttle: rejected locally';
 
 const marked = new WeakSet<Metadata>();
 
-/** New trailers for a local rejection, marked as such (and empty but for what the caller adds). */
-export function localRejectionTrailers(): Metadata {
-  const trailers = new Metadata();
+/**
+ * New trailers for a local rejection, marked as such (and empty but for what the caller adds), of the class of
+ * `like`, the call's request metadata (see {@link emptyMetadataLike}).
+ */
+export function localRejectionTrailers(like?: Metadata): Metadata {
+  const trailers = emptyMetadataLike(like);
   marked.add(trailers);
   return trailers;
 }

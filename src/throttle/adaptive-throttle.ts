@@ -3,11 +3,12 @@ import {
   type InterceptingListener,
   type Interceptor,
   type InterceptorOptions,
-  Metadata,
+  type Metadata,
   type StatusObject,
   status,
 } from '@grpc/grpc-js';
 import { parseStatusCode } from '../config/status-codes.js';
+import { emptyMetadataLike } from '../shared/callers-metadata.js';
 import type { Clock } from '../shared/clock.js';
 import type { InterceptingCallInterface, MessageContext } from '../shared/grpc-types.js';
 import { PREVIOUS_RPC_ATTEMPTS_METADATA_KEY, PUSHBACK_METADATA_KEY } from '../shared/headers.js';
@@ -489,16 +490,19 @@ class CountingCall implements InterceptingCallInterface, ForwardsMessages {
  */
 class RejectedCall implements InterceptingCallInterface {
   private ended = false;
-  private cancelStatus: StatusObject | undefined;
+  private cancelStatus: Omit<StatusObject, 'metadata'> | undefined;
   private listener: { onReceiveStatus?: (status: StatusObject) => void } | undefined;
+  /** The call's request metadata: its statuses' trailers are of its class (see emptyMetadataLike). */
+  private callers: Metadata | undefined;
 
   constructor(
     private readonly details: string,
     private readonly retryable: boolean,
   ) {}
 
-  start(_metadata: Metadata, listener?: { onReceiveStatus?: (status: StatusObject) => void }): void {
+  start(metadata: Metadata, listener?: { onReceiveStatus?: (status: StatusObject) => void }): void {
     this.listener = listener;
+    this.callers = metadata;
     setImmediate(() => this.end());
   }
 
@@ -507,7 +511,7 @@ class RejectedCall implements InterceptingCallInterface {
     if (this.ended || this.cancelStatus) {
       return;
     }
-    this.cancelStatus = { code, details, metadata: new Metadata() };
+    this.cancelStatus = { code, details };
   }
 
   private end(): void {
@@ -516,10 +520,10 @@ class RejectedCall implements InterceptingCallInterface {
     }
     this.ended = true;
     if (this.cancelStatus) {
-      this.listener?.onReceiveStatus?.(this.cancelStatus);
+      this.listener?.onReceiveStatus?.({ ...this.cancelStatus, metadata: emptyMetadataLike(this.callers) });
       return;
     }
-    const trailers = localRejectionTrailers();
+    const trailers = localRejectionTrailers(this.callers);
     if (!this.retryable) {
       trailers.set(PUSHBACK_METADATA_KEY, '-1');
     }

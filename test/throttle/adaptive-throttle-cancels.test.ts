@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createRetryInterceptor } from '../../src/retry/retry-interceptor.js';
 import type { InterceptingCallInterface } from '../../src/shared/grpc-types.js';
 import { PREVIOUS_RPC_ATTEMPTS_METADATA_KEY } from '../../src/shared/headers.js';
+import { isLocalRejection } from '../../src/shared/local-rejection.js';
 import {
   type AdaptiveThrottleOptions,
   createAdaptiveThrottleInterceptor,
@@ -286,6 +287,29 @@ describe('a rejected call', () => {
       sent: [],
       cancels: [[status.CANCELLED, 'adaptive throttle: the call did not go ahead']],
     });
+  });
+
+  it("ends with trailers of the caller's Metadata class (nice-grpc's own copy of grpc-js), rejected or cancelled", () => {
+    /** Stands for another copy of grpc-js's Metadata, as nice-grpc's `ClientError` checks with `instanceof`. */
+    class ForeignMetadata extends Metadata {}
+    vi.useFakeTimers({ toFake: ['setImmediate'] });
+    const { throttle, next } = primed();
+    const rejected = startRecording(throttle(options, next), new ForeignMetadata());
+    const cancelled = throttle(options, next);
+    const cancelledStatuses = startRecording(cancelled, new ForeignMetadata());
+    cancelled.cancelWithStatus(status.CANCELLED, 'gave up');
+    const early = throttle(options, next);
+    early.cancelWithStatus(status.CANCELLED, 'cancelled early');
+    const earlyStatuses = startRecording(early, new ForeignMetadata());
+    vi.runAllTimers();
+    const ends = [...rejected, ...cancelledStatuses, ...earlyStatuses];
+    expect(ends.map((s) => [s.code, s.metadata instanceof ForeignMetadata])).toEqual([
+      [status.UNAVAILABLE, true],
+      [status.CANCELLED, true],
+      [status.CANCELLED, true],
+    ]);
+    // Still a local rejection to a retry interceptor above, which tells it from a server's answer by its trailers.
+    expect(isLocalRejection(rejected[0]!)).toBe(true);
   });
 
   it("a retry rejected under retries: 'same-probability' says it was rejected with the same probability", async () => {
