@@ -70,7 +70,7 @@ export class FailureHandler {
     private readonly deadline: number,
     private readonly host: FailureHost,
     /** Read, and a timed-out attempt cancelled (and its end reported). */
-    private readonly attempts: Pick<AttemptSet, 'count' | 'cancelAndSettle'>,
+    private readonly attempts: Pick<AttemptSet, 'count' | 'live' | 'cancelAndSettle'>,
     private readonly replay: Pick<ReplayBuffer, 'replayable'>,
     private readonly events: CallEvents | undefined,
   ) {}
@@ -258,6 +258,7 @@ export class FailureHandler {
       policy,
       failure,
       attemptsStarted: this.attempts.count,
+      attemptsInFlight: this.attempts.live.length,
       backoff: this.backoff,
       jitter: ctx.jitter,
       random,

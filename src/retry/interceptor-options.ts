@@ -61,7 +61,8 @@ export interface RetryInterceptorOptions {
   readonly onEvent?: RetryEventListener | readonly RetryEventListener[] | undefined;
   /**
    * Opt-in: do not start a backoff that would end after the call's deadline; end at once with the last
-   * attempt's real status instead of waiting for DEADLINE_EXCEEDED. Off by default (A6 behaviour).
+   * attempt's real status instead of waiting for DEADLINE_EXCEEDED. Under hedging, the same for a server's delay
+   * (pushback or RetryInfo) before the next hedge when no attempt is in flight. Off by default (A6 behaviour).
    */
   readonly deadlineAwareBackoff?: boolean | undefined;
   /**

@@ -35,6 +35,8 @@ export interface FailureDecisionInput {
   readonly failure: AttemptFailure;
   /** Attempts sent so far, the failed one included. */
   readonly attemptsStarted: number;
+  /** Attempts still in flight, the failed one not included (hedging: the next hedge may go beside them). */
+  readonly attemptsInFlight: number;
   /** Where the backoff stands (retry policies); undefined before the first retry. */
   readonly backoff: BackoffState | undefined;
   readonly jitter: JitterStrategy;
@@ -43,7 +45,10 @@ export interface FailureDecisionInput {
   readonly now: number;
   /** The call's deadline (ms since the epoch), `Infinity` for none. */
   readonly deadline: number;
-  /** Opt-in: end at once rather than start a backoff that would end after the deadline. */
+  /**
+   * Opt-in: end at once rather than start a backoff that would end after the deadline (under hedging, a server's
+   * delay for the next hedge with no attempt in flight, which the call waits out as a retry waits out its backoff).
+   */
   readonly deadlineAware: boolean;
   /**
    * Whether a further attempt can resend what the application sent (the replay buffer holds it, and it is still
@@ -179,7 +184,14 @@ function decideHedging(input: FailureDecisionInput): FailureDecision {
     return finish('deadline');
   }
   const delayMs = hint.kind === 'retry-after' ? hint.delayMs : 0;
-  if (deadlineOutruns(input, delayMs)) {
+  // With no attempt in flight the call would wait out the server's delay with nothing to answer it, as a retry waits
+  // out its backoff: under deadlineAwareBackoff, a wait that would end after the deadline is not begun either.
+  const awareWaitPastDeadline =
+    input.deadlineAware &&
+    hint.kind === 'retry-after' &&
+    input.attemptsInFlight === 0 &&
+    input.now + delayMs >= input.deadline;
+  if (deadlineOutruns(input, delayMs) || awareWaitPastDeadline) {
     return { type: 'stop-hedging', reason: 'deadline-aware' };
   }
   if (hint.kind === 'retry-after') {

@@ -101,6 +101,34 @@ describe('engine: hedging under fake time', () => {
     expect(eventsOfType(h.events, 'call-end')).toHaveLength(0);
   });
 
+  it('deadlineAwareBackoff: a pushback past the deadline with nothing in flight ends the call at once with the real status', () => {
+    const h = engineCall(hedgingPolicy(), { deadlineMs: 200, interceptor: { deadlineAwareBackoff: true } });
+    h.attempt(0).fail(UNAVAILABLE, { 'grpc-retry-pushback-ms': '500' });
+    expect(h.status).toMatchObject({ code: UNAVAILABLE, details: 'attempt 1 failed' });
+    expect(eventsOfType(h.events, 'call-end')).toEqual([
+      expect.objectContaining({ code: UNAVAILABLE, reason: 'deadline-aware', attempts: 1 }),
+    ]);
+    expect(h.clock.pendingTimers).toBe(0);
+    // Within the deadline the server's delay is waited out, as without the option; with an attempt in flight the
+    // delayed hedge is only a timer beside it, and the attempt may still answer.
+    const within = engineCall(hedgingPolicy(), {
+      deadlineMs: 600,
+      interceptor: { deadlineAwareBackoff: true },
+    });
+    within.attempt(0).fail(UNAVAILABLE, { 'grpc-retry-pushback-ms': '500' });
+    within.clock.advance(500);
+    expect(within.attempts).toHaveLength(2);
+    const inFlight = engineCall(hedgingPolicy(), {
+      deadlineMs: 300,
+      interceptor: { deadlineAwareBackoff: true },
+    });
+    inFlight.clock.advance(100);
+    inFlight.attempt(0).fail(UNAVAILABLE, { 'grpc-retry-pushback-ms': '500' });
+    expect(inFlight.received.statuses).toEqual([]);
+    inFlight.attempt(1).succeed();
+    expect(inFlight.status.code).toBe(Status.OK);
+  });
+
   it('a do-not-retry pushback stops new hedges; the call ends with the last failure when none is left', () => {
     const h = engineCall(hedgingPolicy());
     h.clock.advance(100);

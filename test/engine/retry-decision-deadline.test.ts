@@ -153,6 +153,31 @@ describe('a DEADLINE_EXCEEDED whose next hedge could not go before the deadline'
   });
 });
 
+describe('deadlineAwareBackoff under hedging: a server delay past the deadline', () => {
+  const hedging: HedgingPolicy = {
+    kind: 'hedging',
+    maxAttempts: 5,
+    hedgingDelayMs: 40,
+    nonFatalStatusCodes: [UNAVAILABLE],
+  };
+  const failure = { code: UNAVAILABLE, hint: pushback(100), timedOut: false };
+  const at = (over: Partial<FailureDecisionInput>) =>
+    decideAfterFailure(decisionInput(retry, { policy: hedging, failure, deadlineAware: true, ...over }));
+
+  it('stops hedging when no attempt is in flight, also when the wait would end exactly at the deadline', () => {
+    expect(at({ deadline: 1100 })).toEqual({ type: 'stop-hedging', reason: 'deadline-aware' });
+    expect(at({ deadline: 1050 })).toEqual({ type: 'stop-hedging', reason: 'deadline-aware' });
+  });
+
+  it('waits when the delay ends before the deadline, when an attempt is in flight, or without the option', () => {
+    const after = { type: 'hedge-after', delayMs: 100, reason: 'pushback' };
+    expect(at({ deadline: 1101 })).toEqual(after);
+    expect(at({ deadline: 1100, attemptsInFlight: 1 })).toEqual(after);
+    expect(at({ deadline: 1100, deadlineAware: false })).toEqual(after);
+    expect(at({ deadline: 1001, failure: { ...failure, hint: NO_HINT } })).toEqual({ type: 'hedge-now' });
+  });
+});
+
 describe('countsAgainstServer: a pushback that allows a retry', () => {
   it('does not count a non-retryable status against the server, whatever delay it asks for', () => {
     expect(countsAgainstServer(retry, { code: INVALID_ARGUMENT, hint: pushback(10), timedOut: false })).toBe(

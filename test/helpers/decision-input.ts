@@ -17,6 +17,7 @@ export function decisionInput(
     policy,
     failure: { code: UNAVAILABLE, hint: NO_HINT, timedOut: false },
     attemptsStarted: 1,
+    attemptsInFlight: 0,
     backoff: undefined,
     jitter: 'a6',
     random: 0.5,
