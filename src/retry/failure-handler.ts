@@ -184,6 +184,15 @@ export class FailureHandler {
   }
 
   /**
+   * The status of a call that ends, for `reason`, while it waits after `status` (no attempt in flight): that failure,
+   * saying why no retry followed when it was a per-attempt timeout, as when the wait ends ({@link retryMayGo}).
+   */
+  endedInWait(status: StatusObject, reason: FinishReason): StatusObject {
+    const after = this.waitedAfter;
+    return after?.status === status ? finishStatus(status, reason, after.attempt.cancelReason) : status;
+  }
+
+  /**
    * A failure of the committed attempt: no further attempt (A6), but it still counts against the server, and the
    * call's end says why none followed: `committed` (by the server's answer) or `replay-buffer` (by the request
    * outgrowing the buffer) when, uncommitted, the failure would have been retried or hedged past; otherwise what

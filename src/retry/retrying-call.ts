@@ -296,7 +296,13 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
       // Committed with no attempt in flight: A6 makes no further attempt, so the failure the wait followed is the
       // call's result (as grpc-js's own retries end it), and what was written past the limit is not held for one.
       this.noFurtherAttempt('replay-buffer');
-      this.end(phase.lastFailure, 'call-ended', false, this.failedAttempt(phase.lastFailure));
+      const last = phase.lastFailure;
+      this.end(
+        this.failures.endedInWait(last, 'replay-buffer'),
+        'call-ended',
+        false,
+        this.failedAttempt(last),
+      );
     }
   }
 

@@ -163,6 +163,24 @@ describe('engine: perAttemptRecvTimeout', () => {
     expect(h.clock.pendingTimers).toBe(0);
   });
 
+  it("a request that outgrows the replay buffer during the backoff: the timeout's status says why no retry went", async () => {
+    // As when the wait ends and finds the buffer full: "...; the replay buffer is full".
+    const h = engineCall(policy(), { type: 'client-stream', interceptor: { perRpcBufferBytes: 100 } });
+    h.call.sendMessage(Buffer.alloc(10));
+    h.clock.advance(50); // attempt 1 times out; backoff 100
+    h.call.sendMessage(Buffer.alloc(100)); // overflows while nothing is in flight
+    await h.settle();
+    expect(h.attempts).toHaveLength(1);
+    expect(h.status).toMatchObject({
+      code: Status.DEADLINE_EXCEEDED,
+      details: 'per-attempt receive timeout (50 ms) hit on attempt 1; the replay buffer is full',
+    });
+    expect(eventsOfType(h.events, 'call-end')).toEqual([
+      expect.objectContaining({ code: Status.DEADLINE_EXCEEDED, reason: 'replay-buffer' }),
+    ]);
+    expect(h.clock.pendingTimers).toBe(0);
+  });
+
   it('stops when the attempt receives headers (which commit the call)', () => {
     const h = engineCall(policy(), { type: 'server-stream' });
     h.clock.advance(40);
