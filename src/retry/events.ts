@@ -166,7 +166,11 @@ export interface HedgeSentEvent extends EventBase {
 /** The retry gate (A6 retryThrottling, a retry budget, ...) stopped a retry or a hedge. */
 export interface ThrottledEvent extends EventBase {
   readonly type: 'throttled';
-  /** The attempt number that was not sent. */
+  /**
+   * The attempt number that was not sent then. A hedge adaptive hedging's budget (`gate: 'hedge-budget'`) refused
+   * while an attempt was in flight is asked for again one delay later, and may go then; this event comes once per
+   * hedge.
+   */
   readonly attempt: number;
   /** What was refused. */
   readonly kind: 'retry' | 'hedge';
