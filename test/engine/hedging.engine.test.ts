@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { RetryEvent } from '../../src/retry/events.js';
 import { RetryThrottle } from '../../src/retry/retry-throttle.js';
+import { FakeClock } from '../../src/testing/fake-clock.js';
+import { RetryBudget } from '../../src/throttle/retry-budget.js';
 import { engineCall, eventsOfType, hedgingPolicy, Status, T0 } from '../helpers/engine.js';
 
 const UNAVAILABLE = Status.UNAVAILABLE;
@@ -127,6 +129,34 @@ describe('engine: hedging under fake time', () => {
     expect(inFlight.received.statuses).toEqual([]);
     inFlight.attempt(1).succeed();
     expect(inFlight.status.code).toBe(Status.OK);
+  });
+
+  it('a hedge after a pushback with nothing in flight is charged to a RetryBudget when the wait begins, as a retry (docs/overload.md)', async () => {
+    const clock = new FakeClock(T0);
+    const budget = new RetryBudget({ clock, maxExtraLoad: 1 });
+    const h = engineCall(hedgingPolicy({ hedgingDelay: '1s' }), {
+      clock,
+      deadlineMs: 200,
+      interceptor: { gate: budget },
+    });
+    expect(budget.tokens).toBe(1); // the call's deposit
+    h.attempt(0).fail(UNAVAILABLE, { 'grpc-retry-pushback-ms': '500' });
+    expect(budget.tokens).toBe(0);
+    clock.advance(200); // the deadline ends the wait: the hedge never goes, and stays withdrawn
+    await h.settle();
+    expect(h.status.code).toBe(Status.DEADLINE_EXCEEDED);
+    expect(h.attempts).toHaveLength(1);
+    expect(budget.tokens).toBe(0);
+    // deadlineAwareBackoff begins no wait that the deadline would end: nothing is withdrawn.
+    const aware = new RetryBudget({ clock, maxExtraLoad: 1 });
+    const a = engineCall(hedgingPolicy({ hedgingDelay: '1s' }), {
+      clock,
+      deadlineMs: 200,
+      interceptor: { gate: aware, deadlineAwareBackoff: true },
+    });
+    a.attempt(0).fail(UNAVAILABLE, { 'grpc-retry-pushback-ms': '500' });
+    expect(a.status.code).toBe(UNAVAILABLE);
+    expect(aware.tokens).toBe(1);
   });
 
   it('a do-not-retry pushback stops new hedges; the call ends with the last failure when none is left', () => {
