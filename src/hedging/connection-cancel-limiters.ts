@@ -1,5 +1,5 @@
 import type { CancelLimiter, CancelLimits } from '../shared/cancel-limiter.js';
-import type { Clock } from '../shared/clock.js';
+import { type Clock, systemClock } from '../shared/clock.js';
 import { CancelRateLimiter, type CancelRateLimiterSettings } from './cancel-rate-limiter.js';
 
 /** Limiters held before idle ones are looked for and dropped (the bound doubles while none is idle). */
@@ -53,10 +53,11 @@ export class PerConnectionCancelLimits implements CancelLimits {
  * with settings of its own each time (a burst worked out per client) does not pile them up. @internal
  */
 export function sharedPerConnectionLimits(settings: CancelRateLimiterSettings): PerConnectionCancelLimits {
-  let byClock = registry.get(settings.clock);
+  const clockKey = settings.clock === systemClock ? shared.systemClockKey : settings.clock;
+  let byClock = registry.get(clockKey);
   if (byClock === undefined) {
     byClock = new Map();
-    registry.set(settings.clock, byClock);
+    registry.set(clockKey, byClock);
   }
   const key = `${settings.ratePerSecond}/${settings.burst}/${settings.loserCapMs}`;
   let limits = byClock.get(key)?.deref();
@@ -70,10 +71,25 @@ export function sharedPerConnectionLimits(settings: CancelRateLimiterSettings): 
 
 /** How many settings' limits are held for `clock` (for tests). @internal */
 export function sharedSettingsHeld(clock: Clock): number {
-  return registry.get(clock)?.size ?? 0;
+  return registry.get(clock === systemClock ? shared.systemClockKey : clock)?.size ?? 0;
 }
 
-const registry = new WeakMap<Clock, Map<string, WeakRef<PerConnectionCancelLimits>>>();
+/**
+ * The registry of the limits, kept on `globalThis` under a registered symbol: an application may load both the ESM
+ * and the CJS build of the package (an ESM app with a CommonJS library), and the interceptors of both reach a server
+ * over one connection, whose guard counts the resets of both. Each copy has its own `systemClock` object: the
+ * registry names it by one shared key. (Versioned: another version's limits may take other settings.)
+ */
+const SHARED_LIMITS = Symbol.for('grpc-retry-hedging.per-connection-cancel-limits.v1');
+const processWide = globalThis as {
+  [SHARED_LIMITS]?: {
+    readonly registry: WeakMap<object, Map<string, WeakRef<PerConnectionCancelLimits>>>;
+    readonly systemClockKey: object;
+  };
+};
+processWide[SHARED_LIMITS] ??= { registry: new WeakMap(), systemClockKey: {} };
+const shared = processWide[SHARED_LIMITS];
+const registry = shared.registry;
 
 /** Forgets the key of limits no interceptor holds any more (unless new limits took the key meanwhile). */
 const collected = new FinalizationRegistry<{

@@ -18,13 +18,23 @@ class FallbackTimer {
 }
 
 /**
+ * Kept on `globalThis` under a registered symbol, so that the ESM and CJS copies of the package (both may be loaded)
+ * give one clock one guard.
+ */
+const SHARED_GUARDS = Symbol.for('grpc-retry-hedging.clock-guards');
+const processWide = globalThis as {
+  [SHARED_GUARDS]?: { readonly guarded: WeakMap<Clock, Clock>; readonly guards: WeakSet<object> };
+};
+processWide[SHARED_GUARDS] ??= { guarded: new WeakMap(), guards: new WeakSet() };
+
+/**
  * The guarded form of each clock, so that interceptors given one clock get one guarded clock: what is shared per
  * clock (the cancel limiters of the connections, src/hedging/connection-cancel-limiters.ts) stays shared.
  */
-const guarded = new WeakMap<Clock, Clock>();
+const guarded = processWide[SHARED_GUARDS].guarded;
 
 /** Every guard made here: a guard handed in again (a class passing its clock to another) is not wrapped twice. */
-const guards = new WeakSet<object>();
+const guards = processWide[SHARED_GUARDS].guards;
 
 /**
  * The clock option `name` of `path`, checked (its shape and one reading, src/util/option-checks.ts) and guarded, or
@@ -51,7 +61,9 @@ export function guardedNowSourceOption(
  * @param path The options it came from, for the warning.
  */
 export function guardedClock(clock: Clock, firstReading: number, path: string): Clock {
-  if (guards.has(clock)) {
+  // The system clock needs no guard, and stays itself: what is shared per clock finds it (each build of the package,
+  // ESM and CJS, has its own, which src/hedging/connection-cancel-limiters.ts takes for one).
+  if (guards.has(clock) || clock === systemClock) {
     return clock;
   }
   let wrapped = guarded.get(clock);

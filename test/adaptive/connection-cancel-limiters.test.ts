@@ -2,7 +2,7 @@
  * The per-connection cancel limits: one limiter per target, shared by every interceptor with the same settings and
  * clock; limiters at rest dropped once many are held, never one that is spending or has losers waiting.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { checkCancelRateLimiterOptions } from '../../src/hedging/cancel-rate-limiter.js';
 import {
   oneLimiterForAll,
@@ -91,5 +91,36 @@ describe('oneLimiterForAll', () => {
     const limits = oneLimiterForAll(limiter);
     expect(limits.forTarget('a')).toBe(limiter);
     expect(limits.forTarget('b')).toBe(limiter);
+  });
+});
+
+// An application may load two copies of the package (its ESM and CJS builds: an ESM app with a CommonJS library),
+// each with its own modules; their interceptors reach one server over one connection, whose guard counts the
+// resets of both. Two module instances stand for the two copies here.
+describe('the cancel-rate limits of interceptors of two copies of the package', () => {
+  async function copy() {
+    vi.resetModules();
+    const { resolveInterceptorOptions } = await import('../../src/retry/interceptor-options.js');
+    return (options?: object) => resolveInterceptorOptions(options).cancelLimits?.forTarget('dns:orders:443');
+  }
+
+  it('are one per connection for both, on the system clock (the default) with the same settings', async () => {
+    const first = await copy();
+    const second = await copy();
+    expect(second).not.toBe(first);
+    const limiter = first();
+    expect(limiter).toBeDefined();
+    expect(second()).toBe(limiter);
+    const settings = { cancelRateLimit: { burst: 3 } };
+    expect(second(settings)).toBe(first(settings));
+    expect(second(settings)).not.toBe(limiter);
+  });
+
+  it('are one per connection for both on one clock of the application, not on two', async () => {
+    const clock = new FakeClock(0);
+    const first = await copy();
+    const second = await copy();
+    expect(second({ clock })).toBe(first({ clock }));
+    expect(second({ clock: new FakeClock(0) })).not.toBe(first({ clock }));
   });
 });
