@@ -5,7 +5,7 @@
  */
 
 import { Metadata } from '@grpc/grpc-js';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { RetryThrottle } from '../../src/retry/retry-throttle.js';
 import {
   isLocalRejection,
@@ -146,5 +146,29 @@ describe('engine: an attempt rejected locally by an adaptive throttle below', ()
     h.attempt(0).status(Status.OK);
     expect(h.status.code).toBe(Status.OK);
     expect(h.received.messages).toEqual(['reply']);
+  });
+});
+
+// An application may load both builds of the package (ESM and CJS), each with its own modules: an ESM app's retry
+// interceptor above the adaptive throttle of a CommonJS library. A second module instance stands for the other build.
+describe('engine: an attempt rejected locally by the adaptive throttle of another copy of the package', () => {
+  it("is a local rejection too: the call ends with the server's failure, reason throttled, the gate untouched by it", async () => {
+    vi.resetModules();
+    const other = await import('../../src/shared/local-rejection.js');
+    expect(other.localRejectionTrailers).not.toBe(localRejectionTrailers);
+    const rejection = other.localRejectionTrailers();
+    rejection.set('grpc-retry-pushback-ms', '-1');
+    expect(isLocalRejection({ code: Status.UNAVAILABLE, metadata: rejection })).toBe(true);
+
+    const gate = new RetryThrottle({ maxTokens: 10, tokenRatio: 0.1 });
+    const h = engineCall(retryPolicy({ initialBackoff: '0.01s', maxBackoff: '0.01s' }), {
+      interceptor: { gate },
+    });
+    h.attempt(0).status(Status.UNAVAILABLE, 'db shard 7 down');
+    h.clock.runNext();
+    h.attempt(1).status(Status.UNAVAILABLE, REJECTED, rejection);
+    expect(h.status.details).toBe('db shard 7 down');
+    expect(eventsOfType(h.events, 'call-end')[0]).toMatchObject({ reason: 'throttled', attempts: 2 });
+    expect(gate.tokens).toBe(9);
   });
 });
