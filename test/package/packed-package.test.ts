@@ -1,7 +1,7 @@
 /**
  * The package as users get it: `npm pack`, then install the tarball into scratch ESM, CJS and
  * node10-resolution TypeScript projects, compile the flaky-server example of docs/testing.md and an import of every entry
- * point with tsc (strict, declarations checked), and run them.
+ * point with tsc (strict, declarations checked), and run them; and load its ESM and CJS builds in one process.
  *
  * Needs a build (`npm run build`) and the npm cache filled by `npm ci`. Slow (about 30 s), so it runs only when
  * GRPC_RETRY_HEDGING_PACKAGE_TEST=1, as CI sets it: `GRPC_RETRY_HEDGING_PACKAGE_TEST=1 npx vitest run test/package`.
@@ -203,6 +203,21 @@ describe.skipIf(!enabled)('the packed tarball', () => {
     },
     60_000,
   );
+
+  // An ESM application with a CommonJS library loads both builds: what the package keeps once per process is kept
+  // once for both (call numbers, the cancel-rate limit per connection, the adaptive throttle's mark on its rejections).
+  it('keeps per-process state once for its ESM and CJS builds loaded together', () => {
+    const script = join(work, 'root', 'both-builds.mjs');
+    cpSync(join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'both-builds.mjs'), script);
+    const run = spawnSync(process.execPath, [script], { encoding: 'utf8', timeout: 20_000 });
+    expect(run.stderr).toBe('');
+    expect(run.status).toBe(0);
+    expect(run.stdout.trim().split('\n')).toEqual([
+      'call ids: 1, 2, 3',
+      'losers left running: 1',
+      'throttled retry: shard down, reason throttled',
+    ]);
+  }, 30_000);
 
   it('runs the check command from the installed bin', () => {
     const bin = join(work, 'root', 'node_modules', '.bin', 'grpc-retry-hedging');
