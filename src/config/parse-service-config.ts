@@ -102,6 +102,21 @@ const CALL_OPTION_FIELDS: Readonly<Record<string, string>> = {
   name: 'the policy applies to the call it is passed with',
 };
 
+/**
+ * The fields of a retry or hedging policy, and the policies that have each: written beside retryPolicy and
+ * hedgingPolicy rather than inside one (`{ policy: { maxAttempts: 3, initialBackoff: ... } }`).
+ */
+const INNER_POLICY_FIELDS: Readonly<Record<string, readonly ('retryPolicy' | 'hedgingPolicy')[]>> = {
+  maxAttempts: ['retryPolicy', 'hedgingPolicy'],
+  initialBackoff: ['retryPolicy'],
+  maxBackoff: ['retryPolicy'],
+  backoffMultiplier: ['retryPolicy'],
+  retryableStatusCodes: ['retryPolicy'],
+  perAttemptRecvTimeout: ['retryPolicy'],
+  hedgingDelay: ['hedgingPolicy'],
+  nonFatalStatusCodes: ['hedgingPolicy'],
+};
+
 /** The error for a field beside retryPolicy/hedgingPolicy that the policy object does not have. */
 function unknownCallPolicyField(key: string, known: readonly string[], perCall: boolean): string {
   const where = perCall ? 'a per-call policy' : `this policy (${known.join(', ')})`;
@@ -109,6 +124,10 @@ function unknownCallPolicyField(key: string, known: readonly string[], perCall: 
   const instead = CALL_OPTION_FIELDS[key];
   if (perCall && instead !== undefined) {
     return `is not a field of ${where}; ${instead}`;
+  }
+  const inside = Object.hasOwn(INNER_POLICY_FIELDS, key) ? INNER_POLICY_FIELDS[key] : undefined;
+  if (inside !== undefined) {
+    return `is not a field of ${where}, but of the ${inside.join(' or ')} in it: write ${inside.map((p) => `{ ${p}: { ${key}, ... } }`).join(' or ')}`;
   }
   const match = closestName(key, [...known, ...callOptions]);
   if (match === undefined) {

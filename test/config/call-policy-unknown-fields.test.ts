@@ -99,6 +99,33 @@ describe('a field beside retryPolicy or hedgingPolicy', () => {
     expect(besides({ zzz: 1 })).toBe('policy.zzz: is not a field of a per-call policy');
   });
 
+  it("a retry or hedging policy's fields written flat, without retryPolicy or hedgingPolicy around them, are told to go inside it", () => {
+    const flat = errorOf(() => withRetryOptions({ policy: { ...retryPolicy } as never }));
+    expect(flat.errors.map((e) => `${e.path}: ${e.message}`)).toEqual([
+      'policy.maxAttempts: is not a field of a per-call policy, but of the retryPolicy or hedgingPolicy in it: write { retryPolicy: { maxAttempts, ... } } or { hedgingPolicy: { maxAttempts, ... } }',
+      'policy.initialBackoff: is not a field of a per-call policy, but of the retryPolicy in it: write { retryPolicy: { initialBackoff, ... } }',
+      'policy.maxBackoff: is not a field of a per-call policy, but of the retryPolicy in it: write { retryPolicy: { maxBackoff, ... } }',
+      'policy.backoffMultiplier: is not a field of a per-call policy, but of the retryPolicy in it: write { retryPolicy: { backoffMultiplier, ... } }',
+      'policy.retryableStatusCodes: is not a field of a per-call policy, but of the retryPolicy in it: write { retryPolicy: { retryableStatusCodes, ... } }',
+      'policy: must have exactly one of retryPolicy and hedgingPolicy',
+    ]);
+    expect(
+      errorOf(() => withRetryOptions({ policy: { maxAttempts: 2, hedgingDelay: '0.1s' } as never })).errors[1]
+        ?.message,
+    ).toBe(
+      'is not a field of a per-call policy, but of the hedgingPolicy in it: write { hedgingPolicy: { hedgingDelay, ... } }',
+    );
+    expect(
+      errorOf(() =>
+        serviceConfigFromProtos(loadSync('protos/catalog_demo.proto'), {
+          idempotent: { ...retryPolicy, timeout: '2s' } as never,
+        }),
+      ).message,
+    ).toMatch(
+      /^policies\.idempotent\.maxAttempts: is not a field of this policy \(retryPolicy, hedgingPolicy, timeout, waitForReady\), but of the retryPolicy or hedgingPolicy in it: write/,
+    );
+  });
+
   it('in serviceConfigFromProtos, timeout and waitForReady are fields, and a misspelling names them', () => {
     const definition = loadSync('protos/catalog_demo.proto');
     expect(() =>
