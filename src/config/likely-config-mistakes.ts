@@ -4,6 +4,7 @@
  * versions), so a misspelled `methodConfigs` or `retryPolcy` leaves the calls it was meant for without retries, and
  * nothing fails. The interceptor reports these once, at creation; `check` reports every unknown field.
  */
+import { findConfigWarnings } from './config-warnings.js';
 import { formatJsonPath, type JsonPath } from './json-path.js';
 import { parseJsonSource } from './json-source.js';
 import { findPatternNames } from './pattern-names.js';
@@ -11,9 +12,10 @@ import type { ServiceConfig } from './types.js';
 import { findUnknownFields, WIDENED_NAME } from './unknown-fields.js';
 
 /**
- * One line per likely mistake: an unknown field with a known one close to its name (a misspelling), and a config
+ * One line per likely mistake: an unknown field with a known one close to its name (a misspelling), a config
  * that configures nothing the interceptor applies while holding unknown fields (not a service config at all, say),
- * and a method name that looks like a pattern or a path (`"pkg.*"`, `"/pkg.Service"`), which no call matches.
+ * a method name that looks like a pattern or a path (`"pkg.*"`, `"/pkg.Service"`), which no call matches, and an
+ * entry without a name (or with an empty list), which applies to no call.
  * Empty when there is nothing to say. `placeOf` says where a path is written (` (at config.json:7:9)`), when the
  * config was JSON text.
  * @internal
@@ -43,6 +45,15 @@ export function likelyConfigMistakes(
     mistakes.push(
       `the service config's ${formatJsonPath(name.path)}${placeOf(name.path, 'value')}: ${name.message}`,
     );
+  }
+  // An entry without a name (or with an empty list) applies to no call: its policy never runs, and nothing fails
+  // (grpc-js refuses such a config; a reader may take a missing name for "every method").
+  for (const warning of findConfigWarnings(parsed, root)) {
+    if (warning.kind === 'ineffective-policy') {
+      mistakes.push(
+        `the service config's ${formatJsonPath(warning.path)}${placeOf(warning.path, 'value')} ${warning.message}`,
+      );
+    }
   }
   if (mistakes.length === 0 && unknown.length > 0 && parsed.methodConfig.length === 0) {
     const keys = [

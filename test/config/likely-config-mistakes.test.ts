@@ -54,6 +54,29 @@ describe('likely mistakes in a service config handed to the interceptor', () => 
     ]);
   });
 
+  it('names an entry without a name, or with an empty one, which applies to no call (its policy never runs)', () => {
+    const retryPolicy = {
+      maxAttempts: 3,
+      initialBackoff: '0.1s',
+      maxBackoff: '1s',
+      backoffMultiplier: 2,
+      retryableStatusCodes: ['UNAVAILABLE'],
+    };
+    expect(
+      mistakes({ methodConfig: [{ retryPolicy }, { name: [], timeout: '1s' }, { name: [{}] }] }),
+    ).toEqual([
+      "the service config's methodConfig[0].name is missing, so the entry matches no call: this entry applies to nothing (name a service, or write [{}] for every method)",
+      "the service config's methodConfig[1].name is an empty list, which matches no call: this entry applies to nothing (name a service, or write [{}] for every method)",
+    ]);
+    const text = '{\n  "methodConfig": [\n    { "retryPolicy": %s }\n  ]\n}'.replace(
+      '%s',
+      JSON.stringify(retryPolicy),
+    );
+    expect(likelyConfigMistakes(text, parseServiceConfig(text), () => ' (at c.json:3:5)')).toEqual([
+      "the service config's methodConfig[0].name (at c.json:3:5) is missing, so the entry matches no call: this entry applies to nothing (name a service, or write [{}] for every method)",
+    ]);
+  });
+
   it('leaves alone the fields of newer gRPC versions in a config that configures something', () => {
     const config = {
       methodConfig: [{ name: [{}], futureField: 1 }],
