@@ -84,8 +84,16 @@ function readError(file: string, error: unknown): ServiceConfigError {
   const where = isAbsolute(file)
     ? ''
     : ` (looked for ${resolve(file)}, from the working directory ${process.cwd()})`;
-  return new ServiceConfigError('', `cannot read the service config file: ${errorMessage(error)}${where}`, {
-    file,
-    cause: error,
-  });
+  // The config's text itself, handed over for its path (parseServiceConfig says the converse of a file name).
+  const text = /^\s*(\{[\s\S]*\}|\[[\s\S]*\])\s*$/.test(file)
+    ? '; the path given is JSON text, not a file name: parseServiceConfig(text) reads a config from its text'
+    : '';
+  return new ServiceConfigError(
+    '',
+    `cannot read the service config file: ${errorMessage(error)}${where}${text}`,
+    {
+      file,
+      cause: error,
+    },
+  );
 }

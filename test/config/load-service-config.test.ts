@@ -58,6 +58,16 @@ describe.each(loaders)('%s', (_name, load) => {
     expect(absolute.message).not.toContain('looked for');
   });
 
+  it('says that JSON text given for the path is no file name, and what reads it', async () => {
+    const error = await errorOf(() => load(' {"methodConfig": []}'));
+    expect(error.message).toMatch(/^ \{"methodConfig": \[\]\}: cannot read the service config file: ENOENT/);
+    expect(error.message).toMatch(
+      /; the path given is JSON text, not a file name: parseServiceConfig\(text\) reads a config from its text$/,
+    );
+    const missing = await errorOf(() => load(join(dir, '[x].json')));
+    expect(missing.message).not.toContain('JSON text');
+  });
+
   it('names the file and the path of an invalid config', async () => {
     const error = await errorOf(() => load('test/fixtures/bad-service-config.json'));
     expect(error.file).toBe('test/fixtures/bad-service-config.json');
