@@ -87,6 +87,9 @@ const ROOT_ADVICE: Readonly<Record<string, string>> = {
     'a policy goes in a methodConfig entry: {"methodConfig": [{"name": [{"service": "pkg.Service"}], "retryPolicy": ...}]}',
   hedgingPolicy:
     'a policy goes in a methodConfig entry: {"methodConfig": [{"name": [{"service": "pkg.Service"}], "hedgingPolicy": ...}]}',
+  // Channel options of an application moving from grpc-js's own retries, handed over whole.
+  'grpc.service_config':
+    'these are grpc-js channel options, whose "grpc.service_config" holds the service config as JSON text: pass that text (options["grpc.service_config"]) instead, and leave its retryPolicy and hedgingPolicy out of the channel\'s own options, or grpc-js retries each attempt too',
 };
 
 /** Fields of a retryPolicy written in a hedgingPolicy, which takes none of them. */

@@ -77,6 +77,13 @@ describe('likely mistakes in a service config handed to the interceptor', () => 
     ]);
   });
 
+  it("says that grpc-js's channel options hold the config as text, when they are handed over for it", () => {
+    const channelOptions = { 'grpc.service_config': JSON.stringify({ methodConfig: [{ name: [{}] }] }) };
+    expect(mistakes(channelOptions)).toEqual([
+      'the service config\'s ["grpc.service_config"] is not a service-config field: these are grpc-js channel options, whose "grpc.service_config" holds the service config as JSON text: pass that text (options["grpc.service_config"]) instead, and leave its retryPolicy and hedgingPolicy out of the channel\'s own options, or grpc-js retries each attempt too',
+    ]);
+  });
+
   it('leaves alone the fields of newer gRPC versions in a config that configures something', () => {
     const config = {
       methodConfig: [{ name: [{}], futureField: 1 }],
