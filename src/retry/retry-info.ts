@@ -234,12 +234,15 @@ function describeError(error: unknown): string {
 // ---------------------------------------------------------------------------------------------------------------
 // Encoding, for servers and tests
 
-/** Where errors of {@link encodeRetryInfoStatus} point: `encodeRetryInfoStatus: init.retryDelayMs is not ...`. */
+/** Where errors of {@link encodeRetryInfoStatus} point: `encodeRetryInfoStatus: init.retryDelay must be ...`. */
 const STATUS_WHERE = 'encodeRetryInfoStatus: init';
 const STATUS_INIT_KEYS = ['code', 'message', 'retryDelay', 'details'] as const;
 const DURATION_KEYS = ['seconds', 'nanos'] as const;
 /** An int64 written as text, as protobufjs takes it. */
 const INT64_TEXT = /^-?\d+$/;
+/** The range of a proto `int64` (a Duration's `seconds`): protobufjs wraps a value beyond it without a word. */
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
 
 /** A `google.protobuf.Any` to add to an encoded Status next to the RetryInfo. */
 export interface StatusDetail {
@@ -277,7 +280,8 @@ export interface RetryInfoStatusInit {
  * ```
  * @throws TypeError when `init` is not an object, has a key other than `code`, `message`, `retryDelay` and
  *   `details` (a misspelt `retryDelay` would otherwise encode a Status without a RetryInfo), or a field has the
- *   wrong type; RangeError when `retryDelay` in ms is not a finite integer >= 0, or `code` is not an int32.
+ *   wrong type; RangeError when `retryDelay` in ms is not a finite integer >= 0, its `seconds` is beyond int64 or
+ *   its `nanos` beyond int32, or `code` is not an int32. The errors name `init.retryDelay`.
  */
 export function encodeRetryInfoStatus(init: RetryInfoStatusInit): Buffer {
   if (init === undefined) {
@@ -297,7 +301,10 @@ export function encodeRetryInfoStatus(init: RetryInfoStatusInit): Buffer {
   }
   const details: { type_url: string; value: Uint8Array }[] = [];
   if (init.retryDelay !== undefined) {
-    details.push({ type_url: RETRY_INFO_TYPE_URL, value: encodeRetryInfo(init.retryDelay) });
+    details.push({
+      type_url: RETRY_INFO_TYPE_URL,
+      value: encodeRetryInfoAt(`${STATUS_WHERE}.retryDelay`, init.retryDelay),
+    });
   }
   for (const detail of init.details ?? []) {
     details.push({ type_url: detail.typeUrl, value: detail.value });
@@ -309,23 +316,29 @@ export function encodeRetryInfoStatus(init: RetryInfoStatusInit): Buffer {
 /**
  * Serializes a bare `google.rpc.RetryInfo` (the `value` of its Any).
  * @throws TypeError when `retryDelay` is neither a number nor a `{ seconds, nanos? }` object; RangeError when a
- *   delay in ms is not an integer >= 0, or `seconds` or `nanos` is not an integer.
+ *   delay in ms is not an integer >= 0, `seconds` is not an integer in the int64 range or `nanos` not an int32.
  */
 export function encodeRetryInfo(
+  retryDelay: number | { readonly seconds: number | bigint | string; readonly nanos?: number },
+): Uint8Array {
+  return encodeRetryInfoAt('encodeRetryInfo: retryDelay', retryDelay);
+}
+
+/** {@link encodeRetryInfo}, its errors naming the delay as `where` (the function and argument the caller gave). */
+function encodeRetryInfoAt(
+  where: string,
   retryDelay: number | { readonly seconds: number | bigint | string; readonly nanos?: number },
 ): Uint8Array {
   let seconds: string;
   let nanos: number;
   if (typeof retryDelay === 'number') {
     if (!Number.isSafeInteger(retryDelay) || retryDelay < 0) {
-      throw new RangeError(
-        `encodeRetryInfo: retryDelay in ms must be an integer >= 0, got ${String(retryDelay)}`,
-      );
+      throw new RangeError(`${where} in ms must be an integer >= 0, got ${String(retryDelay)}`);
     }
     seconds = String(Math.floor(retryDelay / 1000));
     nanos = (retryDelay % 1000) * NANOS_PER_MS;
   } else {
-    checkDuration(retryDelay);
+    checkDuration(where, retryDelay);
     seconds = String(retryDelay.seconds);
     nanos = retryDelay.nanos ?? 0;
   }
@@ -357,9 +370,8 @@ function checkStatusDetails(details: unknown): void {
   }
 }
 
-/** A `{ seconds, nanos? }` delay: seconds an integer (number, bigint or decimal string), nanos an integer. */
-function checkDuration(retryDelay: unknown): void {
-  const where = 'encodeRetryInfo: retryDelay';
+/** A `{ seconds, nanos? }` delay: seconds an int64 (number, bigint or decimal string), nanos an int32. */
+function checkDuration(where: string, retryDelay: unknown): void {
   if (!isOptionsObject(retryDelay)) {
     throw new TypeError(
       `${where} must be a number of ms or a { seconds, nanos } Duration, got ${describeValue(retryDelay)}${wrongTypeHint(retryDelay, 'number')}`,
@@ -375,6 +387,12 @@ function checkDuration(retryDelay: unknown): void {
     throw typeof seconds === 'number' && !Number.isNaN(seconds)
       ? new RangeError(message)
       : new TypeError(message);
+  }
+  const exact = BigInt(seconds as bigint | number | string);
+  if (exact < INT64_MIN || exact > INT64_MAX) {
+    throw new RangeError(
+      `${where}.seconds must be within the int64 range (${INT64_MIN} to ${INT64_MAX}), got ${String(seconds)}`,
+    );
   }
   if (
     nanos !== undefined &&

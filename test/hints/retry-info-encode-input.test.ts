@@ -71,6 +71,18 @@ describe('encodeRetryInfoStatus(init) checks init', () => {
     );
   });
 
+  it('names init.retryDelay, not another function, when the delay is wrong', () => {
+    expect(status({ code: 8, retryDelay: -5 })).toThrow(
+      new RangeError(`${W}.retryDelay in ms must be an integer >= 0, got -5`),
+    );
+    expect(status({ code: 8, retryDelay: 'abc' })).toThrow(
+      new TypeError(`${W}.retryDelay must be a number of ms or a { seconds, nanos } Duration, got "abc"`),
+    );
+    expect(status({ code: 8, retryDelay: { seconds: 1, nanos: 0.5 } })).toThrow(
+      new RangeError(`${W}.retryDelay.nanos must be an int32, got 0.5`),
+    );
+  });
+
   it('still encodes a valid init, with the RetryInfo', () => {
     const md = new grpc.Metadata();
     md.set(STATUS_DETAILS_METADATA_KEY, encodeRetryInfoStatus({ code: 14, message: 'm', retryDelay: 1500 }));
@@ -112,12 +124,30 @@ describe('encodeRetryInfo(retryDelay) checks the delay', () => {
     expect(info({ seconds: 1, nanos: 0.5 })).toThrow(RangeError);
   });
 
+  it('refuses seconds beyond int64, which protobufjs would wrap (2^70 s sent as 0 s)', () => {
+    const range = '(-9223372036854775808 to 9223372036854775807)';
+    expect(info({ seconds: 2n ** 70n })).toThrow(
+      new RangeError(
+        `encodeRetryInfo: retryDelay.seconds must be within the int64 range ${range}, got 1180591620717411303424`,
+      ),
+    );
+    expect(info({ seconds: '-9223372036854775809' })).toThrow(RangeError);
+    expect(info({ seconds: 1e20 })).toThrow(RangeError);
+    expect(status({ code: 8, retryDelay: { seconds: '99999999999999999999999' } })).toThrow(
+      new RangeError(
+        `${W}.retryDelay.seconds must be within the int64 range ${range}, got 99999999999999999999999`,
+      ),
+    );
+  });
+
   it('still encodes the Durations tests use, negative and int64 ones included', () => {
     for (const delay of [
       { seconds: 1 },
       { seconds: -1, nanos: -5 },
       { seconds: 10n ** 12n },
       { seconds: '42' },
+      { seconds: 2n ** 63n - 1n },
+      { seconds: '-9223372036854775808' },
     ]) {
       expect(info(delay)).not.toThrow();
     }
