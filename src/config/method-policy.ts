@@ -2,6 +2,7 @@
  * Finding the policy a call runs under: the most specific `methodConfig` name wins and its whole entry is used.
  */
 
+import { wrongTypeHint } from '../util/wrong-type-hint.js';
 import { isNormalizedServiceConfig } from './normalized-config.js';
 import { parseServiceConfig } from './parse-service-config.js';
 import { describeValue } from './service-config-error.js';
@@ -55,8 +56,9 @@ const indexCache = new WeakMap<ServiceConfig, Map<number, NameIndex>>();
  * @param methodPath The grpc-js method path (`/pkg.Service/Method`; the leading slash is optional).
  * @param maxAttemptsLimit Client-side cap on maxAttempts (A6 default 5); an integer >= 1.
  * @returns The clamped policy and where it came from, or `undefined` when no policy applies.
- * @throws ServiceConfigError for a config `parseServiceConfig` rejects; TypeError when `config` is not an object or
- *   `methodPath` not a string; RangeError when `maxAttemptsLimit` is not an integer >= 1.
+ * @throws ServiceConfigError for a config `parseServiceConfig` rejects; TypeError when `config` is not an object,
+ *   `methodPath` not a string or `maxAttemptsLimit` not a number; RangeError when `maxAttemptsLimit` is a number but
+ *   not an integer >= 1.
  */
 export function findMethodPolicy(
   config: ServiceConfig | ServiceConfigJson,
@@ -77,7 +79,10 @@ export function findMethodPolicy(
       `findMethodPolicy: methodPath must be a method path such as "/pkg.Service/Method", got ${describeValue(methodPath)}`,
     );
   }
-  checkMaxAttemptsLimit(maxAttemptsLimit);
+  if (typeof maxAttemptsLimit !== 'number' || !Number.isInteger(maxAttemptsLimit) || maxAttemptsLimit < 1) {
+    const message = `findMethodPolicy: maxAttemptsLimit must be an integer >= 1, got ${describeValue(maxAttemptsLimit)}${wrongTypeHint(maxAttemptsLimit, 'number')}`;
+    throw typeof maxAttemptsLimit === 'number' ? new RangeError(message) : new TypeError(message);
+  }
   // As createRetryInterceptor does: a config parseServiceConfig did not return is validated (and a copy refused).
   const parsed = isNormalizedServiceConfig(config) ? config : parsedOnce(config);
   const index = cachedNameIndex(parsed, maxAttemptsLimit);

@@ -109,6 +109,21 @@ describe('maxAttempts clamping', () => {
     },
   );
 
+  it('names findMethodPolicy and the value given when the limit is wrong', () => {
+    expect(() => findMethodPolicy(config, '/pkg.Svc/Get', 0)).toThrow(
+      new RangeError('findMethodPolicy: maxAttemptsLimit must be an integer >= 1, got 0'),
+    );
+    // A string read as it is (it was shown as the number it spells, `got 3`, with a RangeError).
+    expect(() => findMethodPolicy(config, '/pkg.Svc/Get', '3' as unknown as number)).toThrow(
+      new TypeError(
+        'findMethodPolicy: maxAttemptsLimit must be an integer >= 1, got "3"; did you mean 3 (a number, not a string)?',
+      ),
+    );
+    expect(() => findMethodPolicy(config, '/pkg.Svc/Get', null as unknown as number)).toThrow(
+      new TypeError('findMethodPolicy: maxAttemptsLimit must be an integer >= 1, got null'),
+    );
+  });
+
   it('clampPolicy returns the same object when nothing changes', () => {
     const policy = config.methodConfig[1]!.retryPolicy!;
     expect(clampPolicy(policy, 5)).toBe(policy);
