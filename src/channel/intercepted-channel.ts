@@ -44,8 +44,9 @@ const identity = (message: Buffer): Buffer => message;
  *   `interceptChannel` with the policy those calls need; with google-gax, add it to each call with the client
  *   option `'grpc.callInvocationTransformer'` (docs/integrations.md).
  *   An attempt's channel call gets the parent call only if the interceptors left `parent` in the options they
- *   hand down, with the propagate flags they hand down (the retry interceptor keeps the parent but clears the
- *   deadline and cancellation flags: it follows both once per call).
+ *   hand down, with the propagate flags they hand down (the retry interceptor keeps the parent and its flags but
+ *   `propagate.CANCELLATION`: it follows the parent's cancellation once per call, and gives each attempt the
+ *   call's deadline, the parent's when earlier).
  *
  * The returned channel inherits everything but `createCall` from `channel` (so it is still an instance of the
  * channel's class); closing either closes both.
