@@ -197,7 +197,7 @@ function renderThrottling(throttling: ThrottlingReport | null): string {
     `maxTokens ${throttling.maxTokens}, tokenRatio ${formatNumber(throttling.tokenRatio)} ` +
       `(a failed attempt takes 1 token, an OK call gives back ${formatNumber(throttling.tokenRatio)})`,
     `threshold: retries and hedges stop while tokens <= ${formatNumber(throttling.thresholdTokens)} (maxTokens / 2)`,
-    `from full tokens, ${plural(throttling.failuresToThreshold, 'consecutive failure')} reach the threshold`,
+    `from full tokens, ${plural(throttling.failuresToThreshold, 'consecutive failure')} ${throttling.failuresToThreshold === 1 ? 'reaches' : 'reach'} the threshold`,
   ];
   return `retryThrottling\n${indentLines(lines, 1)}`;
 }

@@ -186,6 +186,17 @@ describe('check: the text report of a valid config', () => {
     );
   });
 
+  it('says "1 consecutive failure reaches" the threshold in the singular', async () => {
+    const file = write('one-failure', {
+      methodConfig: [{ name: [{ service: 'a.B' }], retryPolicy }],
+      retryThrottling: { maxTokens: 2, tokenRatio: 0.5 },
+    });
+    expect(await report(file)).toContain(
+      '  threshold: retries and hedges stop while tokens <= 1 (maxTokens / 2)\n' +
+        '  from full tokens, 1 consecutive failure reaches the threshold\n',
+    );
+  });
+
   it('when the attempt limit leaves one attempt: no retries to wait between, the one attempt leaves at once', async () => {
     const file = write('one-attempt', {
       loadBalancingConfig: [{ round_robin: {} }],
