@@ -83,8 +83,10 @@ export const RETRY_SPAN_ATTRIBUTES = Object.freeze({
   /** Attempt span: `original`, `retry` or `hedge`. */
   attemptKind: 'grpc.attempt.kind',
   /**
-   * Attempt span, at its end: whether the call committed to this attempt (it received headers or a message, or ended
-   * the call with OK). A call that ends with a failure commits to no attempt.
+   * Attempt span, at its end: whether the call committed to this attempt (it received headers or a message, ended
+   * the call with OK, or was the one in flight carried on when the replay buffer overflowed). A committed attempt
+   * that then fails (headers, then `UNAVAILABLE`) stays committed; a call whose attempts all failed before any of
+   * that commits to none.
    */
   attemptCommitted: 'grpc.attempt.committed',
   /**
