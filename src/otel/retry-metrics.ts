@@ -79,8 +79,9 @@ export interface RetryMetricsOptions {
    */
   methodAttribute?: ((method: string) => string) | undefined;
   /**
-   * Most calls tracked at once between their first retry or hedge and their end (default 10 000). When the
-   * limit is hit the oldest entry is dropped, and that call's retry or hedge count is not recorded.
+   * Most calls tracked at once between their first retry or hedge and their end (default 10 000; a call that has
+   * sent only its first attempt is not tracked). When the limit is hit the oldest entry is dropped, and that call's
+   * retry or hedge count is not recorded.
    */
   maxTrackedCalls?: number | undefined;
   /**

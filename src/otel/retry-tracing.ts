@@ -145,8 +145,10 @@ export interface RetryTracingOptions {
    */
   propagator?: TextMapPropagator | undefined;
   /**
-   * Most calls traced at once (default 10 000). Past it, the oldest call's spans are ended as they are and no
-   * longer followed; this only matters if events of a call were lost.
+   * Most calls traced at once (default 10 000): every call under a policy counts from its start until its spans
+   * end (after its end, while a losing attempt's span waits for that attempt's end). Past it, the oldest call's
+   * spans are ended as they are (no status) and no longer followed: raise it when more calls than that are in
+   * flight at once (long-lived streams, say), or when events of calls were lost.
    */
   maxTrackedCalls?: number | undefined;
 }
