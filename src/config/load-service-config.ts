@@ -17,7 +17,7 @@ import type { ServiceConfig } from './types.js';
  * @returns The normalized config.
  * @throws ServiceConfigError with `file` set and a message starting with the file name, when the file cannot be
  *   read, is not valid JSON, or is not a valid service config; `errors` lists every problem with its line and
- *   column. TypeError when `file` is not a string.
+ *   column. TypeError when `file` is not a string (a file URL: pass `fileURLToPath(url)`).
  */
 export function loadServiceConfig(file: string): ServiceConfig {
   checkFileArgument('loadServiceConfig', file);
@@ -37,7 +37,7 @@ export function loadServiceConfig(file: string): ServiceConfig {
  * @returns The normalized config.
  * @throws ServiceConfigError (as a rejection) with `file` set and a message starting with the file name, when the
  *   file cannot be read, is not valid JSON, or is not a valid service config. TypeError (also as a rejection) when
- *   `file` is not a string.
+ *   `file` is not a string (a file URL: pass `fileURLToPath(url)`).
  */
 export async function loadServiceConfigAsync(file: string): Promise<ServiceConfig> {
   checkFileArgument('loadServiceConfigAsync', file);
@@ -55,13 +55,19 @@ function checkFileArgument(caller: string, file: unknown): void {
   if (typeof file === 'string') {
     return;
   }
+  const wrong = `${caller}: file must be the path of a JSON service config file, got`;
+  // The other forms of a path node:fs takes: `new URL('./config.json', import.meta.url)` in an ES module, a Buffer.
+  if (file instanceof URL) {
+    throw new TypeError(`${wrong} a URL (${file.href}): pass fileURLToPath(url) from node:url`);
+  }
+  if (Buffer.isBuffer(file)) {
+    throw new TypeError(`${wrong} a Buffer: pass the path as a string (buffer.toString())`);
+  }
   const advice =
     typeof file === 'object' && file !== null
       ? ': for a config already in memory, call parseServiceConfig instead'
       : '';
-  throw new TypeError(
-    `${caller}: file must be the path of a JSON service config file, got ${describeValue(file)}${advice}`,
-  );
+  throw new TypeError(`${wrong} ${describeValue(file)}${advice}`);
 }
 
 function parseWithFile(text: string, file: string): ServiceConfig {

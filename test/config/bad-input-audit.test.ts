@@ -179,6 +179,24 @@ describe('loadServiceConfig checks its argument', () => {
       /got \{\}: for a config already in memory, call parseServiceConfig/,
     );
   });
+
+  it('a file URL or a Buffer path says to pass the path as a string, not to call parseServiceConfig', async () => {
+    // `new URL('./service-config.json', import.meta.url)` is how an ES module names a file beside it.
+    const url = new URL('file:///etc/service-config.json');
+    expect(() => loadServiceConfig(url as never)).toThrow(
+      new TypeError(
+        'loadServiceConfig: file must be the path of a JSON service config file, got a URL (file:///etc/service-config.json): pass fileURLToPath(url) from node:url',
+      ),
+    );
+    await expect(loadServiceConfigAsync(url as never)).rejects.toThrow(
+      /^loadServiceConfigAsync: file must be .*, got a URL \(file:\/\/\/etc\/service-config\.json\): pass fileURLToPath\(url\)/,
+    );
+    expect(() => loadServiceConfig(Buffer.from('service-config.json') as never)).toThrow(
+      new TypeError(
+        'loadServiceConfig: file must be the path of a JSON service config file, got a Buffer: pass the path as a string (buffer.toString())',
+      ),
+    );
+  });
 });
 
 describe('ServiceConfigError constructed with nothing', () => {
