@@ -11,7 +11,10 @@ export type AttemptKind = 'original' | 'retry' | 'hedge';
 interface EventBase {
   /** Full method path, e.g. `/helloworld.Greeter/SayHello`. */
   readonly method: string;
-  /** Number of the logical call, unique within the module instance (1, 2, ...). */
+  /**
+   * Number of the logical call (1, 2, ...), unique within the process: the ESM and CommonJS builds loaded side by
+   * side count together, so one listener can serve interceptors made by either.
+   */
   readonly callId: number;
 }
 
