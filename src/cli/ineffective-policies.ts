@@ -1,7 +1,7 @@
 /**
  * Policies that validate but cannot do what they say, for `check` to warn about (pure): a timeout no retry or
  * hedge fits in, an initialBackoff the cap overrides, `OK` among the codes a call is
- * retried or hedged on, a `tokenRatio` more precise than A6 reads.
+ * retried or hedged on, a `retryThrottling` whose first failure throttles, a `tokenRatio` more precise than A6 reads.
  */
 
 import type { JsonPath } from '../config/json-path.js';
@@ -25,7 +25,34 @@ const OK = 0;
  * @param jitter The interceptor's jitter strategy: it sets how soon the first retry can start.
  */
 export function findIneffectivePolicies(config: ServiceConfig, jitter: JitterStrategy): IneffectivePolicy[] {
-  return config.methodConfig.flatMap((entry, index) => entryFindings(entry, ['methodConfig', index], jitter));
+  return [
+    ...config.methodConfig.flatMap((entry, index) => entryFindings(entry, ['methodConfig', index], jitter)),
+    ...throttlingFindings(config),
+  ];
+}
+
+/**
+ * A `retryThrottling` of 1 or 2 `maxTokens`: tokens never exceed maxTokens, so the failure a retry (or a hedge
+ * after a failure) would follow takes them to maxTokens / 2 or below, where A6 sends no retry or further hedge.
+ * Said only when some entry has a policy for it to hold back.
+ */
+function throttlingFindings(config: ServiceConfig): IneffectivePolicy[] {
+  const throttling = config.retryThrottling;
+  if (throttling === undefined || throttling.maxTokens - 1 > throttling.maxTokens / 2) {
+    return [];
+  }
+  if (
+    !config.methodConfig.some((entry) => entry.retryPolicy !== undefined || entry.hedgingPolicy !== undefined)
+  ) {
+    return [];
+  }
+  const { maxTokens } = throttling;
+  return [
+    {
+      path: ['retryThrottling', 'maxTokens'],
+      message: `is ${maxTokens}: a failed attempt takes 1 token, leaving ${maxTokens - 1}, which is not above the threshold (maxTokens / 2 = ${maxTokens / 2}), so no retry, nor a hedge after a failure, is ever sent; give maxTokens 3 or more`,
+    },
+  ];
 }
 
 function entryFindings(entry: MethodConfig, path: JsonPath, jitter: JitterStrategy): IneffectivePolicy[] {

@@ -147,3 +147,46 @@ describe('a tokenRatio more precise than A6 reads', () => {
     expect((await check(file, '--strict')).code).toBe(1);
   });
 });
+
+describe('a retryThrottling whose first failure reaches its threshold', () => {
+  const withThrottling = (maxTokens: number, entry: object = { retryPolicy }) =>
+    parseServiceConfig({
+      methodConfig: [{ name: [{}], ...entry }],
+      retryThrottling: { maxTokens, tokenRatio: 0.5 },
+    });
+  const found = (config: ReturnType<typeof withThrottling>) =>
+    findIneffectivePolicies(config, 'a6').map((f) => `${f.path.join('.')}: ${f.message}`);
+
+  it('is found for maxTokens 1 and 2, where a failure leaves no token above maxTokens / 2', () => {
+    expect(found(withThrottling(2))).toEqual([
+      'retryThrottling.maxTokens: is 2: a failed attempt takes 1 token, leaving 1, which is not above the threshold (maxTokens / 2 = 1), so no retry, nor a hedge after a failure, is ever sent; give maxTokens 3 or more',
+    ]);
+    expect(found(withThrottling(1, { hedgingPolicy }))).toEqual([
+      'retryThrottling.maxTokens: is 1: a failed attempt takes 1 token, leaving 0, which is not above the threshold (maxTokens / 2 = 0.5), so no retry, nor a hedge after a failure, is ever sent; give maxTokens 3 or more',
+    ]);
+  });
+
+  it('is not found from maxTokens 3, nor without a policy it would hold back', () => {
+    expect(found(withThrottling(3))).toEqual([]);
+    expect(found(withThrottling(2, { timeout: '1s' }))).toEqual([]);
+  });
+
+  it('check warns at the value (kind ineffective-policy)', async () => {
+    const file = join(SCRATCH, 'max-tokens.json');
+    writeFileSync(
+      file,
+      `{\n  "methodConfig": [{ "name": [{}], "retryPolicy": ${JSON.stringify(retryPolicy)} }],\n  "retryThrottling": { "maxTokens": 2, "tokenRatio": 0.1 }\n}\n`,
+    );
+    const run = await check(file, '--json');
+    expect(run.code).toBe(0);
+    const report = JSON.parse(run.stdout) as CheckReport;
+    expect(report.warnings).toContainEqual(
+      expect.objectContaining({
+        kind: 'ineffective-policy',
+        path: 'retryThrottling.maxTokens',
+        line: 3,
+        message: expect.stringMatching(/^is 2: a failed attempt takes 1 token, leaving 1/),
+      }),
+    );
+  });
+});
