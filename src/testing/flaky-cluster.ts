@@ -224,9 +224,15 @@ export class FlakyCluster {
 
   /**
    * The kept attempts (the latest `maxRecordedAttempts`) in arrival order (live objects: `endedWith` and `cancelled`
-   * change as attempts end).
+   * change as attempts end); with `callId`, those of that call id (the `x-flaky-call-id` header).
+   * @throws TypeError when `callId` is given and is not a string.
    */
   attempts(callId?: string): readonly ClusterAttempt[] {
+    if (callId !== undefined && typeof callId !== 'string') {
+      throw new TypeError(
+        `FlakyCluster.attempts: callId must be a string (the x-flaky-call-id a client sends), or left out for every attempt, got ${describeValue(callId)}${wrongTypeHint(callId, 'string')}`,
+      );
+    }
     const all = [...this.log];
     return callId === undefined ? all : all.filter((a) => a.callId === callId);
   }

@@ -221,4 +221,22 @@ describe('FlakyCluster', () => {
     cluster = await FlakyCluster.start([{}]);
     await expect(cluster.setScript(3, {})).rejects.toThrow(/no replica 3 \(there are 1\)/);
   });
+
+  it('attempts(callId) refuses a call id that is not a string, rather than finding none', async () => {
+    cluster = await FlakyCluster.start([{}]);
+    const client = clientOf(cluster, 0);
+    try {
+      await unary(client, 'c5');
+    } finally {
+      client.close();
+    }
+    expect(cluster.attempts('5')).toHaveLength(0);
+    expect(cluster.attempts('c5')).toHaveLength(1);
+    expect(() => cluster?.attempts(5 as never)).toThrow(
+      new TypeError(
+        'FlakyCluster.attempts: callId must be a string (the x-flaky-call-id a client sends), or left out for every attempt, got 5; did you mean "5" (a string)?',
+      ),
+    );
+    expect(() => cluster?.attempts(null as never)).toThrow(/callId must be a string .*, got null$/);
+  });
 });
