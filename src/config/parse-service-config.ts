@@ -95,10 +95,11 @@ export function parseCallPolicy(
   return deepFreeze(policy);
 }
 
-/** Per-call settings that are call options, not policy fields, and what to do instead. */
+/** Per-call settings that are not policy fields (a deadline, the metadata's waitForReady), and what to do instead. */
 const CALL_OPTION_FIELDS: Readonly<Record<string, string>> = {
   timeout: 'give the call a deadline (the call option deadline) instead',
-  waitForReady: 'set waitForReady in the call options instead',
+  // grpc-js's call options have no waitForReady: it reads it from the call's metadata options only.
+  waitForReady: "set it on the call's metadata instead: metadata.setOptions({ waitForReady: true })",
   name: 'the policy applies to the call it is passed with',
 };
 

@@ -87,8 +87,9 @@ describe('a field beside retryPolicy or hedgingPolicy', () => {
     expect(besides({ timeout: '1s' })).toBe(
       'policy.timeout: is not a field of a per-call policy; give the call a deadline (the call option deadline) instead',
     );
+    // grpc-js's call options have no waitForReady (it is ignored there): it goes on the call's metadata.
     expect(besides({ waitForReady: true })).toBe(
-      'policy.waitForReady: is not a field of a per-call policy; set waitForReady in the call options instead',
+      "policy.waitForReady: is not a field of a per-call policy; set it on the call's metadata instead: metadata.setOptions({ waitForReady: true })",
     );
     expect(besides({ name: [{}] })).toBe(
       'policy.name: is not a field of a per-call policy; the policy applies to the call it is passed with',
