@@ -66,7 +66,8 @@ const PATH = 'withRetryOptions: options';
  * @returns A new call options object; `callOptions` is not modified.
  * @throws ServiceConfigError (path `policy...`) when the policy override is invalid; TypeError for other bad input,
  *   including `enabled: false` together with a policy, which would never be read, a Promise for either argument,
- *   a grpc.Metadata as `callOptions`, and a `deadline` that is not a Date or a number.
+ *   a grpc.Metadata as `callOptions`, a `deadline` that is not a Date or a number, and a `waitForReady` among the
+ *   call options (grpc-js reads it from the metadata only: `metadata.setOptions({ waitForReady: true })`).
  */
 export function withRetryOptions(retry: CallRetryOptions, callOptions: CallOptions = {}): CallOptions {
   if (retry === undefined) {
@@ -107,7 +108,8 @@ const CALL_OPTIONS =
 
 /**
  * `callOptions` is grpc-js call options or null (taken as none, as it was before): not a Promise, not the call's
- * Metadata (the argument before it), and with a deadline grpc-js can read.
+ * Metadata (the argument before it), with no `waitForReady` (a metadata option, which grpc-js ignores here), and
+ * with a deadline grpc-js can read.
  */
 function checkCallOptions(callOptions: unknown): void {
   if (callOptions === null) {
@@ -122,6 +124,12 @@ function checkCallOptions(callOptions: unknown): void {
   if (isMetadata(callOptions)) {
     throw new TypeError(
       `${CALL_OPTIONS}, got a grpc.Metadata; the metadata is an argument of its own, before the call options: client.method(request, metadata, withRetryOptions(...), callback)`,
+    );
+  }
+  if (Object.hasOwn(callOptions, 'waitForReady')) {
+    // grpc-js reads waitForReady from the call's metadata only; in the call options it is dropped without a word.
+    throw new TypeError(
+      "withRetryOptions: callOptions.waitForReady is not a grpc-js call option (grpc-js ignores it there, and the call would not wait); set it on the call's metadata: metadata.setOptions({ waitForReady: true })",
     );
   }
   const { deadline } = callOptions as { deadline?: unknown };

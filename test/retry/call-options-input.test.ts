@@ -35,6 +35,19 @@ describe('withRetryOptions(retry, callOptions)', () => {
     );
   });
 
+  it('refuses waitForReady among the call options, which grpc-js ignores there, saying where it goes', () => {
+    expect(() => withRetryOptions({ enabled: false }, { waitForReady: true } as never)).toThrow(
+      new TypeError(
+        "withRetryOptions: callOptions.waitForReady is not a grpc-js call option (grpc-js ignores it there, and the call would not wait); set it on the call's metadata: metadata.setOptions({ waitForReady: true })",
+      ),
+    );
+    // Other keys grpc-js does not know are left to it, as before.
+    expect(withRetryOptions({}, { deadline: 5, custom: 1 } as never)).toMatchObject({
+      deadline: 5,
+      custom: 1,
+    });
+  });
+
   it.each([
     ['soon', '"soon"'],
     ['1000', '"1000"; did you mean 1000 (a number, not a string)?'],
