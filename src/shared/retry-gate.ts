@@ -36,7 +36,10 @@ export interface RetryGate {
   readonly tokens?: number | undefined;
 }
 
-/** Whether `value` has the shape of a {@link RetryGate} (an `allowAttempt` method): what the `gate` option takes. */
+/**
+ * Whether `value` has the shape of a {@link RetryGate}: what the `gate` option takes. It needs the methods
+ * `allowAttempt`, `recordFailure` and `recordSuccess`, and `recordCall`, when it has one, must be a method too.
+ */
 export function isRetryGate(value: unknown): value is RetryGate {
   if (typeof value !== 'object' || value === null) {
     return false;
