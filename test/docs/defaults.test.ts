@@ -6,13 +6,16 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_MAX_ATTEMPTS_LIMIT } from '../../src/config/types.js';
 import { AdaptiveHedging } from '../../src/hedging/adaptive-hedging-delay.js';
+import { MAX_ADAPTIVE_TARGETS } from '../../src/hedging/adaptive-hedging-per-target.js';
 import { CancelRateLimiter } from '../../src/hedging/cancel-rate-limiter.js';
+import { MAX_LEARNED_DELAYS } from '../../src/otel/learned-delays.js';
 import { DEFAULT_MAX_TRACKED_CALLS } from '../../src/otel/max-tracked-calls.js';
 import {
   DEFAULT_PER_RPC_BUFFER_BYTES,
   DEFAULT_TOTAL_BUFFER_BYTES,
 } from '../../src/retry/interceptor-options.js';
 import { DEFAULT_RETRY_INFO_MAX_DELAY_MS } from '../../src/retry/retry-info.js';
+import { MAX_THROTTLED_TARGETS } from '../../src/retry/throttles-per-target.js';
 import { DEFAULT_MAX_TRACKED_CALL_IDS } from '../../src/testing/call-id-counters.js';
 import {
   DEFAULT_MAX_RECORDED_ATTEMPTS,
@@ -134,5 +137,24 @@ describe("docs/api.md and docs/testing.md, the flaky server's memory bounds", ()
     expect(testing).toContain(`The server keeps the latest ${attempts} attempts`);
     expect(testing).toContain(`the kept attempts hold at most ${mib} MiB of requests`);
     expect(testing).toContain(`counts attempts for the ${callIds} most recent call ids`);
+  });
+});
+
+describe('the bounds on what is kept per target, quoted in the prose', () => {
+  /** Whether docs/`doc` says `phrase`, its line breaks read as spaces (a phrase may wrap over two lines). */
+  const expectQuoted = (doc: string, phrase: string) => {
+    const prose = readFileSync(`docs/${doc}`, 'utf8').replace(/\s*\n\s*/g, ' ');
+    expect(prose.includes(phrase), `docs/${doc} says "${phrase}"`).toBe(true);
+  };
+
+  it('quote the throttles, adaptive states and learned delays the code keeps', () => {
+    expectQuoted(
+      'configuration.md',
+      `Past ${MAX_THROTTLED_TARGETS.toLocaleString('en')} targets, the throttles`,
+    );
+    expectQuoted('hedging.md', `the ${MAX_ADAPTIVE_TARGETS} used most recently are kept`);
+    const pairs = MAX_LEARNED_DELAYS.toLocaleString('en');
+    expectQuoted('observability.md', `${pairs} pairs seen more recently push it out`);
+    expectQuoted('observability.md', `the ${pairs} method and target pairs seen most recently`);
   });
 });
