@@ -238,6 +238,12 @@ function checkRequestIdField(value: unknown, userServices: boolean): string | un
   if (valid && (userServices || fields.includes(camelCaseField(name)))) {
     return name;
   }
+  if (userServices) {
+    // Which messages have it is checked once the services are loaded (checkRequestIdFieldServed): not FlakyTest's.
+    throw new TypeError(
+      `FlakyServer: option "requestIdField" must be a field name (such as "request_id" or "requestId"), or false; got ${describeValue(value)}`,
+    );
+  }
   throw new TypeError(
     `FlakyServer: option "requestIdField" must name a string field of TestRequest (${fields.map(snakeCaseField).join(', ')}), or be false; got ${describeValue(value)}`,
   );

@@ -9,6 +9,7 @@ import {
   type FlakyServerOptions,
   type FlakyTestClient,
   type FlakyTestRequest,
+  greeterProtoPath,
 } from '../../src/testing/index.js';
 
 let server: FlakyServer | undefined;
@@ -190,6 +191,26 @@ describe('FlakyServer.start options', () => {
     const started = FlakyServer.start(options as FlakyServerOptions);
     await expect(started).rejects.toThrow(TypeError);
     await expect(started).rejects.toThrow(message);
+  });
+
+  it('with services of your own, a requestIdField that is no field name is refused without naming FlakyTest', async () => {
+    for (const [requestIdField, shown] of [
+      [5, '5'],
+      ['', '""'],
+      ['order-id', '"order-id"'],
+    ] as const) {
+      await expect(
+        FlakyServer.start({
+          proto: greeterProtoPath(),
+          serveFlakyTest: false,
+          requestIdField: requestIdField as never,
+        }),
+      ).rejects.toThrow(
+        new TypeError(
+          `FlakyServer: option "requestIdField" must be a field name (such as "request_id" or "requestId"), or false; got ${shown}`,
+        ),
+      );
+    }
   });
 
   it('rejects a port out of range with a RangeError', async () => {
