@@ -220,6 +220,30 @@ function checkRequestIdHeader(value: unknown): string | undefined {
   return value;
 }
 
+/**
+ * `paths` is an array of non-empty strings, else a TypeError saying what option `name` got, and where in the array
+ * (`wanted` of the option, `wantedEach` of one entry); a file URL, as an ES module names a file beside it, is told
+ * how to become a path.
+ */
+function checkPaths(name: string, paths: unknown, wanted: string, wantedEach: string): void {
+  if (!Array.isArray(paths)) {
+    throw new TypeError(`FlakyServer: option "${name}" must be ${wanted}, got ${describePath(paths)}`);
+  }
+  const bad = paths.findIndex((path) => typeof path !== 'string' || path === '');
+  if (bad >= 0) {
+    throw new TypeError(
+      `FlakyServer: option "${name}"[${bad}] must be ${wantedEach}, got ${describePath(paths[bad])}`,
+    );
+  }
+}
+
+/** A value given where a path goes, for an error: a URL with the way to its path, else as described. */
+function describePath(value: unknown): string {
+  return value instanceof URL
+    ? `a URL (${value.href}): pass fileURLToPath(url) from node:url`
+    : describeValue(value);
+}
+
 /** A proto field name, snake_case or camelCase. */
 const FIELD_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -333,16 +357,14 @@ export function checkFlakyServerOptions(options: unknown): CheckedFlakyServerOpt
     return [callId, validateAttemptScripts(script, `scripts["${callId}"]`)] as const;
   });
   if (o.serverOptions !== undefined && (typeof o.serverOptions !== 'object' || o.serverOptions === null)) {
-    throw new TypeError('FlakyServer: option "serverOptions" must be an object');
+    throw new TypeError(
+      `FlakyServer: option "serverOptions" must be an object, got ${describeValue(o.serverOptions)}`,
+    );
   }
   const proto = o.proto === undefined ? [] : typeof o.proto === 'string' ? [o.proto] : o.proto;
-  if (!Array.isArray(proto) || !proto.every((file) => typeof file === 'string' && file !== '')) {
-    throw new TypeError('FlakyServer: option "proto" must be a .proto file path or an array of them');
-  }
+  checkPaths('proto', proto, 'a .proto file path or an array of them', 'a .proto file path');
   const includeDirs = o.includeDirs ?? [];
-  if (!Array.isArray(includeDirs) || !includeDirs.every((dir) => typeof dir === 'string' && dir !== '')) {
-    throw new TypeError('FlakyServer: option "includeDirs" must be an array of directory paths');
-  }
+  checkPaths('includeDirs', includeDirs, 'an array of directory paths', 'a directory path');
   const keepCase = o.keepCase ?? false;
   if (typeof keepCase !== 'boolean') {
     throw new TypeError(`FlakyServer: option "keepCase" must be a boolean; got ${describeValue(keepCase)}`);
@@ -361,7 +383,9 @@ export function checkFlakyServerOptions(options: unknown): CheckedFlakyServerOpt
     );
   }
   if (o.methodScripts !== undefined && (typeof o.methodScripts !== 'object' || o.methodScripts === null)) {
-    throw new TypeError('FlakyServer: option "methodScripts" must be an object of scripts by method name');
+    throw new TypeError(
+      `FlakyServer: option "methodScripts" must be an object of scripts by method name, got ${describeValue(o.methodScripts)}`,
+    );
   }
   const methodScripts = Object.entries(o.methodScripts ?? {}).map(
     ([method, script]) => [method, validateAttemptScripts(script, `methodScripts["${method}"]`)] as const,

@@ -445,3 +445,32 @@ describe('onAttemptEnd that throws', () => {
     }
   });
 });
+
+describe('FlakyServer options that name files or take objects', () => {
+  it('say what they got, at which index, and what to do with a file URL', async () => {
+    const refused = (options: object) => FlakyServer.start(options as never);
+    await expect(refused({ proto: 5 })).rejects.toThrow(
+      new TypeError('FlakyServer: option "proto" must be a .proto file path or an array of them, got 5'),
+    );
+    await expect(refused({ proto: ['a.proto', ''] })).rejects.toThrow(
+      new TypeError('FlakyServer: option "proto"[1] must be a .proto file path, got ""'),
+    );
+    await expect(refused({ proto: new URL('file:///protos/a.proto') })).rejects.toThrow(
+      new TypeError(
+        'FlakyServer: option "proto" must be a .proto file path or an array of them, got a URL (file:///protos/a.proto): pass fileURLToPath(url) from node:url',
+      ),
+    );
+    await expect(refused({ includeDirs: 'protos' })).rejects.toThrow(
+      new TypeError('FlakyServer: option "includeDirs" must be an array of directory paths, got "protos"'),
+    );
+    await expect(refused({ includeDirs: ['protos', 7] })).rejects.toThrow(
+      new TypeError('FlakyServer: option "includeDirs"[1] must be a directory path, got 7'),
+    );
+    await expect(refused({ methodScripts: 5 })).rejects.toThrow(
+      new TypeError('FlakyServer: option "methodScripts" must be an object of scripts by method name, got 5'),
+    );
+    await expect(refused({ serverOptions: 'x' })).rejects.toThrow(
+      new TypeError('FlakyServer: option "serverOptions" must be an object, got "x"'),
+    );
+  });
+});
