@@ -204,7 +204,8 @@ export interface CommittedEvent extends EventBase {
  * buffer, whose attempt then failed with a status the policy would have retried or hedged past), a request message
  * changed after it was written or cannot be serialized again (`request-changed`, `request-unserializable`), the
  * retry gate refused (`throttled`), the load-balancing policy dropped the attempt before it left the client
- * (`lb-drop`: grpc-js-xds's `drop_overloads` or circuit breaking, which gRPC never retries), or the call was
+ * (`lb-drop`: grpc-js-xds's `drop_overloads` or circuit breaking, which gRPC never retries), the channel refused
+ * to make the next attempt's call (`start-failed`: the client was closed meanwhile), or the call was
  * committed by the server's answer (headers or a message) before the failure, which A6 never retries
  * (`committed`).
  */
@@ -219,6 +220,7 @@ export type CallEndReason =
   | 'deadline-aware'
   | 'throttled'
   | 'lb-drop'
+  | 'start-failed'
   | 'committed';
 
 /** The call ended; exactly one per call. */

@@ -290,6 +290,7 @@ const FINISH_TEXT: Readonly<Record<FinishReason, string>> = {
   'deadline-aware': 'the next backoff would outlast the deadline',
   throttled: 'a retry was refused (by the retry gate or an adaptive throttle)',
   'lb-drop': 'the load balancer dropped the call',
+  'start-failed': 'the next attempt could not be started',
 };
 
 /**

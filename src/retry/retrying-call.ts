@@ -327,8 +327,10 @@ export class RetryingCall implements InterceptingCallInterface, ApplicationHost,
           // as a call without hedging would.
           from.lastFailure = status;
           this.hedges?.sendNoMore();
+          this.noFurtherAttempt('start-failed');
           return;
         }
+        this.noFurtherAttempt('start-failed');
         this.end(status, 'call-ended');
         return;
       }

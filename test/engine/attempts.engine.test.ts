@@ -7,6 +7,7 @@ import { Metadata } from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
 import { CancelRateLimiter } from '../../src/hedging/cancel-rate-limiter.js';
 import type { RetryEvent } from '../../src/retry/events.js';
+import { retryOutcomeOf } from '../../src/retry/retry-outcome.js';
 import type { RetryGate } from '../../src/shared/retry-gate.js';
 import { FakeClock } from '../../src/testing/fake-clock.js';
 import { engineCall, eventsOfType, hedgingPolicy, retryPolicy, Status, T0 } from '../helpers/engine.js';
@@ -26,6 +27,36 @@ describe('engine: starting attempts', () => {
     });
     expect(h.attempts).toHaveLength(1);
     expect(h.clock.pendingTimers).toBe(0);
+  });
+
+  it('a channel that refuses a retry: the call-end event and retryOutcomeOf say start-failed', () => {
+    const h = engineCall(retryPolicy(), {
+      beforeAttempt: (i) => {
+        if (i === 1) throw new Error('channel closed');
+      },
+    });
+    h.attempt(0).fail();
+    h.clock.runNext();
+    expect(eventsOfType(h.events, 'call-end')).toEqual([
+      expect.objectContaining({ code: Status.UNAVAILABLE, attempts: 1, reason: 'start-failed' }),
+    ]);
+    expect(retryOutcomeOf(h.status)).toEqual({ attempts: 1, reason: 'start-failed' });
+  });
+
+  it('a channel that refuses a hedge after a pushback with nothing in flight: reason start-failed', async () => {
+    const h = engineCall(hedgingPolicy({ maxAttempts: 3 }), {
+      beforeAttempt: (i) => {
+        if (i === 1) throw new Error('channel closed');
+      },
+    });
+    h.attempt(0).status(Status.UNAVAILABLE, 'wait', { 'grpc-retry-pushback-ms': '20' });
+    h.clock.advance(20);
+    await h.settle();
+    expect(h.status).toMatchObject({
+      code: Status.UNAVAILABLE,
+      details: 'could not start attempt 2: channel closed',
+    });
+    expect(retryOutcomeOf(h.status)).toEqual({ attempts: 1, reason: 'start-failed' });
   });
 
   it('a channel that refuses a hedge (the client was closed): the attempt out still answers the call, no hedge follows', async () => {
