@@ -16,7 +16,11 @@ const SEND_LIMIT_DETAILS = 'Attempted to send message with a size larger than ';
  * @internal
  */
 export function isMessageSizeRejection(status: Pick<StatusObject, 'code' | 'details'>): boolean {
-  return status.code === Status.RESOURCE_EXHAUSTED && status.details.startsWith(SEND_LIMIT_DETAILS);
+  return (
+    status.code === Status.RESOURCE_EXHAUSTED &&
+    typeof status.details === 'string' &&
+    status.details.startsWith(SEND_LIMIT_DETAILS)
+  );
 }
 
 /**
@@ -51,6 +55,7 @@ export function isLoadBalancerDrop(
   peer: () => string,
 ): boolean {
   return (
+    typeof status.details === 'string' &&
     status.details.startsWith(LB_DROP_DETAILS) &&
     status.metadata.get('content-type').length === 0 &&
     servedPeer(peer()) === undefined
