@@ -246,7 +246,9 @@ export class HedgeScheduler {
         }
         return;
       }
-      if (!this.trySend() || !host.uncommitted) {
+      // A hedge due at once goes only before the deadline, as one due later does (see onTimer): past it, the live
+      // attempts' own deadline statuses end the call, as without the interceptor (a call made after its deadline).
+      if (host.endIfPastDeadline() || !this.trySend() || !host.uncommitted) {
         return;
       }
       delayMs = this.delayMs;

@@ -288,3 +288,24 @@ describe("engine: grpc-js's deadline diagnostic of a later attempt", () => {
     expect(other.status).toMatchObject({ code: Status.INTERNAL, details: 'Deadline exceeded after 0.001s' });
   });
 });
+
+describe('engine: hedging with a hedgingDelay of 0s, a call whose deadline has passed when it starts', () => {
+  const policy = hedgingPolicy({ maxAttempts: 3, hedgingDelay: '0s', nonFatalStatusCodes: ['UNAVAILABLE'] });
+
+  // Found by differential testing against a bare grpc-js client: the two hedges went out with the first attempt,
+  // after the deadline, and grpc-js's own status of the call ("Deadline exceeded after 0.000s,...") was reworded
+  // as that of the third of three attempts.
+  for (const deadlineMs of [0, -5]) {
+    it(`deadline ${deadlineMs} ms from now: one attempt goes, and its deadline status is the call's`, () => {
+      const h = engineCall(policy, { deadlineMs });
+      expect(h.attempts).toHaveLength(1);
+      expect(eventsOfType(h.events, 'hedge-sent')).toEqual([]);
+      const details = 'Deadline exceeded after 0.000s,waiting for name resolution';
+      h.attempt(0).status(Status.DEADLINE_EXCEEDED, details);
+      expect(h.received.statuses).toHaveLength(1);
+      expect(h.status).toMatchObject({ code: Status.DEADLINE_EXCEEDED, details });
+      expect(h.attempts).toHaveLength(1);
+      expect(h.clock.pendingTimers).toBe(0);
+    });
+  }
+});
