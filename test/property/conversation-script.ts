@@ -8,7 +8,14 @@ import { CALL_TYPES, type CallType, requestStreams, responseStreams } from './sc
  * so the outcome of a script does not depend on timing: run twice, bare, it gives the same observation.
  */
 export type ClientStep =
-  | { readonly by: 'client'; readonly do: 'write'; readonly size: number; readonly awaitCallback: boolean }
+  | {
+      readonly by: 'client';
+      readonly do: 'write';
+      readonly size: number;
+      readonly awaitCallback: boolean;
+      /** Written with no callback (`call.write(message)`): nothing to await. */
+      readonly noCallback?: boolean;
+    }
   | { readonly by: 'client'; readonly do: 'pause'; readonly ms: number }
   | { readonly by: 'client'; readonly do: 'end' };
 export type ServerStep =
@@ -73,6 +80,7 @@ const rawStep: fc.Arbitrary<Step> = fc.oneof(
       do: fc.constant('write' as const),
       size: messageSize,
       awaitCallback: fc.boolean(),
+      noCallback: fc.boolean(),
     }),
   },
   {
@@ -132,7 +140,8 @@ const ending: fc.Arbitrary<Ending> = fc.oneof(
 /**
  * Drops the steps a call type cannot take, so that any generated (or shrunk) list is a valid script: writes and
  * `end()` only on streamed requests and never after `end()`; headers only before the first response message;
- * response messages only on streamed responses; in-listener cancels only right after a server step the client sees.
+ * response messages only on streamed responses; in-listener cancels only right after a server step the client sees;
+ * a write made with no callback is not awaited.
  */
 export function normalizeScript(script: ConversationScript): ConversationScript {
   const steps: Step[] = [];
@@ -144,6 +153,10 @@ export function normalizeScript(script: ConversationScript): ConversationScript 
         continue;
       }
       ended = step.do === 'end';
+      if (step.do === 'write' && step.noCallback && step.awaitCallback) {
+        steps.push({ ...step, awaitCallback: false });
+        continue;
+      }
     } else if (step.by === 'server' && step.do === 'headers') {
       if (headersOrMessage) {
         continue;

@@ -108,7 +108,7 @@ export async function runConversation(
         break;
       }
       if (step.do === 'write') {
-        const done = call.write(messageBytes(step.size, writes + 1));
+        const done = call.write(messageBytes(step.size, writes + 1), !step.noCallback);
         writes++;
         if (step.awaitCallback) {
           await signal.until(() => done() || call.ended);

@@ -1,6 +1,7 @@
 import { it } from '@fast-check/vitest';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { createRetryInterceptor } from '../../src/retry/retry-interceptor.js';
+import { PREVIOUS_RPC_ATTEMPTS_METADATA_KEY } from '../../src/shared/headers.js';
 import { oneEntryConfig } from '../helpers/service-configs.js';
 import { type ConversationScript, conversationScript, NEVER_PRODUCED_CODE } from './conversation-script.js';
 import { differences } from './differences.js';
@@ -11,7 +12,8 @@ import { CALL_TYPES, type ScriptClientInstance, SERVICE_NAME, scriptClient } fro
 import { collectUncaught } from './signal.js';
 
 // Property 1, transparency: under a policy whose codes never occur, the interceptor changes nothing the
-// application or the server can observe (what counts as observable: ./client-call.ts, ./script-server.ts).
+// application or the server can observe (what counts as observable: ./client-call.ts, ./script-server.ts); under a
+// hedging policy that sends every hedge at once, nothing the application or the attempt it commits to observes.
 const retryConfig = oneEntryConfig(SERVICE_NAME, {
   retryPolicy: {
     maxAttempts: 3,
@@ -24,6 +26,10 @@ const retryConfig = oneEntryConfig(SERVICE_NAME, {
 const hedgingConfig = oneEntryConfig(SERVICE_NAME, {
   hedgingPolicy: { maxAttempts: 3, hedgingDelay: '60s', nonFatalStatusCodes: [NEVER_PRODUCED_CODE] },
 });
+/** Every hedge at once: the server sees three attempts, and the script drives the first to arrive. */
+const hedgingNowConfig = oneEntryConfig(SERVICE_NAME, {
+  hedgingPolicy: { maxAttempts: 3, hedgingDelay: '0s', nonFatalStatusCodes: [NEVER_PRODUCED_CODE] },
+});
 
 const OVERFLOW_BUFFER_BYTES = 16 * 1024;
 
@@ -32,6 +38,7 @@ let bare: ScriptClientInstance;
 let retrying: ScriptClientInstance;
 let hedging: ScriptClientInstance;
 let overflowing: ScriptClientInstance;
+let hedgingNow: ScriptClientInstance;
 
 beforeAll(async () => {
   server = await ScriptServer.start();
@@ -43,10 +50,15 @@ beforeAll(async () => {
   overflowing = scriptClient(server.address, [
     createRetryInterceptor(retryConfig, { perRpcBufferBytes: OVERFLOW_BUFFER_BYTES }),
   ]);
+  // No cancel-rate limit: a loser it left running (the limit spent by the runs before) would wait for its server,
+  // which the script never makes answer.
+  hedgingNow = scriptClient(server.address, [
+    createRetryInterceptor(hedgingNowConfig, { cancelRateLimit: false }),
+  ]);
 });
 
 afterAll(async () => {
-  for (const client of [bare, retrying, hedging, overflowing]) {
+  for (const client of [bare, retrying, hedging, overflowing, hedgingNow]) {
     client?.close();
   }
   await server?.stop();
@@ -68,6 +80,22 @@ async function run(client: ScriptClientInstance, script: ConversationScript): Pr
   }
 }
 
+/** `record` without the `grpc-previous-rpc-attempts` a winning hedge adds (headers, trailers, request headers). */
+function withoutPreviousAttempts(record: RunRecord): RunRecord {
+  const drop = (m: Record<string, string>): Record<string, string> =>
+    Object.fromEntries(Object.entries(m).filter(([key]) => key !== PREVIOUS_RPC_ATTEMPTS_METADATA_KEY));
+  const { client } = record;
+  return {
+    ...record,
+    client: {
+      ...client,
+      headers: client.headers && drop(client.headers),
+      status: client.status && { ...client.status, trailers: drop(client.status.trailers) },
+    },
+    server: record.server.map((a) => ({ ...a, metadata: drop(a.metadata) })),
+  };
+}
+
 async function sameAsBare(script: ConversationScript): Promise<void> {
   const expected = await run(bare, script);
   // The script itself is sound: the bare call reaches its ending and ends, once.
@@ -85,6 +113,18 @@ async function sameAsBare(script: ConversationScript): Promise<void> {
     const diff = [...differences(expected, actual), ...uncaught.map((e) => `uncaught exception: ${e}`)];
     expect(diff, `${policy} differs from bare (expected → actual):\n${diff.join('\n')}`).toEqual([]);
   }
+  // Every hedge at once: the attempt the script drives (the first to reach the server, not always the first sent)
+  // answers first, so the call commits to it (or the application's cancel or the deadline ends them all). The
+  // application sees what it sees bare, that attempt sees what the bare call's server sees, both but for the
+  // documented `grpc-previous-rpc-attempts` of a hedge that won, and the server sees each other hedge end.
+  const { result: hedged, uncaught } = await collectUncaught(() => run(hedgingNow, script));
+  const [first, ...hedges] = hedged.server;
+  const diff = [
+    ...differences(expected, withoutPreviousAttempts({ ...hedged, server: first ? [first] : [] })),
+    ...hedges.flatMap((h, i) => (h.cancelled || h.ended ? [] : [`hedge ${i + 2} never ended on the server`])),
+    ...uncaught.map((e) => `uncaught exception: ${e}`),
+  ];
+  expect(diff, `hedging, delay 0s, differs from bare (expected → actual):\n${diff.join('\n')}`).toEqual([]);
   expect(server.strays).toBe(0);
 }
 
