@@ -57,7 +57,7 @@ export function isLoadBalancerDrop(
   return (
     typeof status.details === 'string' &&
     status.details.startsWith(LB_DROP_DETAILS) &&
-    status.metadata.get('content-type').length === 0 &&
+    !sentByServer(status) &&
     servedPeer(peer()) === undefined
   );
 }

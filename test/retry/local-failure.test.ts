@@ -1,6 +1,7 @@
-import { Metadata, status } from '@grpc/grpc-js';
+import { Metadata, type StatusObject, status } from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
 import { isLoadBalancerDrop, isMessageSizeRejection } from '../../src/retry/local-failure.js';
+import { engineCall, retryPolicy, Status } from '../helpers/engine.js';
 
 describe('isLoadBalancerDrop', () => {
   const details = 'Call dropped by load balancing policy. Category: lb';
@@ -63,5 +64,31 @@ describe('isMessageSizeRejection', () => {
     expect(isMessageSizeRejection({ code: status.RESOURCE_EXHAUSTED, details })).toBe(true);
     expect(isMessageSizeRejection({ code: status.INTERNAL, details })).toBe(false);
     expect(isMessageSizeRejection({ code: status.RESOURCE_EXHAUSTED, details: 'quota' })).toBe(false);
+  });
+});
+
+describe('a status with the drop details and no metadata (an interceptor below, in plain JavaScript)', () => {
+  // Found by differential testing against a bare grpc-js client, which hands such a status on as it is: the check
+  // read `metadata.get` of the missing metadata, and threw out of grpc-js's status callback.
+  const details = 'Call dropped by load balancing policy';
+  const noMetadata = { details, metadata: undefined } as unknown as Pick<
+    StatusObject,
+    'details' | 'metadata'
+  >;
+
+  it('is a drop, as a status with empty metadata is (no server sent it)', () => {
+    expect(isLoadBalancerDrop(noMetadata, () => 'unknown')).toBe(true);
+    expect(isLoadBalancerDrop(noMetadata, () => '127.0.0.1:50051')).toBe(false);
+  });
+
+  it('ends the call with that status, once, under a retry policy of its code', async () => {
+    const h = engineCall(retryPolicy({ maxAttempts: 3 }));
+    // What grpc-js's getPeer() says of an attempt no connection carries.
+    h.attempt(0).peer = 'unknown';
+    h.attempt(0).listener?.onReceiveStatus?.({ code: Status.UNAVAILABLE, details } as StatusObject);
+    await h.settle();
+    expect(h.attempts).toHaveLength(1);
+    expect(h.received.statuses).toHaveLength(1);
+    expect(h.status).toMatchObject({ code: Status.UNAVAILABLE, details });
   });
 });
