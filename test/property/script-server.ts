@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
+import { PREVIOUS_RPC_ATTEMPTS_METADATA_KEY } from '../../src/shared/headers.js';
 import { bindLocal } from '../helpers/bind-local.js';
 import { type CallType, RUN_ID_HEADER, responseStreams, SCRIPT_SERVICE } from './script-service.js';
 import { Signal } from './signal.js';
@@ -195,6 +196,11 @@ export class ScriptServer {
   private nextRun = 0;
   /** Calls whose run id was unknown (a test bug, or a call that outlived its run). */
   strays = 0;
+  /**
+   * Unknown-run calls that are hedges (they carry `grpc-previous-rpc-attempts`): a hedge cancelled as its stream
+   * opened may still reach the server, after its run is over. Counted apart from `strays`.
+   */
+  lateHedges = 0;
 
   private constructor(
     private readonly server: grpc.Server,
@@ -244,7 +250,11 @@ export class ScriptServer {
     const id = call.metadata.get(RUN_ID_HEADER)[0];
     const run = typeof id === 'string' ? this.runs.get(id) : undefined;
     if (!run) {
-      this.strays++;
+      if (call.metadata.get(PREVIOUS_RPC_ATTEMPTS_METADATA_KEY).length > 0) {
+        this.lateHedges++;
+      } else {
+        this.strays++;
+      }
       const status = { code: grpc.status.NOT_FOUND, details: `no run ${String(id)}` };
       if (callback) {
         callback(status);
