@@ -19,7 +19,12 @@ export function withAttemptDeadline(
   attempts = attemptNumber,
 ): StatusObject {
   const made = Math.max(attemptNumber, attempts);
-  if (made < 2 || status.code !== Status.DEADLINE_EXCEEDED || !status.details.startsWith(GRPC_JS_DEADLINE)) {
+  if (
+    made < 2 ||
+    status.code !== Status.DEADLINE_EXCEEDED ||
+    typeof status.details !== 'string' ||
+    !status.details.startsWith(GRPC_JS_DEADLINE)
+  ) {
     return status;
   }
   const rest = status.details.slice(GRPC_JS_DEADLINE.length);

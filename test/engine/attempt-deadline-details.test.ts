@@ -1,7 +1,8 @@
 /** grpc-js's deadline diagnostic of a later attempt, relabelled as that attempt's (src/retry/attempt-deadline-details.ts). */
-import { Metadata, status as Status } from '@grpc/grpc-js';
+import { Metadata, status as Status, type StatusObject } from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
 import { withAttemptDeadline } from '../../src/retry/attempt-deadline-details.js';
+import { engineCall, hedgingPolicy } from '../helpers/engine.js';
 
 const status = (code: Status, details: string) => ({ code, details, metadata: new Metadata() });
 
@@ -31,5 +32,32 @@ describe('withAttemptDeadline', () => {
       const given = status(code, details);
       expect(withAttemptDeadline(given, attempt)).toBe(given);
     }
+  });
+});
+
+describe('a DEADLINE_EXCEEDED with no details (an interceptor below, in plain JavaScript), after two attempts', () => {
+  // Found by differential testing against a bare grpc-js client, which hands such a status on as it is: the
+  // relabelling read `details.startsWith`, and threw out of grpc-js's status callback.
+  const noDetails = { code: Status.DEADLINE_EXCEEDED, metadata: new Metadata() } as unknown as StatusObject;
+
+  it('is returned as it is', () => {
+    expect(withAttemptDeadline(noDetails, 2)).toBe(noDetails);
+  });
+
+  it('ends a hedged call with that status, once', async () => {
+    const policy = hedgingPolicy({
+      maxAttempts: 2,
+      hedgingDelay: '0.01s',
+      nonFatalStatusCodes: ['UNAVAILABLE'],
+    });
+    const h = engineCall(policy, { deadlineMs: 1000 });
+    h.clock.advance(20);
+    expect(h.attempts).toHaveLength(2);
+    h.attempt(0).listener?.onReceiveStatus?.(noDetails);
+    h.attempt(1).listener?.onReceiveStatus?.(noDetails);
+    await h.settle();
+    expect(h.received.statuses).toHaveLength(1);
+    expect(h.status.code).toBe(Status.DEADLINE_EXCEEDED);
+    expect(h.status.details).toBeUndefined();
   });
 });
