@@ -33,7 +33,7 @@ import {
   type FleetSimulationConfig,
   runFleetSimulation,
 } from './sim/fleet-simulation.js';
-import { summarizeFleetRun } from './sim/recovery.js';
+import { leastBaselineEndMs, summarizeFleetRun } from './sim/recovery.js';
 import { type FleetComparison, fleetTable } from './sim/report.js';
 import { SIM_POLICIES, simPolicy } from './sim/sim-policies.js';
 
@@ -118,6 +118,17 @@ function parseSimulateArgs(argv: readonly string[], help?: (options: string) => 
   if (Math.round((o.capacity * o.serviceMs) / 1000) < 1) {
     throw new UsageError(
       `--capacity ${o.capacity} × --service-ms ${o.serviceMs} makes no worker: their product (in s) must be 0.5 or more`,
+    );
+  }
+  const least = leastBaselineEndMs(D.bucketMs) / 1000;
+  if (o.outage > 0 && o.outageStart < least) {
+    throw new UsageError(
+      `--outage-start ${o.outageStart} s leaves no time to measure the goodput before the outage, which recovery is judged against: it must be ${least} or more (5 s of warm-up, then a ${D.bucketMs} ms bucket)`,
+    );
+  }
+  if (o.outage === 0 && o.duration < least) {
+    throw new UsageError(
+      `--duration ${o.duration} s leaves no time to measure the goodput after the 5 s warm-up: it must be ${least} or more`,
     );
   }
   const given = values.get('policies');

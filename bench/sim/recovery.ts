@@ -1,4 +1,4 @@
-import type { FleetSimulationResult } from './fleet-simulation.js';
+import type { FleetSimulationConfig, FleetSimulationResult } from './fleet-simulation.js';
 
 /** What the report says about one run. */
 export interface FleetRunSummary {
@@ -39,14 +39,44 @@ function sum(values: number[], from: number, to: number): number {
   return s;
 }
 
+/** The earliest an outage may start (or a run without one end) for a baseline of one whole bucket after the warm-up. */
+export function leastBaselineEndMs(bucketMs: number): number {
+  return (Math.floor(WARMUP_MS / bucketMs) + 1) * bucketMs;
+}
+
+/**
+ * Why a run of `config` cannot be summarized, or undefined when it can: the baseline goodput is measured from the
+ * end of the 5 s warm-up to the start of the outage (to the end of a run without one), and needs a whole bucket
+ * there; with none, a baseline of 0 would make every bucket good, and any policy "recovered".
+ */
+export function fleetSummaryProblem(
+  config: Pick<FleetSimulationConfig, 'bucketMs' | 'durationMs' | 'outageStartMs' | 'outageMs'>,
+): string | undefined {
+  const b = config.bucketMs;
+  const least = leastBaselineEndMs(b);
+  if (config.outageMs > 0 && Math.floor(config.outageStartMs / b) * b < least) {
+    return `outageStartMs ${config.outageStartMs} leaves no time to measure the goodput before the outage: it must be ${least} or more (${WARMUP_MS} ms of warm-up, then a ${b} ms bucket)`;
+  }
+  if (config.outageMs === 0 && Math.floor(config.durationMs / b) * b < least) {
+    return `durationMs ${config.durationMs} leaves no time to measure the goodput after the ${WARMUP_MS} ms warm-up: it must be ${least} or more`;
+  }
+  return undefined;
+}
+
 /**
  * Summarize a run. A bucket counts as good when its goodput is at least the baseline less 5% (or less four
- * standard deviations of a Poisson count, for small fleets).
+ * standard deviations of a Poisson count, for small fleets). Only whole buckets count: when the run's length is no
+ * multiple of `bucketMs`, its last, partial bucket (which holds fewer calls) is left out. Throws a RangeError when
+ * the run leaves no time for the baseline ({@link fleetSummaryProblem}).
  */
 export function summarizeFleetRun(result: FleetSimulationResult): FleetRunSummary {
   const { config, timeline } = result;
+  const problem = fleetSummaryProblem(config);
+  if (problem !== undefined) {
+    throw new RangeError(`fleet simulation summary: ${problem}`);
+  }
   const b = timeline.bucketMs;
-  const buckets = timeline.ok.length;
+  const buckets = Math.min(timeline.ok.length, Math.floor(config.durationMs / b));
   const perSec = (count: number, fromBucket: number, toBucket: number) =>
     count / (((Math.min(buckets, toBucket) - Math.max(0, fromBucket)) * b) / 1000);
   const hasOutage = config.outageMs > 0;

@@ -105,3 +105,18 @@ describe.concurrent("the bench scripts' command lines", () => {
     }, 60_000);
   }
 });
+
+describe('simulate: a scenario with no time for the baseline goodput', () => {
+  it('refuses an outage that starts within the 5 s warm-up, and a run without one shorter than 5.5 s', async () => {
+    const early = await script('simulate.ts', ['--outage-start', '2']);
+    expect(early.code).toBe(2);
+    expect(early.stderr.split('\n')[0]).toBe(
+      'simulate: --outage-start 2 s leaves no time to measure the goodput before the outage, which recovery is judged against: it must be 5.5 or more (5 s of warm-up, then a 500 ms bucket)',
+    );
+    const short = await script('simulate.ts', ['--outage', '0', '--duration', '4']);
+    expect(short.code).toBe(2);
+    expect(short.stderr.split('\n')[0]).toBe(
+      'simulate: --duration 4 s leaves no time to measure the goodput after the 5 s warm-up: it must be 5.5 or more',
+    );
+  }, 60_000);
+});

@@ -4,7 +4,7 @@ import {
   type FleetSimulationConfig,
   runFleetSimulation,
 } from '../../bench/sim/fleet-simulation.js';
-import { summarizeFleetRun } from '../../bench/sim/recovery.js';
+import { fleetSummaryProblem, summarizeFleetRun } from '../../bench/sim/recovery.js';
 import { simPolicy } from '../../bench/sim/sim-policies.js';
 
 /** A tiny fleet: 20 clients, 400 calls/s offered to a pool of 500/s, a 5 s outage. */
@@ -78,6 +78,29 @@ describe('fleet simulation', () => {
     expect(safe.timeToRecoverMs).toBeLessThanOrEqual(1000);
     const floor = summarizeFleetRun(runFleetSimulation(simPolicy('budget-floor-10'), light));
     expect(floor.outageAmplification).toBeGreaterThan(3);
+  });
+
+  it('a run whose length is not a whole number of buckets still recovers: its last, partial bucket is not judged', () => {
+    // 40.25 s: the last 500 ms bucket holds only 250 ms of calls, half the baseline's, which read as "not recovered".
+    const whole = summarizeFleetRun(runFleetSimulation(simPolicy('none'), tiny));
+    const ragged = summarizeFleetRun(runFleetSimulation(simPolicy('none'), { ...tiny, durationMs: 40_250 }));
+    expect(whole.timeToRecoverMs).toBeLessThanOrEqual(1000);
+    expect(ragged.timeToRecoverMs).toBe(whole.timeToRecoverMs);
+    expect(ragged.goodput).toBeGreaterThan(0.95 * whole.goodput);
+  });
+
+  it('refuses to judge recovery without a baseline: an outage that starts within the 5 s warm-up, or a short run', () => {
+    // A baseline of 0 made every bucket good: unthrottled retries, metastable, "recovered" 0.5 s after the outage.
+    const early = runFleetSimulation(simPolicy('retries'), { ...tiny, outageStartMs: 2000 });
+    expect(() => summarizeFleetRun(early)).toThrow(
+      /outageStartMs 2000 leaves no time to measure the goodput before the outage: it must be 5500 or more/,
+    );
+    const short = runFleetSimulation(simPolicy('none'), { ...tiny, outageMs: 0, durationMs: 4000 });
+    expect(() => summarizeFleetRun(short)).toThrow(
+      /durationMs 4000 leaves no time to measure the goodput after the 5000 ms warm-up: it must be 5500 or more/,
+    );
+    expect(fleetSummaryProblem({ ...tiny, outageStartMs: 5500 })).toBeUndefined();
+    expect(fleetSummaryProblem({ ...tiny, outageMs: 0, durationMs: 5500 })).toBeUndefined();
   });
 
   it('rejects a bad configuration naming the field', () => {
