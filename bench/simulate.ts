@@ -9,9 +9,10 @@
  *                       [--policies none,a6,budget,adaptive,retries] [--all] [--write] [--json]
  *
  * Prints a Markdown table; --write also writes it to bench/results/simulate.md. --json prints instead one JSON line
- * on stdout, keyed by policy: { "<policy>": { "attemptsPerCallDuringOutage": number, "recoverySeconds": number |
- * null, "goodput": number } }, where recoverySeconds is null when the policy never recovered and goodput is the
- * OK calls/s over the whole outage run.
+ * on stdout, keyed by policy: { "<policy>": { "attemptsPerCallDuringOutage": number | null, "recoverySeconds":
+ * number | null, "goodput": number } }, where recoverySeconds is null when the policy never recovered and goodput is
+ * the OK calls/s over the whole outage run. With --outage 0 there is no outage: attemptsPerCallDuringOutage is null
+ * and recoverySeconds is the time the run took to settle.
  */
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -158,7 +159,8 @@ function parseSimulateArgs(argv: readonly string[], help?: (options: string) => 
 
 /** What `--json` prints for one policy. */
 interface PolicyResult {
-  attemptsPerCallDuringOutage: number;
+  /** Null without an outage (--outage 0). */
+  attemptsPerCallDuringOutage: number | null;
   recoverySeconds: number | null;
   goodput: number;
 }
@@ -167,7 +169,9 @@ function jsonResult(rows: FleetComparison[]): Record<string, PolicyResult> {
   const out: Record<string, PolicyResult> = {};
   for (const { withOutage: o } of rows) {
     out[o.policy] = {
-      attemptsPerCallDuringOutage: Number(o.outageAmplification.toFixed(3)),
+      attemptsPerCallDuringOutage: Number.isNaN(o.outageAmplification)
+        ? null
+        : Number(o.outageAmplification.toFixed(3)),
       recoverySeconds: o.timeToRecoverMs === undefined ? null : o.timeToRecoverMs / 1000,
       goodput: Math.round(o.goodput),
     };

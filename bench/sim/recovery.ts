@@ -6,9 +6,9 @@ export interface FleetRunSummary {
   label: string;
   /** Mean OK calls/s before the outage (after a short warm-up). */
   baselineGoodput: number;
-  /** Attempts sent per call started, during the outage. */
+  /** Attempts sent per call started, during the outage; NaN for a run without one. */
   outageAmplification: number;
-  /** OK calls/s from the end of the outage to the end of the run. */
+  /** OK calls/s from the end of the outage to the end of the run; NaN for a run without one. */
   goodputAfterOutage: number;
   /** OK calls/s over the whole run. */
   goodput: number;

@@ -9,7 +9,7 @@ export interface FleetComparison {
 }
 
 const seconds = (ms: number | undefined) => (ms === undefined ? '—' : `${(ms / 1000).toFixed(1)} s`);
-const int = (n: number) => Math.round(n).toLocaleString('en-US');
+const int = (n: number) => (Number.isNaN(n) ? '—' : Math.round(n).toLocaleString('en-US'));
 
 /** Whether the policy came back within twice the settling time of its run without the outage. */
 export function recoversInTime(c: FleetComparison): boolean {
@@ -33,7 +33,7 @@ export function fleetTable(rows: FleetComparison[], config: FleetSimulationConfi
         ? `not recovered after ${after} s`
         : 'recovered';
     lines.push(
-      `| ${o.label} | ${o.outageAmplification.toFixed(2)} | ${int(o.baselineGoodput)} | ${int(o.goodputAfterOutage)} | ${seconds(o.timeToRecoverMs)} | ${seconds(c.withoutOutage.timeToRecoverMs)} | ${recoversInTime(c) ? 'yes' : 'no'} | ${state} | ${int(o.finalAttemptsPerSec)} (${o.finalAmplification.toFixed(2)}/call) | ${(o.wastedShare * 100).toFixed(0)}% | ${int(o.localRejections)} |`,
+      `| ${o.label} | ${Number.isNaN(o.outageAmplification) ? '—' : o.outageAmplification.toFixed(2)} | ${int(o.baselineGoodput)} | ${int(o.goodputAfterOutage)} | ${seconds(o.timeToRecoverMs)} | ${seconds(c.withoutOutage.timeToRecoverMs)} | ${recoversInTime(c) ? 'yes' : 'no'} | ${state} | ${int(o.finalAttemptsPerSec)} (${o.finalAmplification.toFixed(2)}/call) | ${(o.wastedShare * 100).toFixed(0)}% | ${int(o.localRejections)} |`,
     );
   }
   return lines.join('\n');

@@ -5,6 +5,7 @@ import {
   runFleetSimulation,
 } from '../../bench/sim/fleet-simulation.js';
 import { fleetSummaryProblem, summarizeFleetRun } from '../../bench/sim/recovery.js';
+import { fleetTable } from '../../bench/sim/report.js';
 import { simPolicy } from '../../bench/sim/sim-policies.js';
 
 /** A tiny fleet: 20 clients, 400 calls/s offered to a pool of 500/s, a 5 s outage. */
@@ -101,6 +102,14 @@ describe('fleet simulation', () => {
     );
     expect(fleetSummaryProblem({ ...tiny, outageStartMs: 5500 })).toBeUndefined();
     expect(fleetSummaryProblem({ ...tiny, outageMs: 0, durationMs: 5500 })).toBeUndefined();
+  });
+
+  it('a scenario without an outage reports no amplification during it as a dash, not NaN', () => {
+    const quiet = { ...tiny, outageMs: 0 };
+    const summary = summarizeFleetRun(runFleetSimulation(simPolicy('none'), quiet));
+    const table = fleetTable([{ withOutage: summary, withoutOutage: summary, wallMs: 0 }], quiet);
+    expect(table).not.toContain('NaN');
+    expect(table.split('\n')[2]).toMatch(/^\| no retries \| — \| \d+ \| — \| /);
   });
 
   it('rejects a bad configuration naming the field', () => {
