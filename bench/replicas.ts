@@ -18,6 +18,7 @@ import { performance } from 'node:perf_hooks';
 import type * as grpc from '@grpc/grpc-js';
 import { createChannelOptions, createRetryInterceptor } from 'grpc-retry-hedging';
 import { FLAKY_TEST_SERVICE, type ReplicaScript } from 'grpc-retry-hedging/testing';
+import { a6Duration } from './lib/a6-duration.js';
 import { NON_NEGATIVE, POSITIVE, POSITIVE_COUNT, type Script, scriptArgs, usageExit } from './lib/args.js';
 import { PACKAGE_ROOT, spawnBenchServer } from './lib/child-server.js';
 import { cpuSnapshot, machineInfo, machineLine } from './lib/env.js';
@@ -96,7 +97,7 @@ function policyConfig(kind: Kind): Record<string, unknown> {
       ? {
           hedgingPolicy: {
             maxAttempts: opts.maxAttempts,
-            hedgingDelay: `${(opts.hedgingDelayMs / 1000).toFixed(3)}s`,
+            hedgingDelay: a6Duration(opts.hedgingDelayMs),
             nonFatalStatusCodes: ['UNAVAILABLE'],
           },
         }

@@ -10,6 +10,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createRetryInterceptor } from 'grpc-retry-hedging';
 import { FLAKY_TEST_SERVICE } from 'grpc-retry-hedging/testing';
+import { a6Duration } from './lib/a6-duration.js';
 import {
   COUNT,
   FRACTION,
@@ -77,7 +78,7 @@ const hedgingConfig = {
       name: [{ service: FLAKY_TEST_SERVICE, method: 'Unary' }],
       hedgingPolicy: {
         maxAttempts: opts.maxAttempts,
-        hedgingDelay: `${(opts.hedgingDelayMs / 1000).toFixed(3)}s`,
+        hedgingDelay: a6Duration(opts.hedgingDelayMs),
         nonFatalStatusCodes: ['UNAVAILABLE'],
       },
     },

@@ -4,6 +4,7 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import { FLAKY_TEST_SERVICE } from 'grpc-retry-hedging/testing';
+import { a6Duration } from './a6-duration.js';
 import { VARIANT_METADATA_KEY } from './grpc-calls.js';
 import { SCRIPT_CALL_METADATA_KEY } from './latency-script.js';
 
@@ -25,7 +26,7 @@ export function adaptiveBenchConfig(delayMs: number): object {
         name: [{ service: FLAKY_TEST_SERVICE, method: 'Unary' }],
         hedgingPolicy: {
           maxAttempts: 2,
-          hedgingDelay: `${(delayMs / 1000).toFixed(3)}s`,
+          hedgingDelay: a6Duration(delayMs),
           nonFatalStatusCodes: ['UNAVAILABLE'],
         },
       },
