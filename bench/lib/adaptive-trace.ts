@@ -41,11 +41,14 @@ export class TraceFormatError extends Error {
   override name = 'TraceFormatError';
 }
 
-/** Reads a trace written by {@link formatTrace}; `source` names it in errors ({@link TraceFormatError}). */
+/**
+ * Reads a trace written by {@link formatTrace} (LF or CRLF line ends); `source` names it in errors
+ * ({@link TraceFormatError}), with the first line that is not five fields, three of them numbers.
+ */
 export function parseTrace(text: string, source: string): TraceOutcome[] {
   const out: TraceOutcome[] = [];
   let header = false;
-  for (const [i, line] of text.split('\n').entries()) {
+  for (const [i, line] of text.split(/\r?\n/).entries()) {
     if (line === '' || line.startsWith('#')) continue;
     if (!header) {
       if (line !== TRACE_HEADER)
@@ -53,9 +56,14 @@ export function parseTrace(text: string, source: string): TraceOutcome[] {
       header = true;
       continue;
     }
-    const [ms, phase, delayUsedMs, latencyMs, superseded] = line.split(',');
-    const numbers = [ms, delayUsedMs, latencyMs].map(Number);
+    const fields = line.split(',');
+    const [ms, phase, delayUsedMs, latencyMs, superseded] = fields;
+    // An empty field is no number (Number('') is 0).
+    const numbers = [ms, delayUsedMs, latencyMs].map((f) =>
+      f === undefined || f.trim() === '' ? Number.NaN : Number(f),
+    );
     if (
+      fields.length !== 5 ||
       phase === undefined ||
       phase === '' ||
       numbers.some((n) => !Number.isFinite(n)) ||

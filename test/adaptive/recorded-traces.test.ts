@@ -180,6 +180,17 @@ describe('the trace format', () => {
     expect(() => parseTrace('# only a comment\n', 't.csv')).toThrow(/t\.csv: no header/);
   });
 
+  it('refuses an outcome with an empty number or a column too many, and reads a trace saved with CRLF', () => {
+    const text = formatTrace(outcomes, []);
+    // Number('') is 0: an empty delay was read as a 0 ms delay, and a sixth column was dropped unseen.
+    for (const line of ['7,a1,,3,0', '7,a1,2, ,0', ',a1,2,3,0', '7,a1,2,3,0,9']) {
+      expect(() => parseTrace(`${text}${line}\n`, 't.csv'), line).toThrow(
+        `t.csv:4: not an outcome: "${line}"`,
+      );
+    }
+    expect(parseTrace(text.replaceAll('\n', '\r\n'), 'crlf.csv')).toEqual(outcomes);
+  });
+
   it('replays a trace as it was recorded when the estimator is the same', () => {
     // The first of the committed traces: the delays it recorded and the replayed ones match but for the call or
     // two in flight when the delay moved (a call records the delay it started with).
