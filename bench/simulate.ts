@@ -133,12 +133,19 @@ function parseSimulateArgs(argv: readonly string[], help?: (options: string) => 
     );
   }
   const given = values.get('policies');
+  if (o.all && given !== undefined) {
+    throw new UsageError('--all runs every policy: give it or --policies, not both');
+  }
   const policies = o.all ? SIM_POLICIES.map((p) => p.key) : (given?.split(',') ?? DEFAULT_POLICIES);
   const unknown = policies.find((key) => !SIM_POLICIES.some((p) => p.key === key));
   if (unknown !== undefined) {
     throw new UsageError(
       `--policies: no policy ${JSON.stringify(unknown)} (known: ${SIM_POLICIES.map((p) => p.key).join(', ')})`,
     );
+  }
+  const repeated = policies.find((key, i) => policies.indexOf(key) !== i);
+  if (repeated !== undefined) {
+    throw new UsageError(`--policies: ${JSON.stringify(repeated)} is listed twice`);
   }
   const config: FleetSimulationConfig = {
     ...D,

@@ -119,4 +119,15 @@ describe('simulate: a scenario with no time for the baseline goodput', () => {
       'simulate: --duration 4 s leaves no time to measure the goodput after the 5 s warm-up: it must be 5.5 or more',
     );
   }, 60_000);
+
+  it('refuses a policy listed twice, and --all with --policies, which it would otherwise drop unseen', async () => {
+    const twice = await script('simulate.ts', ['--policies', 'a6,none,a6']);
+    expect(twice.code).toBe(2);
+    expect(twice.stderr.split('\n')[0]).toBe('simulate: --policies: "a6" is listed twice');
+    const both = await script('simulate.ts', ['--all', '--policies', 'none']);
+    expect(both.code).toBe(2);
+    expect(both.stderr.split('\n')[0]).toBe(
+      'simulate: --all runs every policy: give it or --policies, not both',
+    );
+  }, 60_000);
 });
