@@ -34,7 +34,7 @@ import {
   type FleetSimulationConfig,
   runFleetSimulation,
 } from './sim/fleet-simulation.js';
-import { leastBaselineEndMs, summarizeFleetRun } from './sim/recovery.js';
+import { leastBaselineEndMs, MIN_BASELINE_PER_BUCKET, summarizeFleetRun } from './sim/recovery.js';
 import { type FleetComparison, fleetTable } from './sim/report.js';
 import { SIM_POLICIES, simPolicy } from './sim/sim-policies.js';
 
@@ -130,6 +130,12 @@ function parseSimulateArgs(argv: readonly string[], help?: (options: string) => 
   if (o.outage === 0 && o.duration < least) {
     throw new UsageError(
       `--duration ${o.duration} s leaves no time to measure the goodput after the 5 s warm-up: it must be ${least} or more`,
+    );
+  }
+  const perBucket = (Math.min(o.offered, o.capacity) * D.bucketMs) / 1000;
+  if (perBucket <= MIN_BASELINE_PER_BUCKET) {
+    throw new UsageError(
+      `--offered ${o.offered} calls/s to --capacity ${o.capacity} requests/s gives at most ${perBucket} OK calls per ${D.bucketMs} ms bucket, too few to tell recovery from noise: both must be above ${(MIN_BASELINE_PER_BUCKET * 1000) / D.bucketMs}`,
     );
   }
   const given = values.get('policies');

@@ -29,6 +29,11 @@ export interface FleetRunSummary {
 }
 
 const WARMUP_MS = 5000;
+/**
+ * The least baseline, in OK calls per bucket, whose threshold (less four standard deviations of a Poisson count)
+ * is above 0: with fewer, a bucket with no OK call at all would count as recovered.
+ */
+export const MIN_BASELINE_PER_BUCKET = 16;
 const TAIL_MS = 5000;
 
 function sum(values: number[], from: number, to: number): number {
@@ -67,7 +72,8 @@ export function fleetSummaryProblem(
  * Summarize a run. A bucket counts as good when its goodput is at least the baseline less 5% (or less four
  * standard deviations of a Poisson count, for small fleets). Only whole buckets count: when the run's length is no
  * multiple of `bucketMs`, its last, partial bucket (which holds fewer calls) is left out. Throws a RangeError when
- * the run leaves no time for the baseline ({@link fleetSummaryProblem}).
+ * the run leaves no time for the baseline ({@link fleetSummaryProblem}), or when the baseline is too small to tell a
+ * recovered bucket from an empty one ({@link MIN_BASELINE_PER_BUCKET}).
  */
 export function summarizeFleetRun(result: FleetSimulationResult): FleetRunSummary {
   const { config, timeline } = result;
@@ -86,6 +92,11 @@ export function summarizeFleetRun(result: FleetSimulationResult): FleetRunSummar
   const baseTo = hasOutage ? outageFrom : buckets;
   const baselinePerBucket = sum(timeline.ok, baseFrom, baseTo) / Math.max(1, baseTo - baseFrom);
   const threshold = baselinePerBucket - Math.max(0.05 * baselinePerBucket, 4 * Math.sqrt(baselinePerBucket));
+  if (threshold <= 0) {
+    throw new RangeError(
+      `fleet simulation summary: the goodput before the outage, ${baselinePerBucket.toFixed(1)} OK calls per ${b} ms bucket, is too small to tell recovery from noise (a bucket with no OK call would pass as recovered): it must be above ${MIN_BASELINE_PER_BUCKET}`,
+    );
+  }
 
   const triggerEnd = hasOutage ? outageTo : 0;
   let recoveredBucket: number | undefined;

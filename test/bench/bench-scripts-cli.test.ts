@@ -130,4 +130,12 @@ describe('simulate: a scenario with no time for the baseline goodput', () => {
       'simulate: --all runs every policy: give it or --policies, not both',
     );
   }, 60_000);
+
+  it('refuses a load too small to tell recovery from noise', async () => {
+    const thin = await script('simulate.ts', ['--offered', '20']);
+    expect(thin.code).toBe(2);
+    expect(thin.stderr.split('\n')[0]).toBe(
+      'simulate: --offered 20 calls/s to --capacity 10000 requests/s gives at most 10 OK calls per 500 ms bucket, too few to tell recovery from noise: both must be above 32',
+    );
+  }, 60_000);
 });

@@ -104,6 +104,21 @@ describe('fleet simulation', () => {
     expect(fleetSummaryProblem({ ...tiny, outageMs: 0, durationMs: 5500 })).toBeUndefined();
   });
 
+  it('refuses to judge recovery when a bucket with no OK call would pass as recovered: too few calls per bucket', () => {
+    // 20 calls/s to a pool of 25/s: about 10 OK calls per 500 ms bucket before the outage, less four standard deviations
+    // of a Poisson count is below 0. Unthrottled retries then held the pool at 5 attempts per call and 1 OK call/s,
+    // and were reported recovered 0.5 s after the outage.
+    const thin = { ...tiny, clients: 10, offeredRps: 20, capacityRps: 25, serviceMs: 40, durationMs: 40_000 };
+    expect(() => summarizeFleetRun(runFleetSimulation(simPolicy('retries'), thin))).toThrow(
+      /goodput before the outage, \d+\.\d OK calls per 500 ms bucket, is too small to tell recovery from noise/,
+    );
+    // 40 calls/s: 20 per bucket, enough to see that they did not recover.
+    const enough = summarizeFleetRun(
+      runFleetSimulation(simPolicy('retries'), { ...thin, offeredRps: 40, capacityRps: 50, serviceMs: 20 }),
+    );
+    expect(enough.timeToRecoverMs).toBeUndefined();
+  });
+
   it('a scenario without an outage reports no amplification during it as a dash, not NaN', () => {
     const quiet = { ...tiny, outageMs: 0 };
     const summary = summarizeFleetRun(runFleetSimulation(simPolicy('none'), quiet));
