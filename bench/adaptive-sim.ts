@@ -36,14 +36,19 @@
  */
 import { AdaptiveHedging } from '../src/hedging/adaptive-hedging-delay.js';
 import { FakeClock } from '../src/testing/fake-clock.js';
-import { orUsageExit, type Script, scriptArgs } from './lib/args.js';
+import { orUsageExit, type Script, scriptArgs, usageExit } from './lib/args.js';
 import { STATIC_LOAD_LIMIT, withinLoadLimit } from './lib/extra-load.js';
 import { blockDraw, scriptedAttempt } from './lib/latency-script.js';
 import { pairedTimeToAdapt } from './lib/paired-time-to-adapt.js';
 import { slidingTimeToAdapt } from './lib/sliding-time-to-adapt.js';
 import { summarize } from './lib/stats.js';
 import { fmt, markdownTable } from './lib/table.js';
-import { ADAPTIVE_SIM_DEFAULTS, ADAPTIVE_SIM_SETTINGS, staticDelays } from './sim/adaptive-sim-options.js';
+import {
+  ADAPTIVE_SIM_DEFAULTS,
+  ADAPTIVE_SIM_SETTINGS,
+  shortPhaseProblem,
+  staticDelays,
+} from './sim/adaptive-sim-options.js';
 import type { SimulatedPhase } from './sim/adaptive-sweep-tally.js';
 import { EventQueue } from './sim/event-queue.js';
 
@@ -65,6 +70,8 @@ const PHASES = [
   { key: 'a2', title: 'Regime A again, after the shift down', fastMs: 2, slowMs: 200 },
 ] as const;
 const STATIC_DELAYS_MS = orUsageExit(SCRIPT, () => staticDelays(args.values.get('static-delays')));
+const shortPhase = shortPhaseProblem(opts);
+if (shortPhase !== undefined) usageExit(SCRIPT, shortPhase);
 const METHOD = '/sim.Service/Unary';
 const GOLDEN = (Math.sqrt(5) - 1) / 2;
 

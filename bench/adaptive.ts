@@ -44,6 +44,7 @@ import {
   POSITIVE_COUNT,
   type Script,
   scriptArgs,
+  usageExit,
   userOutputPath,
 } from './lib/args.js';
 import { PACKAGE_ROOT, spawnBenchServer } from './lib/child-server.js';
@@ -65,6 +66,7 @@ import {
 import { type SlidingTimeToAdapt, slidingTimeToAdapt } from './lib/sliding-time-to-adapt.js';
 import { summarize } from './lib/stats.js';
 import { fmt, markdownTable } from './lib/table.js';
+import { shortPhaseProblem } from './sim/adaptive-sim-options.js';
 
 const SCRIPT: Script = {
   name: 'bench:adaptive',
@@ -141,6 +143,9 @@ const args = scriptArgs(
   },
 );
 const opts = args.options;
+// A phase shorter than the 1 s window of the time to adapt reads as "never" adapting for every variant.
+const shortPhase = shortPhaseProblem(opts);
+if (shortPhase !== undefined) usageExit(SCRIPT, shortPhase);
 const seed = scriptSeed(opts.seed);
 /** `--trace=FILE`: also write the adaptive variant's outcomes as a trace (see bench/adaptive-trace.ts). */
 const traceArg = args.values.get('trace');

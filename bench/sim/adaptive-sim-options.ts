@@ -96,3 +96,21 @@ export function staticDelays(text: string | undefined): readonly number[] {
   }
   return values;
 }
+
+/**
+ * Why a phase of these options is too short to measure a time to adapt, or undefined: the 1 s sliding windows need
+ * a call starting a second or more after the phase's first, and the paired windows `rate` calls, so a phase must
+ * hold more than `rate` calls (with fewer, every variant read as "never" adapting).
+ */
+export function shortPhaseProblem(
+  options: Pick<AdaptiveSimOptions, 'rate' | 'learnCalls' | 'measuredCalls'>,
+): string | undefined {
+  const { rate, learnCalls, measuredCalls } = options;
+  const calls = learnCalls + measuredCalls;
+  if (calls > rate) return undefined;
+  return (
+    `--learn-calls ${learnCalls} + --measured-calls ${measuredCalls} at --rate ${rate} make phases of ` +
+    `${Number((calls / rate).toFixed(3))} s, shorter than the 1 s window the time to adapt is measured over: ` +
+    `a phase must hold more than ${rate} calls`
+  );
+}

@@ -129,6 +129,23 @@ describe('simulate:adaptive --json=1', () => {
     expect(exact.map((p) => p.adaptiveExtraLoad)).not.toEqual(plain.map((p) => p.adaptiveExtraLoad));
   }, 60_000);
 
+  it('refuses phases shorter than the 1 s window of the time to adapt, which read as "never" for every variant', async () => {
+    // 150 calls at 200 calls/s: 0.75 s a phase, no window fits, and every variant, the best static delay's
+    // included, "never" adapted (null, counted as a miss by the sweeps).
+    await expect(
+      run(process.execPath, [
+        '--import',
+        'tsx',
+        SIMULATOR,
+        '--learn-calls=0',
+        '--measured-calls=150',
+        '--json=1',
+      ]),
+    ).rejects.toThrow(
+      'simulate:adaptive: --learn-calls 0 + --measured-calls 150 at --rate 200 make phases of 0.75 s, shorter than the 1 s window the time to adapt is measured over: a phase must hold more than 200 calls',
+    );
+  }, 60_000);
+
   it('refuses static delays that are not positive numbers', async () => {
     await expect(
       run(process.execPath, ['--import', 'tsx', SIMULATOR, '--static-delays=5,x', '--json=1']),

@@ -139,3 +139,17 @@ describe('simulate: a scenario with no time for the baseline goodput', () => {
     );
   }, 60_000);
 });
+
+describe('bench:adaptive: phases too short for the time to adapt', () => {
+  it('refuses phases shorter than its 1 s window before it starts its servers', async () => {
+    const short = await script('adaptive.ts', [
+      '--learn-calls=0',
+      '--measured-calls=150',
+      '--short-gc-pauses=0',
+    ]);
+    expect(short.code).toBe(2);
+    expect(short.stderr.split('\n')[0]).toBe(
+      'bench:adaptive: --learn-calls 0 + --measured-calls 150 at --rate 200 make phases of 0.75 s, shorter than the 1 s window the time to adapt is measured over: a phase must hold more than 200 calls',
+    );
+  }, 60_000);
+});
