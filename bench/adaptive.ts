@@ -55,6 +55,7 @@ import { scriptedAttempt, scriptSeed } from './lib/latency-script.js';
 import { openLoop, sleep } from './lib/load.js';
 import { lastPairedWindowOver, pairedTimeToAdapt } from './lib/paired-time-to-adapt.js';
 import { type PausesMet, pausesMet, type Span } from './lib/pauses-met.js';
+import { type PhaseCalls, recordPhaseCall } from './lib/phase-calls.js';
 import { coresToPin, type PinnedCores, pinClientAndServer } from './lib/pin-cores.js';
 import { RecordingAdaptiveHedging } from './lib/recording-adaptive-hedging.js';
 import {
@@ -161,17 +162,7 @@ const P99_RATIO_TARGET = 1.15;
 const ADAPT_TARGET_S = 2;
 const SLIDING_WINDOW_S = 1;
 
-interface PhaseData {
-  /** Latency of each measured call that succeeded, ms. */
-  latencies: number[];
-  /** Every call of the phase, learning ones included: when it started (s since the phase began) and its latency. */
-  timeline: { t: number; latencyMs: number }[];
-  /** Every call of the phase by its index (learning ones included): its latency, or +∞ if it failed. */
-  byIndex: number[];
-  /** When each call of the phase started, by its index, ms since the epoch. */
-  startByIndex: number[];
-  failed: number;
-  firstError: string | undefined;
+interface PhaseData extends PhaseCalls {
   /** Attempts of the measured calls that reached the server, and of those cancelled. */
   attempts: number;
   cancelled: number;
@@ -307,17 +298,8 @@ async function runVariant(v: Variant): Promise<void> {
           phase.regime,
           `${phaseNumber}:${index}`,
         ),
-      (index, startedS, latencyMs, error) => {
-        if (error === undefined) d.timeline.push({ t: startedS, latencyMs });
-        d.byIndex[index] = error === undefined ? latencyMs : Number.POSITIVE_INFINITY;
-        d.startByIndex[index] = fromMs + startedS * 1000;
-        if (index < opts.learnCalls) return;
-        if (error === undefined) d.latencies.push(latencyMs);
-        else {
-          d.failed++;
-          d.firstError ??= String(error);
-        }
-      },
+      (index, startedS, latencyMs, error) =>
+        recordPhaseCall(d, opts.learnCalls, fromMs, index, startedS, latencyMs, error),
       v.adaptive
         ? (t) =>
             v.delays.push({ phase: phase.key, t, delayMs: v.adaptive?.currentDelays().values().next().value })
@@ -638,7 +620,7 @@ async function main(): Promise<void> {
     if (lastOver?.fromS !== undefined) {
       windowsOver.push(
         `- ${phase.title} (limit ${fmt(limit, 1)} ms): ${fmt(lastOver.fromS, 1)}–${fmt(lastOver.fromS + SLIDING_WINDOW_S, 1)} s, ` +
-          `${(lastOver.overMs ?? []).map((ms) => fmt(ms, 0)).join(', ')} ms`,
+          `${(lastOver.overMs ?? []).map((ms) => (Number.isFinite(ms) ? fmt(ms, 0) : 'failed')).join(', ')} ms`,
       );
     }
     const ratio = best ? ad.s.p99 / best.s.p99 : Number.NaN;
