@@ -84,8 +84,10 @@ export function serviceConfigFromProtos(
   source: ProtoSource,
   policies: IdempotencyPolicies,
 ): ServiceConfigJson & { methodConfig: MethodConfigJson[] } {
-  if (typeof policies !== 'object' || policies === null) {
-    throw new TypeError('serviceConfigFromProtos: policies must be an object');
+  if (typeof policies !== 'object' || policies === null || Array.isArray(policies)) {
+    throw new TypeError(
+      `serviceConfigFromProtos: policies must be an object (of policies by idempotency level), got ${describeValue(policies)}`,
+    );
   }
   for (const key of Object.keys(policies)) {
     if (!POLICY_KEYS.has(key)) {
@@ -97,7 +99,9 @@ export function serviceConfigFromProtos(
     }
   }
   if (policies.include !== undefined && typeof policies.include !== 'function') {
-    throw new TypeError('serviceConfigFromProtos: policies.include must be a function');
+    throw new TypeError(
+      `serviceConfigFromProtos: policies.include must be a function, got ${describeValue(policies.include)}`,
+    );
   }
   const byLevel = new Map<IdempotencyLevel, LevelPolicy>();
   for (const [level, key] of LEVEL_KEYS) {

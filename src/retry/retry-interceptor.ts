@@ -9,6 +9,7 @@ import type { ServiceConfigJson } from '../config/service-config-json.js';
 import { LONGEST_CONFIG_TIMEOUT_MS } from '../config/timer-limit.js';
 import type { CallPolicy, ServiceConfig } from '../config/types.js';
 import { checkNotUsedAsInterceptor } from '../util/factory-misuse.js';
+import { describeValue } from '../util/option-checks.js';
 import { BufferPool } from './buffer-pool.js';
 import type { RetryingCallContext } from './call-context.js';
 import { readCallRetryOptions } from './call-options.js';
@@ -80,14 +81,19 @@ function nextCallId(): number {
  *
  * @param config A config from `parseServiceConfig`/`loadServiceConfig`, a service-config object, or JSON text.
  * @param options See {@link RetryInterceptorOptions}.
- * @throws ServiceConfigError when the config is invalid; RangeError/TypeError when an option is (an unknown option
- *   is named, with the closest known one).
+ * @throws ServiceConfigError when the config is invalid; TypeError when it is neither JSON text nor an object;
+ *   RangeError/TypeError when an option is (an unknown option is named, with the closest known one).
  */
 export function createRetryInterceptor(
   config: ServiceConfig | ServiceConfigJson | string,
   options?: RetryInterceptorOptions,
 ): Interceptor {
   checkNotUsedAsInterceptor('createRetryInterceptor', 'createRetryInterceptor(config)', config);
+  if (typeof config !== 'string' && (typeof config !== 'object' || config === null)) {
+    throw new TypeError(
+      `createRetryInterceptor: config must be JSON text or an object (a service config, or what parseServiceConfig or loadServiceConfig returned), got ${describeValue(config)}`,
+    );
+  }
   const serviceConfig = parseServiceConfig(config);
   interceptorsMade += 1;
   if (interceptorsMade === MANY_INTERCEPTORS) {

@@ -320,7 +320,7 @@ export function checkRequestIdFieldServed(
 
 function checkHook<T>(name: string, value: T): T {
   if (value !== undefined && typeof value !== 'function') {
-    throw new TypeError(`FlakyServer: option "${name}" must be a function`);
+    throw new TypeError(`FlakyServer: option "${name}" must be a function, got ${describeValue(value)}`);
   }
   return value;
 }
@@ -330,13 +330,15 @@ export function checkFlakyServerOptions(options: unknown): CheckedFlakyServerOpt
   const o = checkOptions('FlakyServer: options', options, [...OPTION_NAMES]) as FlakyServerOptions;
   const port = o.port ?? 0;
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    throw new RangeError(
+    throw new (typeof port === 'number' ? RangeError : TypeError)(
       `FlakyServer: option "port" must be an integer 0..65535, got ${describeValue(port)}${wrongTypeHint(port, 'number')}`,
     );
   }
   const host = o.host ?? '127.0.0.1';
   if (typeof host !== 'string' || host === '') {
-    throw new TypeError('FlakyServer: option "host" must be a non-empty string');
+    throw new TypeError(
+      `FlakyServer: option "host" must be a non-empty string, got ${describeValue(host)}${wrongTypeHint(host, 'string')}`,
+    );
   }
   const portWritten = portInHost(host);
   if (portWritten !== undefined) {
@@ -345,8 +347,13 @@ export function checkFlakyServerOptions(options: unknown): CheckedFlakyServerOpt
       `FlakyServer: option "host" is a host name or address without a port, got ${JSON.stringify(host)}: give the port as option "port"${portWritten === '' ? '' : ` (port: ${portWritten})`}`,
     );
   }
-  if (o.scripts !== undefined && (typeof o.scripts !== 'object' || o.scripts === null)) {
-    throw new TypeError('FlakyServer: option "scripts" must be an object of scripts by call id');
+  if (
+    o.scripts !== undefined &&
+    (typeof o.scripts !== 'object' || o.scripts === null || Array.isArray(o.scripts))
+  ) {
+    throw new TypeError(
+      `FlakyServer: option "scripts" must be an object of scripts by call id, got ${describeValue(o.scripts)}`,
+    );
   }
   const scripts = Object.entries(o.scripts ?? {}).map(([callId, script]) => {
     if (callId === '') {
@@ -382,7 +389,10 @@ export function checkFlakyServerOptions(options: unknown): CheckedFlakyServerOpt
       'FlakyServer: option "serveFlakyTest" is false and neither "proto" nor "services" is given: the server would serve nothing',
     );
   }
-  if (o.methodScripts !== undefined && (typeof o.methodScripts !== 'object' || o.methodScripts === null)) {
+  if (
+    o.methodScripts !== undefined &&
+    (typeof o.methodScripts !== 'object' || o.methodScripts === null || Array.isArray(o.methodScripts))
+  ) {
     throw new TypeError(
       `FlakyServer: option "methodScripts" must be an object of scripts by method name, got ${describeValue(o.methodScripts)}`,
     );
@@ -437,7 +447,8 @@ export function checkFlakyServerOptions(options: unknown): CheckedFlakyServerOpt
 
 /**
  * A bound option: an integer >= `min` or `Infinity` (default `fallback` when left out; null is refused, as for
- * every other option); else a RangeError naming it and the value given (a string quoted).
+ * every other option); else an error naming it and the value given: a TypeError when that is no number (NaN
+ * included; a number written as text is hinted), a RangeError when it is out of range.
  * @internal shared with FlakyCluster
  */
 export function checkBound(
@@ -453,7 +464,8 @@ export function checkBound(
     !(Number.isInteger(bound) || bound === Number.POSITIVE_INFINITY) ||
     bound < min
   ) {
-    throw new RangeError(
+    // not a number (NaN included, as checkNumber has it): a TypeError; a number out of range: a RangeError
+    throw new (typeof bound !== 'number' || Number.isNaN(bound) ? TypeError : RangeError)(
       `${owner}: option "${name}" must be an integer >= ${min} or Infinity; got ${describeValue(bound)}${wrongTypeHint(bound, 'number')}`,
     );
   }

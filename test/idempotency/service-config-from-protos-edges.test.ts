@@ -20,19 +20,24 @@ const hedge = { hedgingPolicy: { maxAttempts: 2, hedgingDelay: '0.05s' } };
 
 describe('serviceConfigFromProtos: its policies argument', () => {
   it.each([
-    ['null', null],
-    ['undefined', undefined],
-    ['a string', 'idempotent'],
-  ])('refuses policies that are %s', (_name, policies) => {
+    ['null', null, 'null'],
+    ['undefined', undefined, 'nothing'],
+    ['a string', 'idempotent', '"idempotent"'],
+    ['a number', 5, '5'],
+    // an array was taken as an object with keys "0", "1": the error named policies.0 as an unknown option
+    ['an array', [retry], '[{"retryPolicy":{"maxAttempts":3,"initialBackoff":"0.1s",...'],
+  ])('refuses policies that are %s, saying what they got', (_name, policies, shown) => {
     expect(() => serviceConfigFromProtos(loadSync(CATALOG_PROTO), policies as never)).toThrow(
-      new TypeError('serviceConfigFromProtos: policies must be an object'),
+      new TypeError(
+        `serviceConfigFromProtos: policies must be an object (of policies by idempotency level), got ${shown}`,
+      ),
     );
   });
 
   it('refuses an include that is not a function, and lists the known keys for an unknown one', () => {
     expect(() =>
       serviceConfigFromProtos(loadSync(CATALOG_PROTO), { idempotent: retry, include: 'Get*' as never }),
-    ).toThrow(new TypeError('serviceConfigFromProtos: policies.include must be a function'));
+    ).toThrow(new TypeError('serviceConfigFromProtos: policies.include must be a function, got "Get*"'));
     expect(() => serviceConfigFromProtos(loadSync(CATALOG_PROTO), { zzz: retry } as never)).toThrow(
       new TypeError(
         'serviceConfigFromProtos: policies.zzz is not an option (known: noSideEffects, idempotent, unknown, retryThrottling, include)',

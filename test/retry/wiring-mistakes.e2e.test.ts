@@ -72,3 +72,22 @@ describe('a file name where JSON text goes', () => {
     },
   );
 });
+
+describe('a config that is neither text nor an object', () => {
+  it.each([
+    [5, '5'],
+    [undefined, 'nothing'],
+    [null, 'null'],
+    [true, 'true'],
+  ])(
+    'createRetryInterceptor(%j) names itself and what it got, as createChannelOptions does',
+    (config, shown) => {
+      // It said only "a service config must be a JSON object, got 5", naming no function.
+      expect(() => createRetryInterceptor(config as never)).toThrow(
+        new TypeError(
+          `createRetryInterceptor: config must be JSON text or an object (a service config, or what parseServiceConfig or loadServiceConfig returned), got ${shown}`,
+        ),
+      );
+    },
+  );
+});

@@ -344,13 +344,13 @@ describe('messages', () => {
     expect(() => validateAttemptScript(null)).toThrow('attempt script: must be an object, got null');
   });
 
-  it.each<[unknown, string]>([
-    ['10', 'got "10"; did you mean 10 (a number, not a string)?'],
-    [null, 'got null'],
-    [-1, 'got -1'],
-  ])('a bound option shows the value %j as given', async (value, got) => {
+  it.each<[unknown, string, typeof TypeError]>([
+    ['10', 'got "10"; did you mean 10 (a number, not a string)?', TypeError],
+    [null, 'got null', TypeError],
+    [-1, 'got -1', RangeError],
+  ])('a bound option shows the value %j as given', async (value, got, kind) => {
     const started = FlakyServer.start({ maxRecordedAttempts: js(value) });
-    await expect(started).rejects.toThrow(RangeError);
+    await expect(started).rejects.toThrow(kind);
     await expect(started).rejects.toThrow(
       `FlakyServer: option "maxRecordedAttempts" must be an integer >= 0 or Infinity; ${got}`,
     );
@@ -391,6 +391,69 @@ describe('a bigint, symbol or function where a script or option wants a value', 
     const started = FlakyServer.start({ [option]: value } as never);
     await expect(started).rejects.toThrow(TypeError);
     await expect(started).rejects.toThrow(`FlakyServer: ${message}`);
+  });
+});
+
+describe('FlakyServer.start options that said what they want but not what they got', () => {
+  it.each<[string, unknown, string]>([
+    ['respond', 5, 'option "respond" must be a function, got 5'],
+    ['onAttempt', 'log', 'option "onAttempt" must be a function, got "log"'],
+    ['onAttemptEnd', {}, 'option "onAttemptEnd" must be a function, got {}'],
+    ['host', 5, 'option "host" must be a non-empty string, got 5'],
+    ['host', '', 'option "host" must be a non-empty string, got ""'],
+    ['scripts', 5, 'option "scripts" must be an object of scripts by call id, got 5'],
+    // an array was taken as scripts under the call ids "0", "1"
+    [
+      'scripts',
+      [{ status: 'OK' }],
+      'option "scripts" must be an object of scripts by call id, got [{"status":"OK"}]',
+    ],
+    [
+      'port',
+      '5000',
+      'option "port" must be an integer 0..65535, got "5000"; did you mean 5000 (a number, not a string)?',
+    ],
+    [
+      'maxTrackedCallIds',
+      '5',
+      'option "maxTrackedCallIds" must be an integer >= 1 or Infinity; got "5"; did you mean 5 (a number, not a string)?',
+    ],
+    [
+      'maxRecordedAttempts',
+      null,
+      'option "maxRecordedAttempts" must be an integer >= 0 or Infinity; got null',
+    ],
+    [
+      'methodScripts',
+      [{ status: 'OK' }],
+      'option "methodScripts" must be an object of scripts by method name, got [{"status":"OK"}]',
+    ],
+    [
+      'maxRecordedBytes',
+      Number.NaN,
+      'option "maxRecordedBytes" must be an integer >= 0 or Infinity; got NaN',
+    ],
+  ])(
+    'FlakyServer.start({ %s: %j }) is a TypeError naming the option and the value',
+    async (option, value, message) => {
+      const started = FlakyServer.start({ [option]: value } as never);
+      await expect(started).rejects.toThrow(TypeError);
+      await expect(started).rejects.toThrow(`FlakyServer: ${message}`);
+    },
+  );
+
+  it('keeps a RangeError for a number out of range', async () => {
+    const started = FlakyServer.start({ maxTrackedCallIds: 0, port: 70000 });
+    await expect(started).rejects.toThrow(RangeError);
+    await expect(FlakyServer.start({ maxTrackedCallIds: 0 })).rejects.toThrow(RangeError);
+  });
+
+  it('FlakyCluster.start({ maxTrackedCallIds: "5" }) is a TypeError with the number hint', async () => {
+    const started = FlakyCluster.start([{}], { maxTrackedCallIds: '5' as never });
+    await expect(started).rejects.toThrow(TypeError);
+    await expect(started).rejects.toThrow(
+      'FlakyCluster.start: option "maxTrackedCallIds" must be an integer >= 1 or Infinity; got "5"; did you mean 5 (a number, not a string)?',
+    );
   });
 });
 

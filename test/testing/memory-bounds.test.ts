@@ -85,7 +85,7 @@ describe('FlakyServer: maxRecordedBytes', () => {
     expect(log.recordedBytes).toBe(200);
   });
 
-  it.each([-1, 1.5, Number.NaN])('rejects %j with a RangeError naming the option', async (value) => {
+  it.each([-1, 1.5, Number.NaN])('rejects %s, naming the option', async (value) => {
     await expect(FlakyServer.start({ maxRecordedBytes: value })).rejects.toThrow(
       /option "maxRecordedBytes" must be an integer >= 0 or Infinity/,
     );
