@@ -7,7 +7,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { formatJsonPath, type JsonPath } from '../config/json-path.js';
 import { duplicateKeyMessage, parseJsonSource } from '../config/json-source.js';
-import { statusCodeName } from '../config/status-codes.js';
+import { statusLabel } from '../config/status-codes.js';
 import {
   markCallIdHintsShown,
   methodLikeCallId,
@@ -408,7 +408,7 @@ export function formatAttemptLine(attempt: RecordedAttempt): string {
   } else if (attempt.endedWith === grpc.status.OK) {
     outcome = `OK responses=${attempt.responsesSent}`;
   } else {
-    outcome = `${statusCodeName(attempt.endedWith)} ${JSON.stringify(attempt.endedDetails ?? '')}`;
+    outcome = `${statusLabel(attempt.endedWith)} ${JSON.stringify(attempt.endedDetails ?? '')}`;
   }
   const took = attempt.endedAt === undefined ? '' : ` ${attempt.endedAt - attempt.arrivedAt}ms`;
   // the call id, method and details come from the client and the script: one line, whatever they hold

@@ -2,7 +2,7 @@
  * Formatting helpers for the command-line reports.
  */
 
-import { statusCodeName } from '../config/status-codes.js';
+import { statusLabel } from '../config/status-codes.js';
 import type { MethodName } from '../config/types.js';
 
 const MS_PER_SECOND = 1000;
@@ -59,7 +59,7 @@ export function formatStatusCodes(codes: readonly number[]): string {
   if (codes.length === 0) {
     return 'none';
   }
-  return codes.map((code) => `${statusCodeName(code)} (${code})`).join(', ');
+  return codes.map((code) => `${statusLabel(code)} (${code})`).join(', ');
 }
 
 /** A sum of durations such as `100 ms + 200 ms + 400 ms`, elided in the middle when there are many terms. */

@@ -4,6 +4,7 @@
 
 import { status } from '@grpc/grpc-js';
 import { closestName } from '../util/closest-name.js';
+import { wrongTypeHint } from '../util/wrong-type-hint.js';
 import { describeValue, ServiceConfigError } from './service-config-error.js';
 
 /** Highest canonical gRPC status code (UNAUTHENTICATED). */
@@ -66,7 +67,7 @@ export function readStatusCode(value: unknown): number | string {
 export function statusNameHint(text: string): string {
   const trimmed = text.trim();
   if (/^\d+$/.test(trimmed) && Number(trimmed) <= MAX_STATUS_CODE) {
-    return `; write the number ${Number(trimmed)} without quotes, or its name "${statusCodeName(Number(trimmed))}"`;
+    return `; write the number ${Number(trimmed)} without quotes, or its name "${statusLabel(Number(trimmed))}"`;
   }
   if (CODE_BY_NAME.has(trimmed.toUpperCase())) {
     return `; did you mean "${trimmed}" (without the spaces around it)?`;
@@ -83,7 +84,21 @@ export function statusCodeNames(): string[] {
 /**
  * The canonical upper-case name of a status code, e.g. `statusCodeName(14) === 'UNAVAILABLE'`.
  * Codes outside 0..16 are returned as their decimal string.
+ *
+ * @throws TypeError when `code` is not a number (NaN included): a name or text given back as its own "name" would
+ *   hide the mistake.
  */
 export function statusCodeName(code: number): string {
+  if (typeof code !== 'number' || Number.isNaN(code)) {
+    const isName = typeof code === 'string' && CODE_BY_NAME.has(code);
+    throw new TypeError(
+      `statusCodeName: code must be a status code number (such as 14 or grpc.status.UNAVAILABLE), got ${describeValue(code)}${isName ? '; it is already a status name' : wrongTypeHint(code, 'number')}`,
+    );
+  }
+  return statusLabel(code);
+}
+
+/** {@link statusCodeName} unchecked, for a code read from a call: the decimal string of what is not 0..16. @internal */
+export function statusLabel(code: number): string {
   return NAME_BY_CODE.get(code) ?? String(code);
 }

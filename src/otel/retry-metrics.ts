@@ -15,7 +15,7 @@ import {
   type ObservableGauge,
   ValueType,
 } from '@opentelemetry/api';
-import { statusCodeName } from '../config/status-codes.js';
+import { statusLabel } from '../config/status-codes.js';
 import type { CallEndEvent, RetryEvent, RetryEventListener } from '../retry/events.js';
 import { checkOptions as checkKeys, checkNumber } from '../util/option-checks.js';
 import { packageVersion } from '../util/package-version.js';
@@ -370,7 +370,7 @@ export function createRetryMetrics(options: RetryMetricsOptions = {}): RetryMetr
   const targetOf = callTargetAttribute(target, options.targetAttribute);
   const attributesOf = (event: CallEndEvent): Attributes =>
     methodAttributes(methodName(event.method), targetOf(event), {
-      'grpc.status': statusCodeName(event.code),
+      'grpc.status': statusLabel(event.code),
     });
 
   const onEvent: RetryEventListener = (event: RetryEvent) => {

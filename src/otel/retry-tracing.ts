@@ -18,7 +18,7 @@ import {
   type TracerProvider,
   trace,
 } from '@opentelemetry/api';
-import { statusCodeName } from '../config/status-codes.js';
+import { statusLabel } from '../config/status-codes.js';
 import type {
   AttemptEndEvent,
   AttemptStartEvent,
@@ -245,7 +245,7 @@ function setRpcStatus(span: Span, code: number, details: string): void {
   if (code === 0) {
     span.setStatus({ code: SpanStatusCode.OK });
   } else {
-    const name = statusCodeName(code);
+    const name = statusLabel(code);
     span.setStatus({ code: SpanStatusCode.ERROR, message: details ? `${name}, ${details}` : name });
   }
 }

@@ -4,6 +4,8 @@
  * A gate that throws or a random source that gives a number outside [0, 1) is reported once per hook and interceptor as a
  * process warning (`GRPC_RETRY_HEDGING_HOOK_ERROR`), and the call goes on with the safe reading: the gate refuses
  * the attempt (no extra load on a server the gate was meant to protect), and the draw comes from `Math.random`.
+ * A gate's `name` that is no string, or `tokens` that are no finite number, is reported the same way and left out
+ * of the `throttled` event (`gate: 'gate'`, `tokens: NaN`), as when the gate has none.
  * @internal
  */
 
@@ -49,10 +51,20 @@ export function guardedGate(gate: RetryGate): RetryGate {
     recordFailure: () => record('recordFailure'),
     recordSuccess: () => record('recordSuccess'),
     get name(): string | undefined {
-      return read(() => gate.name, 'name');
+      return read(
+        () => gate.name,
+        'name',
+        (name) => typeof name === 'string',
+        'a string',
+      );
     },
     get tokens(): number | undefined {
-      return read(() => gate.tokens, 'tokens');
+      return read(
+        () => gate.tokens,
+        'tokens',
+        (tokens) => typeof tokens === 'number' && Number.isFinite(tokens),
+        'a finite number',
+      );
     },
   };
   if (gate.recordCall !== undefined) {
@@ -60,12 +72,27 @@ export function guardedGate(gate: RetryGate): RetryGate {
   }
   return guarded;
 
-  function read<T>(get: () => T, property: string): T | undefined {
+  /** The gate's `property`, or undefined (reported once) when reading it throws or gives what is not `wanted`. */
+  function read<T>(
+    get: () => T,
+    property: string,
+    fits: (value: unknown) => boolean,
+    wanted: string,
+  ): T | undefined {
+    let value: T;
     try {
-      return get();
+      value = get();
     } catch (error) {
       report(property, `${PATH}.gate.${property} threw (${errorMessage(error)}); the event leaves it out`);
       return undefined;
     }
+    if (value === undefined || fits(value)) {
+      return value;
+    }
+    report(
+      property,
+      `${PATH}.gate.${property} must be ${wanted} or undefined, got ${describeValue(value)}; the event leaves it out`,
+    );
+    return undefined;
   }
 }

@@ -59,4 +59,22 @@ describe('statusCodeName', () => {
   it('falls back to the number for unknown codes', () => {
     expect(statusCodeName(42)).toBe('42');
   });
+
+  it.each<[unknown, string]>([
+    ['x', 'got "x"'],
+    ['UNAVAILABLE', 'got "UNAVAILABLE"; it is already a status name'],
+    ['14', 'got "14"; did you mean 14 (a number, not a string)?'],
+    [undefined, 'got nothing'],
+    [Number.NaN, 'got NaN'],
+    [{ code: 14 }, 'got {"code":14}'],
+  ])(
+    'refuses %j, which is no status code, with a TypeError (it returned the value back as its "name")',
+    (code, got) => {
+      expect(() => statusCodeName(code as number)).toThrow(
+        new TypeError(
+          `statusCodeName: code must be a status code number (such as 14 or grpc.status.UNAVAILABLE), ${got}`,
+        ),
+      );
+    },
+  );
 });

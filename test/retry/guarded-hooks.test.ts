@@ -141,4 +141,44 @@ describe('the application’s gate and random source, guarded', () => {
     expect(sloppy.allowAttempt('retry')).toBe(false);
     expect(warnings(warn)[0]).toContain('options.gate.allowAttempt must return true or false, got 1');
   });
+
+  it.each<[string, unknown, unknown]>([
+    ['text', '3', 7],
+    ['NaN', Number.NaN, null],
+    ['Infinity', Number.POSITIVE_INFINITY, {}],
+    ['an object', { left: 3 }, ['g']],
+  ])(
+    'a gate whose tokens read %s (and whose name is no string) leaves them out of the throttled event, warned once',
+    (_what, tokens, name) => {
+      // The value went into the event as it was: "3" in a field typed as a number, a name of 7.
+      const warn = vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
+      const gate: RetryGate = {
+        allowAttempt: () => false,
+        recordFailure() {},
+        recordSuccess() {},
+        get tokens() {
+          return tokens as number;
+        },
+        get name() {
+          return name as string;
+        },
+      };
+      const h = engineCall(retryPolicy({ initialBackoff: '0.01s', maxBackoff: '0.01s' }), {
+        interceptor: { gate },
+      });
+      h.attempt(0).status(Status.UNAVAILABLE, 'backend down');
+      h.attempt(0).status(Status.UNAVAILABLE, 'backend down');
+      const [throttled] = eventsOfType(h.events, 'throttled');
+      expect(throttled?.tokens).toBeNaN();
+      expect(throttled?.gate).toBe('gate');
+      expect(h.status.code).toBe(Status.UNAVAILABLE);
+      const told = warnings(warn);
+      expect(told.filter((w) => w.includes('options.gate.tokens must be a finite number'))).toEqual([
+        expect.stringContaining('the event leaves it out'),
+      ]);
+      expect(told.filter((w) => w.includes('options.gate.name must be a string'))).toEqual([
+        expect.stringContaining('the event leaves it out'),
+      ]);
+    },
+  );
 });
