@@ -5,7 +5,7 @@
  * second. Pure: it reads the raw config.
  */
 import { formatJsonPath, type JsonPath } from '../config/json-path.js';
-import { effectivePolicy, policyNames } from './lb-policy-names.js';
+import { effectivePolicy, policyNameOf, policyNames } from './lb-policy-names.js';
 import { AVOID_TRIED_REPLICAS_POLICY } from './policy-name.js';
 
 /** A warning at a path of the config. @internal */
@@ -28,10 +28,10 @@ export function findHedgingBehindPickFirst(
     return [];
   }
   const config = raw as Record<string, unknown>;
-  const top = effectivePolicy(config.loadBalancingConfig, isKnown);
+  const run = runPolicy(config.loadBalancingConfig, isKnown, 0);
+  const top = run?.name ?? 'pick_first';
   // The avoiding policy only chooses among what its child hands out: around pick_first, that is one server.
-  const child =
-    top === AVOID_TRIED_REPLICAS_POLICY ? avoidChildList(config.loadBalancingConfig, isKnown) : undefined;
+  const child = top === AVOID_TRIED_REPLICAS_POLICY ? avoidChildList(run?.entry, isKnown) : undefined;
   if (child !== undefined ? effectivePolicy(child, isKnown) !== 'pick_first' : top !== 'pick_first') {
     return [];
   }
@@ -39,21 +39,26 @@ export function findHedgingBehindPickFirst(
     return []; // a child list naming no policy it knows is an error of the policy's config (the validator's)
   }
   const names = policyNames(child ?? config.loadBalancingConfig);
+  const skipped = child === undefined ? run?.skipped : undefined;
   const why =
     child !== undefined
       ? AROUND_PICK_FIRST
-      : names.length === 0
-        ? 'the config has no loadBalancingConfig, so grpc-js uses pick_first'
-        : names.some(isKnown)
-          ? 'loadBalancingConfig is pick_first'
-          : 'loadBalancingConfig names no policy grpc-js knows, so grpc-js uses pick_first';
+      : skipped !== undefined
+        ? `loadBalancingConfig[${skipped.index}] (outlier_detection) ${skipped.why}, so grpc-js skips it and uses pick_first`
+        : names.length === 0
+          ? 'the config has no loadBalancingConfig, so grpc-js uses pick_first'
+          : names.some(isKnown)
+            ? 'loadBalancingConfig is pick_first'
+            : 'loadBalancingConfig names no policy grpc-js knows, so grpc-js uses pick_first';
   // avoidTriedReplicas wraps the config's own list, so it helps only a config without one.
   const advice =
     child !== undefined
       ? `Name round_robin (or another policy that keeps every replica connected) as its childPolicy`
-      : names.length === 0
-        ? `Use round_robin, or createChannelOptions(config, { avoidTriedReplicas: true }) (policy ${AVOID_TRIED_REPLICAS_POLICY}) so that hedges go to replicas the call has not tried`
-        : `Use round_robin (createChannelOptions(config, { avoidTriedReplicas: true }) runs ${AVOID_TRIED_REPLICAS_POLICY} around the config's own loadBalancingConfig, so it needs round_robin there too)`;
+      : skipped !== undefined
+        ? 'Give outlier_detection a child_policy of round_robin: [{"outlier_detection": {"child_policy": [{"round_robin": {}}]}}]'
+        : names.length === 0
+          ? `Use round_robin, or createChannelOptions(config, { avoidTriedReplicas: true }) (policy ${AVOID_TRIED_REPLICAS_POLICY}) so that hedges go to replicas the call has not tried`
+          : `Use round_robin (createChannelOptions(config, { avoidTriedReplicas: true }) runs ${AVOID_TRIED_REPLICAS_POLICY} around the config's own loadBalancingConfig, so it needs round_robin there too)`;
   return hedgingPaths(config.methodConfig).map((path) => ({
     path,
     message:
@@ -115,13 +120,10 @@ function hedgingPaths(methodConfig: unknown): JsonPath[] {
 /**
  * The child policy list of the first entry of `list` that grpc-js would run, when that entry is the avoiding
  * policy (`childPolicy`, or grpc-js's spelling `child_policy`); undefined otherwise, and when it names none (its
- * child is then round_robin).
+ * child is then round_robin). Given one entry (not a list), that entry's.
  */
 function avoidChildList(list: unknown, isKnown: (name: string) => boolean): unknown[] | undefined {
-  if (!Array.isArray(list)) {
-    return undefined;
-  }
-  for (const entry of list) {
+  for (const entry of Array.isArray(list) ? list : [list]) {
     if (typeof entry !== 'object' || entry === null) {
       continue;
     }
@@ -137,4 +139,66 @@ function avoidChildList(list: unknown, isKnown: (name: string) => boolean): unkn
     return Array.isArray(children) && children.length > 0 ? children : undefined;
   }
   return undefined;
+}
+
+/** How deep {@link runPolicy} follows outlier_detection into its child_policy (grpc-js sets no bound). */
+const MAX_WRAPPING_DEPTH = 8;
+
+/** The entry grpc-js runs from a policy list, and the first outlier_detection entry it skipped before it. */
+interface RunPolicy {
+  readonly name: string;
+  readonly entry: unknown;
+  readonly skipped: { readonly index: number; readonly why: string } | undefined;
+}
+
+/**
+ * The policy grpc-js builds from `list` (its `selectLbConfigFromList`): the first entry whose name it knows and
+ * whose config it can parse; undefined when none (at the top, grpc-js then runs pick_first). Of the configs only
+ * outlier_detection's child is read, as grpc-js reads it: it needs a `child_policy` list (not `childPolicy`) whose
+ * own choice is not pick_first (grpc-js refuses outlier_detection over pick_first), else the entry is skipped, and
+ * grpc-js says so only at debug level.
+ */
+function runPolicy(list: unknown, isKnown: (name: string) => boolean, depth: number): RunPolicy | undefined {
+  if (!Array.isArray(list)) {
+    return undefined;
+  }
+  let skipped: RunPolicy['skipped'];
+  for (const [index, entry] of list.entries()) {
+    const name = policyNameOf(entry);
+    if (name === undefined || !isKnown(name)) {
+      continue;
+    }
+    const why = name === 'outlier_detection' ? outlierDetectionRefusal(entry, isKnown, depth) : undefined;
+    if (why === undefined) {
+      return { name, entry, skipped };
+    }
+    skipped ??= { index, why };
+  }
+  return skipped === undefined ? undefined : { name: 'pick_first', entry: undefined, skipped };
+}
+
+/** Why grpc-js refuses an outlier_detection entry for its child policy; undefined when it does not. */
+function outlierDetectionRefusal(
+  entry: unknown,
+  isKnown: (name: string) => boolean,
+  depth: number,
+): string | undefined {
+  const body = (entry as Record<string, unknown>).outlier_detection;
+  const options = typeof body === 'object' && body !== null ? (body as Record<string, unknown>) : {};
+  const children = options.child_policy;
+  if (!Array.isArray(children)) {
+    return Array.isArray(options.childPolicy)
+      ? 'has no child_policy list (grpc-js reads child_policy, not childPolicy)'
+      : 'has no child_policy list';
+  }
+  if (depth >= MAX_WRAPPING_DEPTH) {
+    return undefined;
+  }
+  const child = runPolicy(children, isKnown, depth + 1);
+  if (child === undefined || child.entry === undefined) {
+    return 'has a child_policy naming no policy grpc-js can run';
+  }
+  return child.name === 'pick_first'
+    ? 'has pick_first as its child_policy, which grpc-js refuses'
+    : undefined;
 }

@@ -3,6 +3,7 @@
  * `createChannelOptions` give them; their own suites check where they appear). Under pick_first, or the
  * replica-avoiding policy around it, every attempt of a call goes to one server: a hedge cannot leave a slow one.
  */
+import * as grpc from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
 import {
   findHedgingBehindPickFirst,
@@ -18,11 +19,93 @@ const retrying = { retryPolicy: {} };
 /** Entries 0 and 2 hedge; 1 retries; 3 is not an object. */
 const methodConfig = [hedging, retrying, hedging, 'not an entry'];
 
+/** The policy grpc-js builds for a service config's loadBalancingConfig list (falling back to pick_first). */
+const runByGrpcJs = (list: unknown): string | undefined =>
+  grpc.experimental.selectLbConfigFromList(list as never, true)?.getLoadBalancerName();
+
 const ONE_SERVER =
   'which sends every attempt of a call down one connection to one server: a hedge cannot leave a slow replica.';
 const around = (child: unknown[], spelling = 'childPolicy') => [{ [AVOID]: { [spelling]: child } }];
 
 describe('findHedgingBehindPickFirst (check)', () => {
+  describe('outlier_detection, which grpc-js skips over pick_first or without a child_policy list', () => {
+    const withOutlier = (name: string) => isKnown(name) || name === 'outlier_detection';
+    const outlier = (options: unknown) => ({ outlier_detection: options });
+    const warn = (loadBalancingConfig: unknown) =>
+      findHedgingBehindPickFirst({ loadBalancingConfig, methodConfig: [hedging] }, withOutlier).map(
+        (w) => w.message,
+      );
+    const ADVICE =
+      'Give outlier_detection a child_policy of round_robin: [{"outlier_detection": {"child_policy": [{"round_robin": {}}]}}]';
+
+    it.each<[string, unknown, string]>([
+      // grpc-js refuses pick_first under outlier_detection, skips the entry and falls back to pick_first
+      [
+        'over pick_first',
+        [outlier({ child_policy: [{ pick_first: {} }] })],
+        'has pick_first as its child_policy, which grpc-js refuses',
+      ],
+      // grpc-js reads child_policy only: a camelCase childPolicy leaves the entry without one
+      [
+        'with childPolicy',
+        [outlier({ childPolicy: [{ pick_first: {} }] })],
+        'has no child_policy list (grpc-js reads child_policy, not childPolicy)',
+      ],
+      [
+        'with childPolicy round_robin',
+        [outlier({ childPolicy: [{ round_robin: {} }] })],
+        'has no child_policy list (grpc-js reads child_policy, not childPolicy)',
+      ],
+      ['without a child', [outlier({})], 'has no child_policy list'],
+      [
+        'over an unknown child',
+        [outlier({ child_policy: [{ bogus: {} }] })],
+        'has a child_policy naming no policy grpc-js can run',
+      ],
+      [
+        'over outlier_detection over pick_first',
+        [outlier({ child_policy: [outlier({ child_policy: [{ pick_first: {} }] })] })],
+        'has a child_policy naming no policy grpc-js can run',
+      ],
+      [
+        'over pick_first, before pick_first',
+        [outlier({ child_policy: [{ pick_first: {} }] }), { pick_first: {} }],
+        'has pick_first as its child_policy, which grpc-js refuses',
+      ],
+    ])('%s: warns that grpc-js runs pick_first', (_what, loadBalancingConfig, why) => {
+      // what grpc-js itself makes of the list
+      expect(runByGrpcJs(loadBalancingConfig)).toBe('pick_first');
+      expect(warn(loadBalancingConfig)).toEqual([
+        `loadBalancingConfig[0] (outlier_detection) ${why}, so grpc-js skips it and uses pick_first, ${ONE_SERVER} ${ADVICE}`,
+      ]);
+    });
+
+    it('no warning where grpc-js runs outlier_detection over round_robin, or skips to round_robin', () => {
+      expect(runByGrpcJs([outlier({ child_policy: [{ round_robin: {} }] })])).toBe('outlier_detection');
+      expect(runByGrpcJs([outlier({ child_policy: [{ pick_first: {} }] }), { round_robin: {} }])).toBe(
+        'round_robin',
+      );
+      expect(warn([outlier({ child_policy: [{ round_robin: {} }] })])).toEqual([]);
+      expect(warn([outlier({ child_policy: [{ bogus: {} }, { round_robin: {} }] })])).toEqual([]);
+      expect(warn([outlier({ child_policy: [{ pick_first: {} }] }), { round_robin: {} }])).toEqual([]);
+    });
+
+    it('the replica-avoiding policy after a skipped outlier_detection entry is read for its child', () => {
+      expect(warn([outlier({}), ...around([{ pick_first: {} }])])).toEqual([
+        `${AVOID} runs around pick_first (its childPolicy), ${ONE_SERVER} Name round_robin (or another policy that keeps every replica connected) as its childPolicy`,
+      ]);
+      expect(warn([outlier({}), ...around([{ round_robin: {} }])])).toEqual([]);
+    });
+
+    it('a deep nest of outlier_detection is followed only so far, and does not overflow', () => {
+      let list: unknown[] = [{ pick_first: {} }];
+      for (let i = 0; i < 10_000; i++) {
+        list = [outlier({ child_policy: list })];
+      }
+      expect(() => warn(list)).not.toThrow();
+    });
+  });
+
   it('one warning per hedging entry, at its hedgingPolicy, when there is no loadBalancingConfig', () => {
     const warnings = findHedgingBehindPickFirst({ methodConfig }, isKnown);
     expect(warnings.map((w) => w.path)).toEqual([
