@@ -127,7 +127,11 @@ function renderAttempts(
   whatPlural: string,
 ): string {
   const extra = policy.maxAttempts - 1;
-  const split = `1 initial + up to ${plural(extra, what, whatPlural)}`;
+  // "1 initial + up to 0 retries" read as a sum with nothing to add
+  const split =
+    extra === 0
+      ? `the initial one only, no ${whatPlural}`
+      : `1 initial + up to ${plural(extra, what, whatPlural)}`;
   if (!policy.clamped) {
     return `attempts: ${policy.maxAttempts} (${split})`;
   }

@@ -210,13 +210,13 @@ describe('check: the text report of a valid config', () => {
     expect(text).toContain(
       'methodConfig[0]: a.B/*\n' +
         '  hedging policy\n' +
-        '    attempts: 1 (1 initial + up to 0 hedges; clamped from maxAttempts 3 by the attempt limit 1)\n' +
+        '    attempts: 1 (the initial one only, no hedges; clamped from maxAttempts 3 by the attempt limit 1)\n' +
         '    hedging delay: 20 ms\n' +
         '    non-fatal codes: none (any failure ends the call)\n' +
         '    the one attempt leaves at once\n',
     );
     expect(text).toContain(
-      '    attempts: 1 (1 initial + up to 0 retries; clamped from maxAttempts 3 by the attempt limit 1)\n' +
+      '    attempts: 1 (the initial one only, no retries; clamped from maxAttempts 3 by the attempt limit 1)\n' +
         '    backoff: initial 100 ms, × 2 per retry, capped at 1 s (then jittered × 0.8 to × 1.2)\n' +
         '    retryable codes: UNAVAILABLE (14)\n' +
         '    per-attempt timeout: none (an attempt may wait until the deadline)\n' +
