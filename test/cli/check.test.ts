@@ -801,3 +801,70 @@ describe('check: --strict', () => {
     }
   });
 });
+
+describe('check --json: the keys docs/cli.md lists are the keys it prints', () => {
+  /** The bullets after "Its keys:" in docs/cli.md's --json paragraph: each bullet's leading `key` (and `key`). */
+  function documented(): { top: string[]; diagnostic: string; bullets: string } {
+    const cli = readFileSync('docs/cli.md', 'utf8');
+    const start = cli.indexOf('`--json` always prints one JSON object, errors included. Its keys:');
+    expect(start).toBeGreaterThan(0);
+    const bullets = cli.slice(start, cli.indexOf('\n\n', cli.indexOf('\n- ', start)));
+    const top = [...bullets.matchAll(/^- ((?:`\w+`(?: and )?)+):/gm)].flatMap((m) =>
+      [...(m[1] ?? '').matchAll(/`(\w+)`/g)].map((k) => k[1] as string),
+    );
+    const diagnostic = /^- `errors` and `warnings`:[\s\S]*?(?=^- )/m.exec(bullets)?.[0] ?? '';
+    return { top, diagnostic, bullets };
+  }
+
+  it('for every status, no key undocumented and none documented that none prints', async () => {
+    const file = join(SCRATCH, 'json-keys.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        methodConfig: [{ name: [{}], retryPolicy: { maxAttempts: 'x' } }],
+        retryThrotling: {},
+      }),
+    );
+    const runs = await Promise.all([
+      check('--json', 'examples/service-config.json'),
+      check('--json', file),
+      check('--json', join(SCRATCH, 'no-such-file.json')),
+      check('--json', '--no-such-option'),
+    ]);
+    const reports = runs.map((run) => JSON.parse(run.stdout) as Record<string, unknown>);
+    expect(reports.map((r) => r.status)).toEqual(['valid', 'invalid', 'io-error', 'usage-error']);
+    const printed = new Set(reports.flatMap((r) => Object.keys(r)));
+    const { top, diagnostic } = documented();
+    expect([...top].sort()).toEqual([...printed].sort());
+    // every key of an error or a warning is named in their bullet
+    const diagnostics = reports.flatMap((r) => [
+      ...(r.errors as Record<string, unknown>[]),
+      ...(r.warnings as Record<string, unknown>[]),
+    ]);
+    const diagnosticKeys = new Set(diagnostics.flatMap((d) => Object.keys(d)));
+    expect([...diagnosticKeys].sort()).toEqual(['column', 'kind', 'line', 'message', 'path']);
+    for (const key of diagnosticKeys) {
+      expect(diagnostic).toContain(`\`${key}\``);
+    }
+  });
+
+  it('line and column: present where an error is located in the file, absent from usage and read errors, as documented', async () => {
+    const file = join(SCRATCH, 'json-located.json');
+    writeFileSync(file, '{"methodConfig": [{"name": [{}], "retryPolicy": {"maxAttempts": "x"}}]}');
+    const invalid = JSON.parse((await check('--json', file)).stdout) as CheckReport;
+    expect(invalid.errors[0]).toEqual(expect.objectContaining({ line: 1, column: expect.any(Number) }));
+    for (const argv of [
+      ['--json', join(SCRATCH, 'no-such-file.json')],
+      ['--json', '--no-such-option'],
+    ]) {
+      const report = JSON.parse((await check(...argv)).stdout) as CheckReport;
+      expect(report.errors).toHaveLength(1);
+      expect(report.errors[0]).not.toHaveProperty('line');
+      expect(report.errors[0]).not.toHaveProperty('column');
+    }
+    // the doc says so, rather than that every error has them
+    expect(documented().diagnostic).toMatch(
+      /`line` and\s+`column` \(1-based\) when it is located in the config file/,
+    );
+  });
+});
