@@ -18,6 +18,7 @@ import {
 } from '@grpc/grpc-js';
 import { markChannelLevel } from '../shared/channel-level.js';
 import type { InterceptingCallInterface as AttemptCall, MessageContext } from '../shared/grpc-types.js';
+import { describeValue } from '../util/option-checks.js';
 import { UnstartableCall } from './unstartable-call.js';
 
 /** A call as a grpc-js channel creates it (grpc-js does not export the type by name). */
@@ -57,10 +58,14 @@ export function interceptChannel<C extends ChannelInterface>(
   interceptors: readonly Interceptor[],
 ): C {
   if (typeof channel !== 'object' || channel === null || typeof channel.createCall !== 'function') {
-    throw new TypeError('interceptChannel: `channel` must be a grpc-js Channel (with a createCall method)');
+    throw new TypeError(
+      `interceptChannel: \`channel\` must be a grpc-js Channel (with a createCall method), got ${describeValue(channel)}`,
+    );
   }
   if (!Array.isArray(interceptors)) {
-    throw new TypeError('interceptChannel: `interceptors` must be an array of grpc-js interceptors');
+    throw new TypeError(
+      `interceptChannel: \`interceptors\` must be an array of grpc-js interceptors, got ${describeValue(interceptors)}`,
+    );
   }
   interceptors.forEach((interceptor, index) => {
     if (typeof interceptor !== 'function') {

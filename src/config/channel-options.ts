@@ -232,7 +232,9 @@ function checkSettings(settings: ChannelOptionsSettings): {
   }
   const onWarning = settings.onWarning;
   if (onWarning !== undefined && typeof onWarning !== 'function') {
-    throw new TypeError('createChannelOptions: options.onWarning must be a function');
+    throw new TypeError(
+      `createChannelOptions: options.onWarning must be a function, got ${describeValue(onWarning)}`,
+    );
   }
   const warn = (message: string, code: string): void => {
     if (onWarning === undefined) {

@@ -17,8 +17,9 @@ import {
 } from '@opentelemetry/api';
 import { statusLabel } from '../config/status-codes.js';
 import type { CallEndEvent, RetryEvent, RetryEventListener } from '../retry/events.js';
-import { checkOptions as checkKeys, checkNumber } from '../util/option-checks.js';
+import { checkOptions as checkKeys, checkNumber, describeValue } from '../util/option-checks.js';
 import { packageVersion } from '../util/package-version.js';
+import { wrongTypeHint } from '../util/wrong-type-hint.js';
 import { canonicalTarget } from './canonical-target.js';
 import { combineListeners } from './combine-listeners.js';
 import { LearnedDelays } from './learned-delays.js';
@@ -125,13 +126,19 @@ function checkOptions(options: RetryMetricsOptions): void {
       'adaptiveHedging',
     ]) as RetryMetricsOptions;
   if (adaptiveHedging !== undefined && typeof adaptiveHedging?.currentDelays !== 'function') {
-    throw new TypeError('createRetryMetrics: options.adaptiveHedging must be an AdaptiveHedging');
+    throw new TypeError(
+      `createRetryMetrics: options.adaptiveHedging must be an AdaptiveHedging, got ${describeValue(adaptiveHedging)}`,
+    );
   }
   if (meter !== undefined && typeof meter?.createHistogram !== 'function') {
-    throw new TypeError('createRetryMetrics: options.meter must be an OpenTelemetry Meter');
+    throw new TypeError(
+      `createRetryMetrics: options.meter must be an OpenTelemetry Meter, got ${describeValue(meter)}`,
+    );
   }
   if (meterProvider !== undefined && typeof meterProvider?.getMeter !== 'function') {
-    throw new TypeError('createRetryMetrics: options.meterProvider must be an OpenTelemetry MeterProvider');
+    throw new TypeError(
+      `createRetryMetrics: options.meterProvider must be an OpenTelemetry MeterProvider, got ${describeValue(meterProvider)}`,
+    );
   }
   if (meter !== undefined && meterProvider !== undefined) {
     throw new TypeError(
@@ -139,10 +146,14 @@ function checkOptions(options: RetryMetricsOptions): void {
     );
   }
   if (target !== undefined && typeof target !== 'string') {
-    throw new TypeError('createRetryMetrics: options.target must be a string');
+    throw new TypeError(
+      `createRetryMetrics: options.target must be a string, got ${describeValue(target)}${wrongTypeHint(target, 'string')}`,
+    );
   }
   if (targetAttribute !== undefined && typeof targetAttribute !== 'function') {
-    throw new TypeError('createRetryMetrics: options.targetAttribute must be a function');
+    throw new TypeError(
+      `createRetryMetrics: options.targetAttribute must be a function, got ${describeValue(targetAttribute)}`,
+    );
   }
   if (target !== undefined && targetAttribute !== undefined) {
     throw new TypeError(
@@ -150,7 +161,9 @@ function checkOptions(options: RetryMetricsOptions): void {
     );
   }
   if (methodAttribute !== undefined && typeof methodAttribute !== 'function') {
-    throw new TypeError('createRetryMetrics: options.methodAttribute must be a function');
+    throw new TypeError(
+      `createRetryMetrics: options.methodAttribute must be a function, got ${describeValue(methodAttribute)}`,
+    );
   }
   checkNumber('createRetryMetrics: options', 'maxTrackedCalls', maxTrackedCalls, undefined, {
     min: 1,

@@ -28,7 +28,7 @@ import type {
   RetryEventListener,
 } from '../retry/events.js';
 import { parseHostPort } from '../util/host-port.js';
-import { checkOptions as checkKeys, checkNumber } from '../util/option-checks.js';
+import { checkOptions as checkKeys, checkNumber, describeValue } from '../util/option-checks.js';
 import { packageVersion } from '../util/package-version.js';
 import { combineListeners } from './combine-listeners.js';
 import { DEFAULT_MAX_TRACKED_CALLS } from './max-tracked-calls.js';
@@ -202,10 +202,14 @@ function checkOptions(options: RetryTracingOptions): void {
     ['tracer', 'tracerProvider', 'propagator', 'maxTrackedCalls'],
   ) as RetryTracingOptions;
   if (tracer !== undefined && typeof tracer?.startSpan !== 'function') {
-    throw new TypeError('createRetryTracing: options.tracer must be an OpenTelemetry Tracer');
+    throw new TypeError(
+      `createRetryTracing: options.tracer must be an OpenTelemetry Tracer, got ${describeValue(tracer)}`,
+    );
   }
   if (tracerProvider !== undefined && typeof tracerProvider?.getTracer !== 'function') {
-    throw new TypeError('createRetryTracing: options.tracerProvider must be an OpenTelemetry TracerProvider');
+    throw new TypeError(
+      `createRetryTracing: options.tracerProvider must be an OpenTelemetry TracerProvider, got ${describeValue(tracerProvider)}`,
+    );
   }
   if (tracer !== undefined && tracerProvider !== undefined) {
     throw new TypeError(
@@ -213,7 +217,9 @@ function checkOptions(options: RetryTracingOptions): void {
     );
   }
   if (propagator !== undefined && typeof propagator?.inject !== 'function') {
-    throw new TypeError('createRetryTracing: options.propagator must be an OpenTelemetry TextMapPropagator');
+    throw new TypeError(
+      `createRetryTracing: options.propagator must be an OpenTelemetry TextMapPropagator, got ${describeValue(propagator)}`,
+    );
   }
   checkNumber('createRetryTracing: options', 'maxTrackedCalls', maxTrackedCalls, undefined, {
     min: 1,

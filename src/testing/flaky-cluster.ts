@@ -117,7 +117,9 @@ export class FlakyCluster {
     options: FlakyClusterOptions = {},
   ): Promise<FlakyCluster> {
     if (!Array.isArray(scripts) || scripts.length === 0) {
-      throw new TypeError('FlakyCluster.start: scripts must be a non-empty array, one script per replica');
+      throw new TypeError(
+        `FlakyCluster.start: scripts must be a non-empty array, one script per replica, got ${describeValue(scripts)}`,
+      );
     }
     const owner = 'FlakyCluster.start';
     const checkedOptions = checkOptions(`${owner}: options`, options, OPTION_NAMES) as FlakyClusterOptions;

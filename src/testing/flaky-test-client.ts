@@ -4,7 +4,7 @@
  */
 
 import * as grpc from '@grpc/grpc-js';
-import { checkOptions } from '../util/option-checks.js';
+import { checkOptions, describeValue } from '../util/option-checks.js';
 import { loadFlakyTestService } from './flaky-test-service.js';
 
 /** `grpc_retry_hedging.testing.v1.TestRequest` as a client sends it. */
@@ -133,15 +133,19 @@ export function createFlakyTestClient(
   const { credentials, interceptors, channelOptions } = options;
   // Not instanceof: a second copy of grpc-js in node_modules would make valid credentials fail it.
   if (credentials !== undefined && (typeof credentials !== 'object' || credentials === null)) {
-    throw new TypeError('createFlakyTestClient: option "credentials" must be grpc.ChannelCredentials');
+    throw new TypeError(
+      `createFlakyTestClient: option "credentials" must be grpc.ChannelCredentials, got ${describeValue(credentials)}`,
+    );
   }
   if (interceptors !== undefined && !(Array.isArray(interceptors) && interceptors.every(isFunction))) {
     throw new TypeError(
-      'createFlakyTestClient: option "interceptors" must be an array of interceptor functions',
+      `createFlakyTestClient: option "interceptors" must be an array of interceptor functions, got ${describeValue(interceptors)}`,
     );
   }
   if (channelOptions !== undefined && (typeof channelOptions !== 'object' || channelOptions === null)) {
-    throw new TypeError('createFlakyTestClient: option "channelOptions" must be an object');
+    throw new TypeError(
+      `createFlakyTestClient: option "channelOptions" must be an object, got ${describeValue(channelOptions)}`,
+    );
   }
   const FlakyTest = loadFlakyTestService();
   const clientOptions: grpc.ClientOptions = { ...channelOptions };

@@ -88,21 +88,23 @@ function recording(
 
 describe('interceptChannel: its arguments', () => {
   it.each([
-    ['undefined', undefined],
-    ['null', null],
-    ['a string', 'dns:host:443'],
-    ['an object without createCall', { getTarget: () => 'x' }],
-    ['an object whose createCall is not a function', { createCall: 'yes' }],
-  ])('a channel that is %s is refused', (_name, channel) => {
+    ['undefined', undefined, 'nothing'],
+    ['null', null, 'null'],
+    ['a string', 'dns:host:443', '"dns:host:443"'],
+    ['an object without createCall', { getTarget: () => 'x' }, '{"getTarget":a function}'],
+    ['an object whose createCall is not a function', { createCall: 'yes' }, '{"createCall":"yes"}'],
+  ])('a channel that is %s is refused, saying what it got', (_name, channel, got) => {
     expect(() => interceptChannel(channel as never, [])).toThrow(
-      new TypeError('interceptChannel: `channel` must be a grpc-js Channel (with a createCall method)'),
+      new TypeError(
+        `interceptChannel: \`channel\` must be a grpc-js Channel (with a createCall method), got ${got}`,
+      ),
     );
   });
 
   it('refuses interceptors that are not an array of functions, naming the entry', () => {
     const { channel } = fakeChannel();
     expect(() => interceptChannel(channel, {} as never)).toThrow(
-      new TypeError('interceptChannel: `interceptors` must be an array of grpc-js interceptors'),
+      new TypeError('interceptChannel: `interceptors` must be an array of grpc-js interceptors, got {}'),
     );
     expect(() => interceptChannel(channel, [(o, n) => n(o) as InterceptingCall, 'retry' as never])).toThrow(
       new TypeError('interceptChannel: interceptors[1] is not a function (got string)'),

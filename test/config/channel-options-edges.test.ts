@@ -24,7 +24,7 @@ describe('createChannelOptions: inputs and options it refuses', () => {
       'createChannelOptions: options.avoidTriedReplicas must be true or false, got "yes"',
     );
     expect(() => createChannelOptions({}, { onWarning: 5 as never })).toThrow(
-      'createChannelOptions: options.onWarning must be a function',
+      'createChannelOptions: options.onWarning must be a function, got 5',
     );
   });
 

@@ -266,7 +266,7 @@ describe('createRetryMetrics: synthetic events', () => {
     // called with the canonical form, once per change of target, never for a call without one
     expect(seen).toEqual(['dns:///db.example:443', 'ipv4:10.0.0.1:50051', 'ipv4:10.0.0.2:50051']);
     expect(() => createRetryMetrics({ targetAttribute: 'x' as never })).toThrow(
-      'createRetryMetrics: options.targetAttribute must be a function',
+      'createRetryMetrics: options.targetAttribute must be a function, got "x"',
     );
     expect(() => createRetryMetrics({ target: 't', targetAttribute: (t) => t })).toThrow(
       /options\.target and options\.targetAttribute are both given/,
@@ -590,13 +590,19 @@ describe('createRetryMetrics: synthetic events', () => {
     expect(() => createRetryMetrics({ meterProvider: {} as never })).toThrow(/meterProvider/);
     // null is not a meter, provider or AdaptiveHedging either: the same message, not a TypeError of property access
     expect(() => createRetryMetrics({ meter: null as never })).toThrow(
-      'createRetryMetrics: options.meter must be an OpenTelemetry Meter',
+      'createRetryMetrics: options.meter must be an OpenTelemetry Meter, got null',
     );
     expect(() => createRetryMetrics({ meterProvider: null as never })).toThrow(
-      'createRetryMetrics: options.meterProvider must be an OpenTelemetry MeterProvider',
+      'createRetryMetrics: options.meterProvider must be an OpenTelemetry MeterProvider, got null',
     );
     expect(() => createRetryMetrics({ adaptiveHedging: null as never })).toThrow(
-      'createRetryMetrics: options.adaptiveHedging must be an AdaptiveHedging',
+      'createRetryMetrics: options.adaptiveHedging must be an AdaptiveHedging, got null',
+    );
+    expect(() => createRetryMetrics({ target: 5 as never })).toThrow(
+      'createRetryMetrics: options.target must be a string, got 5; did you mean "5" (a string)?',
+    );
+    expect(() => createRetryMetrics({ methodAttribute: true as never })).toThrow(
+      'createRetryMetrics: options.methodAttribute must be a function, got true',
     );
     expect(() => createRetryMetrics({ maxTrackedCalls: -1 })).toThrow(
       /createRetryMetrics: options\.maxTrackedCalls/,

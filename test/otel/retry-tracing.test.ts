@@ -578,13 +578,13 @@ describe('createRetryTracing: limits, listeners and options', () => {
     expect(() => createRetryTracing({ propagator: {} as never })).toThrow(/options\.propagator must be/);
     // null is no tracer, provider or propagator either: the same messages, not a TypeError of property access
     expect(() => createRetryTracing({ tracer: null as never })).toThrow(
-      'createRetryTracing: options.tracer must be an OpenTelemetry Tracer',
+      'createRetryTracing: options.tracer must be an OpenTelemetry Tracer, got null',
     );
     expect(() => createRetryTracing({ tracerProvider: null as never })).toThrow(
-      'createRetryTracing: options.tracerProvider must be an OpenTelemetry TracerProvider',
+      'createRetryTracing: options.tracerProvider must be an OpenTelemetry TracerProvider, got null',
     );
     expect(() => createRetryTracing({ propagator: null as never })).toThrow(
-      'createRetryTracing: options.propagator must be an OpenTelemetry TextMapPropagator',
+      'createRetryTracing: options.propagator must be an OpenTelemetry TextMapPropagator, got null',
     );
     expect(() => createRetryTracing({ maxTrackedCalls: 0 })).toThrow(RangeError);
     expect(() => createRetryTracing({ maxTrackedCalls: 1.5 })).toThrow(/options\.maxTrackedCalls/);

@@ -537,3 +537,20 @@ describe('FlakyServer options that name files or take objects', () => {
     );
   });
 });
+
+describe('the other options refused without saying what they got', () => {
+  it('FlakyCluster.start scripts and createFlakyTestClient options name the value', async () => {
+    await expect(FlakyCluster.start({} as never)).rejects.toThrow(
+      new TypeError('FlakyCluster.start: scripts must be a non-empty array, one script per replica, got {}'),
+    );
+    expect(() => createFlakyTestClient('127.0.0.1:1', { credentials: 'insecure' as never })).toThrow(
+      'createFlakyTestClient: option "credentials" must be grpc.ChannelCredentials, got "insecure"',
+    );
+    expect(() => createFlakyTestClient('127.0.0.1:1', { interceptors: ['retry'] as never })).toThrow(
+      'createFlakyTestClient: option "interceptors" must be an array of interceptor functions, got ["retry"]',
+    );
+    expect(() => createFlakyTestClient('127.0.0.1:1', { channelOptions: 5 as never })).toThrow(
+      'createFlakyTestClient: option "channelOptions" must be an object, got 5',
+    );
+  });
+});
