@@ -186,7 +186,8 @@ export function describeNumberRule(rule: NumberRule): string {
 
 /**
  * The number option `name` of the options at `path`: `fallback` when left out; a TypeError when it is not a
- * number (NaN included), a RangeError when it breaks `rule` (infinities included).
+ * number (NaN included; a number written as text is hinted), a RangeError when it breaks `rule` (infinities
+ * included).
  */
 export function checkNumber(
   path: string,
@@ -213,7 +214,9 @@ export function checkNumber(
     return fallback;
   }
   if (typeof value !== 'number' || Number.isNaN(value)) {
-    throw new TypeError(`${path}.${name} must be ${describeNumberRule(rule)}, got ${describeValue(value)}`);
+    throw new TypeError(
+      `${path}.${name} must be ${describeNumberRule(rule)}, got ${describeValue(value)}${wrongTypeHint(value, 'number')}`,
+    );
   }
   if (!fitsRule(value, rule)) {
     throw new RangeError(`${path}.${name} must be ${describeNumberRule(rule)}, got ${describeValue(value)}`);
@@ -272,7 +275,9 @@ export function checkBoolean(path: string, name: string, value: unknown, fallbac
     return fallback;
   }
   if (typeof value !== 'boolean') {
-    throw new TypeError(`${path}.${name} must be true or false, got ${describeValue(value)}`);
+    throw new TypeError(
+      `${path}.${name} must be true or false, got ${describeValue(value)}${wrongTypeHint(value, 'boolean')}`,
+    );
   }
   return value;
 }

@@ -74,7 +74,9 @@ describe('adaptive hedging options: the edges of each range', () => {
 
   it('a non-number is a TypeError naming the rule', () => {
     expect(() => resolve({ maxExtraLoad: '0.1' })).toThrow(
-      new TypeError(`${WHERE}.maxExtraLoad must be a number in (0, 1), got "0.1"`),
+      new TypeError(
+        `${WHERE}.maxExtraLoad must be a number in (0, 1), got "0.1"; did you mean 0.1 (a number, not a string)?`,
+      ),
     );
   });
 

@@ -51,7 +51,9 @@ describe('checkNumber', () => {
   });
   it('a non-number is a TypeError, a number out of the rule a RangeError; both name path, rule and value', () => {
     expect(() => checkNumber(AT, 'n', '3', 7, { min: 1, integer: true })).toThrow(
-      new TypeError('here: options.n must be an integer >= 1, got "3"'),
+      new TypeError(
+        'here: options.n must be an integer >= 1, got "3"; did you mean 3 (a number, not a string)?',
+      ),
     );
     expect(() => checkNumber(AT, 'n', 0, 7, { min: 1, integer: true })).toThrow(
       new RangeError('here: options.n must be an integer >= 1, got 0'),
@@ -81,7 +83,13 @@ describe('checkBoolean, checkFunction, checkClock', () => {
     expect(checkBoolean(AT, 'b', undefined, true)).toBe(true);
     expect(checkBoolean(AT, 'b', false, true)).toBe(false);
     expect(() => checkBoolean(AT, 'b', 'yes', true)).toThrow(
-      'here: options.b must be true or false, got "yes"',
+      new TypeError('here: options.b must be true or false, got "yes"'),
+    );
+    // as a string from an environment variable or hand-written JSON gives it: the hint the arguments' checks give
+    expect(() => checkBoolean(AT, 'b', 'true', false)).toThrow(
+      new TypeError(
+        'here: options.b must be true or false, got "true"; did you mean true (a boolean, not a string)?',
+      ),
     );
   });
   it('functions', () => {
