@@ -35,4 +35,27 @@ describe('emptyMetadataLike', () => {
       expect(made.constructor).toBe(Metadata);
     }
   });
+
+  it('makes nothing of a class whose instances lack set, get or getMap, nor of a like without getMap or clone', () => {
+    // A test double standing in for request metadata: trailers of its class would break the first set() on them.
+    const shaped = (missing: string) =>
+      class StandIn {
+        constructor() {
+          for (const name of ['set', 'get', 'getMap', 'clone']) {
+            if (name !== missing) Object.assign(this, { [name]: () => undefined });
+          }
+        }
+      };
+    const likes: unknown[] = [
+      new (shaped('set'))(),
+      new (shaped('get'))(),
+      Object.assign(new (shaped('none'))(), { constructor: shaped('getMap') }),
+      // The like itself lacks getMap or clone, though its class makes something with them all.
+      Object.assign(new (shaped('getMap'))(), { constructor: shaped('none') }),
+      Object.assign(new (shaped('clone'))(), { constructor: shaped('none') }),
+    ];
+    for (const like of likes) {
+      expect(emptyMetadataLike(like).constructor).toBe(Metadata);
+    }
+  });
 });
