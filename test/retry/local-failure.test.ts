@@ -92,3 +92,30 @@ describe('a status with the drop details and no metadata (an interceptor below, 
     expect(h.status).toMatchObject({ code: Status.UNAVAILABLE, details });
   });
 });
+
+describe('a status with no details (an interceptor below, in plain JavaScript)', () => {
+  // Neither a size rejection nor a drop is known but by its details: one without them is neither, and the check
+  // must not read `details.startsWith` of the missing text out of grpc-js's status callback.
+  const noDetails = (code: Status) => ({ code, metadata: new Metadata() }) as unknown as StatusObject;
+
+  it('is neither a message-size rejection nor a load-balancer drop', () => {
+    expect(isMessageSizeRejection(noDetails(Status.RESOURCE_EXHAUSTED))).toBe(false);
+    expect(isLoadBalancerDrop(noDetails(Status.UNAVAILABLE), () => 'unknown')).toBe(false);
+  });
+
+  it.each([
+    ['RESOURCE_EXHAUSTED', Status.RESOURCE_EXHAUSTED],
+    ['UNAVAILABLE', Status.UNAVAILABLE],
+  ] as const)('is retried as a status of its code (%s), and the call ends once', async (name, code) => {
+    const h = engineCall(retryPolicy({ maxAttempts: 2, retryableStatusCodes: [name] }));
+    h.attempt(0).peer = 'unknown';
+    h.attempt(0).listener?.onReceiveStatus?.(noDetails(code));
+    await h.settle();
+    h.clock.advance(1000);
+    expect(h.attempts).toHaveLength(2);
+    h.attempt(1).listener?.onReceiveStatus?.({ code: Status.OK, details: '', metadata: new Metadata() });
+    await h.settle();
+    expect(h.received.statuses).toHaveLength(1);
+    expect(h.status.code).toBe(Status.OK);
+  });
+});
