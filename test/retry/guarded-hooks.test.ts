@@ -181,4 +181,18 @@ describe('the application’s gate and random source, guarded', () => {
       ]);
     },
   );
+
+  it('a gate with no name or tokens (both optional) is not warned about, and the throttled event says gate and NaN', () => {
+    const warn = vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
+    const gate: RetryGate = { allowAttempt: () => false, recordFailure() {}, recordSuccess() {} };
+    const h = engineCall(retryPolicy({ initialBackoff: '0.01s', maxBackoff: '0.01s' }), {
+      interceptor: { gate },
+    });
+    h.attempt(0).status(Status.UNAVAILABLE, 'backend down');
+    const [throttled] = eventsOfType(h.events, 'throttled');
+    expect(throttled?.gate).toBe('gate');
+    expect(throttled?.tokens).toBeNaN();
+    expect(h.status.code).toBe(Status.UNAVAILABLE);
+    expect(warnings(warn)).toEqual([]);
+  });
 });
