@@ -24,9 +24,12 @@ describe('the error for a status code name that is not one', () => {
     expect(readStatusCode(value)).toBe(`${PREFIX}${JSON.stringify(value)}${hint}`);
   });
 
-  it.each(['17', 'NOPE', '', 'Internal Error', '1x', 'x1'])('%j: no hint when nothing is near', (value) => {
-    expect(readStatusCode(value)).toBe(`${PREFIX}${JSON.stringify(value)}`);
-  });
+  it.each(['17', 'NOPE', '', 'Internal Error', '1x', 'x1', '-1', '1.5'])(
+    '%j: no hint when nothing is near',
+    (value) => {
+      expect(readStatusCode(value)).toBe(`${PREFIX}${JSON.stringify(value)}`);
+    },
+  );
 
   it.each([17, -1, 1.5, null, true])('%j (not a string): no hint', (value) => {
     expect(readStatusCode(value)).toBe(`${PREFIX}${JSON.stringify(value)}`);
