@@ -57,6 +57,7 @@ describe('findHedgingBehindPickFirst (check)', () => {
         'has no child_policy list (grpc-js reads child_policy, not childPolicy)',
       ],
       ['without a child', [outlier({})], 'has no child_policy list'],
+      ['with a null config', [outlier(null)], 'has no child_policy list'],
       [
         'over an unknown child',
         [outlier({ child_policy: [{ bogus: {} }] })],
@@ -95,6 +96,18 @@ describe('findHedgingBehindPickFirst (check)', () => {
         `${AVOID} runs around pick_first (its childPolicy), ${ONE_SERVER} Name round_robin (or another policy that keeps every replica connected) as its childPolicy`,
       ]);
       expect(warn([outlier({}), ...around([{ round_robin: {} }])])).toEqual([]);
+    });
+
+    it('the replica-avoiding policy around a child list that skips an unknown name to pick_first', () => {
+      expect(warn(around([{ bogus: {} }, { pick_first: {} }]))).toEqual([
+        `${AVOID} runs around pick_first (its childPolicy), ${ONE_SERVER} Name round_robin (or another policy that keeps every replica connected) as its childPolicy`,
+      ]);
+    });
+
+    it('the replica-avoiding policy with a config that is no object (the validator reports it): no throw', () => {
+      for (const body of [null, 'round_robin', 7]) {
+        expect(() => warn([{ [AVOID]: body }])).not.toThrow();
+      }
     });
 
     it('a deep nest of outlier_detection is followed only so far, and does not overflow', () => {
