@@ -68,6 +68,31 @@ describe.each(loaders)('%s', (_name, load) => {
     expect(missing.message).not.toContain('JSON text');
   });
 
+  it.each(['{"methodConfig": []}', '[]', '[1, 2]', '{"methodConfig": []} '])(
+    'says so of any JSON object or array text given for the path: %j',
+    async (text) => {
+      const error = await errorOf(() => load(text));
+      expect(error.message).toMatch(
+        /; the path given is JSON text, not a file name: parseServiceConfig\(text\)/,
+      );
+    },
+  );
+
+  it.each(['[x].json', 'configs/[prod]'])(
+    'says nothing of JSON text for a missing path that only begins or ends with a bracket: %j',
+    async (file) => {
+      const error = await errorOf(() => load(file));
+      // The message ends with where the file was looked for, with nothing after it.
+      expect(error.message.endsWith(`from the working directory ${process.cwd()})`)).toBe(true);
+    },
+  );
+
+  it('ends the message of a missing absolute path with the reason, and nothing after it', async () => {
+    const file = join(dir, 'missing.json');
+    const error = await errorOf(() => load(file));
+    expect(error.message.endsWith(`no such file or directory, open '${file}'`)).toBe(true);
+  });
+
   it('names the file and the path of an invalid config', async () => {
     const error = await errorOf(() => load('test/fixtures/bad-service-config.json'));
     expect(error.file).toBe('test/fixtures/bad-service-config.json');
