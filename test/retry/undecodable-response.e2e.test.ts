@@ -6,6 +6,7 @@
  * a grpc-js server never does.
  */
 import http2 from 'node:http2';
+import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -32,6 +33,10 @@ type Client = grpc.Client & {
   ): grpc.ClientReadableStream<Buffer>;
 };
 const ClientCtor = bufferClientConstructor<Client>(SERVICE);
+/** The minor version of the grpc-js the tests run on (CI also runs them on the peer range's oldest, 1.10.10). */
+const GRPC_JS_MINOR = Number(
+  (createRequire(import.meta.url)('@grpc/grpc-js/package.json') as { version: string }).version.split('.')[1],
+);
 
 const POLICIES = {
   retry: {
@@ -107,7 +112,9 @@ async function observe(
     'grpc.enable_retries': 0,
   });
   const events: string[] = [];
-  const show = (value: unknown): string => `${typeof value} ${String(value)}`;
+  // A deadline's details (older grpc-js ends such a call at its deadline) list timings that differ from run to run.
+  const show = (value: unknown): string =>
+    `${typeof value} ${String(value).replace(/^Deadline exceeded after .*/s, 'Deadline exceeded after ...')}`;
   try {
     const { uncaught } = await collectUncaught(async () => {
       const metadata = new grpc.Metadata();
@@ -143,8 +150,14 @@ describe('a response grpc-js cannot decode', () => {
     for (const type of ['unary', 'server-stream'] as const) {
       it(`${response}, ${type}: the call ends as without the interceptor, once, with nothing thrown`, async () => {
         const bare = await observe([], type, response);
-        expect(bare.uncaught).toEqual([]);
-        expect(bare.events.filter((e) => e.startsWith('status'))).toHaveLength(1);
+        if (GRPC_JS_MINOR >= 14 || bare.uncaught.length === 0) {
+          expect(bare.uncaught).toEqual([]);
+          expect(bare.events.filter((e) => e.startsWith('status'))).toHaveLength(1);
+        } else {
+          // Older grpc-js (1.10) throws a bad gzip's inflate error out of its own stream handler, with no
+          // interceptor: the interceptor must then change nothing either.
+          expect(bare.uncaught).toEqual(['incorrect header check']);
+        }
         for (const [name, policy] of Object.entries(POLICIES)) {
           const config = { methodConfig: [{ name: [{ service: 'undecodable.S' }], ...policy }] };
           const seen = await observe([createRetryInterceptor(config)], type, response);
