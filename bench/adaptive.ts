@@ -55,7 +55,7 @@ import { scriptedAttempt, scriptSeed } from './lib/latency-script.js';
 import { openLoop, sleep } from './lib/load.js';
 import { lastPairedWindowOver, pairedTimeToAdapt } from './lib/paired-time-to-adapt.js';
 import { type PausesMet, pausesMet, type Span } from './lib/pauses-met.js';
-import { type PhaseCalls, recordPhaseCall } from './lib/phase-calls.js';
+import { emptyPhaseCalls, type PhaseCalls, recordPhaseCall } from './lib/phase-calls.js';
 import { coresToPin, type PinnedCores, pinClientAndServer } from './lib/pin-cores.js';
 import { RecordingAdaptiveHedging } from './lib/recording-adaptive-hedging.js';
 import {
@@ -241,12 +241,7 @@ function gcDuring(key: string, pauses: GcPauseList): GcPauses {
 }
 
 const emptyData = (): PhaseData => ({
-  latencies: [],
-  timeline: [],
-  byIndex: [],
-  startByIndex: [],
-  failed: 0,
-  firstError: undefined,
+  ...emptyPhaseCalls(),
   attempts: 0,
   cancelled: 0,
   budgetRefused: 0,

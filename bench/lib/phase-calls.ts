@@ -16,6 +16,16 @@ export interface PhaseCalls {
   firstError: string | undefined;
 }
 
+/** A phase with no call recorded yet. */
+export const emptyPhaseCalls = (): PhaseCalls => ({
+  latencies: [],
+  timeline: [],
+  byIndex: [],
+  startByIndex: [],
+  failed: 0,
+  firstError: undefined,
+});
+
 /**
  * Records call `index` of a phase that began at `fromMs` (ms since the epoch): started `startedS` into the phase,
  * it ended after `latencyMs`, with `error` if it failed. The first `learnCalls` are learning calls: in the timeline

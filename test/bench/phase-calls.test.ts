@@ -1,15 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { type PhaseCalls, recordPhaseCall } from '../../bench/lib/phase-calls.js';
+import { emptyPhaseCalls, recordPhaseCall } from '../../bench/lib/phase-calls.js';
 import { slidingTimeToAdapt } from '../../bench/lib/sliding-time-to-adapt.js';
 
-const empty = (): PhaseCalls => ({
-  latencies: [],
-  timeline: [],
-  byIndex: [],
-  startByIndex: [],
-  failed: 0,
-  firstError: undefined,
-});
+const empty = emptyPhaseCalls;
 
 describe("bench:adaptive's record of a phase's calls", () => {
   it('keeps a failed call in the timeline as +∞, so the time to adapt sees it as the paired measure does', () => {

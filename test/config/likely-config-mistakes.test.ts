@@ -55,13 +55,7 @@ describe('likely mistakes in a service config handed to the interceptor', () => 
   });
 
   it('names an entry without a name, or with an empty one, which applies to no call (its policy never runs)', () => {
-    const retryPolicy = {
-      maxAttempts: 3,
-      initialBackoff: '0.1s',
-      maxBackoff: '1s',
-      backoffMultiplier: 2,
-      retryableStatusCodes: ['UNAVAILABLE'],
-    };
+    const { retryPolicy } = RETRY_UNAVAILABLE_POLICY;
     expect(
       mistakes({ methodConfig: [{ retryPolicy }, { name: [], timeout: '1s' }, { name: [{}] }] }),
     ).toEqual([
